@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from trtcheck import backends, options
+from trtcheck.errors import ConfigError, UsageError
+
+
+def resolve(paths, **kw) -> options.Options:
+    return options.resolve(tuple(paths), known_backends=backends.REGISTRY,
+                           default_backends=("eager",), **kw)
+
+
+def test_defaults_without_config(tmp_path: Path) -> None:
+    opts = resolve([tmp_path])
+    assert opts.backends == ("eager",)
+    assert [p.name for p in opts.profiles] == ["default"]
+    assert opts.tolerances["float64"].rtol < 6e-8 < opts.tolerances["float32"].rtol
+    assert opts.device == "cpu"
+
+
+def test_nearest_pyproject_above_the_zoo(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.trtcheck]\nbackends = ["inductor"]\nstrict_xfail = true\n'
+        '[tool.trtcheck.tolerances.float32]\nrtol = 1e-4\n'
+        '[tool.trtcheck.timing]\nrepeats = 3\n')
+    zoo = tmp_path / "models" / "zoo"
+    zoo.mkdir(parents=True)
+    opts = resolve([zoo])
+    assert opts.backends == ("inductor",)
+    assert opts.strict_xfail is True
+    assert opts.tolerances["float32"] == options.Tolerance(rtol=1e-4, atol=5e-3)
+    assert opts.timing.repeats == 3
+    assert opts.config_file == tmp_path / "pyproject.toml"
+    # The command line wins over the config file.
+    assert resolve([zoo], backends=("eager",)).backends == ("eager",)
+
+
+def test_trtcheck_toml_and_profiles(tmp_path: Path) -> None:
+    (tmp_path / "trtcheck.toml").write_text(
+        'run_profiles = ["default", "fast"]\n'
+        '[profiles.fast]\ntruncate_double = true\nint64 = "int32"\n')
+    opts = resolve([tmp_path])
+    assert [p.name for p in opts.profiles] == ["default", "fast"]
+    fast = opts.profiles[1]
+    assert fast.truncate_double and fast.int64 == "int32" and fast.coverage == "broad"
+
+
+@pytest.mark.parametrize("toml, message", [
+    ("backend = ['eager']", "unknown key 'backend'; did you mean 'backends'?"),
+    ("[timing]\nrepeat = 3", "unknown key 'repeat'; did you mean 'repeats'?"),
+    ("strict_xfail = 'yes'", "strict_xfail: expected bool"),
+    ("[profiles.p]\nint64 = 'int16'", "int64: 'int16' is not one of 'native', 'int32'"),
+    ("[profiles.p]\nint64 = 'int32'\nrequire_full_compilation = true", "contradicts"),
+    ("backends = ['tensorrtt']", "unknown backend 'tensorrtt'"),
+    ("[tolerances.float33]\nrtol = 1", "did you mean 'float32'"),
+    ("[timing]\nrepeats = 0", "repeats must be >= 1"),
+    ("timeout = -1", "timeout: must be positive"),
+    ("x = [", "invalid TOML"),
+])
+def test_config_errors_exit_2(tmp_path: Path, toml: str, message: str) -> None:
+    (tmp_path / "trtcheck.toml").write_text(toml)
+    with pytest.raises(ConfigError, match=None) as err:
+        resolve([tmp_path])
+    assert message in str(err.value)
+    assert err.value.exit_code == 2
+
+
+def test_missing_path_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="does not exist") as err:
+        resolve([tmp_path / "nope"])
+    assert err.value.exit_code == 2
+
+
+def test_cuda_without_cuda_is_a_usage_error(tmp_path: Path) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("CUDA is available here")
+    with pytest.raises(UsageError, match="CUDA is not available"):
+        resolve([tmp_path], device="cuda")

@@ -1,0 +1,3 @@
+from trtcheck.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,53 @@
+"""The backend interface: one small class per way of compiling an exported program."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from torch.export import ExportedProgram
+
+from trtcheck.options import Profile
+
+
+class Unsupported(Exception):
+    """A known limitation: the row becomes ``unsupported`` with this reason, not ``error``."""
+
+
+@dataclass
+class Compiled:
+    """What a backend returns: a callable with the user's signature, and evidence of the path taken."""
+
+    fn: Callable[..., Any]
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CompileJob:
+    """Everything a backend may use to compile one case."""
+
+    program: ExportedProgram
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    profile: Profile
+    device: str
+
+
+class Backend(ABC):
+    """Compile an exported program into a callable that is compared against eager."""
+
+    name: ClassVar[str]
+    # True when results predict TensorRT's behaviour without running TensorRT.
+    prediction: ClassVar[bool] = False
+    # False when settings profiles do not change what this backend does (one row per case).
+    uses_profiles: ClassVar[bool] = False
+
+    def unavailable_reason(self, device: str) -> str | None:
+        """Why this backend cannot run here (rows become ``skipped``), or None."""
+        return None
+
+    @abstractmethod
+    def compile(self, job: CompileJob) -> Compiled:
+        """Compile; raise :class:`Unsupported` for a known limitation."""
