@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -7,7 +9,6 @@ from trtcheck import variants
 from trtcheck.discover import Discovered, ZooFile
 from trtcheck.errors import UsageError
 from trtcheck.zoo import ModelSpec, model
-from pathlib import Path
 
 
 def spec(name: str, factory=None, vs=("float32", "complex64"), tags=()) -> ModelSpec:

@@ -86,6 +86,7 @@ class Options:
     isolate: bool = True
     timeout: float = 300.0
     resume: bool = False
+    memory_limit: int | None = None
     verbosity: int = 0
     config_file: Path | None = None
 
@@ -103,6 +104,7 @@ class Options:
             "strict_xfail": self.strict_xfail,
             "isolate": self.isolate,
             "timeout": self.timeout,
+            "memory_limit": self.memory_limit,
             "config_file": str(self.config_file) if self.config_file else None,
         }
 
@@ -120,6 +122,7 @@ _TOP_KEYS: dict[str, Any] = {
     "strict_xfail": bool,
     "isolate": bool,
     "timeout": (int, float),
+    "memory_limit_mb": int,
 }
 _PROFILE_KEYS: dict[str, Any] = {
     "truncate_double": bool,
@@ -223,6 +226,7 @@ def resolve(
     isolate: bool | None = None,
     timeout: float | None = None,
     resume: bool = False,
+    memory_limit_mb: int | None = None,
     verbosity: int = 0,
     known_backends: Mapping[str, Any],
     default_backends: tuple[str, ...],
@@ -268,6 +272,9 @@ def resolve(
     if resolved_timeout <= 0:
         raise ConfigError(f"{where}.timeout: must be positive, got {resolved_timeout}")
 
+    limit_mb = memory_limit_mb if memory_limit_mb is not None else config.get("memory_limit_mb")
+    if limit_mb is not None and limit_mb <= 0:
+        raise ConfigError(f"{where}.memory_limit_mb: must be positive, got {limit_mb}")
     return Options(
         paths=tuple(p.resolve() for p in paths),
         backends=tuple(dict.fromkeys(backend_names)),
@@ -282,6 +289,7 @@ def resolve(
         isolate=config.get("isolate", True) if isolate is None else isolate,
         timeout=resolved_timeout,
         resume=resume,
+        memory_limit=limit_mb * 2**20 if limit_mb else None,
         verbosity=verbosity,
         config_file=config_path,
     )

@@ -97,9 +97,12 @@ class Row:
         known = {f.name for f in fields(cls)}
         data = {k: v for k, v in d.items() if k in known}
         data["status"] = Status(data.get("status", "error"))
+        data["outputs"] = [{k: v if k in _TEXT_FIELDS else _number(v) for k, v in o.items()}
+                           for o in data.get("outputs", [])]
         lat = data.get("latency")
         if lat:
-            data["latency"] = Latency(eager=Stats(**lat["eager"]), backend=Stats(**lat["backend"]))
+            data["latency"] = Latency(*(Stats(**{k: _number(v) for k, v in lat[side].items()})
+                                        for side in ("eager", "backend")))
         return cls(**data)
 
 
@@ -140,6 +143,14 @@ class Record:
         )
 
 
+_TEXT_FIELDS = frozenset({"path", "kind", "eager_dtype", "dtype", "message", "timer"})
+
+
+def _number(value: Any) -> Any:
+    """Undo :func:`_json_safe` for a numeric field: "inf", "-inf" and "nan" become floats."""
+    return float(value) if value in ("inf", "-inf", "nan") else value
+
+
 def _finite(x: float) -> float | str:
     return x if math.isfinite(x) else str(x)
 
@@ -159,6 +170,9 @@ def write_atomic(path: Path, text: str) -> None:
     """Write a file so that readers see the old or the new content, never a partial one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; reports are ordinary files
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -210,16 +224,16 @@ class Journal:
         self._fh.close()
 
 
-def read_journal(path: Path) -> Record:
-    return _from_jsonl(path.read_text(encoding="utf-8").splitlines(), path)
-
-
 def _from_jsonl(lines: list[str], path: Path) -> Record:
     parsed = list(_parse_lines(lines))
     if not parsed or "schema" not in parsed[0]:
         raise RecordError(f"{path}: no trtcheck journal header")
     header, *rows = parsed
-    return Record.from_dict({**header, "rows": rows})
+    # A resumed run appends again: the last row for a key wins, in first-seen order.
+    latest: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for row in rows:
+        latest[(row.get("case_id"), row.get("backend"), row.get("profile"))] = row
+    return Record.from_dict({**header, "rows": list(latest.values())})
 
 
 def _parse_lines(lines: list[str]) -> Iterator[dict[str, Any]]:

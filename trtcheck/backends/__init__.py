@@ -18,7 +18,7 @@ def get(name: str) -> Backend:
     return REGISTRY[name]()
 
 
-def default_backends(device: str) -> tuple[tuple[str, ...], str]:
+def default_backends() -> tuple[tuple[str, ...], str]:
     """The backends a run uses when none is named, and one line saying why."""
     return ("eager",), "no backend named: using eager (the exported program run by PyTorch)"
 

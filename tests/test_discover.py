@@ -1,0 +1,104 @@
+from __future__ import annotations
+
+import sys
+
+from trtcheck import discover
+from trtcheck.options import Options
+from trtcheck.run import collect
+from trtcheck.status import Status
+
+MODEL = """
+import torch, trtcheck
+
+@trtcheck.model(variants=("float32", "float64"), tags=("small",))
+def {name}(variant):
+    return torch.nn.Identity(), (torch.zeros(2, dtype=getattr(torch, variant)),)
+"""
+
+
+def test_finds_files_recursively_and_skips_private(make_zoo) -> None:
+    root = make_zoo({
+        "a.py": MODEL.format(name="a"),
+        "sub/b.py": MODEL.format(name="b"),
+        "_helpers.py": "",
+        "conftest.py": "",
+        ".hidden/c.py": MODEL.format(name="c"),
+        "_private/d.py": MODEL.format(name="d"),
+    })
+    rels = [f.rel for f in discover.zoo_files([root])]
+    assert rels == ["a", "sub/b"]
+
+
+def test_same_file_name_in_two_dirs_gets_distinct_modules(make_zoo) -> None:
+    root = make_zoo({"x/m.py": MODEL.format(name="one"), "y/m.py": MODEL.format(name="two")})
+    loaded = [discover.load(f) for f in discover.zoo_files([root])]
+    assert [d.specs[0].name for d in loaded] == ["one", "two"]
+    names = {discover.module_name(f) for f in discover.zoo_files([root])}
+    assert len(names) == 2
+
+
+def test_zoo_root_is_importable_for_helpers(make_zoo) -> None:
+    root = make_zoo({
+        "_layers.py": "import torch\nclass Net(torch.nn.Identity):\n    pass\n",
+        "m.py": """
+            import torch, trtcheck
+            from _layers import Net
+
+            @trtcheck.model
+            def net(variant):
+                return Net(), (torch.ones(1),)
+        """,
+    })
+    (result,) = [discover.load(f) for f in discover.zoo_files([root])]
+    assert isinstance(result, discover.Discovered)
+    assert result.specs[0].variants == ("default",)
+    assert str(root) in sys.path
+
+
+def test_import_error_names_file_and_line(make_zoo) -> None:
+    root = make_zoo({"bad.py": "import torch\n\nraise RuntimeError('boom')\n",
+                     "syntax.py": "def f(:\n"})
+    results = {f.rel: discover.load(f) for f in discover.zoo_files([root])}
+    bad, syntax = results["bad"], results["syntax"]
+    assert isinstance(bad, discover.ImportFailure)
+    assert bad.location == f"{root / 'bad.py'}:3"
+    assert bad.message == "RuntimeError: boom"
+    assert "Traceback" in bad.traceback
+    assert isinstance(syntax, discover.ImportFailure)
+    assert syntax.location == f"{root / 'syntax.py'}:1"
+    assert syntax.message.startswith("SyntaxError")
+
+
+def test_families_declared_in_a_loop(make_zoo) -> None:
+    root = make_zoo({"fam.py": """
+        import torch, trtcheck
+
+        for width in (4, 8):
+            def factory(variant, width=width):
+                return torch.nn.Linear(width, width), (torch.ones(1, width),)
+            trtcheck.model(factory, name=f"linear{width}")
+    """})
+    (result,) = [discover.load(f) for f in discover.zoo_files([root])]
+    assert [s.name for s in result.specs] == ["linear4", "linear8"]
+
+
+def test_collect_turns_failures_and_duplicates_into_rows(make_zoo) -> None:
+    root = make_zoo({
+        "ok.py": MODEL.format(name="m"),
+        "dup.py": MODEL.format(name="m") + MODEL.format(name="m"),
+        "broken.py": "import trtcheck\ntrtcheck.model(variants=('complex65',))(lambda v: v)\n",
+        "empty.py": "X = 1\n",
+    })
+    c = collect(Options(paths=(root,)))
+    assert [case.case_id for case in c.cases] == [
+        "dup::m[float32]", "dup::m[float64]", "ok::m[float32]", "ok::m[float64]"]
+    assert c.empty_files == ["empty"]
+    by_id = {r.case_id: r for r in c.problems}
+    broken = by_id["broken::(collect)"]
+    assert broken.status is Status.ERROR and broken.stage == "import"
+    assert "unknown variant 'complex65'" in broken.message
+    assert "did you mean 'complex64'" in broken.message
+    assert broken.location == f"{root / 'broken.py'}:2"
+    dup = by_id["dup::m[float32]"]
+    assert "duplicate case id" in dup.message and str(root / "dup.py") in dup.message
+    assert dup.backend == "-"

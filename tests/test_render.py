@@ -1,0 +1,318 @@
+"""Renderers: golden JUnit and Markdown, the status mapping, and hostile text from user code.
+
+Regenerate the golden files with ``TRTCHECK_UPDATE_GOLDEN=1 pytest tests/test_render.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from trtcheck.record import Latency, Record, Row, Stats, load
+from trtcheck.render import render_junit, render_markdown, render_summary, write_reports
+from trtcheck.render.escape import md, plain, xml_text
+from trtcheck.status import Status
+
+GOLDEN = Path(__file__).parent / "golden"
+HOSTILE = "a|b<b>x</b>$(rm -rf /)"
+XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _stats(median_ms: float) -> Stats:
+    return Stats(timer="perf_counter", warmup=2, repeats=10, median_ms=median_ms,
+                 p90_ms=median_ms * 1.1, min_ms=median_ms * 0.9, mean_ms=median_ms,
+                 stdev_ms=0.01)
+
+
+def _output(path: str, kind: str, passed: bool, **metrics: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "path": path, "kind": kind, "passed": passed, "eager_dtype": "torch.float32",
+        "dtype": "torch.float32", "eager_shape": [2, 8], "shape": [2, 8], "rtol": 1e-5,
+        "atol": 1e-6, "max_abs": None, "max_rel": None, "frac_mismatch": None, "cosine": None,
+        "max_mag_err": None, "max_phase_err": None, "n_diff": 0, "int32_overflow": False,
+        "min_atol": None, "min_rtol": None, "message": "",
+    }
+    return base | metrics
+
+
+def _row(file: str, model: str, variant: str, backend: str, status: Status,
+         **fields: Any) -> Row:
+    return Row(f"{file.removesuffix('.py')}::{model}[{variant}]", file, model, variant,
+               backend, status=status, **fields)
+
+
+def make_record() -> Record:
+    rope = "llm/rope.py"
+    rows = [
+        _row(rope, "rope_attention", "complex64", "tensorrt", Status.PASS,
+             timings={"export": 0.5, "compile": 12.25, "run": 0.25},
+             outputs=[_output("out", "float", True, max_abs=2.4e-7, max_rel=1.1e-6,
+                              cosine=1.0)],
+             latency=Latency(_stats(4.0), _stats(1.6)),
+             evidence={"path": ["complex rewrite"]}),
+        _row(rope, "rope_attention", "complex64", "emulate", Status.PASS,
+             profile="truncate_double",
+             outputs=[_output("out", "complex", True, max_abs=3.0e-7, max_rel=2.0e-6,
+                              cosine=0.99999)],
+             latency=Latency(_stats(4.0), _stats(5.0)),
+             evidence={"prediction": True, "path": ["complex rewrite", "int64"],
+                       "note": "Predicted by the emulate backend; TensorRT did not run.",
+                       "fallbacks": ["aten.fft_fft"]}),
+        _row("recsys/ids.py", "embed_bag", "int64", "tensorrt", Status.FAIL, stage="compare",
+             message="2 of 3 outputs differ from eager",
+             timings={"compile": 3.0, "run": 0.125},
+             outputs=[
+                 _output("out[0]", "float", False, max_abs=0.031, max_rel=0.0042,
+                         cosine=0.9871, min_atol=0.031, min_rtol=0.0042,
+                         message="values differ"),
+                 _output("out[1]", "int", False, eager_dtype="torch.int64",
+                         dtype="torch.int32", max_abs=4294967296.0, n_diff=3,
+                         int32_overflow=True, message="3 values outside the int32 range"),
+                 _output("out[2]", "bool", True),
+             ]),
+        _row("recsys/ids.py", "scatter_ids", "int64", "tensorrt", Status.ERROR,
+             stage="compile", message="RuntimeError: no converter for aten.scatter_reduce",
+             location="fixtures/recsys/ids.py:41",
+             traceback='Traceback (most recent call last):\n  File "x.py", line 1\n'
+                       "\x1b[31mRuntimeError\x00: no converter for aten.scatter_reduce\n",
+             timings={"export": 0.5, "compile": 1.5}),
+        _row("audio/stft.py", "complex_conv", "complex64", "tensorrt", Status.UNSUPPORTED,
+             stage="export", message="complex convolution is not rewritten by the seed"),
+        _row("audio/stft.py", "spectrum", "complex128", "tensorrt", Status.XFAIL,
+             message="known precision loss [fail: out differs]"),
+        _row("audio/stft.py", "spectrum", "complex64", "tensorrt", Status.XPASS,
+             message="expected to fail (issue 12) but passed"),
+        _row("audio/stft.py", "spectrum", "complex64", "inductor", Status.SKIPPED,
+             message="inductor needs a C++ compiler"),
+        _row("", "slow_model", "float64", "tensorrt", Status.TIMEOUT, stage="run",
+             message="no result after 300 s"),
+        _row("sci/fp64.py", "solver", "float64", "tensorrt", Status.CRASH, stage="run",
+             message="worker died with signal 11 (SIGSEGV)"),
+        _row("evil/zoo.py", HOSTILE, "v`1`", "tensorrt", Status.FAIL, stage="compare",
+             message="bad\x01\x1b[31m value\nsecond line with *stars* & `ticks` \ud800\uffff",
+             outputs=[_output("out", "float", False, max_abs=1.0, max_rel=0.5, cosine=0.5,
+                              min_atol=1.0, min_rtol=0.5)]),
+    ]
+    environment = {
+        "trtcheck": "0.1.0", "torch": "2.13.0", "python": "3.11.9", "platform": "Linux-x86_64",
+        "device": "cpu", "git_commit": "0123456789abcdef", "torch_tensorrt": None,
+        "started": "2025-01-02T03:04:05Z", "duration_s": 42.0,
+    }
+    return Record(environment=environment, options={"backends": ["tensorrt", "emulate"]},
+                  rows=rows, paths={"llm/rope::rope_attention[complex64]":
+                                    {"path": ["complex rewrite", "float32"]}})
+
+
+@pytest.fixture
+def record() -> Record:
+    return make_record()
+
+
+def _check_golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("TRTCHECK_UPDATE_GOLDEN") == "1":
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert text == path.read_text(encoding="utf-8")
+
+
+def test_junit_golden(record: Record) -> None:
+    _check_golden("junit.xml", render_junit(record, strict_xfail=False))
+
+
+def test_markdown_golden(record: Record) -> None:
+    _check_golden("report.md", render_markdown(record, strict_xfail=False))
+
+
+# --- JUnit --------------------------------------------------------------------------------
+
+EXPECTED_ELEMENT = {
+    Status.PASS: None, Status.FAIL: "failure", Status.ERROR: "error",
+    Status.UNSUPPORTED: "skipped", Status.XFAIL: "skipped", Status.XPASS: None,
+    Status.SKIPPED: "skipped", Status.TIMEOUT: "error", Status.CRASH: "error",
+}
+
+
+def _testcases(xml: str) -> list[ET.Element]:
+    return ET.fromstring(xml).findall("./testsuite/testcase")
+
+
+def _outcome(case: ET.Element) -> str | None:
+    found = [c.tag for c in case if c.tag in ("failure", "error", "skipped")]
+    assert len(found) <= 1
+    return found[0] if found else None
+
+
+@pytest.mark.parametrize("strict_xfail", [False, True])
+def test_junit_maps_every_status(record: Record, strict_xfail: bool) -> None:
+    cases = _testcases(render_junit(record, strict_xfail=strict_xfail))
+    assert len(cases) == len(record.rows)
+    for row, case in zip(record.rows, cases, strict=True):
+        expected = EXPECTED_ELEMENT[row.status]
+        if row.status is Status.XPASS and strict_xfail:
+            expected = "failure"
+        assert _outcome(case) == expected, row.status
+
+
+def test_junit_messages_and_system_out(record: Record) -> None:
+    root = ET.fromstring(render_junit(record, strict_xfail=False))
+    by_name = {(c.get("classname"), c.get("name")): c for c in root.iter("testcase")}
+    error = by_name[("recsys.ids", "scatter_ids[int64] tensorrt")].find("error")
+    assert error is not None
+    assert error.get("message") == ("error at compile: RuntimeError: no converter for "
+                                    "aten.scatter_reduce")
+    assert error.get("type") == "error"
+    assert "Traceback (most recent call last)" in (error.text or "")
+    skipped = by_name[("audio.stft", "complex_conv[complex64] tensorrt")].find("skipped")
+    assert skipped is not None
+    assert (skipped.get("message") or "").startswith("unsupported at export: complex conv")
+
+    predicted = by_name[("llm.rope", "rope_attention[complex64] emulate:truncate_double")]
+    out = predicted.findtext("system-out") or ""
+    assert "PREDICTION: " in out and "not a TensorRT measurement" in out
+    assert "path: complex rewrite → int64" in out
+    assert "speedup: 0.8×" in out
+    measured = by_name[("llm.rope", "rope_attention[complex64] tensorrt")]
+    assert "PREDICTION" not in (measured.findtext("system-out") or "")
+    assert "\nspeedup: 2.5×\n" in (measured.findtext("system-out") or "")
+    xpass = by_name[("audio.stft", "spectrum[complex64] tensorrt")]
+    assert "does not fail the run" in (xpass.findtext("system-out") or "")
+
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    assert list(suites) == ["llm/rope.py", "recsys/ids.py", "audio/stft.py", "trtcheck",
+                            "sci/fp64.py", "evil/zoo.py"]
+    props = {p.get("name"): p.get("value") for p in suites["trtcheck"].iter("property")}
+    assert props == {"trtcheck": "0.1.0", "torch": "2.13.0", "torch_tensorrt": "not installed",
+                     "device": "cpu", "git_commit": "0123456789abcdef"}
+
+
+def test_junit_hostile_text_round_trips_safely(record: Record) -> None:
+    xml = render_junit(record, strict_xfail=False)
+    assert not XML_ILLEGAL.search(xml)
+    assert "<b>" not in xml
+    case = _testcases(xml)[-1]
+    assert case.get("name") == f"{HOSTILE}[v`1`] tensorrt"
+    failure = case.find("failure")
+    assert failure is not None
+    assert failure.get("message") == ("fail at compare: bad[31m value second line with *stars* "
+                                      "& `ticks`")
+
+
+def test_junit_escapes_quotes_in_attributes() -> None:
+    row = Row('f::q"<&>\'[v]', "f.py", 'q"<&>\'', "v", "eager", status=Status.SKIPPED,
+              message='"quoted" <tag> & \'apostrophe\'')
+    case = _testcases(render_junit(Record({}, {}, [row]), strict_xfail=False))[0]
+    assert case.get("name") == 'q"<&>\'[v] eager'
+    skipped = case.find("skipped")
+    assert skipped is not None
+    assert skipped.get("message") == 'skipped: "quoted" <tag> & \'apostrophe\''
+
+
+def test_junit_of_an_empty_record_parses() -> None:
+    assert _testcases(render_junit(Record({}, {}, []), strict_xfail=True)) == []
+
+
+# --- Markdown -----------------------------------------------------------------------------
+
+_UNESCAPED_PIPE = re.compile(r"(?<!\\)(?:\\\\)*\|")
+
+
+def _tables(text: str) -> list[list[str]]:
+    tables: list[list[str]] = []
+    previous = ""
+    for line in text.splitlines():
+        if line.startswith("|"):
+            if not previous.startswith("|"):
+                tables.append([])
+            tables[-1].append(line)
+        previous = line
+    return tables
+
+
+def test_markdown_tables_are_not_broken_by_user_text(record: Record) -> None:
+    text = render_markdown(record, strict_xfail=False)
+    tables = _tables(text)
+    assert len(tables) >= 5  # summary, accuracy, latency, two output tables
+    for table in tables:
+        header = len(_UNESCAPED_PIPE.findall(table[0]))
+        assert all(len(_UNESCAPED_PIPE.findall(line)) == header for line in table), table
+    assert HOSTILE not in text
+    assert "<b>" not in text and "</b>" not in text
+    assert "$(" not in text and "`1`" not in text
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]", text)
+
+
+def test_markdown_prediction_notice_iff_prediction_rows(record: Record) -> None:
+    text = render_markdown(record, strict_xfail=False)
+    notice = "> **† Predictions, not measurements.**"
+    assert notice in text
+    assert "| emulate † " in text
+    measured = dataclasses.replace(record, rows=[r for r in record.rows if not r.prediction])
+    assert notice not in render_markdown(measured, strict_xfail=False)
+    assert "†" not in render_markdown(measured, strict_xfail=False)
+
+
+def test_markdown_verdict_follows_strict_xfail(record: Record) -> None:
+    assert "5 of 11 rows fail the run (strict xfail off)" in render_markdown(
+        record, strict_xfail=False)
+    assert "6 of 11 rows fail the run (strict xfail on)" in render_markdown(
+        record, strict_xfail=True)
+
+
+def test_markdown_of_an_empty_record() -> None:
+    text = render_markdown(Record({}, {}, []), strict_xfail=False)
+    assert "**Result: PASS**" in text
+    assert "## Accuracy" not in text and "## Details" not in text
+
+
+@pytest.mark.parametrize(("raw", "escaped"), [
+    ("a|b", r"a\|b"),
+    ("<b>x</b>", "&lt;b&gt;x&lt;/b&gt;"),
+    ("$(rm -rf /)", r"\$\(rm -rf /\)"),
+    ("`code` *em* _u_ [l](u) ![i] ~s~", r"\`code\` \*em\* \_u\_ \[l\]\(u\) \!\[i\] \~s\~"),
+    ("back\\slash|", r"back\\slash\|"),
+    ("a & b\nc\r\n\td", "a &amp; b c d"),
+    ("bell\x07 esc\x1b[0m del\x7f rlo\u202e", r"bell esc\[0m del rlo"),
+])
+def test_md_escapes(raw: str, escaped: str) -> None:
+    assert md(raw) == escaped
+
+
+def test_xml_text_keeps_legal_whitespace_and_drops_the_rest() -> None:
+    assert xml_text("a\tb\nc\rd\x00\x01\x1b\ud800\ufffe\uffff\U0001f600") == "a\tb\nc\rd\U0001f600"
+    assert not XML_ILLEGAL.search(plain("".join(map(chr, range(0x20))) + "\ud800\uffff"))
+
+
+# --- terminal and files ---------------------------------------------------------------------
+
+def test_summary_lists_non_passing_rows_and_counts(record: Record) -> None:
+    text = render_summary(record, strict_xfail=True)
+    lines = text.splitlines()
+    assert len([r for r in record.rows if r.status is not Status.PASS]) == 9
+    assert len(lines) == 2 + 9 + 1 + 2  # header, rule, rows, blank, counts, prediction note
+    assert lines[-2] == ("total 11: 1 crash, 1 timeout, 1 error, 2 fail, 1 xpass, 1 unsupported,"
+                         " 1 xfail, 1 skipped, 2 pass; 6 fail the run")
+    assert lines[-1].startswith("† ") and "not a TensorRT measurement" in lines[-1]
+    assert "rope_attention" not in text
+    assert not re.search("[\x00-\x1f\x7f-\x9f]", text.replace("\n", ""))
+
+
+def test_summary_of_an_all_passing_record(record: Record) -> None:
+    passing = dataclasses.replace(record, rows=record.rows[:1])
+    assert render_summary(passing, strict_xfail=False) == "total 1: 1 pass; 0 fail the run"
+
+
+def test_write_reports(record: Record, tmp_path: Path) -> None:
+    paths = write_reports(record, tmp_path / "out", strict_xfail=False)
+    assert [p.name for p in paths] == ["results.json", "junit.xml", "report.md"]
+    assert load(paths[0]) == record
+    assert paths[1].read_text(encoding="utf-8") == render_junit(record, strict_xfail=False)
+    assert paths[2].read_text(encoding="utf-8") == render_markdown(record, strict_xfail=False)
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "junit.xml", "report.md", "results.json"]

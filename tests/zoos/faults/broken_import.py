@@ -1,0 +1,3 @@
+
+
+raise ImportError("this zoo file needs a package that is not installed")

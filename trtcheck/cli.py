@@ -1,0 +1,194 @@
+"""Command line: ``trtcheck run``, ``list``, ``report``. Only this module exits."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from trtcheck import __version__, backends, options, record
+from trtcheck.errors import TrtcheckError, UsageError
+from trtcheck.record import Record, Row
+from trtcheck.render import write_reports
+from trtcheck.render.terminal import render_summary
+from trtcheck.run import Collection, collect, run
+from trtcheck.status import is_failure
+from trtcheck.variants import Case
+
+INTERRUPTED = 130
+
+paths_arg = click.argument("paths", nargs=-1, required=True,
+                           type=click.Path(path_type=Path))
+
+
+def _selection(f):  # type: ignore[no-untyped-def]
+    for decorator in reversed((
+        paths_arg,
+        click.option("--variant", "variants", multiple=True, help="Only these variants (repeatable)."),
+        click.option("-k", "keyword", help="Select cases by expression, like pytest -k."),
+        click.option("--config", "config", type=click.Path(path_type=Path),
+                     help="Config file (default: nearest trtcheck.toml or pyproject.toml)."),
+    )):
+        f = decorator(f)
+    return f
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="trtcheck")
+def cli() -> None:
+    """Check a PyTorch model zoo against Torch-TensorRT and eager PyTorch."""
+
+
+@cli.command("run")
+@_selection
+@click.option("--backend", "backends_", multiple=True,
+              help=f"Backend to run (repeatable): {', '.join(backends.REGISTRY)}.")
+@click.option("--profile", "profiles", multiple=True, help="Settings profile (repeatable).")
+@click.option("--out", type=click.Path(path_type=Path), help="Report directory [trtcheck-report].")
+@click.option("--device", help="cpu, cuda, cuda:N or auto [auto].")
+@click.option("--isolate/--no-isolate", default=None,
+              help="Run each case in a worker subprocess [isolate]; --no-isolate for debugging.")
+@click.option("--timeout", type=float, help="Seconds per case before it is stopped [300].")
+@click.option("--memory-limit", "memory_limit_mb", type=int,
+              help="Address-space limit of the worker, in MiB (CPU runs only).")
+@click.option("--resume", is_flag=True, help="Skip cases already recorded in OUT/results.jsonl.")
+@click.option("-q", "--quiet", count=True, help="Less output.")
+@click.option("-v", "--verbose", count=True, help="More output.")
+def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | None,
+            config: Path | None, backends_: tuple[str, ...], profiles: tuple[str, ...],
+            out: Path | None, device: str | None, isolate: bool | None, timeout: float | None,
+            memory_limit_mb: int | None, resume: bool, quiet: int, verbose: int) -> int:
+    """Run every case of the zoo under PATHS and write reports."""
+    opts = _resolve(paths, config, variants, keyword, backends_=backends_, profiles=profiles,
+                    out=out, device=device, isolate=isolate, timeout=timeout,
+                    memory_limit_mb=memory_limit_mb, resume=resume, verbosity=verbose - quiet)
+    chosen = {name: backends.get(name) for name in opts.backends}
+    _check_writable(opts.out)
+    collection = collect(opts)
+    say = _Progress(opts.verbosity, len(collection.cases))
+    say.collection(collection)
+    rec, interrupted = run(opts, chosen, collection, say.case)
+    written = write_reports(rec, opts.out, strict_xfail=opts.strict_xfail)
+    if opts.verbosity >= 0:
+        click.echo(render_summary(rec, strict_xfail=opts.strict_xfail))
+        click.echo(f"reports: {', '.join(str(p) for p in written)}")
+    if interrupted:
+        click.echo("trtcheck: interrupted: reports cover the cases that finished", err=True)
+        return INTERRUPTED
+    return exit_code(rec, opts.strict_xfail)
+
+
+@cli.command("list")
+@_selection
+def list_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | None,
+             config: Path | None) -> int:
+    """Print the cases under PATHS without running them."""
+    opts = _resolve(paths, config, variants, keyword)
+    collection = collect(opts)
+    for case in collection.cases:
+        tags = f"  [{', '.join(case.spec.tags)}]" if case.spec.tags else ""
+        click.echo(f"{case.case_id}{tags}")
+    for row in collection.problems:
+        click.echo(f"error: {row.location or row.file}: {row.message}", err=True)
+    return 1 if collection.problems else 0
+
+
+@cli.command("report")
+@click.argument("results", type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path),
+              help="Where to write the reports [the record's directory].")
+def report_cmd(results: Path, out: Path | None) -> int:
+    """Re-render junit.xml, report.md and results.json from a results.json or results.jsonl."""
+    rec = record.load(results)
+    strict = bool(rec.options.get("strict_xfail", False))
+    out_dir = out or results.parent
+    _check_writable(out_dir)
+    written = write_reports(rec, out_dir, strict_xfail=strict)
+    click.echo(f"reports: {', '.join(str(p) for p in written)}")
+    return exit_code(rec, strict)
+
+
+def _resolve(paths: tuple[Path, ...], config: Path | None, variants: tuple[str, ...],
+             keyword: str | None, *, backends_: tuple[str, ...] = (),
+             profiles: tuple[str, ...] = (), **kw: object) -> options.Options:
+    defaults, note = backends.default_backends()
+    opts = options.resolve(paths, config_path=config, variants=variants, keyword=keyword,
+                           backends=backends_, profiles=profiles,
+                           known_backends=backends.REGISTRY, default_backends=defaults,
+                           **kw)  # type: ignore[arg-type]
+    if not backends_ and opts.backends == defaults and opts.verbosity >= 0:
+        click.echo(note, err=True)
+    return opts
+
+
+def _check_writable(out: Path) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".trtcheck-write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise UsageError(f"cannot write reports to {out}: {exc.strerror or exc}") from None
+
+
+def exit_code(rec: Record, strict_xfail: bool) -> int:
+    """0 when no row fails; 1 when any row is fail, error, timeout, crash (or strict xpass)."""
+    return 1 if any(is_failure(r.status, strict_xfail=strict_xfail) for r in rec.rows) else 0
+
+
+class _Progress:
+    """One line per case as it finishes."""
+
+    def __init__(self, verbosity: int, total: int) -> None:
+        self.verbosity = verbosity
+        self.total = total
+        self.done = 0
+
+    def collection(self, c: Collection) -> None:
+        if self.verbosity >= 1:
+            for rel in c.empty_files:
+                click.echo(f"note: {rel}.py declares no models", err=True)
+        if self.verbosity >= 0:
+            click.echo(f"collected {len(c.cases)} cases"
+                       + (f", {len(c.problems)} collection errors" if c.problems else ""))
+
+    def case(self, case: Case | None, rows: list[Row]) -> None:
+        if self.verbosity < 0:
+            return
+        if case is None:
+            for row in rows:
+                click.echo(f"ERROR {row.location or row.file}: {row.message}")
+            return
+        self.done += 1
+        parts = " ".join(f"{r.backend}{'' if r.profile == '-' else ':' + r.profile}={r.status}"
+                         for r in rows)
+        click.echo(f"[{self.done}/{self.total}] {case.case_id}  {parts}")
+        if self.verbosity >= 1:
+            for r in rows:
+                if r.message:
+                    click.echo(f"    {r.backend}: {r.message}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: returns the exit code instead of exiting, so it can be called in-process."""
+    try:
+        result = cli.main(args=list(argv) if argv is not None else None,
+                          prog_name="trtcheck", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 130
+    except TrtcheckError as exc:
+        click.echo(f"trtcheck: error: {exc}", err=True)
+        return exc.exit_code
+    return result if isinstance(result, int) else 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

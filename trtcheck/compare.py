@@ -1,0 +1,381 @@
+"""Compare a backend's outputs with eager PyTorch's, leaf by leaf, and explain any difference.
+
+The gate is ``torch.testing.assert_close``'s: equal shape and dtype, and every element within
+``|a - e| <= atol + rtol * |e|`` (complex magnitudes for complex leaves), with NaN and ±Inf at
+the same positions. Integer and bool leaves must match exactly. Every other figure in a
+:class:`LeafResult` is reported to help diagnose a failure, never used as a gate.
+
+Leaves are matched by their pytree key path, so a backend that returns a list where eager
+returns a tuple, or a dict with its keys in another order, is not a structure error; a missing
+or extra output is.
+"""
+
+from __future__ import annotations
+
+import math
+import reprlib
+import struct
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import torch
+
+from trtcheck.options import Tolerance
+from trtcheck.tensors import leaves_with_paths
+
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+_EXACT = Tolerance(rtol=0.0, atol=0.0)
+
+
+@dataclass(frozen=True)
+class LeafResult:
+    """The comparison of one output leaf; see the module docstring for what passing means.
+
+    Metrics are computed in float64 (complex128) over the elements finite in both outputs, and
+    are None when there is nothing to compute them over (shape mismatch, empty tensor, non-tensor
+    leaf). Floating metrics are also computed when only the dtype differs, so the error size is
+    visible (in the common family: an int64 leaf returned as float32 gets floating figures).
+    Integer and bool leaves get ``n_diff``, ``frac_mismatch`` and ``max_abs`` but no
+    ``min_atol``/``min_rtol``: they are compared exactly, so no tolerance applies to them.
+    ``min_atol`` and ``min_rtol`` are the smallest float64 values for which the same comparison
+    (in float64 arithmetic) passes, holding the other tolerance fixed.
+    """
+
+    path: str
+    kind: str
+    passed: bool
+    eager_dtype: str
+    dtype: str
+    eager_shape: list[int]
+    shape: list[int]
+    rtol: float
+    atol: float
+    max_abs: float | None = None
+    max_rel: float | None = None
+    frac_mismatch: float | None = None
+    cosine: float | None = None
+    max_mag_err: float | None = None
+    max_phase_err: float | None = None
+    n_diff: int | None = None
+    int32_overflow: int | None = None
+    min_atol: float | None = None
+    min_rtol: float | None = None
+    message: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain dict of the fields (``min_rtol`` may be ``inf``)."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The comparison of a whole output pytree."""
+
+    leaves: tuple[LeafResult, ...]
+    structure_error: str | None = None
+
+    def __bool__(self) -> bool:
+        return self.structure_error is None and all(leaf.passed for leaf in self.leaves)
+
+    @property
+    def message(self) -> str:
+        """Empty when passed; else one line naming the worst failing leaf and the failure count."""
+        if self.structure_error is not None:
+            return f"output structure differs: {self.structure_error}"
+        failed = [leaf for leaf in self.leaves if not leaf.passed]
+        if not failed:
+            return ""
+        worst = max(failed, key=_severity)
+        return f"{len(failed)} of {len(self.leaves)} outputs failed; worst: {worst.message}"
+
+
+def compare(
+    expected: Any, actual: Any, tolerance_for: Callable[[torch.dtype], Tolerance]
+) -> Comparison:
+    """Compare ``actual`` with eager's ``expected``; ``tolerance_for`` gets the eager leaf dtype."""
+    eager = leaves_with_paths(expected)
+    got = dict(leaves_with_paths(actual))
+    if len(got) != len(eager) or any(path not in got for path, _ in eager):
+        return Comparison(leaves=(), structure_error=_structure_difference(eager, got))
+    return Comparison(
+        leaves=tuple(_compare_leaf(path, e, got[path], tolerance_for) for path, e in eager)
+    )
+
+
+def _structure_difference(eager: list[tuple[str, Any]], got: dict[str, Any]) -> str:
+    eager_paths = [path for path, _ in eager]
+    known = set(eager_paths)
+    missing = [_name(p) for p in eager_paths if p not in got]
+    extra = [_name(p) for p in got if p not in known]
+    parts = [f"eager has {len(eager_paths)} outputs, actual has {len(got)}"]
+    if missing:
+        parts.append(f"missing {_some(missing)}")
+    if extra:
+        parts.append(f"unexpected {_some(extra)}")
+    return "; ".join(parts)
+
+
+def _some(names: list[str], limit: int = 3) -> str:
+    shown = ", ".join(names[:limit])
+    return f"{shown} and {len(names) - limit} more" if len(names) > limit else shown
+
+
+def _name(path: str) -> str:
+    return f"out{path}"
+
+
+def _kind(x: Any) -> str:
+    if not isinstance(x, torch.Tensor):
+        return "other"
+    if x.is_complex():
+        return "complex"
+    if x.is_floating_point():
+        return "float"
+    return "bool" if x.dtype == torch.bool else "int"
+
+
+def _describe(x: Any) -> tuple[str, list[int]]:
+    """(dtype or type name, shape) of a leaf."""
+    if isinstance(x, torch.Tensor):
+        return str(x.dtype), list(x.shape)
+    return type(x).__name__, []
+
+
+def _compare_leaf(
+    path: str, e: Any, a: Any, tolerance_for: Callable[[torch.dtype], Tolerance]
+) -> LeafResult:
+    kind = _kind(e)
+    tol = tolerance_for(e.dtype) if kind in ("float", "complex") else _EXACT
+    (eager_dtype, eager_shape), (dtype, shape) = _describe(e), _describe(a)
+    figures: dict[str, Any] = {}
+    if isinstance(e, torch.Tensor) and isinstance(a, torch.Tensor):
+        e, a = e.detach().cpu(), a.detach().cpu()
+        problems = _tensor_problems(e, a, tol, figures)
+    else:
+        problems = _other_problems(e, a)
+    return LeafResult(
+        path=path,
+        kind=kind,
+        passed=not problems,
+        eager_dtype=eager_dtype,
+        dtype=dtype,
+        eager_shape=eager_shape,
+        shape=shape,
+        rtol=tol.rtol,
+        atol=tol.atol,
+        message=f"{_name(path)}: {'; '.join(problems)}" if problems else "",
+        **figures,
+    )
+
+
+def _other_problems(e: Any, a: Any) -> list[str]:
+    if isinstance(e, torch.Tensor) or isinstance(a, torch.Tensor) or type(a) is not type(e):
+        (e_type, _), (a_type, _) = _describe(e), _describe(a)
+        a_what = f"a tensor of {a_type}" if isinstance(a, torch.Tensor) else a_type
+        e_what = f"a tensor of {e_type}" if isinstance(e, torch.Tensor) else e_type
+        return [f"actual is {a_what}, eager is {e_what}"]
+    try:
+        equal = bool(a == e)
+    except Exception:  # an exotic __eq__ that does not give a truth value
+        equal = False
+    return [] if equal else [f"value {reprlib.repr(a)} != eager {reprlib.repr(e)}"]
+
+
+def _tensor_problems(
+    e: torch.Tensor, a: torch.Tensor, tol: Tolerance, figures: dict[str, Any]
+) -> list[str]:
+    """Problems that fail the leaf; fills ``figures`` with the reported metrics."""
+    problems = []
+    if a.dtype != e.dtype:
+        problems.append(f"dtype {a.dtype} != eager {e.dtype}")
+    if a.shape != e.shape:
+        problems.append(f"shape {list(a.shape)} != eager {list(e.shape)}")
+    if e.dtype == torch.int64:
+        figures["int32_overflow"] = int(((e < _INT32_MIN) | (e > _INT32_MAX)).sum())
+    if a.shape != e.shape:
+        return problems
+    common = _common_dtype(e.dtype, a.dtype)
+    e_c, a_c = (t.to(common).resolve_conj().reshape(-1) for t in (e, a))
+    if common == torch.int64:
+        value_problems = _integer_figures(e_c, a_c, e.dtype, figures)
+    else:
+        value_problems = _floating_figures(e_c, a_c, tol, figures)
+    if value_problems and figures.get("int32_overflow"):
+        value_problems.append(_overflow_note(e.reshape(-1), a_c, figures["int32_overflow"]))
+    return problems + value_problems
+
+
+def _common_dtype(e: torch.dtype, a: torch.dtype) -> torch.dtype:
+    if e.is_complex or a.is_complex:
+        return torch.complex128
+    if e.is_floating_point or a.is_floating_point:
+        return torch.float64
+    return torch.int64
+
+
+def _integer_figures(
+    e: torch.Tensor, a: torch.Tensor, eager_dtype: torch.dtype, figures: dict[str, Any]
+) -> list[str]:
+    n = e.numel()
+    n_diff = int((a != e).sum())
+    figures["n_diff"] = n_diff
+    if n == 0:
+        return []
+    # float64 so that the difference of two extreme int64 values cannot overflow
+    max_abs = float((a.double() - e.double()).abs().max())
+    figures.update(frac_mismatch=n_diff / n, max_abs=max_abs)
+    if n_diff == 0:
+        return []
+    short = str(eager_dtype).removeprefix("torch.")
+    return [f"{n_diff} of {n} {short} values differ (max abs diff {max_abs:.6g})"]
+
+
+def _overflow_note(e: torch.Tensor, a: torch.Tensor, overflow: int) -> str:
+    """Explain differing int64 values when eager has values int32 cannot hold."""
+    low = e & 0xFFFFFFFF
+    wrapped = torch.where(low > _INT32_MAX, low - 2**32, low)
+    outside = f"eager has {overflow} values outside the int32 range"
+    if torch.equal(a, wrapped.to(a.dtype)):
+        return f"{outside} and actual equals eager wrapped to int32 (int64 truncated to int32)"
+    if torch.equal(a, e.clamp(_INT32_MIN, _INT32_MAX).to(a.dtype)):
+        return f"{outside} and actual equals eager clamped to int32 (int64 saturated to int32)"
+    return f"{outside} (int64 truncated to int32?)"
+
+
+def _components(x: torch.Tensor) -> torch.Tensor:
+    """(n, 2) real and imaginary parts of a complex vector, (n, 1) for a real one."""
+    return torch.view_as_real(x) if x.is_complex() else x.unsqueeze(-1)
+
+
+def _within(err: torch.Tensor, mag: torch.Tensor, rtol: float, atol: float) -> torch.Tensor:
+    # The single definition of "close", shared by the gate and the minimum-tolerance searches
+    # so that min_atol/min_rtol pass by construction.
+    return err <= atol + rtol * mag
+
+
+def _floating_figures(
+    e: torch.Tensor, a: torch.Tensor, tol: Tolerance, figures: dict[str, Any]
+) -> list[str]:
+    n = e.numel()
+    if n == 0:
+        return []
+    ce, ca = _components(e), _components(a)
+    placement_differs = (
+        (ce.isnan() != ca.isnan()) | (ce.isposinf() != ca.isposinf())
+        | (ce.isneginf() != ca.isneginf())
+    ).any(dim=1)
+    finite = e.isfinite() & a.isfinite()
+    err, mag = (a - e).abs(), e.abs()
+    # Non-finite elements pass only when every part is equal, NaN matching NaN.
+    nonfinite_equal = ((ce == ca) | (ce.isnan() & ca.isnan())).all(dim=1)
+    close = torch.where(finite, _within(err, mag, tol.rtol, tol.atol), nonfinite_equal)
+    n_bad = int((~close).sum())
+    figures["frac_mismatch"] = n_bad / n
+
+    if finite.any():
+        fe, fa = ce[finite], ca[finite]
+        diff = (fa - fe).abs()
+        nonzero = fe != 0
+        figures["max_abs"] = float(diff.max())
+        figures["max_rel"] = (
+            float((diff[nonzero] / fe[nonzero].abs()).max()) if nonzero.any() else None
+        )
+        figures["cosine"] = _cosine(fe.reshape(-1), fa.reshape(-1))
+        f_err, f_mag = err[finite], mag[finite]
+        figures["min_atol"] = _min_atol(f_err, f_mag, tol.rtol)
+        figures["min_rtol"] = _min_rtol(f_err, f_mag, tol.atol)
+        if e.is_complex():
+            figures["max_mag_err"] = float((a[finite].abs() - f_mag).abs().max())
+            figures["max_phase_err"] = _max_phase_err(e[finite], a[finite], tol.atol)
+
+    problems = []
+    n_placement = int(placement_differs.sum())
+    if n_placement:
+        problems.append(f"NaN/Inf placement differs at {n_placement} of {n} positions")
+    if n_bad > n_placement:
+        problems.append(
+            f"{n_bad - n_placement} of {n} values outside rtol={tol.rtol:g}, atol={tol.atol:g} "
+            f"(max abs err {_fmt(figures.get('max_abs'))}, "
+            f"max rel err {_fmt(figures.get('max_rel'))}, "
+            f"needs atol>={_fmt(figures.get('min_atol'))} "
+            f"or rtol>={_fmt(figures.get('min_rtol'))})"
+        )
+    return problems
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3g}"
+
+
+def _cosine(x: torch.Tensor, y: torch.Tensor) -> float:
+    sx, sy = float(x.abs().max()), float(y.abs().max())
+    if sx == 0 and sy == 0:
+        return 1.0
+    if sx == 0 or sy == 0:
+        return 0.0
+    x, y = x / sx, y / sy  # scale first so that the norms cannot overflow
+    cos = float(torch.dot(x, y) / (torch.linalg.vector_norm(x) * torch.linalg.vector_norm(y)))
+    return min(1.0, max(-1.0, cos))
+
+
+def _max_phase_err(e: torch.Tensor, a: torch.Tensor, atol: float) -> float | None:
+    significant = e.abs() > atol  # the phase of a value within atol of zero is noise
+    if not significant.any():
+        return None
+    delta = a[significant].angle() - e[significant].angle()
+    wrapped = torch.remainder(delta + math.pi, 2 * math.pi) - math.pi
+    return float(wrapped.abs().max())
+
+
+def _min_atol(err: torch.Tensor, mag: torch.Tensor, rtol: float) -> float:
+    estimate = max(0.0, float((err - rtol * mag).max()))
+    return _smallest_passing(estimate, lambda t: bool(_within(err, mag, rtol, t).all()))
+
+
+def _min_rtol(err: torch.Tensor, mag: torch.Tensor, atol: float) -> float:
+    over = err > atol
+    if not over.any():
+        return 0.0
+    if (mag[over] == 0).any():
+        return math.inf
+    estimate = float(((err[over] - atol) / mag[over]).max())
+    return _smallest_passing(estimate, lambda t: bool(_within(err, mag, t, atol).all()))
+
+
+def _bits(x: float) -> int:
+    return struct.unpack("<q", struct.pack("<d", x))[0]
+
+
+def _from_bits(b: int) -> float:
+    return struct.unpack("<d", struct.pack("<q", b))[0]
+
+
+def _smallest_passing(estimate: float, passes: Callable[[float], bool]) -> float:
+    """The smallest non-negative float64 ``t`` with ``passes(t)``, for a monotone ``passes``.
+
+    The closed-form estimate can be off by a few ulps through rounding, so search around it
+    (non-negative float64 values are ordered like their bit patterns).
+    """
+    top = _bits(math.inf)
+    hi, step = _bits(estimate), 1
+    while hi < top and not passes(_from_bits(hi)):
+        hi, step = min(hi + step, top), step * 2
+    if hi == top:  # no finite tolerance passes
+        return math.inf
+    if passes(0.0):
+        return 0.0
+    lo, step = hi - 1, 2
+    while passes(_from_bits(lo)):
+        lo, step = max(lo - step, 0), step * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if passes(_from_bits(mid)) else (mid, hi)
+    return _from_bits(hi)
+
+
+def _severity(leaf: LeafResult) -> tuple[bool, bool, float, float]:
+    """Sort key for failing leaves: wrong type or shape, then wrong dtype, then error size."""
+    wrong_form = leaf.shape != leaf.eager_shape or not leaf.dtype.startswith("torch.")
+    wrong_dtype = leaf.dtype != leaf.eager_dtype
+    return wrong_form, wrong_dtype, leaf.frac_mismatch or 0.0, leaf.max_abs or 0.0

@@ -1,0 +1,46 @@
+"""What a results record says about the machine and software it ran on."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import platform
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import torch
+
+import trtcheck
+
+
+def version_of(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def git_commit(where: Path) -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True,
+                             text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def describe(device: str, where: Path) -> dict[str, Any]:
+    dev = torch.device(device)
+    name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else platform.processor() or "cpu"
+    return {
+        "trtcheck": trtcheck.__version__,
+        "torch": torch.__version__,
+        "torch_tensorrt": version_of("torch-tensorrt") or version_of("torch_tensorrt"),
+        "tensorrt": version_of("tensorrt"),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "device": device,
+        "device_name": name,
+        "cuda": torch.version.cuda,
+        "git_commit": git_commit(where),
+    }

@@ -1,0 +1,121 @@
+"""Run each case in a worker subprocess: a crash, hang or memory blow-up costs one case, not the run."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import IO, Any
+
+from trtcheck.backends import Backend
+from trtcheck.execute import NO_PROFILE, plan, rows_for
+from trtcheck.options import Options
+from trtcheck.record import Row
+from trtcheck.status import Status
+from trtcheck.variants import Case
+
+_POLL_S = 0.2
+
+
+class _Worker:
+    def __init__(self, opts: Options, names: list[str], log: IO[str]) -> None:
+        to_child_r, to_child_w = os.pipe()
+        to_parent_r, to_parent_w = os.pipe()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "trtcheck.worker", str(to_child_r), str(to_parent_w)],
+            pass_fds=(to_child_r, to_parent_w),
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+            start_new_session=True,  # a Ctrl-C on the terminal reaches trtcheck, not the worker
+        )
+        os.close(to_child_r)
+        os.close(to_parent_w)
+        self.requests = Connection(to_child_w, readable=False)
+        self.replies = Connection(to_parent_r, writable=False)
+        self.requests.send((opts, names, opts.memory_limit))
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+        self.requests.close()
+        self.replies.close()
+
+    def stop(self) -> None:
+        """Ask for a clean exit (EOF on its request pipe); kill if it does not come."""
+        self.requests.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=2)
+        self.kill()
+
+
+def _crash_message(returncode: int | None, where: str) -> str:
+    if returncode is not None and returncode < 0:
+        sig = signal.Signals(-returncode).name
+        why = (" (likely out of memory: the kernel's OOM killer sends SIGKILL)"
+               if sig == "SIGKILL" else "")
+        return f"worker killed by {sig}{why} {where}"
+    return f"worker exited with code {returncode} {where}"
+
+
+class IsolatedExecutor:
+    """Runs cases one at a time in a reusable worker, replaced after a crash or timeout."""
+
+    def __init__(self, opts: Options, backends: Mapping[str, Backend], log_path: Path) -> None:
+        self.opts = opts
+        self.backends = backends
+        self.log = log_path.open("a", encoding="utf-8")
+        self.worker: _Worker | None = None
+
+    def rows(self, case: Case) -> Iterator[Row]:
+        pairs = plan(self.backends, self.opts.profiles)
+        remaining = {(b, p.name if p else NO_PROFILE): (b, p) for b, p in pairs}
+        if self.worker is None or self.worker.proc.poll() is not None:
+            self.worker = _Worker(self.opts, list(self.backends), self.log)
+        worker = self.worker
+        worker.requests.send((case.file.root, case.file.path, case.spec.name, case.variant))
+        stage = ("-", None, "start")
+        deadline = time.monotonic() + self.opts.timeout
+        while True:
+            left = deadline - time.monotonic()
+            where = f"in stage {stage[2]}" + (f" (backend {stage[0]})" if stage[0] != "-" else "")
+            if left <= 0:
+                worker.kill()
+                self.worker = None
+                yield from rows_for(case, list(remaining.values()), status=Status.TIMEOUT,
+                                    stage=stage[2],
+                                    message=f"timed out after {self.opts.timeout:g} s {where}")
+                return
+            try:
+                ready = worker.replies.poll(min(left, _POLL_S))
+                message: Any = worker.replies.recv() if ready else None
+            except (EOFError, OSError):
+                worker.proc.wait()
+                rc = worker.proc.returncode
+                worker.kill()
+                self.worker = None
+                yield from rows_for(case, list(remaining.values()), status=Status.CRASH,
+                                    stage=stage[2], message=_crash_message(rc, where))
+                return
+            if message is None:
+                continue
+            if message[0] == "stage":
+                stage = message[1:]
+            elif message[0] == "row":
+                row = Row.from_dict(message[1])
+                remaining.pop((row.backend, row.profile), None)
+                yield row
+            else:  # "done"
+                return
+
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.stop()
+            self.worker = None
+        self.log.close()

@@ -1,0 +1,90 @@
+"""Text shared by the renderers: untrusted text made safe, numbers and row facts made short.
+
+Model names, variants, messages and tracebacks come from user code. Every renderer passes
+them through ``plain``, ``md`` or ``xml_text`` before they reach a report.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from trtcheck.record import Record, Row
+from trtcheck.status import ORDER, Status, is_failure
+
+NONE = "—"
+PREDICTION_MARK = "†"
+PREDICTION_TEXT = (
+    "a prediction of TensorRT's dtype behaviour, made by trtcheck's emulate backend with "
+    "PyTorch, not a TensorRT measurement"
+)
+
+# The complement of XML 1.0's Char production.
+_XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_BREAKS = re.compile("[\t\n\v\f\r\x85\u2028\u2029]+")
+# Control characters (C0, DEL, C1), lone surrogates, U+FFFE/U+FFFF, and the bidirectional
+# overrides that can make text display in a different order from how it reads.
+_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u202a-\u202e\u2066-\u2069]")
+# Characters with an inline meaning in GitHub Markdown (``$`` starts math).
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]()!|~$])")
+_HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+
+def plain(text: object) -> str:
+    """One line of printable text: line breaks become spaces, control characters are dropped.
+
+    The result is also valid XML 1.0 and safe to print on a terminal.
+    """
+    return _INVISIBLE.sub("", _BREAKS.sub(" ", str(text))).strip()
+
+
+def md(text: object) -> str:
+    """Inline GitHub Markdown that shows ``text`` literally, also inside a table cell.
+
+    Block syntax (``#``, ``-``, ``>``) only acts at the start of a line, so callers never
+    start a line with the result.
+    """
+    return _MD_SPECIAL.sub(r"\\\1", plain(text).translate(_HTML))
+
+
+def xml_text(text: object) -> str:
+    """``text`` without the characters XML 1.0 forbids; junit-xml escapes ``&<>"`` itself."""
+    return _XML_ILLEGAL.sub("", str(text))
+
+
+def num(x: float | str | None, unit: str = "") -> str:
+    """A number to three significant digits, or ``—`` when there is none."""
+    if x is None:
+        return NONE
+    if isinstance(x, str):  # NaN and infinities are saved to JSON as strings
+        return plain(x) + unit
+    return f"{x:.3g}{unit}"
+
+
+def headline(row: Row) -> str:
+    """``status at stage: message``: what happened to a row, in one line of untrusted text."""
+    where = f"{row.status} at {row.stage}" if row.stage else str(row.status)
+    return f"{where}: {row.message}" if row.message else where
+
+
+def path_text(record: Record, row: Row) -> str:
+    """The dtype path the row's backend took, else the case's analysed path; ``""`` if unknown."""
+    steps = row.evidence.get("path") or record.paths.get(row.case_id, {}).get("path") or []
+    return " → ".join(str(s) for s in steps)
+
+
+def failing_outputs(row: Row) -> list[dict[str, Any]]:
+    """The outputs of a row that did not match eager."""
+    return [o for o in row.outputs if not o.get("passed")]
+
+
+def status_counts(record: Record) -> list[tuple[Status, int]]:
+    """How many rows have each status, worst first, statuses with no rows left out."""
+    counts = Counter(r.status for r in record.rows)
+    return [(s, counts[s]) for s in ORDER if counts[s]]
+
+
+def n_failing(record: Record, *, strict_xfail: bool) -> int:
+    """How many rows make the run exit 1."""
+    return sum(is_failure(r.status, strict_xfail=strict_xfail) for r in record.rows)

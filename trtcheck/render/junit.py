@@ -1,0 +1,126 @@
+"""JUnit XML: one suite per zoo file, one testcase per row, key metrics in each system-out.
+
+A testcase is named after its case id without the file part (``model[variant]``), then the
+backend, then ``:profile`` when the profile is not ``default``; parts that are ``-`` (rows
+made before a backend or profile applied) are left out. Its classname is the zoo file as a
+dotted module path, so name and classname together are unique for every row.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from junit_xml import TestCase, TestSuite, to_xml_report_string
+
+from trtcheck.record import Record, Row
+from trtcheck.render.escape import (
+    NONE,
+    PREDICTION_TEXT,
+    failing_outputs,
+    headline,
+    num,
+    path_text,
+    plain,
+    xml_text,
+)
+from trtcheck.status import Status
+
+DEFAULT_SUITE = "trtcheck"
+_UNSET = ("-", "default")
+_ERRORS = frozenset({Status.ERROR, Status.TIMEOUT, Status.CRASH})
+_SKIPPED = frozenset({Status.SKIPPED, Status.UNSUPPORTED, Status.XFAIL})
+
+
+def render_junit(record: Record, *, strict_xfail: bool) -> str:
+    """The record as a JUnit XML document: fail (and xpass under strict xfail) are failures;
+    error, timeout and crash are errors; skipped, unsupported and xfail are skipped."""
+    suites: dict[str, list[TestCase]] = {}
+    for row in record.rows:
+        suites.setdefault(row.file or DEFAULT_SUITE, []).append(
+            _testcase(record, row, strict_xfail=strict_xfail))
+    properties = _properties(record.environment)
+    started = record.environment.get("started")
+    return to_xml_report_string([
+        TestSuite(plain(name), cases, properties=properties,
+                  timestamp=plain(started) if started else None)
+        for name, cases in suites.items()
+    ])
+
+
+def testcase_name(row: Row) -> str:
+    """``model[variant] backend`` or ``model[variant] backend:profile``."""
+    name = row.case_id.partition("::")[2] or row.case_id
+    if row.backend != "-":
+        name += f" {row.backend}"
+    if row.profile not in _UNSET:
+        name += f":{row.profile}"
+    return name
+
+
+def _testcase(record: Record, row: Row, *, strict_xfail: bool) -> TestCase:
+    case = TestCase(
+        plain(testcase_name(row)),  # plain text is valid in XML attributes
+        classname=plain((row.file or DEFAULT_SUITE).removesuffix(".py").replace("/", ".")),
+        elapsed_sec=sum(row.timings.values()),
+        stdout=xml_text(_system_out(record, row, strict_xfail=strict_xfail)),
+    )
+    message, kind = plain(headline(row)), row.status.value
+    if row.status is Status.FAIL or (row.status is Status.XPASS and strict_xfail):
+        case.add_failure_info(message, xml_text(_failures(row)) or None, kind)
+    elif row.status in _ERRORS:
+        case.add_error_info(message, xml_text(row.traceback) if row.traceback else None, kind)
+    elif row.status in _SKIPPED:
+        case.add_skipped_info(message)
+    return case
+
+
+def _system_out(record: Record, row: Row, *, strict_xfail: bool) -> str:
+    lat = row.latency
+    eager_ms, backend_ms, speedup = (
+        (lat.eager.median_ms, lat.backend.median_ms, lat.speedup) if lat else (None, None, None))
+    facts = {
+        "status": str(row.status),
+        "backend": row.backend,
+        "profile": row.profile,
+        "stage": row.stage or NONE,
+        "location": row.location or NONE,
+        "path": path_text(record, row) or NONE,
+        "fallbacks": ", ".join(row.evidence.get("fallbacks") or []) or NONE,
+        "worst max_abs": num(row.worst("max_abs")),
+        "worst max_rel": num(row.worst("max_rel")),
+        "min cosine": num(row.min_cosine()),
+        "eager median ms": num(eager_ms),
+        "backend median ms": num(backend_ms),
+        "speedup": num(speedup, "×"),
+        "compile s": num(row.timings.get("compile")),
+    }
+    lines = [f"{key}: {value}" for key, value in facts.items() if value != NONE]
+    if row.status is Status.XPASS and not strict_xfail:
+        lines.append("note: xpass does not fail the run without strict xfail")
+    if row.prediction:
+        note = row.evidence.get("note")
+        lines.append(f"PREDICTION: this row is {PREDICTION_TEXT}." + (f" {note}" if note else ""))
+    return "\n".join(lines)
+
+
+def _failures(row: Row) -> str:
+    """One line per output that did not match, with the tolerance that would have passed."""
+    return "\n".join(
+        f"{o.get('path')}: {o.get('message') or 'mismatch'}"
+        f" (max_abs {num(o.get('max_abs'))}, max_rel {num(o.get('max_rel'))};"
+        f" would pass with atol {num(o.get('min_atol'))} or rtol {num(o.get('min_rtol'))})"
+        for o in failing_outputs(row)
+    )
+
+
+def _properties(env: dict[str, Any]) -> dict[str, str]:
+    return {
+        key: plain(env.get(key) or default)
+        for key, default in (
+            ("trtcheck", "unknown"),
+            ("torch", "unknown"),
+            ("torch_tensorrt", "not installed"),
+            ("device", "unknown"),
+            ("git_commit", "unknown"),
+        )
+    }

@@ -1,0 +1,145 @@
+"""Markdown report for pull-request comments and job summaries (GitHub-flavoured, via tabulate)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tabulate import tabulate
+
+from trtcheck.record import Record, Row
+from trtcheck.render.escape import (
+    NONE,
+    PREDICTION_MARK,
+    PREDICTION_TEXT,
+    failing_outputs,
+    headline,
+    md,
+    n_failing,
+    num,
+    path_text,
+    status_counts,
+)
+from trtcheck.status import Status, is_failure
+
+
+def render_markdown(record: Record, *, strict_xfail: bool) -> str:
+    """The record as a Markdown report: environment, counts, accuracy, latency, details."""
+    sections = [
+        "# trtcheck report",
+        _environment(record.environment),
+        _prediction_notice(record),
+        _summary(record, strict_xfail=strict_xfail),
+        _accuracy(record, strict_xfail=strict_xfail),
+        _latency(record),
+        _details(record),
+    ]
+    return "\n\n".join(s for s in sections if s) + "\n"
+
+
+def _environment(env: dict[str, Any]) -> str:
+    return " · ".join([
+        f"trtcheck {md(env.get('trtcheck') or NONE)}",
+        f"torch {md(env.get('torch') or NONE)}",
+        f"Torch-TensorRT {md(env.get('torch_tensorrt') or 'not installed')}",
+        f"device {md(env.get('device') or NONE)}",
+        f"commit {md(env.get('git_commit') or NONE)}",
+    ])
+
+
+def _prediction_notice(record: Record) -> str:
+    if not record.has_predictions:
+        return ""
+    return (f"> **{PREDICTION_MARK} Predictions, not measurements.** Each row marked "
+            f"{PREDICTION_MARK} is {PREDICTION_TEXT}.")
+
+
+def _summary(record: Record, *, strict_xfail: bool) -> str:
+    counts = status_counts(record)
+    table = _table([str(s) for s, _ in counts] + ["total"],
+                   [[str(n) for _, n in counts] + [str(len(record.rows))]])
+    failing = n_failing(record, strict_xfail=strict_xfail)
+    verdict = (f"**Result: FAIL**: {failing} of {len(record.rows)} rows fail the run"
+               if failing else "**Result: PASS**: no row fails the run")
+    mode = "on" if strict_xfail else "off"
+    return f"## Summary\n\n{table}\n\n{verdict} (strict xfail {mode})."
+
+
+def _accuracy(record: Record, *, strict_xfail: bool) -> str:
+    rows = [
+        [md(r.case_id), _backend(r), md(r.profile), _status(r, strict_xfail=strict_xfail),
+         md(path_text(record, r) or NONE), num(r.worst("max_abs")), num(r.worst("max_rel")),
+         num(r.min_cosine())]
+        for r in record.rows
+    ]
+    headers = ["case", "backend", "profile", "status", "path", "worst abs err",
+               "worst rel err", "min cosine"]
+    return f"## Accuracy\n\n{_table(headers, rows)}" if rows else ""
+
+
+def _latency(record: Record) -> str:
+    rows = [
+        [md(r.case_id), _backend(r), md(r.profile), num(r.latency.eager.median_ms),
+         num(r.latency.backend.median_ms), num(r.latency.speedup, "×"),
+         num(r.timings.get("compile"))]
+        for r in record.rows if r.latency is not None
+    ]
+    headers = ["case", "backend", "profile", "eager ms", "backend ms", "speedup", "compile s"]
+    return f"## Latency\n\n{_table(headers, rows)}" if rows else ""
+
+
+def _details(record: Record) -> str:
+    parts = [_detail(r) for r in record.rows if r.status is not Status.PASS]
+    return "## Details\n\n" + "\n\n".join(parts) if parts else ""
+
+
+def _detail(row: Row) -> str:
+    lines = [f"### {md(row.case_id)} · {_backend(row)} · {md(row.profile)}", "",
+             f"- {md(headline(row))}"]
+    if row.location:
+        lines.append(f"- location: {md(row.location)}")
+    if fallbacks := row.evidence.get("fallbacks"):
+        lines.append(f"- ran in PyTorch: {md(', '.join(fallbacks))}")
+    if row.prediction and row.evidence.get("note"):
+        lines.append(f"- {PREDICTION_MARK} {md(row.evidence['note'])}")
+    outputs = [_output(o) for o in failing_outputs(row)]
+    if outputs:
+        headers = ["output", "kind", "dtype", "shape", "max abs", "max rel", "min atol",
+                   "min rtol", "note"]
+        lines += ["", _table(headers, outputs)]
+    return "\n".join(lines)
+
+
+def _output(o: dict[str, Any]) -> list[str]:
+    note = o.get("message") or ("int64 values outside int32 range" if o.get("int32_overflow")
+                                else "")
+    return [md(o.get("path") or NONE), md(o.get("kind") or NONE),
+            md(_change(o.get("eager_dtype"), o.get("dtype"))),
+            md(_change(_shape(o.get("eager_shape")), _shape(o.get("shape")))),
+            num(o.get("max_abs")), num(o.get("max_rel")), num(o.get("min_atol")),
+            num(o.get("min_rtol")), md(note)]
+
+
+def _change(eager: object, backend: object) -> str:
+    """``eager`` when both agree, else ``eager → backend``."""
+    before, after = (NONE if x is None else str(x) for x in (eager, backend))
+    return before if before == after else f"{before} → {after}"
+
+
+def _shape(shape: Sequence[int] | None) -> str:
+    if shape is None:
+        return NONE
+    return "×".join(str(d) for d in shape) or "scalar"
+
+
+def _backend(row: Row) -> str:
+    return md(row.backend) + (f" {PREDICTION_MARK}" if row.prediction else "")
+
+
+def _status(row: Row, *, strict_xfail: bool) -> str:
+    failing = is_failure(row.status, strict_xfail=strict_xfail)
+    return f"**{row.status}**" if failing else str(row.status)
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)

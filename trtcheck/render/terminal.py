@@ -1,0 +1,39 @@
+"""The plain-text summary printed at the end of a CLI run."""
+
+from __future__ import annotations
+
+from tabulate import tabulate
+
+from trtcheck.record import Record
+from trtcheck.render.escape import (
+    PREDICTION_MARK,
+    PREDICTION_TEXT,
+    n_failing,
+    plain,
+    status_counts,
+)
+from trtcheck.status import Status
+
+MESSAGE_WIDTH = 80
+
+
+def render_summary(record: Record, *, strict_xfail: bool) -> str:
+    """One line per row that did not pass, then the counts by status and how many fail the run."""
+    rows = [
+        [str(r.status), plain(r.case_id),
+         plain(r.backend) + (f" {PREDICTION_MARK}" if r.prediction else ""),
+         plain(r.profile), plain(r.stage or ""), _shorten(plain(r.message))]
+        for r in record.rows if r.status is not Status.PASS
+    ]
+    lines = [tabulate(rows, headers=["status", "case", "backend", "profile", "stage", "message"],
+                      tablefmt="simple", disable_numparse=True), ""] if rows else []
+    counts = ", ".join(f"{n} {s}" for s, n in status_counts(record))
+    failing = n_failing(record, strict_xfail=strict_xfail)
+    lines.append(f"total {len(record.rows)}: {counts or 'no rows'}; {failing} fail the run")
+    if record.has_predictions:
+        lines.append(f"{PREDICTION_MARK} marks {PREDICTION_TEXT}")
+    return "\n".join(lines)
+
+
+def _shorten(text: str) -> str:
+    return text if len(text) <= MESSAGE_WIDTH else text[:MESSAGE_WIDTH - 1] + "…"

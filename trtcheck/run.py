@@ -1,0 +1,168 @@
+"""A whole run: collect cases, execute each, journal rows as they finish, build the record."""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from types import FrameType
+from typing import Protocol
+
+from trtcheck import discover, environment, record
+from trtcheck.backends import Backend
+from trtcheck.errors import RecordError
+from trtcheck.execute import NO_PROFILE, iter_rows, plan, rows_for
+from trtcheck.isolate import IsolatedExecutor
+from trtcheck.options import Options
+from trtcheck.record import Journal, Record, Row
+from trtcheck.status import Status
+from trtcheck.variants import Case, expand
+
+COLLECT = "(collect)"
+JOURNAL = "results.jsonl"
+
+
+@dataclass(frozen=True)
+class Collection:
+    cases: list[Case]
+    problems: list[Row]
+    empty_files: list[str]
+
+
+def collect(opts: Options) -> Collection:
+    """Import every zoo file; failures and duplicate case ids become error rows."""
+    found, problems, empty = [], [], []
+    for file in discover.zoo_files(opts.paths):
+        result = discover.load(file)
+        if isinstance(result, discover.ImportFailure):
+            problems.append(_problem(file.rel, stage="import", message=result.message,
+                                     location=result.location, traceback=result.traceback))
+        elif not result.specs:
+            empty.append(file.rel)
+        else:
+            found.append(result)
+    cases: list[Case] = []
+    seen: dict[str, Case] = {}
+    for case in expand(found, opts.variants, opts.keyword):
+        first = seen.get(case.case_id)
+        if first is None:
+            seen[case.case_id] = case
+            cases.append(case)
+            continue
+        problems.append(_problem(
+            case.file.rel, case_id=case.case_id, stage="collect",
+            message=(f"duplicate case id {case.case_id}: declared at {first.file.path}:"
+                     f"{first.spec.line} and {case.file.path}:{case.spec.line}"),
+            location=f"{case.file.path}:{case.spec.line}"))
+    return Collection(cases, problems, empty)
+
+
+def _problem(rel: str, *, case_id: str | None = None, **fields: object) -> Row:
+    return Row(case_id or f"{rel}::{COLLECT}", rel, COLLECT, NO_PROFILE, NO_PROFILE,
+               NO_PROFILE, status=Status.ERROR, **fields)  # type: ignore[arg-type]
+
+
+class Executor(Protocol):
+    def rows(self, case: Case) -> Iterator[Row]: ...
+    def close(self) -> None: ...
+
+
+@dataclass
+class InProcessExecutor:
+    """Runs cases in this process: for debugging (``--no-isolate``); no timeouts."""
+
+    opts: Options
+    backends: Mapping[str, Backend]
+
+    def rows(self, case: Case) -> Iterator[Row]:
+        return iter_rows(case, self.opts, self.backends)
+
+    def close(self) -> None:
+        return None
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM, delivered like Ctrl-C so that one handler stops the run cleanly."""
+
+
+@contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise Interrupted
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _previous_rows(opts: Options) -> list[Row]:
+    journal = opts.out / JOURNAL
+    if not (opts.resume and journal.exists()):
+        return []
+    try:
+        return record.load(journal).rows
+    except RecordError:
+        return []
+
+
+def run(opts: Options, backends: Mapping[str, Backend], collection: Collection,
+        on_case: Callable[[Case | None, list[Row]], None]) -> tuple[Record, bool]:
+    """Execute every case, appending rows to the journal as they finish.
+
+    Returns the record and whether the run was interrupted (remaining rows are then
+    ``skipped: interrupted``)."""
+    started = datetime.now(timezone.utc)
+    t0 = time.perf_counter()
+    env = environment.describe(opts.device, opts.paths[0])
+    env["started"] = started.isoformat(timespec="seconds")
+    pairs = plan(backends, opts.profiles)
+    previous = {r.key: r for r in _previous_rows(opts)}
+    journal = Journal(opts.out / JOURNAL, env, opts.to_dict(), resume=bool(previous))
+    executor: Executor = (IsolatedExecutor(opts, backends, opts.out / "worker.log")
+                          if opts.isolate else InProcessExecutor(opts, backends))
+    rows: list[Row] = list(collection.problems)
+    journal.append(collection.problems)
+    if collection.problems:
+        on_case(None, collection.problems)
+    interrupted = False
+    pending = list(collection.cases)
+    current: list[Row] = []
+    try:
+        with _sigterm_interrupts():
+            while pending:
+                case, current = pending[0], []
+                keys = [(case.case_id, b, p.name if p else NO_PROFILE) for b, p in pairs]
+                if all(k in previous for k in keys):
+                    current = [previous[k] for k in keys]
+                else:
+                    for row in executor.rows(case):
+                        journal.append([row])
+                        current.append(row)
+                pending.pop(0)
+                rows += current
+                on_case(case, current)
+    except KeyboardInterrupt:
+        interrupted = True
+        for i, case in enumerate(pending):
+            finished = current if i == 0 else []
+            have = {r.key for r in finished}
+            todo = [(b, p) for b, p in pairs
+                    if (case.case_id, b, p.name if p else NO_PROFILE) not in have]
+            skipped = rows_for(case, todo, status=Status.SKIPPED, message="interrupted")
+            journal.append(skipped)
+            rows += finished + skipped
+    finally:
+        executor.close()
+        journal.close()
+    env["duration_s"] = round(time.perf_counter() - t0, 3)
+    return Record(environment=env, options=opts.to_dict(), rows=rows), interrupted
+

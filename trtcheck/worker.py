@@ -1,0 +1,61 @@
+"""The worker process: runs cases sent by :mod:`trtcheck.isolate`, reporting stages and rows.
+
+Started as ``python -m trtcheck.worker REQUEST_FD REPLY_FD``; speaks pickled messages over
+two pipes so that whatever the zoo prints cannot corrupt the protocol.
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+from multiprocessing.connection import Connection
+
+from trtcheck import backends, discover
+from trtcheck.discover import ZooFile
+from trtcheck.execute import iter_rows, plan, rows_for
+from trtcheck.options import Options
+from trtcheck.status import Status
+from trtcheck.variants import Case
+from trtcheck.zoo import ModelSpec
+
+
+def serve(requests: Connection, replies: Connection) -> None:
+    opts: Options
+    opts, names, memory_limit = requests.recv()
+    if memory_limit:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+    chosen = {n: backends.get(n) for n in names}
+    loaded: dict[str, tuple[ModelSpec, ...] | discover.ImportFailure] = {}
+    while True:
+        try:
+            root, path, name, variant = requests.recv()
+        except EOFError:
+            return
+        file = ZooFile(root, path)
+        if str(path) not in loaded:
+            result = discover.load(file)
+            loaded[str(path)] = result.specs if isinstance(result, discover.Discovered) else result
+        found = loaded[str(path)]
+        if isinstance(found, discover.ImportFailure):
+            spec = ModelSpec(name=name, factory=lambda v: None, variants=(variant,))
+            rows = rows_for(Case(file, spec, variant), plan(chosen, opts.profiles),
+                            status=Status.ERROR, stage="import", message=found.message,
+                            location=found.location, traceback=found.traceback)
+        else:
+            spec = next(s for s in found if s.name == name)
+            rows = iter_rows(Case(file, spec, variant), opts, chosen,
+                             hook=lambda b, p, s: replies.send(("stage", b, p, s)))
+        for row in rows:
+            replies.send(("row", row.to_dict()))
+        replies.send(("done",))
+
+
+def main(argv: list[str]) -> int:
+    requests = Connection(int(argv[0]), writable=False)
+    replies = Connection(int(argv[1]), readable=False)
+    serve(requests, replies)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
