@@ -16,7 +16,7 @@ import pytest
 
 from trtcheck.record import Latency, Record, Row, Stats, load
 from trtcheck.render import render_junit, render_markdown, render_summary, write_reports
-from trtcheck.render.escape import md, plain, xml_text
+from trtcheck.render.text import md, plain, xml_text
 from trtcheck.status import Status
 
 GOLDEN = Path(__file__).parent / "golden"

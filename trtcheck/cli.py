@@ -13,6 +13,7 @@ from trtcheck.errors import TrtcheckError, UsageError
 from trtcheck.record import Record, Row
 from trtcheck.render import write_reports
 from trtcheck.render.terminal import render_summary
+from trtcheck.render.text import plain
 from trtcheck.run import Collection, collect, run
 from trtcheck.status import is_failure
 from trtcheck.variants import Case
@@ -89,9 +90,9 @@ def list_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | 
     collection = collect(opts)
     for case in collection.cases:
         tags = f"  [{', '.join(case.spec.tags)}]" if case.spec.tags else ""
-        click.echo(f"{case.case_id}{tags}")
+        click.echo(plain(f"{case.case_id}{tags}"))
     for row in collection.problems:
-        click.echo(f"error: {row.location or row.file}: {row.message}", err=True)
+        click.echo(f"error: {plain(row.location or row.file)}: {plain(row.message)}", err=True)
     return 1 if collection.problems else 0
 
 
@@ -159,16 +160,16 @@ class _Progress:
             return
         if case is None:
             for row in rows:
-                click.echo(f"ERROR {row.location or row.file}: {row.message}")
+                click.echo(f"ERROR {plain(row.location or row.file)}: {plain(row.message)}")
             return
         self.done += 1
         parts = " ".join(f"{r.backend}{'' if r.profile == '-' else ':' + r.profile}={r.status}"
                          for r in rows)
-        click.echo(f"[{self.done}/{self.total}] {case.case_id}  {parts}")
+        click.echo(f"[{self.done}/{self.total}] {plain(case.case_id)}  {parts}")
         if self.verbosity >= 1:
             for r in rows:
                 if r.message:
-                    click.echo(f"    {r.backend}: {r.message}")
+                    click.echo(f"    {r.backend}: {plain(r.message)}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -28,7 +28,8 @@ class _Worker:
         to_child_r, to_child_w = os.pipe()
         to_parent_r, to_parent_w = os.pipe()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "trtcheck.worker", str(to_child_r), str(to_parent_w)],
+            [sys.executable, "-m", "trtcheck.worker", str(to_child_r), str(to_parent_w),
+             str(os.getpid())],
             pass_fds=(to_child_r, to_parent_w),
             stdin=subprocess.DEVNULL, stdout=log, stderr=log,
             start_new_session=True,  # a Ctrl-C on the terminal reaches trtcheck, not the worker

@@ -1,12 +1,15 @@
 """The worker process: runs cases sent by :mod:`trtcheck.isolate`, reporting stages and rows.
 
-Started as ``python -m trtcheck.worker REQUEST_FD REPLY_FD``; speaks pickled messages over
+Started as ``python -m trtcheck.worker REQUEST_FD REPLY_FD PARENT_PID``; speaks pickled messages over
 two pipes so that whatever the zoo prints cannot corrupt the protocol.
 """
 
 from __future__ import annotations
 
+import ctypes
+import os
 import resource
+import signal
 import sys
 from multiprocessing.connection import Connection
 
@@ -50,7 +53,19 @@ def serve(requests: Connection, replies: Connection) -> None:
         replies.send(("done",))
 
 
+def _die_with_parent(parent: int) -> None:
+    """Linux: have the kernel kill this worker when trtcheck dies, even by SIGKILL."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+
 def main(argv: list[str]) -> int:
+    _die_with_parent(int(argv[2]))
     requests = Connection(int(argv[0]), writable=False)
     replies = Connection(int(argv[1]), readable=False)
     serve(requests, replies)

@@ -13,7 +13,7 @@ from typing import Any
 from junit_xml import TestCase, TestSuite, to_xml_report_string
 
 from trtcheck.record import Record, Row
-from trtcheck.render.escape import (
+from trtcheck.render.text import (
     NONE,
     PREDICTION_TEXT,
     failing_outputs,

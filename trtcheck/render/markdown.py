@@ -8,7 +8,7 @@ from typing import Any
 from tabulate import tabulate
 
 from trtcheck.record import Record, Row
-from trtcheck.render.escape import (
+from trtcheck.render.text import (
     NONE,
     PREDICTION_MARK,
     PREDICTION_TEXT,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from tabulate import tabulate
 
 from trtcheck.record import Record
-from trtcheck.render.escape import (
+from trtcheck.render.text import (
     PREDICTION_MARK,
     PREDICTION_TEXT,
     n_failing,

@@ -1,0 +1,124 @@
+"""The CLI in-process through main(argv): exit codes, messages, re-rendering."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from trtcheck.cli import main
+
+ZOO = {
+    "m.py": """
+        import torch, trtcheck
+
+        class Twice(torch.nn.Module):
+            def forward(self, x):
+                return x * 2
+
+        @trtcheck.model(variants=("float32", "complex64"))
+        def twice(variant):
+            return Twice(), (torch.randn(3, dtype=getattr(torch, variant)),)
+
+        @trtcheck.model(xfail="known to be broken")
+        def expected(variant):
+            return Twice(), (torch.ones(2),)
+    """,
+}
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_list_prints_case_ids(make_zoo, capsys) -> None:
+    root = make_zoo(ZOO)
+    code, out, _ = run(capsys, "list", str(root))
+    assert code == 0
+    assert out.split() == ["m::twice[float32]", "m::twice[complex64]", "m::expected[default]"]
+    code, out, _ = run(capsys, "list", str(root), "--variant", "complex64")
+    assert out.split() == ["m::twice[complex64]"]
+
+
+def test_run_writes_reports_and_xpass_exits_0(make_zoo, tmp_path: Path, capsys) -> None:
+    root = make_zoo(ZOO)
+    out_dir = tmp_path / "out"
+    code, out, err = run(capsys, "run", str(root), "--no-isolate", "--out", str(out_dir))
+    assert code == 0, out + err
+    assert "using eager" in err
+    assert "[3/3] m::expected[default]  eager=xpass" in out
+    record = json.loads((out_dir / "results.json").read_text())
+    assert [r["status"] for r in record["rows"]] == ["pass", "pass", "xpass"]
+    assert (out_dir / "junit.xml").exists() and (out_dir / "report.md").exists()
+
+
+def test_strict_xfail_makes_xpass_fail(make_zoo, tmp_path: Path, capsys) -> None:
+    root = make_zoo({**ZOO, "trtcheck.toml": "strict_xfail = true\n"})
+    code, _, _ = run(capsys, "run", str(root), "--no-isolate", "--out", str(tmp_path / "o"),
+                     "-k", "expected")
+    assert code == 1
+
+
+def test_failing_row_exits_1(make_zoo, tmp_path: Path, capsys) -> None:
+    root = make_zoo({"bad.py": """
+        import torch, trtcheck
+
+        class Boom(torch.nn.Module):
+            def forward(self, x):
+                raise RuntimeError("kaput")
+
+        trtcheck.model(lambda v: (Boom(), (torch.ones(1),)), name="boom")
+    """})
+    code, out, _ = run(capsys, "run", str(root), "--no-isolate", "--out", str(tmp_path / "o"))
+    assert code == 1
+    assert "RuntimeError: kaput" in out
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["run", "{zoo}/nope"], "path {zoo}/nope does not exist"),
+    (["run", "{zoo}", "--backend", "tensorrtt"], "unknown backend 'tensorrtt'"),
+    (["run", "{zoo}", "--variant", "complex63"], "did you mean 'complex64'"),
+    (["run", "{zoo}", "-k", "a and"], "unexpected end of expression"),
+    (["run", "{zoo}", "--profile", "truncate_doubles"], "did you mean 'truncate_double'"),
+    (["report", "{zoo}/missing.json"], "cannot read"),
+    (["run"], "Missing argument"),
+])
+def test_usage_errors_exit_2_with_one_line(make_zoo, capsys, argv: list[str], needle: str) -> None:
+    root = make_zoo(ZOO)
+    code, out, err = run(capsys, *(a.format(zoo=root) for a in argv))
+    assert code == 2
+    assert needle.format(zoo=root) in err
+    assert "Traceback" not in err + out
+
+
+def test_config_typo_exits_2(make_zoo, capsys) -> None:
+    root = make_zoo({**ZOO, "pyproject.toml": "[tool.trtcheck]\nbackend = ['eager']\n"})
+    code, _, err = run(capsys, "run", str(root))
+    assert code == 2
+    assert "unknown key 'backend'; did you mean 'backends'?" in err
+
+
+def test_unwritable_out_dir_exits_2_before_work(make_zoo, tmp_path: Path, capsys) -> None:
+    root = make_zoo(ZOO)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code, out, err = run(capsys, "run", str(root), "--out", str(blocker / "sub"))
+    assert code == 2
+    assert "cannot write reports" in err
+    assert "collected" not in out
+
+
+def test_report_rerenders_from_record(make_zoo, tmp_path: Path, capsys) -> None:
+    root = make_zoo(ZOO)
+    out_dir = tmp_path / "out"
+    run(capsys, "run", str(root), "--no-isolate", "--out", str(out_dir), "-q")
+    original = (out_dir / "report.md").read_text()
+    (out_dir / "report.md").unlink()
+    (out_dir / "junit.xml").unlink()
+    code, out, _ = run(capsys, "report", str(out_dir / "results.json"))
+    assert code == 0
+    assert (out_dir / "report.md").read_text() == original
+    assert (out_dir / "junit.xml").exists()

@@ -1,0 +1,232 @@
+"""End to end: the CLI in a subprocess on temp directories, as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+ZOOS = REPO / "tests" / "zoos"
+
+
+def trtcheck(*args: str, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "trtcheck", *args], capture_output=True, text=True,
+                          cwd=cwd or REPO, timeout=timeout)
+
+
+def rows(out: Path) -> list[dict]:
+    return json.loads((out / "results.json").read_text())["rows"]
+
+
+def test_sample_zoo_runs_clean(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    proc = trtcheck("run", "fixtures/", "--out", str(out))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    record = rows(out)
+    testcases = ET.parse(out / "junit.xml").getroot().iter("testcase")
+    assert len(list(testcases)) == len(record) > 10
+    assert {r["status"] for r in record} <= {"pass", "xfail", "xpass"}
+    assert "## Accuracy" in (out / "report.md").read_text()
+
+
+FOREIGN = {
+    "audio/spectra.py": '''
+        import torch
+        import trtcheck
+
+        class Filter(torch.nn.Module):
+            def forward(self, spec, gain):
+                return torch.view_as_real(spec * gain)
+
+        @trtcheck.model(variants=("complex64", "complex128"))
+        def spectral_filter(variant):
+            dtype = getattr(torch, variant)
+            return Filter(), (torch.randn(2, 33, dtype=dtype), torch.randn(33, dtype=dtype))
+    ''',
+    "recsys/ids.py": '''
+        import torch
+        import trtcheck
+
+        class Lookup(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.emb = torch.nn.Embedding(50, 4)
+
+            def forward(self, ids):
+                return self.emb(ids), ids + 1
+
+        @trtcheck.model(variants=("int64",))
+        def lookup(variant):
+            return Lookup(), (torch.randint(0, 49, (3, 5)),)
+
+        class Broken(torch.nn.Module):
+            def forward(self, ids):
+                return ids.view(7, 7)
+
+        @trtcheck.model(variants=("int64",))
+        def broken(variant):
+            return Broken(), (torch.arange(10),)
+    ''',
+    "needs_missing_dep.py": '''
+        import torch
+        import not_a_real_package
+    ''',
+}
+
+
+def test_foreign_zoo_gets_one_correct_row_per_case(make_zoo, tmp_path: Path) -> None:
+    root = make_zoo(FOREIGN)
+    out = tmp_path / "out"
+    proc = trtcheck("run", str(root), "--out", str(out), cwd=tmp_path)
+    assert proc.returncode == 1
+    got = {r["case_id"]: r for r in rows(out)}
+    assert {k: v["status"] for k, v in got.items()} == {
+        "needs_missing_dep::(collect)": "error",
+        "audio/spectra::spectral_filter[complex64]": "pass",
+        "audio/spectra::spectral_filter[complex128]": "pass",
+        "recsys/ids::lookup[int64]": "pass",
+        "recsys/ids::broken[int64]": "error",
+    }
+    missing = got["needs_missing_dep::(collect)"]
+    assert missing["location"] == f"{root / 'needs_missing_dep.py'}:3"
+    assert "No module named 'not_a_real_package'" in missing["message"]
+    broken = got["recsys/ids::broken[int64]"]
+    assert broken["stage"] == "eager"
+    assert broken["location"] == f"{root / 'recsys/ids.py'}:19"
+    assert "Traceback" in broken["traceback"] and "Traceback" not in broken["message"]
+    lookup = got["recsys/ids::lookup[int64]"]
+    assert [o["dtype"] for o in lookup["outputs"]] == ["torch.float32", "torch.int64"]
+
+
+EXPECTED_FAULTS = {
+    "faults/broken_import::(collect)": ("error", "ImportError: this zoo file needs a package"),
+    "faults/crashes::segfault[default]": ("crash", "worker killed by SIGSEGV in stage eager"),
+    "faults/crashes::abort[default]": ("crash", "worker killed by SIGABRT in stage eager"),
+    "faults/crashes::exit[default]": ("crash", "worker exited with code 3 in stage eager"),
+    "faults/crashes::hang[default]": ("timeout", "timed out after 15 s in stage eager"),
+    "faults/crashes::huge_allocation[default]": ("error", "out of memory: "),
+    "faults/names::a|b[default]": ("pass", ""),
+    "faults/names::<b>x</b>[default]": ("pass", ""),
+    "faults/names::$(touch pwned)[default]": ("pass", ""),
+    "faults/names::hostile_message[default]": ("error", "RuntimeError: <script>"),
+    "faults/stages::raises_in_factory[default]": ("error", "ValueError: factory broke"),
+    "faults/stages::returns_a_module_only[default]": ("error", "factory must return (module, args)"),
+    "faults/stages::raises_in_forward[default]": ("error", "RuntimeError: forward broke"),
+    "faults/stages::not_exportable[default]": ("error", ""),
+    "faults/stages::nan_outputs[default]": ("pass", ""),
+    "faults/stages::input_mutation[default]": ("pass", ""),
+    "faults/stages::non_tensor_output[default]": ("pass", ""),
+}
+STAGES = {"raises_in_factory": "build", "returns_a_module_only": "build",
+          "raises_in_forward": "eager", "not_exportable": "export"}
+
+
+def _comparable(row: dict) -> dict:
+    """What must not change when a healthy model runs beside faulty ones (timings may)."""
+    return {k: row[k] for k in ("case_id", "backend", "profile", "status", "message", "outputs")}
+
+
+@pytest.mark.slow
+def test_fault_injection(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = trtcheck("run", str(ZOOS), "--out", str(out), "--timeout", "15",
+                    "--memory-limit", "6144", "--backend", "eager", "--backend", "emulate", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert not (tmp_path / "pwned").exists()
+    got = rows(out)
+    eager = {r["case_id"]: r for r in got if r["backend"] in ("eager", "-")}
+    faults = {k: v for k, v in eager.items() if k.startswith("faults/")}
+    assert {k: (v["status"], v["message"][:len(EXPECTED_FAULTS[k][1])]) for k, v in faults.items()} \
+        == EXPECTED_FAULTS
+    for name, stage in STAGES.items():
+        assert faults[f"faults/stages::{name}[default]"]["stage"] == stage
+    # Every case has one row per backend, even the ones that took the worker down.
+    assert len(got) == 1 + 2 * (len(EXPECTED_FAULTS) - 1) + 2 * 5
+    alone = tmp_path / "alone"
+    trtcheck("run", str(ZOOS / "healthy"), "--out", str(alone), "--backend", "eager",
+             "--backend", "emulate", cwd=tmp_path)
+    healthy = [_comparable(r) for r in got if r["case_id"].startswith("healthy/")]
+    assert healthy == [{**_comparable(r), "case_id": "healthy/" + r["case_id"]} for r in rows(alone)]
+    assert all(r["status"] == "pass" for r in healthy)
+
+
+SLOW_ZOO = {"m.py": """
+    import time
+    import torch, trtcheck
+
+    class Slow(torch.nn.Module):
+        def __init__(self, delay):
+            super().__init__()
+            self.delay = delay
+
+        def forward(self, x):
+            time.sleep(self.delay)
+            return x + 1
+
+    for i in range(3):
+        trtcheck.model(lambda v: (Slow(0.0), (torch.ones(2),)), name=f"quick{i}")
+    trtcheck.model(lambda v: (Slow(600.0), (torch.ones(2),)), name="stuck")
+"""}
+
+
+@pytest.mark.slow
+def test_sigkill_loses_nothing_and_resume_skips_recorded(make_zoo, tmp_path: Path) -> None:
+    root = make_zoo(SLOW_ZOO)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "trtcheck", "run", str(root), "--out", str(out),
+                             "--backend", "eager"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    journal = out / "results.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if journal.exists() and len(journal.read_text().splitlines()) >= 4:  # header + 3 rows
+            break
+        time.sleep(0.2)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not (out / "results.json").exists()
+
+    rebuilt = trtcheck("report", str(journal))
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    finished = {r["case_id"]: r for r in rows(out)}
+    assert set(finished) == {f"m::quick{i}[default]" for i in range(3)}
+    assert ET.parse(out / "junit.xml").getroot().find(".//testcase") is not None
+
+    resumed = trtcheck("run", str(root), "--out", str(out), "--backend", "eager", "--resume",
+                       "--timeout", "10")
+    assert resumed.returncode == 1
+    final = {r["case_id"]: r for r in rows(out)}
+    assert final["m::stuck[default]"]["status"] == "timeout"
+    for case_id, row in finished.items():
+        assert final[case_id]["timings"] == row["timings"], "recorded case was run again"
+
+
+@pytest.mark.slow
+def test_sigterm_renders_what_finished(make_zoo, tmp_path: Path) -> None:
+    root = make_zoo(SLOW_ZOO)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "trtcheck", "run", str(root), "--out", str(out),
+                             "--backend", "eager"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    journal = out / "results.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if journal.exists() and len(journal.read_text().splitlines()) >= 4:
+            break
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "interrupted" in err
+    final = {r["case_id"]: r["status"] for r in rows(out)}
+    assert final == {"m::quick0[default]": "pass", "m::quick1[default]": "pass",
+                     "m::quick2[default]": "pass", "m::stuck[default]": "skipped"}
