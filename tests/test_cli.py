@@ -118,7 +118,7 @@ def test_report_rerenders_from_record(make_zoo, tmp_path: Path, capsys) -> None:
     original = (out_dir / "report.md").read_text()
     (out_dir / "report.md").unlink()
     (out_dir / "junit.xml").unlink()
-    code, out, _ = run(capsys, "report", str(out_dir / "results.json"))
+    code, _out, _ = run(capsys, "report", str(out_dir / "results.json"))
     assert code == 0
     assert (out_dir / "report.md").read_text() == original
     assert (out_dir / "junit.xml").exists()

@@ -12,7 +12,6 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
 
 ZOOS = REPO / "tests" / "zoos"
