@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import operator
 import random
 import re
 from collections.abc import Callable, Iterable
@@ -112,21 +113,19 @@ def keyword_matcher(expr: str) -> Callable[[str, tuple[str, ...]], bool]:
 
     Pred = Callable[[str, tuple[str, ...]], bool]
 
-    def parse_or() -> Pred:
-        left = parse_and()
-        while peek() == "or":
+    def chain(word: str, operand: Callable[[], Pred], join: Callable[[bool, bool], bool]) -> Pred:
+        left = operand()
+        while peek() == word:
             take()
-            right, prev = parse_and(), left
-            left = lambda c, t, a=prev, b=right: a(c, t) or b(c, t)  # noqa: E731
+            right, prev = operand(), left
+            left = lambda c, t, a=prev, b=right: join(a(c, t), b(c, t))  # noqa: E731
         return left
 
+    def parse_or() -> Pred:
+        return chain("or", parse_and, operator.or_)
+
     def parse_and() -> Pred:
-        left = parse_not()
-        while peek() == "and":
-            take()
-            right, prev = parse_not(), left
-            left = lambda c, t, a=prev, b=right: a(c, t) and b(c, t)  # noqa: E731
-        return left
+        return chain("and", parse_not, operator.and_)
 
     def parse_not() -> Pred:
         if peek() == "not":
