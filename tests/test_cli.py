@@ -48,8 +48,8 @@ def test_run_writes_reports_and_xpass_exits_0(make_zoo, tmp_path: Path, capsys) 
     out_dir = tmp_path / "out"
     code, out, err = run(capsys, "run", str(root), "--no-isolate", "--out", str(out_dir))
     assert code == 0, out + err
-    assert "using eager" in err
-    assert "[3/3] m::expected[default]  eager=xpass" in out
+    assert "using emulate" in err
+    assert "[3/3] m::expected[default]  emulate:default=xpass" in out
     record = json.loads((out_dir / "results.json").read_text())
     assert [r["status"] for r in record["rows"]] == ["pass", "pass", "xpass"]
     assert (out_dir / "junit.xml").exists() and (out_dir / "report.md").exists()

@@ -10,7 +10,7 @@ from trtcheck.errors import ConfigError, UsageError
 
 def resolve(paths, **kw) -> options.Options:
     return options.resolve(tuple(paths), known_backends=backends.REGISTRY,
-                           default_backends=("eager",), **kw)
+                           default_backends=lambda device: (("eager",), "default"), **kw)
 
 
 def test_defaults_without_config(tmp_path: Path) -> None:

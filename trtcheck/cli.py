@@ -10,7 +10,10 @@ import click
 
 from trtcheck import __version__, backends, options, record
 from trtcheck.errors import TrtcheckError, UsageError
+from trtcheck.environment import describe
+from trtcheck.execute import analyze_case
 from trtcheck.record import Record, Row
+from trtcheck.render.analysis import render_analysis
 from trtcheck.render import write_reports
 from trtcheck.render.terminal import render_summary
 from trtcheck.render.text import plain
@@ -96,6 +99,25 @@ def list_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | 
     return 1 if collection.problems else 0
 
 
+@cli.command("analyze")
+@_selection
+@click.option("--out", type=click.Path(path_type=Path), help="Report directory [trtcheck-report].")
+@click.option("-v", "--verbose", count=True, help="Print each case's complex ops and predictions.")
+def analyze_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | None,
+                config: Path | None, out: Path | None, verbose: int) -> int:
+    """Predict each case's complex, int64 and float64 paths, without compiling (CPU)."""
+    opts = _resolve(paths, config, variants, keyword, backends_=("eager",), out=out, device="cpu",
+                    verbosity=-1)
+    _check_writable(opts.out)
+    collection = collect(opts)
+    rows = collection.problems + [analyze_case(case) for case in collection.cases]
+    rec = Record.of(describe(opts.device, opts.paths[0]), opts.to_dict(), rows)
+    record.save(rec, opts.out / "analysis.json")
+    click.echo(render_analysis(rec, verbose=verbose > 0))
+    click.echo(f"analysis: {opts.out / 'analysis.json'}")
+    return exit_code(rec, strict_xfail=False)
+
+
 @cli.command("report")
 @click.argument("results", type=click.Path(path_type=Path))
 @click.option("--out", type=click.Path(path_type=Path),
@@ -114,13 +136,13 @@ def report_cmd(results: Path, out: Path | None) -> int:
 def _resolve(paths: tuple[Path, ...], config: Path | None, variants: tuple[str, ...],
              keyword: str | None, *, backends_: tuple[str, ...] = (),
              profiles: tuple[str, ...] = (), **kw: object) -> options.Options:
-    defaults, note = backends.default_backends()
     opts = options.resolve(paths, config_path=config, variants=variants, keyword=keyword,
                            backends=backends_, profiles=profiles,
-                           known_backends=backends.REGISTRY, default_backends=defaults,
+                           known_backends=backends.REGISTRY,
+                           default_backends=backends.default_backends,
                            **kw)  # type: ignore[arg-type]
-    if not backends_ and opts.backends == defaults and opts.verbosity >= 0:
-        click.echo(note, err=True)
+    if opts.backend_note and opts.verbosity >= 0:
+        click.echo(opts.backend_note, err=True)
     return opts
 
 

@@ -11,7 +11,11 @@ from typing import Any
 
 import torch
 
+from torch.export import ExportedProgram
+
+from trtcheck.analyze import analyze_program
 from trtcheck.backends import Backend, CompileJob, Unsupported
+from trtcheck.backends.base import PREDICTION_NOTE
 from trtcheck.compare import Comparison, compare
 from trtcheck.discover import last_line, location
 from trtcheck.export import export
@@ -108,6 +112,29 @@ def _finish(case: Case, row: Row) -> Row:
     return replace(row, status=status, message=message)
 
 
+def analyze_case(case: Case) -> Row:
+    """Build and export a case on CPU and analyse its dtype paths: no eager run, no compile.
+
+    The analysis is in the row's ``evidence["analysis"]``; a failure is an ``error`` row."""
+    clock = _Clock()
+    try:
+        with clock.stage("build", case):
+            built = build(case)
+            built = replace(built, module=built.module.eval())
+        with clock.stage("export", case):
+            program = export(case, built)
+        with clock.stage("analyze", case):
+            analysis = analyze_program(program, built.args, built.kwargs)
+    except StageError as err:
+        (row,) = rows_for(case, [("analyze", None)], status=Status.ERROR, stage=err.stage,
+                          message=str(err), location=err.location, traceback=err.traceback,
+                          timings=clock.timings)
+        return row
+    (row,) = rows_for(case, [("analyze", None)], timings=clock.timings,
+                      evidence={"analysis": analysis})
+    return row
+
+
 def run_case(case: Case, opts: Options, backends: Mapping[str, Backend]) -> list[Row]:
     """Every row of one case. Exceptions in user or backend code become rows, never propagate."""
     return list(iter_rows(case, opts, backends))
@@ -136,11 +163,13 @@ def iter_rows(case: Case, opts: Options, backends: Mapping[str, Backend],
         yield from rows_for(case, pairs, status=Status.ERROR, stage=err.stage, message=str(err),
                             location=err.location, traceback=err.traceback, timings=clock.timings)
         return
+    analysis = _analyze(program, inputs, clock, case)
 
     for name, profile in pairs:
         backend = backends[name]
         base = Row(case.case_id, case.file.rel, case.spec.name, case.variant, name,
-                   profile.name if profile else NO_PROFILE, tags=list(case.spec.tags))
+                   profile.name if profile else NO_PROFILE, tags=list(case.spec.tags),
+                   evidence={"analysis": analysis, **_prediction(backend)})
         reason = backend.unavailable_reason(opts.device)
         if reason:
             yield replace(base, status=Status.SKIPPED, message=reason)
@@ -150,7 +179,21 @@ def iter_rows(case: Case, opts: Options, backends: Mapping[str, Backend],
         outcome = _run_backend(case, backend, job, expected, eager_in, eager_stats, opts,
                                truncate_double=bool(profile and profile.truncate_double),
                                clock=stage_clock)
+        outcome["evidence"] = {**base.evidence, **outcome["evidence"]}
         yield _finish(case, replace(base, **outcome))
+
+
+def _analyze(program: ExportedProgram, inputs: Any, clock: _Clock, case: Case) -> dict[str, Any]:
+    """The case's dtype paths; a failure here is recorded, never fatal, since no result depends on it."""
+    try:
+        with clock.stage("analyze", case):
+            return analyze_program(program, *inputs)
+    except StageError as err:
+        return {"error": str(err), "path": []}
+
+
+def _prediction(backend: Backend) -> dict[str, Any]:
+    return {"prediction": True, "note": PREDICTION_NOTE} if backend.prediction else {}
 
 
 def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
@@ -178,6 +221,8 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
         return dict(status=Status.ERROR, stage=err.stage, message=str(err), location=err.location,
                     traceback=err.traceback, timings=clock.timings, evidence=evidence)
     status, message = _verdict(result, inputs_check)
+    if status is Status.PASS and truncate_double:
+        message = _precision_lost(result)
     return dict(status=status, message=message, stage=None if status is Status.PASS else "compare",
                 timings=clock.timings, outputs=[leaf.to_dict() for leaf in result.leaves],
                 latency=Latency(eager=eager_stats, backend=stats), evidence=evidence)
@@ -191,6 +236,16 @@ def _verdict(outputs: Comparison, inputs: Comparison) -> tuple[Status, str]:
         problems.append("inputs after the call differ from eager's (modified or re-typed by the "
                         f"compiled module): {inputs.message}")
     return (Status.FAIL, "; ".join(problems)) if problems else (Status.PASS, "")
+
+
+def _precision_lost(result: Comparison) -> str:
+    """Under truncate_double, how far float64 outputs moved when computed in float32."""
+    doubles = [leaf.max_rel for leaf in result.leaves
+               if leaf.eager_dtype in ("torch.float64", "torch.complex128") and leaf.max_rel is not None]
+    if not doubles:
+        return ""
+    return (f"truncate_double: float64 outputs judged at float32 tolerance; precision lost "
+            f"relative to float64: max rel error {max(doubles):.2g}")
 
 
 def _mutated(before: Any, after: Any) -> bool:

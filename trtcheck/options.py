@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -89,6 +89,7 @@ class Options:
     memory_limit: int | None = None
     verbosity: int = 0
     config_file: Path | None = None
+    backend_note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -229,7 +230,7 @@ def resolve(
     memory_limit_mb: int | None = None,
     verbosity: int = 0,
     known_backends: Mapping[str, Any],
-    default_backends: tuple[str, ...],
+    default_backends: Callable[[str], tuple[tuple[str, ...], str]],
 ) -> Options:
     """Merge config file and command line; raise ConfigError/UsageError on anything invalid."""
     for p in paths:
@@ -259,7 +260,12 @@ def resolve(
     profile_names = list(profiles or config.get("run_profiles", ["default"]))
     _pick(profile_names, known_profiles, "profile")
 
-    backend_names = list(backends or config.get("backends", []) or default_backends)
+    resolved_device = resolve_device(device or config.get("device", "auto"))
+    backend_names = list(backends or config.get("backends", []))
+    note = None
+    if not backend_names:
+        chosen, note = default_backends(resolved_device)
+        backend_names = list(chosen)
     _pick(backend_names, known_backends, "backend")
 
     variant_names = list(variants or config.get("variants", []))
@@ -283,7 +289,7 @@ def resolve(
         profiles=tuple(known_profiles[n] for n in dict.fromkeys(profile_names)),
         tolerances=tolerances,
         timing=timing,
-        device=resolve_device(device or config.get("device", "auto")),
+        device=resolved_device,
         out=Path(out or config.get("out", "trtcheck-report")),
         strict_xfail=bool(config.get("strict_xfail", False)),
         isolate=config.get("isolate", True) if isolate is None else isolate,
@@ -292,6 +298,7 @@ def resolve(
         memory_limit=limit_mb * 2**20 if limit_mb else None,
         verbosity=verbosity,
         config_file=config_path,
+        backend_note=note,
     )
 
 

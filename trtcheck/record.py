@@ -116,6 +116,12 @@ class Record:
     paths: dict[str, Any] = field(default_factory=dict)
     schema: int = SCHEMA_VERSION
 
+    @classmethod
+    def of(cls, environment: dict[str, Any], options: dict[str, Any], rows: list[Row]) -> Record:
+        """A record whose ``paths`` are the analyses the rows carry, one per case."""
+        paths = {r.case_id: r.evidence["analysis"] for r in rows if "analysis" in r.evidence}
+        return cls(environment=environment, options=options, rows=rows, paths=paths)
+
     @property
     def has_predictions(self) -> bool:
         return any(r.prediction for r in self.rows)
@@ -233,7 +239,8 @@ def _from_jsonl(lines: list[str], path: Path) -> Record:
     latest: dict[tuple[str, str, str], dict[str, Any]] = {}
     for row in rows:
         latest[(row.get("case_id"), row.get("backend"), row.get("profile"))] = row
-    return Record.from_dict({**header, "rows": list(latest.values())})
+    base = Record.from_dict({**header, "rows": list(latest.values())})
+    return Record.of(base.environment, base.options, base.rows)
 
 
 def _parse_lines(lines: list[str]) -> Iterator[dict[str, Any]]:

@@ -164,5 +164,5 @@ def run(opts: Options, backends: Mapping[str, Backend], collection: Collection,
         executor.close()
         journal.close()
     env["duration_s"] = round(time.perf_counter() - t0, 3)
-    return Record(environment=env, options=opts.to_dict(), rows=rows), interrupted
+    return Record.of(env, opts.to_dict(), rows), interrupted
 

@@ -6,11 +6,15 @@ from collections.abc import Callable
 
 from trtcheck.backends.base import Backend, Compiled, CompileJob, Unsupported
 from trtcheck.backends.eager import EagerBackend
+from trtcheck.backends.emulate import EmulateBackend
 from trtcheck.backends.inductor import InductorBackend
+from trtcheck.backends.tensorrt import TensorRTBackend
 
 REGISTRY: dict[str, Callable[[], Backend]] = {
-    EagerBackend.name: EagerBackend,
+    TensorRTBackend.name: TensorRTBackend,
+    EmulateBackend.name: EmulateBackend,
     InductorBackend.name: InductorBackend,
+    EagerBackend.name: EagerBackend,
 }
 
 
@@ -18,9 +22,13 @@ def get(name: str) -> Backend:
     return REGISTRY[name]()
 
 
-def default_backends() -> tuple[tuple[str, ...], str]:
-    """The backends a run uses when none is named, and one line saying why."""
-    return ("eager",), "no backend named: using eager (the exported program run by PyTorch)"
+def default_backends(device: str) -> tuple[tuple[str, ...], str]:
+    """The backend a run uses when none is named, and one line saying why."""
+    reason = TensorRTBackend().unavailable_reason(device)
+    if reason is None:
+        return ("tensorrt",), "no backend named: using tensorrt (Torch-TensorRT on CUDA)"
+    return ("emulate",), (f"no backend named: using emulate, trtcheck's prediction of TensorRT's "
+                          f"dtype behaviour, not TensorRT ({reason})")
 
 
 __all__ = [

@@ -12,6 +12,10 @@ from torch.export import ExportedProgram
 from trtcheck.options import Profile
 
 
+PREDICTION_NOTE = ("a prediction of TensorRT's dtype behaviour by trtcheck's emulation, "
+                   "not a TensorRT measurement")
+
+
 class Unsupported(Exception):
     """A known limitation: the row becomes ``unsupported`` with this reason, not ``error``."""
 

@@ -1,0 +1,25 @@
+"""``emulate``: trtcheck's lowering of the seeds, run by PyTorch: a prediction, not TensorRT."""
+
+from __future__ import annotations
+
+from trtcheck import lowering  # a module, not its names: trtcheck.lowering imports backends.base
+from trtcheck.backends.base import PREDICTION_NOTE, Backend, Compiled, CompileJob
+from trtcheck.errors import ConfigError
+
+
+class EmulateBackend(Backend):
+    """The complex-to-real rewrite and the int64/float64 policies, on CPU or GPU."""
+
+    name = "emulate"
+    prediction = True
+    uses_profiles = True
+
+    def compile(self, job: CompileJob) -> Compiled:
+        profile = job.profile
+        if profile.int64 == "int32" and profile.require_full_compilation:
+            raise ConfigError(
+                f"profile {profile.name!r}: int64 = \"int32\" casts around engines, which "
+                "contradicts require_full_compilation (the autocast RFC's edge case)"
+            )
+        lowered = lowering.lower(job.program, profile)
+        return Compiled(lowered, {**lowered.evidence, "prediction": True, "note": PREDICTION_NOTE})

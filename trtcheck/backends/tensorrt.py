@@ -1,0 +1,342 @@
+"""``tensorrt``: Torch-TensorRT's dynamo path (``torch_tensorrt.dynamo.compile``), for real, on CUDA.
+
+Torch-TensorRT's compile settings changed a lot between releases, and ``dynamo.compile`` takes
+``**kwargs``, so a setting a release does not know is silently ignored. The version logic lives
+in small pure functions (:func:`adapt_settings`, :func:`call_arguments`, :func:`drop_unaccepted`,
+:func:`supports_complex_inputs`, :func:`complex_rewrite`) so it can be tested without TensorRT;
+every setting that is mapped, dropped or does nothing is recorded in the evidence's ``notes``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import importlib
+import inspect
+import io
+import operator
+import re
+import sys
+import warnings
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from types import ModuleType
+from typing import Any
+
+import torch
+from torch.export import ExportedProgram
+from torch.utils import _pytree as pytree
+
+from trtcheck.backends.base import Backend, Compiled, CompileJob, Unsupported
+from trtcheck.discover import last_line
+from trtcheck.options import Profile
+
+Version = tuple[int, int]
+
+NOT_INSTALLED = "torch_tensorrt is not installed (pip install trtcheck[tensorrt])"
+
+# Profile fields that Torch-TensorRT also knows as settings: the profile's value is the one
+# passed, because trtcheck picks tolerances from the profile (truncate_double).
+_PROFILE_FIELDS = {
+    "truncate_double": "truncate_double",
+    "truncate_long_and_double": "truncate_double",
+    "require_full_compilation": "require_full_compilation",
+    "min_block_size": "min_block_size",
+}
+# Settings whose values are dtypes; a TOML config can only spell them as names ("float16").
+_DTYPE_SETTINGS = frozenset({"enabled_precisions", "autocast_low_precision_type"})
+# Ops Torch-TensorRT inserts between its engines and the caller: truncate_double's casts
+# (conversion/truncate_double.py) and complex I/O views (_compiler._insert_complex_io_adapters).
+_BOUNDARY_OPS = frozenset({"aten._to_copy.default", "aten.to.dtype", "aten.view_as_real.default",
+                           "aten.view_as_complex.default"})
+# Keys that dynamo.compile reads from **kwargs in some releases rather than naming as parameters.
+_READ_FROM_KWARGS = frozenset(
+    {"debug", "refit", "make_refittable", "truncate_long_and_double", "enable_cross_compile_for_windows"}
+)
+
+
+def parse_version(text: str) -> Version:
+    """``(major, minor)`` of a version string such as ``2.13.0+cu130`` or ``2.14.0.dev20260101``."""
+    match = re.match(r"(\d+)\.(\d+)", text)
+    if match is None:
+        raise ValueError(f"cannot read a version from {text!r}")
+    return int(match[1]), int(match[2])
+
+
+def _text(version: Version) -> str:
+    return f"{version[0]}.{version[1]}"
+
+
+def supports_complex_inputs(version: Version) -> bool:
+    """Whether ``dynamo.compile`` accepts complex input tensors (its ``prepare_inputs`` does from 2.12)."""
+    return version >= (2, 12)
+
+
+def complex_rewrite(version: Version, torch_version: Version, use_decomposition: bool = True) -> str:
+    """Which complex-to-real rewrite a release applies to complex subgraphs."""
+    if version < (2, 8):
+        return "no complex rewrite"
+    if version < (2, 12):
+        return "complex_graph_rewrite, mul only"
+    if version >= (2, 14) and torch_version >= (2, 14) and use_decomposition:
+        return "PyTorch's complex decomposition"
+    return "complex_graph_rewrite"
+
+
+def adapt_settings(version: Version, profile: Profile) -> tuple[dict[str, Any], list[str]]:
+    """The settings to pass to ``dynamo.compile`` of Torch-TensorRT ``version`` for ``profile``,
+    and one note for each setting that was mapped, dropped or does nothing there."""
+    v = _text(version)
+    extra = dict(profile.settings)
+    notes: list[str] = []
+    for key, field_name in _PROFILE_FIELDS.items():
+        if key in extra:
+            value, wanted = extra.pop(key), getattr(profile, field_name)
+            if value != wanted:
+                notes.append(f"settings.{key} = {value!r} dropped: the profile's "
+                             f"{field_name} = {wanted!r} is passed")
+
+    settings: dict[str, Any] = {"require_full_compilation": profile.require_full_compilation,
+                                "min_block_size": profile.min_block_size}
+    if version >= (2, 3):
+        settings["truncate_double"] = profile.truncate_double
+        if profile.int64 == "int32":
+            notes.append(f'int64 = "int32" does not apply: Torch-TensorRT {v} runs int64 natively and has '
+                         "no setting that narrows it (truncate_long_and_double only truncates float64 "
+                         "from 2.3)")
+    else:
+        asked = [name for name, on in (("truncate_double", profile.truncate_double),
+                                       ('int64 = "int32"', profile.int64 == "int32")) if on]
+        settings["truncate_long_and_double"] = bool(asked)
+        if asked:
+            notes.append(f"Torch-TensorRT {v} has no truncate_double: {' and '.join(asked)} passed as "
+                         "truncate_long_and_double, which truncates int64 to int32 and float64 to "
+                         "float32 together")
+    if profile.coverage != "broad":
+        notes.append(f'coverage = "{profile.coverage}" is an emulate setting and does not apply: '
+                     f"Torch-TensorRT {v} applies its own complex rewrite (see the path)")
+
+    for key, value in extra.items():
+        if key == "use_explicit_typing" and version < (2, 6):
+            notes.append(f"use_explicit_typing dropped: added in Torch-TensorRT 2.6 (installed {v})")
+        elif key == "use_explicit_typing" and version >= (2, 13):
+            notes.append("use_explicit_typing dropped: removed in Torch-TensorRT 2.13, where every "
+                         "network is strongly typed")
+        elif key == "enabled_precisions" and version >= (2, 13):
+            notes.append("enabled_precisions dropped: silently ignored from Torch-TensorRT 2.13 "
+                         "(strongly typed networks take precisions from the model's dtypes)")
+        else:
+            if key == "use_explicit_typing" and version >= (2, 10):
+                notes.append("use_explicit_typing is deprecated from Torch-TensorRT 2.10 "
+                             "(on by default there)")
+            settings[key] = _dtypes(key, value) if key in _DTYPE_SETTINGS else value
+    return settings, notes
+
+
+def _dtypes(key: str, value: Any) -> Any:
+    """Dtype names from a config file as torch dtypes; a collection stays a collection."""
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return {_dtypes(key, v) for v in value}
+    if isinstance(value, str):
+        dtype = getattr(torch, value.removeprefix("torch."), None)
+        if not isinstance(dtype, torch.dtype):
+            raise ValueError(f"settings.{key}: {value!r} is not a torch dtype")
+        return dtype
+    return value
+
+
+def drop_unaccepted(settings: Mapping[str, Any], parameters: Collection[str],
+                    version: Version) -> tuple[dict[str, Any], list[str]]:
+    """Drop settings that ``dynamo.compile`` neither names nor reads from ``**kwargs``:
+    it would accept and silently ignore them."""
+    kept: dict[str, Any] = {}
+    notes: list[str] = []
+    for key, value in settings.items():
+        if key in parameters or key in _READ_FROM_KWARGS:
+            kept[key] = value
+            continue
+        close = difflib.get_close_matches(key, list(parameters), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        notes.append(f"{key} dropped: not a parameter of torch_tensorrt.dynamo.compile in "
+                     f"Torch-TensorRT {_text(version)}, which would silently ignore it{hint}")
+    return kept, notes
+
+
+def call_arguments(version: Version, args: tuple[Any, ...], kwargs: Mapping[str, Any],
+                   device: str) -> dict[str, Any]:
+    """The inputs (and device) part of the ``dynamo.compile`` call for a release."""
+    v = _text(version)
+    if version >= (2, 5):
+        if not args and version < (2, 6):
+            raise Unsupported(f"a model with keyword inputs only needs Torch-TensorRT >= 2.6 (installed {v})")
+        call: dict[str, Any] = {"arg_inputs": list(args), "kwarg_inputs": dict(kwargs)}
+    elif kwargs:
+        raise Unsupported(f"keyword inputs need Torch-TensorRT >= 2.5 (installed {v})")
+    else:
+        call = {"inputs": list(args)}
+    if version < (2, 3):
+        call["output_format"] = "graph_module"  # 2.2 returns an ExportedProgram by default
+    index = torch.device(device).index
+    if index is not None:  # Torch-TensorRT cannot parse a bare "cuda"; None means the current device
+        call["device"] = f"cuda:{index}"
+    return call
+
+
+@dataclass(frozen=True)
+class Partition:
+    """How a compiled module splits between TensorRT and PyTorch."""
+
+    engines: int
+    fallbacks: list[str]  # ops that run in PyTorch
+    boundaries: list[str]  # casts and complex views Torch-TensorRT put around its engines
+
+
+def partition_summary(module: Any) -> Partition:
+    """Read a compiled module: Torch-TensorRT names TensorRT engines ``_run_on_acc_*`` and PyTorch
+    submodules ``_run_on_gpu_*``; ops in the top-level graph also run in PyTorch."""
+    if not isinstance(module, torch.fx.GraphModule):
+        return Partition(0, [], [])
+    engines, inner = 0, []
+    for name, child in module.named_children():
+        if name.startswith("_run_on_acc"):
+            engines += 1
+        elif isinstance(child, torch.fx.GraphModule):
+            inner.append(child.graph)
+    top = _ops(module.graph)
+    # Around engines, the top level holds the casts (truncate_double) and complex I/O views
+    # (2.12+) that Torch-TensorRT inserts; with no engine, it is the user's whole graph.
+    boundaries = top & _BOUNDARY_OPS if engines else set()
+    fallbacks = top - boundaries
+    for graph in inner:
+        fallbacks |= _ops(graph)
+    return Partition(engines, sorted(fallbacks), sorted(boundaries))
+
+
+def _ops(graph: torch.fx.Graph) -> set[str]:
+    return {_op_name(node.target) for node in graph.nodes
+            if node.op == "call_function" and node.target is not operator.getitem}
+
+
+def _op_name(target: Any) -> str:
+    if isinstance(target, torch._ops.OpOverload):
+        return str(target)  # "aten.scatter.src"
+    return getattr(target, "__name__", str(target))
+
+
+def path_steps(version: Version, torch_version: Version, settings: Mapping[str, Any],
+               dtypes: Collection[torch.dtype], engines: int, fallbacks: Collection[str]) -> list[str]:
+    """The dtype path a compiled program took, in short steps for the report's path column."""
+    steps = []
+    if any(d.is_complex for d in dtypes):
+        rewrite = complex_rewrite(version, torch_version,
+                                  bool(settings.get("use_complex_decomposition", True)))
+        steps.append(f"complex → real ({rewrite})")
+    truncate = settings.get("truncate_double", settings.get("truncate_long_and_double", False))
+    if truncate and (torch.float64 in dtypes or torch.complex128 in dtypes):
+        steps.append("float64 → float32")
+    if torch.int64 in dtypes:
+        long_to_int = version < (2, 3) and settings.get("truncate_long_and_double")
+        steps.append("int64 → int32" if long_to_int else "int64 native")
+    steps.append(f"{engines} TensorRT engine{'s' * (engines != 1)}" if engines else "no TensorRT engine")
+    if fallbacks:
+        steps.append("PyTorch fallback")
+    return steps
+
+
+def _program_dtypes(program: ExportedProgram) -> set[torch.dtype]:
+    return {leaf.dtype for node in program.graph.nodes
+            for leaf in pytree.tree_leaves(node.meta.get("val"))
+            if isinstance(leaf, torch.Tensor)}
+
+
+def _parameters(fn: Callable[..., Any]) -> frozenset[str] | None:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    return frozenset(p.name for p in params
+                     if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-friendly copy of a setting's value for the evidence."""
+    if isinstance(value, torch.dtype):
+        return str(value)
+    if isinstance(value, (set, frozenset)):
+        return sorted(_plain(v) for v in value)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return repr(value)
+
+
+class TensorRTBackend(Backend):
+    """Compile with ``torch_tensorrt.dynamo.compile``, settings adapted to the installed release."""
+
+    name = "tensorrt"
+    prediction = False
+    uses_profiles = True
+
+    @cached_property
+    def _imported(self) -> tuple[ModuleType | None, str | None]:
+        """``(torch_tensorrt, None)``, or ``(None, why it cannot be used)``; imported once."""
+        # A failing torch_tensorrt import prints its diagnosis before raising a plain Exception.
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                module = importlib.import_module("torch_tensorrt")
+        except ModuleNotFoundError as exc:
+            return None, NOT_INSTALLED if exc.name == "torch_tensorrt" else last_line(exc)
+        except Exception as exc:
+            return None, last_line(exc)
+        if not callable(getattr(getattr(module, "dynamo", None), "compile", None)):
+            return None, f"torch_tensorrt {getattr(module, '__version__', '?')} has no dynamo frontend"
+        return module, None
+
+    def unavailable_reason(self, device: str) -> str | None:
+        _, reason = self._imported
+        if reason is None and torch.device(device).type != "cuda":
+            reason = f"TensorRT needs a CUDA device; this run uses {device}"
+        return reason
+
+    def compile(self, job: CompileJob) -> Compiled:
+        ttrt, reason = self._imported
+        if ttrt is None:
+            raise RuntimeError(reason)
+        installed = str(ttrt.__version__)
+        version = parse_version(installed)
+        if not supports_complex_inputs(version) and any(
+                isinstance(x, torch.Tensor) and x.is_complex()
+                for x in pytree.tree_leaves((job.args, job.kwargs))):
+            raise Unsupported(f"complex inputs need Torch-TensorRT >= 2.12 (installed {installed})")
+        call = call_arguments(version, job.args, job.kwargs, job.device)
+        settings, notes = adapt_settings(version, job.profile)
+        parameters = _parameters(ttrt.dynamo.compile)
+        if parameters is not None:
+            settings, dropped = drop_unaccepted(settings, parameters, version)
+            notes += dropped
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            module = ttrt.dynamo.compile(job.program, **call, **settings)
+        notes += list(dict.fromkeys(f"Torch-TensorRT warned: {w.message}" for w in caught
+                                    if issubclass(w.category, (DeprecationWarning, FutureWarning))))
+
+        split = partition_summary(module)
+        if not split.engines:
+            notes.append("no TensorRT engine was built: the whole graph runs in PyTorch")
+        passed = {k: v for k, v in call.items() if k not in ("arg_inputs", "kwarg_inputs", "inputs")}
+        passed.update(settings)
+        trt = sys.modules.get("tensorrt")
+        return Compiled(module, {
+            "torch_tensorrt": installed,
+            "tensorrt": getattr(trt, "__version__", None),
+            "settings": {k: _plain(v) for k, v in passed.items()},
+            "notes": notes,
+            "engines": split.engines,
+            "fallbacks": split.fallbacks,
+            "boundaries": split.boundaries,
+            "path": path_steps(version, parse_version(torch.__version__), settings,
+                               _program_dtypes(job.program), split.engines, split.fallbacks),
+        })

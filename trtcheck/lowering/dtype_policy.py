@@ -1,0 +1,184 @@
+"""The autocast RFC's dtype policies (``seeds/autocast_rfc.md``): int64 and float64 around engines.
+
+Per profile:
+
+- ``int64 = "native"`` keeps int64; ``int64 = "int32"`` runs the engine in int32. Inputs
+  are cast on entry (values beyond int32 wrap, exactly like ``Tensor.to(torch.int32)``),
+  outputs are cast back to int64 on the way out.
+- ``truncate_double`` runs float64 (and complex128, whose views are float64) in float32.
+
+Inside the engine every node is retyped, not only the boundary:
+
+- dtype arguments (``.to(torch.int64)``, ``arange(..., dtype=torch.float64)``) name the
+  engine's dtype, and Python integers of int64 ops wrap to int32, as TensorRT truncates
+  int64 constants;
+- an op that still yields a wide dtype from narrow inputs (``cumsum``/``sum`` of int32,
+  ``argmax``, ``arange``) is cast to the engine's dtype right after it. For int64 this is
+  bit-identical to int32 arithmetic: wrapping commutes with +, - and ×, and every other op
+  already sees int32 inputs;
+- an op PyTorch only runs on int64 indices (``one_hot``, ``nll_loss``) becomes an *int64
+  island*: its truncated int32 inputs are cast back to int64 for that op alone, as the
+  RFC's Torch blocks do around an engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import fx
+from torch.export import ExportedProgram
+from torch.export.graph_signature import OutputKind
+
+from trtcheck.lowering.runtime import (
+    COMPLEX_DTYPES,
+    INT64_ISLAND,
+    NARROWED,
+    dtype_name,
+    dtype_of,
+    evaluate,
+    fake_mode,
+    input_kinds,
+    op_name,
+    output_node,
+    tensor_leaves,
+)
+from trtcheck.options import Profile
+
+aten = torch.ops.aten
+
+PATHS = ("complex rewrite", "int64", "float64")
+_INT32_SPAN = 2**32
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Which wide dtypes the engine narrows."""
+
+    int32: bool = False
+    truncate_double: bool = False
+
+    @classmethod
+    def from_profile(cls, profile: Profile) -> Policy:
+        """The policy a settings profile asks for."""
+        return cls(int32=profile.int64 == "int32", truncate_double=profile.truncate_double)
+
+    @property
+    def narrowing(self) -> dict[torch.dtype, torch.dtype]:
+        """Wide dtype -> the engine's dtype, for each dtype the policy narrows."""
+        pairs = {torch.int64: torch.int32} if self.int32 else {}
+        if self.truncate_double:
+            pairs |= {torch.float64: torch.float32, torch.complex128: torch.complex64}
+        return pairs
+
+    def engine_dtype(self, dtype: torch.dtype) -> torch.dtype:
+        """The dtype a value of this dtype has inside the engine."""
+        return self.narrowing.get(dtype, dtype)
+
+
+def wrap_int32(value: int) -> int:
+    """An integer as int32 holds it after truncation (two's complement wrap-around)."""
+    return (value + 2**31) % _INT32_SPAN - 2**31
+
+
+def retype(graph_module: fx.GraphModule, policy: Policy) -> list[str]:
+    """Give every node of the graph the engine's dtypes, in place; one line per cast added."""
+    if not policy.narrowing:
+        return []
+    graph = graph_module.graph
+    mode = fake_mode(graph)
+    before = {n: n.meta.get("val") for n in graph.nodes}
+    notes: list[str] = []
+    for node in list(graph.nodes):
+        val = node.meta.get("val")
+        if node.op == "placeholder" and isinstance(val, torch.Tensor):
+            with mode:
+                node.meta["val"] = val.to(policy.engine_dtype(val.dtype))
+        if node.op != "call_function":
+            continue
+        wide_int = isinstance(val, torch.Tensor) and val.dtype == torch.int64
+
+        def narrow_arg(arg: Any, wide_int: bool = wide_int) -> Any:
+            if isinstance(arg, torch.dtype):
+                return policy.engine_dtype(arg)
+            if policy.int32 and wide_int and type(arg) is int:
+                return wrap_int32(arg)
+            return arg
+
+        node.args, node.kwargs = fx.node.map_aggregate((node.args, node.kwargs), narrow_arg)
+        runs = evaluate(node, mode) or not isinstance(node.target, torch._ops.OpOverload)
+        if not runs and policy.int32 and _int64_island(node, before, mode):
+            notes.append(f"node {node.name} ({op_name(node.target)}): int32 -> int64 "
+                         "(needs int64 inputs)")
+        notes.extend(_narrow_output(node, policy, mode))
+    graph_module.recompile()
+    return notes
+
+
+def _int64_island(node: fx.Node, before: dict[fx.Node, Any], mode: Any) -> bool:
+    """Feed the op its narrowed int64 inputs as int64 again; True if it then runs."""
+    narrowed = [i for i in node.all_input_nodes if dtype_of(before.get(i)) == torch.int64
+                and dtype_of(i.meta.get("val")) != torch.int64]
+    if not narrowed:
+        return False
+    graph = node.graph
+    for i in narrowed:
+        with graph.inserting_before(node):
+            cast = graph.call_function(aten._to_copy.default, (i,), {"dtype": torch.int64})
+        cast.meta["trtcheck"] = INT64_ISLAND
+        evaluate(cast, mode)
+        node.replace_input_with(i, cast)
+    node.meta["trtcheck"] = INT64_ISLAND
+    return evaluate(node, mode)
+
+
+def _narrow_output(node: fx.Node, policy: Policy, mode: Any) -> list[str]:
+    val = node.meta.get("val")
+    if not isinstance(val, torch.Tensor) or policy.engine_dtype(val.dtype) == val.dtype:
+        return []
+    dtype = policy.engine_dtype(val.dtype)
+    with node.graph.inserting_after(node):
+        cast = node.graph.call_function(aten._to_copy.default, (node,), {"dtype": dtype})
+    node.replace_all_uses_with(cast, delete_user_cb=lambda user: user is not cast)
+    node.meta.setdefault("trtcheck", NARROWED)
+    evaluate(cast, mode)
+    return [f"node {node.name} ({op_name(node.target)}): "
+            f"{dtype_name(val.dtype)} -> {dtype_name(dtype)}"]
+
+
+def census(program: ExportedProgram) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """The int64 and float64 inputs, ops and (user) outputs of a program."""
+    kinds = input_kinds(program)
+    graph = program.graph
+    user_outputs = [
+        a for spec, a in zip(program.graph_signature.output_specs, output_node(graph).args[0],
+                             strict=True)
+        if spec.kind not in (OutputKind.BUFFER_MUTATION, OutputKind.USER_INPUT_MUTATION)
+    ]
+    found: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for dtype in (torch.int64, torch.float64):
+
+        def has(node: Any, dtype: torch.dtype = dtype) -> bool:
+            return isinstance(node, fx.Node) and any(
+                t.dtype == dtype for t in tensor_leaves(node.meta.get("val")))
+
+        found[dtype_name(dtype)] = {
+            "inputs": [{"name": n.name, "kind": kinds[n.name]}
+                       for n in graph.nodes if n.op == "placeholder" and has(n)],
+            "ops": [{"node": n.name, "op": op_name(n.target)}
+                    for n in graph.nodes if n.op == "call_function" and has(n)],
+            "outputs": [{"output": i, "node": a.name}
+                        for i, a in enumerate(user_outputs) if has(a)],
+        }
+    return found
+
+
+def path_flags(graph: fx.Graph) -> dict[str, bool]:
+    """Which paths a graph goes through: ``complex rewrite``, ``int64``, ``float64``."""
+    dtypes = {t.dtype for n in graph.nodes for t in tensor_leaves(n.meta.get("val"))}
+    return dict(zip(PATHS, (
+        bool(dtypes & COMPLEX_DTYPES),
+        torch.int64 in dtypes,
+        bool(dtypes & {torch.float64, torch.complex128}),
+    ), strict=True))

@@ -1,0 +1,258 @@
+"""How a lowered graph runs: on fake tensors while lowering, on real tensors when called.
+
+While lowering, every node the passes create gets ``meta["val"]`` by running its op on
+the fake values of its inputs (:func:`evaluate`), so the next pass and the final
+invariant check see the dtypes and shapes the graph really produces.
+
+At call time :class:`Lowered` plays the part of Torch-TensorRT's runtime module and of
+the auxiliary Torch blocks of the autocast RFC: complex inputs go through
+``torch.view_as_real``, inputs are cast to the engine's dtypes (as new tensors, so the
+caller's tensors are never modified or re-typed), and outputs are cast back to eager's
+dtypes, complex ones rebuilt as complex.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import operator
+from collections.abc import Iterable
+from typing import Any
+
+import torch
+from torch import fx
+from torch.export import ExportedProgram
+from torch.export.graph_signature import InputKind, OutputKind
+from torch.utils import _pytree as pytree
+
+from trtcheck.backends.base import Unsupported
+
+COMPLEX_DTYPES = frozenset({torch.complex32, torch.complex64, torch.complex128})
+
+# Where a placeholder of an ExportedProgram comes from.
+KIND_NAMES = {
+    InputKind.USER_INPUT: "user_input",
+    InputKind.PARAMETER: "parameter",
+    InputKind.BUFFER: "buffer",
+    InputKind.CONSTANT_TENSOR: "constant",
+    InputKind.CUSTOM_OBJ: "custom_obj",
+    InputKind.TOKEN: "token",
+}
+
+# Marks in node.meta["trtcheck"] for nodes the invariant check lets through.
+FALLBACK = "fallback"  # a complex op run by PyTorch
+INT64_ISLAND = "int64 island"  # an op that needs int64 indices, fed by casts back to int64
+NARROWED = "narrowed"  # computed wide and cast to the engine's dtype right after
+
+
+def tensor_leaves(val: Any) -> list[torch.Tensor]:
+    """The tensors in a node's ``meta["val"]`` (a tensor, a list/tuple of them, or none)."""
+    return [v for v in pytree.tree_leaves(val) if isinstance(v, torch.Tensor)]
+
+
+def is_complex(val: Any) -> bool:
+    """Whether a node's ``meta["val"]`` holds a complex tensor."""
+    return any(t.dtype in COMPLEX_DTYPES for t in tensor_leaves(val))
+
+
+def dtype_of(val: Any) -> torch.dtype | None:
+    return val.dtype if isinstance(val, torch.Tensor) else None
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def output_node(graph: fx.Graph) -> fx.Node:
+    return next(n for n in reversed(graph.nodes) if n.op == "output")
+
+
+def op_name(target: Any) -> str:
+    """``aten.mul.Tensor`` for an OpOverload, the function's name otherwise."""
+    if isinstance(target, torch._ops.OpOverload):
+        return str(target)
+    return getattr(target, "__name__", str(target))
+
+
+def input_kinds(program: ExportedProgram) -> dict[str, str]:
+    """Placeholder name -> ``user_input``, ``parameter``, ``buffer``, ``constant``, ..."""
+    return {spec.arg.name: KIND_NAMES[spec.kind] for spec in program.graph_signature.input_specs}
+
+
+def fake_mode(graph: fx.Graph) -> Any:
+    """The fake-tensor mode the graph's values live in (a no-op context if there are none)."""
+    for node in graph.nodes:
+        for t in tensor_leaves(node.meta.get("val")):
+            mode = getattr(t, "fake_mode", None)
+            if mode is not None:
+                return mode
+    return contextlib.nullcontext()
+
+
+def evaluate(node: fx.Node, mode: Any) -> bool:
+    """Set ``node.meta["val"]`` by running its op on fake inputs; False if it cannot run.
+
+    Only ATen ops and ``getitem`` are run: other call targets may have side effects
+    (``torch._C._set_grad_enabled``) and keep the value they were exported with.
+    """
+    target = node.target
+    if node.op != "call_function" or not (
+        isinstance(target, torch._ops.OpOverload) or target is operator.getitem
+    ):
+        return False
+    args, kwargs = fx.node.map_arg((node.args, node.kwargs), lambda n: n.meta.get("val"))
+    try:
+        with mode:
+            node.meta["val"] = target(*args, **kwargs)
+    except Exception:  # any failure only means "cannot tell here"; callers decide
+        return False
+    return True
+
+
+def check_invariants(graph: fx.Graph, forbidden: Iterable[torch.dtype]) -> None:
+    """Fail if a node TensorRT could not hold is left outside a declared island.
+
+    Complex dtypes are always forbidden (only fallbacks may keep them); the dtype
+    policy adds int64 and float64 (allowed only in islands and narrowed nodes).
+    """
+    banned = COMPLEX_DTYPES | set(forbidden)
+    allowed = {FALLBACK: banned, INT64_ISLAND: {torch.int64}, NARROWED: set(forbidden)}
+    for node in graph.nodes:
+        if node.op == "output":
+            continue
+        exempt = allowed.get(node.meta.get("trtcheck"), set())
+        for t in tensor_leaves(node.meta.get("val")):
+            if t.dtype in banned and t.dtype not in exempt:
+                raise AssertionError(
+                    f"lowering left node {node.name} ({op_name(node.target)}) with dtype "
+                    f"{t.dtype} outside a declared fallback or island"
+                )
+
+
+def to_engine(value: Any, dtype: torch.dtype | None) -> Any:
+    """A caller's value as the engine takes it: complex as a real ``(..., 2)`` view, then cast.
+
+    ``Tensor.to`` returns a new tensor whenever the dtype changes, so the caller's
+    tensor is never re-typed in place.
+    """
+    if not isinstance(value, torch.Tensor):
+        return value
+    if value.is_complex():
+        value = torch.view_as_real(value.resolve_conj())
+    return value if dtype is None else value.to(dtype)
+
+
+def from_engine(value: Any, eager: Any) -> Any:
+    """An engine value back in eager's dtype; a real ``(..., 2)`` view back to complex."""
+    if not isinstance(value, torch.Tensor) or not isinstance(eager, torch.Tensor):
+        return value
+    if eager.dtype.is_complex:
+        return torch.view_as_complex(value.to(eager.dtype.to_real()).contiguous())
+    return value.to(eager.dtype)
+
+
+def describe(role: str, source: Any, dest: Any) -> str | None:
+    """One ``casts`` line for a boundary value whose dtype or layout changes, else None."""
+    if not isinstance(source, torch.Tensor) or not isinstance(dest, torch.Tensor):
+        return None
+    before, after = dtype_name(source.dtype), dtype_name(dest.dtype)
+    if source.dtype.is_complex:
+        after += " (..., 2)"
+    elif dest.dtype.is_complex:
+        before += " (..., 2)"
+    elif source.dtype == dest.dtype:
+        return None
+    return f"{role}: {before} -> {after}"
+
+
+def user_input_names(program: ExportedProgram) -> list[str]:
+    """The placeholder names of the user's inputs, in call order."""
+    specs = program.graph_signature.input_specs
+    return [s.arg.name for s in specs if s.kind == InputKind.USER_INPUT]
+
+
+def flatten_inputs(program: ExportedProgram, args: tuple[Any, ...],
+                   kwargs: dict[str, Any]) -> list[Any]:
+    """The user's (args, kwargs) flattened in the order of the program's user inputs."""
+    in_spec = program.call_spec.in_spec
+    _, kw_template = pytree.tree_unflatten([None] * in_spec.num_leaves, in_spec)
+    if set(kwargs) != set(kw_template):
+        raise TypeError(
+            f"keyword arguments {sorted(kwargs)} do not match the exported {sorted(kw_template)}"
+        )
+    flat, spec = pytree.tree_flatten((tuple(args), {k: kwargs[k] for k in kw_template}))
+    if spec != in_spec:
+        raise TypeError(f"arguments do not match the exported signature {in_spec}")
+    return flat
+
+
+def _lifted_value(program: ExportedProgram, target: str) -> Any:
+    if target in program.state_dict:
+        return program.state_dict[target]
+    return program.constants[target]
+
+
+class Lowered:
+    """The lowered program, callable with the user's (args, kwargs) like ``program.module()``.
+
+    ``graph_module`` is the "engine" graph: real dtypes only (complex values as
+    ``(..., 2)`` tensors), int32/float32 where the policy says so, with all parameters,
+    buffers and constants as leading placeholders.
+    """
+
+    def __init__(self, graph_module: fx.GraphModule, program: ExportedProgram) -> None:
+        self.graph_module = graph_module
+        self.evidence: dict[str, Any] = {}
+        self._program = program
+        signature = program.graph_signature
+        if any(s.kind == InputKind.TOKEN for s in signature.input_specs):
+            raise Unsupported("effect tokens (side-effecting ops) are not emulated")
+        engine = [n.meta.get("val") for n in graph_module.graph.nodes if n.op == "placeholder"]
+        eager = [n.meta.get("val") for n in program.graph.nodes if n.op == "placeholder"]
+        self._inputs = list(zip(signature.input_specs, eager, engine, strict=True))
+        self._lifted = {
+            spec.target: to_engine(_lifted_value(program, spec.target), dtype_of(val))
+            for spec, _, val in self._inputs
+            if spec.kind != InputKind.USER_INPUT
+        }
+        self._user_index = {name: i for i, name in enumerate(user_input_names(program))}
+        self._outputs = list(zip(signature.output_specs, _outputs(program.graph),
+                                 _outputs(graph_module.graph), strict=True))
+
+    def boundary_casts(self) -> list[str]:
+        """The casts at the engine's boundary: inputs on entry, outputs on the way out."""
+        lines = [describe(f"{'input' if s.kind == InputKind.USER_INPUT else KIND_NAMES[s.kind]}"
+                          f" {s.arg.name}", eager, engine)
+                 for s, eager, engine in self._inputs]
+        user = 0
+        for spec, eager, engine in self._outputs:
+            if spec.kind in (OutputKind.BUFFER_MUTATION, OutputKind.USER_INPUT_MUTATION):
+                role = f"mutation of {spec.target}"
+            else:
+                role, user = f"output {user}", user + 1
+            lines.append(describe(role, engine, eager))
+        return [line for line in lines if line]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        flat = flatten_inputs(self._program, args, kwargs)
+        values = []
+        for spec, _, engine in self._inputs:
+            if spec.kind == InputKind.USER_INPUT:
+                values.append(to_engine(flat[self._user_index[spec.arg.name]], dtype_of(engine)))
+            else:
+                values.append(self._lifted[spec.target])
+        results = self.graph_module(*values)
+        user_outputs = []
+        for (spec, eager, _), value in zip(self._outputs, results, strict=True):
+            if spec.kind == OutputKind.BUFFER_MUTATION:
+                self._lifted[spec.target] = value
+            elif spec.kind == OutputKind.USER_INPUT_MUTATION:
+                # eager mutates the caller's tensor in place; so does the lowered module
+                flat[self._user_index[spec.target]].copy_(from_engine(value, eager))
+            else:
+                user_outputs.append(from_engine(value, eager))
+        return pytree.tree_unflatten(user_outputs, self._program.call_spec.out_spec)
+
+
+def _outputs(graph: fx.Graph) -> list[Any]:
+    return [a.meta.get("val") if isinstance(a, fx.Node) else a
+            for a in output_node(graph).args[0]]
