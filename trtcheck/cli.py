@@ -9,12 +9,12 @@ from pathlib import Path
 import click
 
 from trtcheck import __version__, backends, options, record
-from trtcheck.errors import TrtcheckError, UsageError
 from trtcheck.environment import describe
+from trtcheck.errors import TrtcheckError, UsageError
 from trtcheck.execute import analyze_case
 from trtcheck.record import Record, Row
-from trtcheck.render.analysis import render_analysis
 from trtcheck.render import write_reports
+from trtcheck.render.analysis import render_analysis
 from trtcheck.render.terminal import render_summary
 from trtcheck.render.text import plain
 from trtcheck.run import Collection, collect, run

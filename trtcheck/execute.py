@@ -10,7 +10,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
-
 from torch.export import ExportedProgram
 
 from trtcheck.analyze import analyze_program

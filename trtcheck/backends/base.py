@@ -11,7 +11,6 @@ from torch.export import ExportedProgram
 
 from trtcheck.options import Profile
 
-
 PREDICTION_NOTE = ("a prediction of TensorRT's dtype behaviour by trtcheck's emulation, "
                    "not a TensorRT measurement")
 

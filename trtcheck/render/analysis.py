@@ -6,7 +6,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from trtcheck.record import Record, Row
+from trtcheck.record import Record
 from trtcheck.render.text import NONE, headline, plain
 
 
