@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
 
 from trtcheck import backends, options
 from trtcheck.errors import ConfigError, UsageError
@@ -18,7 +19,7 @@ def test_defaults_without_config(tmp_path: Path) -> None:
     assert opts.backends == ("eager",)
     assert [p.name for p in opts.profiles] == ["default"]
     assert opts.tolerances["float64"].rtol < 6e-8 < opts.tolerances["float32"].rtol
-    assert opts.device == "cpu"
+    assert opts.device == ("cuda" if torch.cuda.is_available() else "cpu")
 
 
 def test_nearest_pyproject_above_the_zoo(tmp_path: Path) -> None:
@@ -75,8 +76,6 @@ def test_missing_path_is_a_usage_error(tmp_path: Path) -> None:
 
 
 def test_cuda_without_cuda_is_a_usage_error(tmp_path: Path) -> None:
-    import torch
-
     if torch.cuda.is_available():
         pytest.skip("CUDA is available here")
     with pytest.raises(UsageError, match="CUDA is not available"):

@@ -40,6 +40,8 @@ def analyze_program(program: ExportedProgram, args: tuple[Any, ...],
     program = prepare(program)
     found = cr.scan(program)
     problems = {n: cr.seed_problem(n, found) for n in found.ops}
+    broad = {n: "rewrite" if cr.rule_for(n) else "fallback" for n in found.ops}
+    reasons = cr.seed_problems(found)
     dtypes = census(program)
     dtypes["int64"]["out_of_int32_range"] = _out_of_int32_range(program, args, kwargs)
     flags = path_flags(program.graph)
@@ -48,22 +50,17 @@ def analyze_program(program: ExportedProgram, args: tuple[Any, ...],
             "subgraphs": [s.to_dict(found.kinds) for s in found.subgraphs],
             "ops": [
                 {"node": n.name, "op": op_name(n.target), "seed": problem is None,
-                 "seed_reason": problem, "broad": _broad(n)}
+                 "seed_reason": problem, "broad": broad[n]}
                 for n, problem in problems.items()
             ],
-            "seed": {"supported": not cr.seed_problems(found),
-                     "reasons": cr.seed_problems(found)},
+            "seed": {"supported": not reasons, "reasons": reasons},
             "broad": {"fallbacks": [f"{op_name(n.target)} (node {n.name})"
-                                    for n in found.ops if _broad(n) == "fallback"]},
+                                    for n, how in broad.items() if how == "fallback"]},
         },
         **dtypes,
-        "predictions": _predictions(program, found, problems, flags),
+        "predictions": _predictions(program, found, problems, broad, flags),
         "path": [p for p in PATHS if flags[p]],
     }
-
-
-def _broad(node: fx.Node) -> str:
-    return "rewrite" if cr.rule_for(node) else "fallback"
 
 
 def _out_of_int32_range(program: ExportedProgram, args: tuple[Any, ...],
@@ -79,21 +76,22 @@ def _out_of_int32_range(program: ExportedProgram, args: tuple[Any, ...],
 
 
 def _predictions(program: ExportedProgram, found: cr.Scan, problems: dict[fx.Node, str | None],
-                 flags: dict[str, bool]) -> list[dict[str, Any]]:
+                 broad: dict[fx.Node, str], flags: dict[str, bool]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
 
     def predict(limit: cr.Limitation, nodes: list[fx.Node], seed: str, broad: str) -> None:
         if nodes:
             out.append({"limitation": limit.key, "nodes": [n.name for n in nodes],
-                        "seed": seed, "broad": broad, "cite": limit.cite})
+                        "seed": seed, "broad": broad, "reason": limit.short,
+                        "cite": limit.cite})
 
     def outcome(nodes: list[fx.Node]) -> str:
-        return "; ".join(f"{n.name}: {_broad(n)}" for n in nodes)
+        return "; ".join(f"{n.name}: {broad[n]}" for n in nodes)
 
     predict(cr.ANCHOR, found.outputs, "unsupported",
             "rewritten, converted back to complex at the output")
     standalone = [n for n in found.ops
-                  if n.target is cr.aten.view_as_complex.default and n in found.unanchored]
+                  if n.target is torch.ops.aten.view_as_complex.default and n in found.unanchored]
     predict(cr.STANDALONE_VIEW_AS_COMPLEX, standalone, "unsupported", outcome(standalone))
     conv_bn = [n for n in found.ops if cr.is_conv_or_batch_norm(n.target)]
     predict(cr.CONV_BN, conv_bn, "unsupported", outcome(conv_bn))
@@ -101,12 +99,13 @@ def _predictions(program: ExportedProgram, found: cr.Scan, problems: dict[fx.Nod
               if p and n not in found.unanchored and n not in conv_bn]
     predict(cr.PATTERNS, others, "unsupported", outcome(others))
     if flags["float64"]:
-        wide = [n for n in program.graph.nodes if n.op == "placeholder" and any(
-            t.dtype in (torch.float64, torch.complex128)
-            for t in tensor_leaves(n.meta.get("val")))]
+        wide = [n for n in program.graph.nodes if n.op in ("placeholder", "call_function")
+                and any(t.dtype in (torch.float64, torch.complex128)
+                        for t in tensor_leaves(n.meta.get("val")))]
+        inputs = [n for n in wide if n.op == "placeholder"]
         effect = ("float64 engine, slow on most GPUs; float32-level error under "
                   "truncate_double")
-        predict(cr.FLOAT64, wide or [n for n in found.ops], effect, effect)
+        predict(cr.FLOAT64, inputs or wide, effect, effect)
     complex_ops = set(found.ops)
     pairs = [n for n in program.graph.nodes
              if n.op == "placeholder" and found.kinds[n.name] != "user_input"

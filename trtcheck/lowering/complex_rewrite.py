@@ -455,14 +455,16 @@ class _Rewriter:
         return self._parts[y]
 
     def mul(self, a: Any, b: Any) -> Any:
-        if not isinstance(a, fx.Node) and not isinstance(b, fx.Node):
-            return a * b
-        return self.emit(aten.mul.Tensor, *((a, b) if isinstance(a, fx.Node) else (b, a)))
+        return self._commutative(aten.mul.Tensor, operator.mul, a, b)
 
     def add(self, a: Any, b: Any) -> Any:
+        return self._commutative(aten.add.Tensor, operator.add, a, b)
+
+    def _commutative(self, target: Any, fold: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
+        """Folded when both operands are numbers; otherwise the tensor goes first."""
         if not isinstance(a, fx.Node) and not isinstance(b, fx.Node):
-            return a + b
-        return self.emit(aten.add.Tensor, *((a, b) if isinstance(a, fx.Node) else (b, a)))
+            return fold(a, b)
+        return self.emit(target, *((a, b) if isinstance(a, fx.Node) else (b, a)))
 
     def sub(self, a: fx.Node, b: Any) -> fx.Node:
         return self.emit(aten.sub.Tensor, a, b)
@@ -490,6 +492,7 @@ class _Rewriter:
         return x if s == 1 else self.mul(x, s.real)
 
     def add_number(self, x: fx.Node, s: complex) -> fx.Node:
+        """A complex view plus a Python number."""
         return self.pack(self.add(self.re(x), s.real), self.add(self.im(x), s.imag))
 
     def same(self, node: fx.Node, bound: dict[str, Any], changes: dict[str, Any]) -> Any:

@@ -10,8 +10,8 @@ Per profile:
 Inside the engine every node is retyped, not only the boundary:
 
 - dtype arguments (``.to(torch.int64)``, ``arange(..., dtype=torch.float64)``) name the
-  engine's dtype, and Python integers of int64 ops wrap to int32, as TensorRT truncates
-  int64 constants;
+  engine's dtype, and the Python integers an int64 op takes as values (not its dims,
+  sizes or indices) wrap to int32, as TensorRT truncates int64 constants;
 - an op that still yields a wide dtype from narrow inputs (``cumsum``/``sum`` of int32,
   ``argmax``, ``arange``) is cast to the engine's dtype right after it. For int64 this is
   bit-identical to int32 arithmetic: wrapping commutes with +, - and ×, and every other op
@@ -97,16 +97,11 @@ def retype(graph_module: fx.GraphModule, policy: Policy) -> list[str]:
                 node.meta["val"] = val.to(policy.engine_dtype(val.dtype))
         if node.op != "call_function":
             continue
-        wide_int = isinstance(val, torch.Tensor) and val.dtype == torch.int64
-
-        def narrow_arg(arg: Any, wide_int: bool = wide_int) -> Any:
-            if isinstance(arg, torch.dtype):
-                return policy.engine_dtype(arg)
-            if policy.int32 and wide_int and type(arg) is int:
-                return wrap_int32(arg)
-            return arg
-
-        node.args, node.kwargs = fx.node.map_aggregate((node.args, node.kwargs), narrow_arg)
+        node.args, node.kwargs = fx.node.map_aggregate(
+            (node.args, node.kwargs),
+            lambda a: policy.engine_dtype(a) if isinstance(a, torch.dtype) else a)
+        if policy.int32 and dtype_of(val) == torch.int64:
+            _wrap_values(node)
         runs = evaluate(node, mode) or not isinstance(node.target, torch._ops.OpOverload)
         if not runs and policy.int32 and _int64_island(node, before, mode):
             notes.append(f"node {node.name} ({op_name(node.target)}): int32 -> int64 "
@@ -114,6 +109,28 @@ def retype(graph_module: fx.GraphModule, policy: Policy) -> list[str]:
         notes.extend(_narrow_output(node, policy, mode))
     graph_module.recompile()
     return notes
+
+
+# Schema types of the arguments an op takes as values (dims, sizes and indices are "int").
+_VALUE_SLOTS = frozenset({"Tensor", "number", "Optional[Tensor]", "Optional[number]"})
+
+
+def _wrap_values(node: fx.Node) -> None:
+    """Wrap the Python ints an int64 op takes as values, as TensorRT truncates constants.
+
+    Dims, sizes and indices stay: ``x[1:]`` slices to ``2**63 - 1``, which must not wrap.
+    """
+    if not isinstance(node.target, torch._ops.OpOverload):
+        return
+    slots = node.target._schema.arguments
+
+    def wrap(slot: Any, value: Any) -> Any:
+        is_value = type(value) is int and str(slot.type) in _VALUE_SLOTS
+        return wrap_int32(value) if is_value else value
+
+    by_name = {slot.name: slot for slot in slots}
+    node.args = tuple(wrap(slot, v) for slot, v in zip(slots, node.args, strict=False))
+    node.kwargs = {k: wrap(by_name[k], v) for k, v in node.kwargs.items()}
 
 
 def _int64_island(node: fx.Node, before: dict[fx.Node, Any], mode: Any) -> bool:

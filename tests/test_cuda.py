@@ -1,0 +1,65 @@
+"""CUDA code paths, for real: device placement, CUDA-event timing, backends on the GPU.
+
+Marked ``gpu``; they skip on machines without CUDA (CI here has none)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from trtcheck import backends, options
+from trtcheck.execute import run_case
+from trtcheck.run import collect
+from trtcheck.status import Status
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"),
+]
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def _opts(keyword: str, profiles: tuple[str, ...] = ("default",)) -> options.Options:
+    return options.resolve((FIXTURES,), keyword=keyword, device="cuda", profiles=profiles,
+                           backends=("eager", "emulate", "inductor"),
+                           known_backends=backends.REGISTRY,
+                           default_backends=backends.default_backends)
+
+
+@pytest.mark.parametrize("keyword", ["seed_rope", "llama_rope", "id_hash", "scatter", "propagator"])
+def test_backends_on_cuda_match_eager_and_time_with_cuda_events(keyword: str) -> None:
+    opts = _opts(keyword)
+    chosen = {n: backends.get(n) for n in opts.backends}
+    cases = collect(opts).cases
+    assert cases
+    for case in cases:
+        rows = run_case(case, opts, chosen)
+        assert {r.backend for r in rows} == {"eager", "emulate", "inductor"}
+        for row in rows:
+            assert row.status is Status.PASS, (row.case_id, row.backend, row.message)
+            assert row.latency is not None
+            assert row.latency.eager.timer == row.latency.backend.timer == "cuda-event"
+            assert row.latency.backend.median_ms > 0
+
+
+def test_truncate_double_on_cuda_loses_float64_precision() -> None:
+    opts = _opts("propagator", profiles=("default", "truncate_double"))
+    (case,) = collect(opts).cases
+    rows = {r.profile: r for r in run_case(case, opts, {"emulate": backends.get("emulate")})}
+    exact, truncated = rows["default"], rows["truncate_double"]
+    assert exact.status is truncated.status is Status.PASS
+    assert exact.worst("max_rel") < 1e-12 < 1e-8 < truncated.worst("max_rel") < 1e-4
+    assert "precision lost" in truncated.message
+
+
+def test_tensorrt_without_torch_tensorrt_is_skipped_with_reason() -> None:
+    reason = backends.get("tensorrt").unavailable_reason("cuda")
+    try:
+        import torch_tensorrt  # noqa: F401
+    except Exception:
+        assert reason and "torch_tensorrt" in reason
+    else:
+        pytest.skip("Torch-TensorRT is installed here")

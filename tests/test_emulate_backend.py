@@ -1,0 +1,60 @@
+"""The ``emulate`` backend: the lowering behind the Backend interface, labelled as a prediction."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from test_lowering_models import TOL, ComplexConv, HashIds, LlamaRoPE, export, max_error
+
+from trtcheck.backends.base import PREDICTION_NOTE, CompileJob, Unsupported
+from trtcheck.backends.emulate import EmulateBackend
+from trtcheck.errors import ConfigError
+from trtcheck.options import BUILTIN_PROFILES, Profile
+
+
+def _job(model: torch.nn.Module, args: tuple[torch.Tensor, ...], profile: Profile) -> CompileJob:
+    return CompileJob(program=export(model, *args), args=args, kwargs={}, profile=profile,
+                      device="cpu")
+
+
+def test_backend_is_a_profiled_prediction() -> None:
+    backend = EmulateBackend()
+    assert (backend.name, backend.prediction, backend.uses_profiles) == ("emulate", True, True)
+    assert backend.unavailable_reason("cpu") is None
+
+
+def test_compile_lowers_and_labels_the_evidence() -> None:
+    model = LlamaRoPE()
+    x = torch.randn(2, 8, 8)
+    compiled = EmulateBackend().compile(_job(model, (x,), BUILTIN_PROFILES["default"]))
+    assert max_error(compiled.fn(x), model(x)) < TOL[torch.complex64]
+    evidence = compiled.evidence
+    assert evidence["prediction"] is True and evidence["note"] == PREDICTION_NOTE
+    assert "not a TensorRT measurement" in evidence["note"]
+    assert evidence["complex_subgraphs"] == 1 and evidence["path"] == ["complex rewrite"]
+    assert evidence["rewritten"]["aten.mul.Tensor"] == 2
+    json.dumps(evidence)
+
+
+def test_profile_selects_the_int64_policy() -> None:
+    ids = torch.tensor([[5, 6, 7]])
+    compiled = EmulateBackend().compile(_job(HashIds(), ids, BUILTIN_PROFILES["int64_as_int32"]))
+    out = compiled.fn(ids)
+    assert [t.dtype for t in out] == [torch.int64, torch.int64]
+    assert not torch.equal(out[1], HashIds()(ids)[1])
+    assert "input ids: int64 -> int32" in compiled.evidence["casts"]
+
+
+def test_seed_profile_reports_unsupported() -> None:
+    job = _job(ComplexConv(), (torch.randn(1, 2, 8, dtype=torch.complex64),),
+               BUILTIN_PROFILES["seed"])
+    with pytest.raises(Unsupported, match="complex convolution"):
+        EmulateBackend().compile(job)
+
+
+def test_int32_with_full_compilation_is_a_config_error() -> None:
+    profile = Profile("contradictory", int64="int32", require_full_compilation=True)
+    with pytest.raises(ConfigError, match="require_full_compilation"):
+        EmulateBackend().compile(_job(HashIds(), (torch.tensor([[1]]),), profile))
