@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from trtcheck.options import BUILTIN_PROFILES
 from trtcheck.record import Latency, Record, Row, Stats, load
 from trtcheck.render import render_junit, render_markdown, render_summary, write_reports
 from trtcheck.render.text import md, plain, xml_text
@@ -104,7 +105,9 @@ def make_record() -> Record:
         "device": "cpu", "git_commit": "0123456789abcdef", "torch_tensorrt": None,
         "started": "2025-01-02T03:04:05Z", "duration_s": 42.0,
     }
-    return Record(environment=environment, options={"backends": ["tensorrt", "emulate"]},
+    profiles = [BUILTIN_PROFILES[n].to_dict() for n in ("default", "truncate_double", "seed")]
+    return Record(environment=environment,
+                  options={"backends": ["tensorrt", "emulate"], "profiles": profiles},
                   rows=rows, paths={"llm/rope::rope_attention[complex64]":
                                     {"path": ["complex rewrite", "float32"]}})
 
@@ -269,6 +272,13 @@ def test_markdown_of_an_empty_record() -> None:
     text = render_markdown(Record({}, {}, []), strict_xfail=False)
     assert "**Result: PASS**" in text
     assert "## Accuracy" not in text and "## Details" not in text
+
+
+def test_profiles_section_lists_used_profiles_with_what_they_predict(record: Record) -> None:
+    text = render_markdown(record, strict_xfail=False)
+    section = text.split("## Settings profiles")[1].split("## ")[0]
+    assert "truncate\\_double" in section and "computed in float32" in section
+    assert "| seed" not in section  # defined in the options but no row uses it
 
 
 @pytest.mark.parametrize(("raw", "escaped"), [

@@ -170,10 +170,10 @@ class _Progress:
         self.done = 0
 
     def collection(self, c: Collection) -> None:
-        if self.verbosity >= 1:
-            for rel in c.empty_files:
-                click.echo(f"note: {rel}.py declares no models", err=True)
         if self.verbosity >= 0:
+            for rel in c.empty_files:
+                click.echo(f"note: {plain(rel)}.py declares no models (helpers belong in "
+                           "files whose names start with _)", err=True)
             click.echo(f"collected {len(c.cases)} cases"
                        + (f", {len(c.problems)} collection errors" if c.problems else ""))
 

@@ -54,6 +54,23 @@ class Profile:
         return {f.name: (dict(v) if isinstance(v := getattr(self, f.name), Mapping) else v)
                 for f in fields(self)}
 
+    def describe(self) -> str:
+        """What this profile makes ``emulate`` predict, and which releases behave that way."""
+        parts = [
+            "int64 truncated to int32 at engine boundaries and cast back (the autocast RFC's "
+            "casting: the TorchScript frontend, and Torch-TensorRT before 2.3 with "
+            "truncate_long_and_double)" if self.int64 == "int32" else
+            "int64 native (TensorRT 10; Torch-TensorRT's dynamo path from 2.3)",
+            "float64 and complex128 computed in float32 (truncate_double)"
+            if self.truncate_double else "float64 native",
+            "complex rewrite of the guide's supported patterns only; anything else unsupported "
+            "(Torch-TensorRT 2.8 to 2.11 rewrote little more than mul)" if self.coverage == "seed"
+            else "broad complex rewrite, other complex ops run in PyTorch (Torch-TensorRT 2.12+)",
+        ]
+        if self.require_full_compilation:
+            parts.append("require_full_compilation: a PyTorch fallback is unsupported")
+        return "; ".join(parts)
+
 
 BUILTIN_PROFILES: Mapping[str, Profile] = {
     "default": Profile("default"),

@@ -7,6 +7,7 @@ from typing import Any
 
 from tabulate import tabulate
 
+from trtcheck.options import Profile
 from trtcheck.record import Record, Row
 from trtcheck.render.text import (
     NONE,
@@ -30,6 +31,7 @@ def render_markdown(record: Record, *, strict_xfail: bool) -> str:
         _environment(record.environment),
         _prediction_notice(record),
         _summary(record, strict_xfail=strict_xfail),
+        _profiles(record),
         _accuracy(record, strict_xfail=strict_xfail),
         _latency(record),
         _details(record),
@@ -52,6 +54,13 @@ def _prediction_notice(record: Record) -> str:
         return ""
     return (f"> **{PREDICTION_MARK} Predictions, not measurements.** Each row marked "
             f"{PREDICTION_MARK} is {PREDICTION_TEXT}.")
+
+
+def _profiles(record: Record) -> str:
+    used = {r.profile for r in record.rows}
+    rows = [[md(p["name"]), md(Profile(**p).describe())]
+            for p in record.options.get("profiles", []) if p["name"] in used]
+    return f"## Settings profiles\n\n{_table(['profile', 'settings, and what emulate predicts under them'], rows)}" if rows else ""
 
 
 def _summary(record: Record, *, strict_xfail: bool) -> str:
