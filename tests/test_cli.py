@@ -122,3 +122,30 @@ def test_report_rerenders_from_record(make_zoo, tmp_path: Path, capsys) -> None:
     assert code == 0
     assert (out_dir / "report.md").read_text() == original
     assert (out_dir / "junit.xml").exists()
+
+
+def test_analyze_prints_paths_and_writes_analysis(make_zoo, tmp_path: Path, capsys) -> None:
+    root = make_zoo({**ZOO, "ids.py": """
+        import torch, trtcheck
+
+        class Hash(torch.nn.Module):
+            def forward(self, ids):
+                return ids * 1_000_003
+
+        @trtcheck.model(variants=("int64",))
+        def hashed(variant):
+            return Hash(), (torch.tensor([1, 2**33]),)
+
+        @trtcheck.model
+        def unbuildable(variant):
+            raise RuntimeError("no weights here")
+    """})
+    code, out, _ = run(capsys, "analyze", str(root), "--out", str(tmp_path / "o"))
+    assert code == 1  # the unbuildable factory is an error row
+    lines = {line.split()[0]: line for line in out.splitlines() if "::" in line}
+    assert "complex rewrite" in lines["m::twice[complex64]"]
+    assert "1 input values beyond int32" in lines["ids::hashed[int64]"]
+    assert "RuntimeError: no weights here" in lines["ids::unbuildable[default]"]
+    saved = json.loads((tmp_path / "o" / "analysis.json").read_text())
+    assert saved["paths"]["ids::hashed[int64]"]["path"] == ["int64"]
+    assert saved["paths"]["m::twice[float32]"]["path"] == []
