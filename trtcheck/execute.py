@@ -153,9 +153,7 @@ def iter_rows(case: Case, opts: Options, backends: Mapping[str, Backend],
         with clock.stage("eager", case), torch.no_grad():
             eager_in = clone(inputs)
             expected = module(*eager_in[0], **eager_in[1])
-        with clock.stage("eager-timing", case):
-            eager_stats = measure(module, *inputs, timing=opts.timing, device=opts.device,
-                                  fresh_inputs=_mutated(inputs, eager_in))
+        eager = Eager(module, mutates=_mutated(inputs, eager_in))
         with clock.stage("export", case):
             program = export(case, built)
     except StageError as err:
@@ -175,7 +173,7 @@ def iter_rows(case: Case, opts: Options, backends: Mapping[str, Backend],
             continue
         job = CompileJob(program, inputs[0], inputs[1], profile or opts.profiles[0], opts.device)
         stage_clock = _Clock(dict(clock.timings), hook, name, profile.name if profile else None)
-        outcome = _run_backend(case, backend, job, expected, eager_in, eager_stats, opts,
+        outcome = _run_backend(case, backend, job, expected, eager_in, eager, opts,
                                truncate_double=bool(profile and profile.truncate_double),
                                clock=stage_clock)
         outcome["evidence"] = {**base.evidence, **outcome["evidence"]}
@@ -195,8 +193,16 @@ def _prediction(backend: Backend) -> dict[str, Any]:
     return {"prediction": True, "note": PREDICTION_NOTE} if backend.prediction else {}
 
 
+@dataclass(frozen=True)
+class Eager:
+    """The user's module as given, and whether a call modifies its inputs."""
+
+    module: torch.nn.Module
+    mutates: bool
+
+
 def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
-                 eager_after: Any, eager_stats: Any, opts: Options, *,
+                 eager_after: Any, eager: Eager, opts: Options, *,
                  truncate_double: bool, clock: _Clock) -> dict[str, Any]:
     evidence: dict[str, Any] = {}
     try:
@@ -211,8 +217,10 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
             result = compare(expected, actual, pick)
             inputs_check = compare(eager_after, backend_in, pick)
         with clock.stage("timing", case):
-            stats = measure(compiled.fn, job.args, job.kwargs, timing=opts.timing,
-                            device=opts.device, fresh_inputs=_mutated((job.args, job.kwargs), backend_in))
+            eager_stats, stats = measure(
+                [eager.module, compiled.fn], job.args, job.kwargs, timing=opts.timing,
+                device=opts.device,
+                fresh_inputs=[eager.mutates, _mutated((job.args, job.kwargs), backend_in)])
     except Unsupported as exc:
         return dict(status=Status.UNSUPPORTED, stage="compile", message=str(exc),
                     timings=clock.timings, evidence=evidence)

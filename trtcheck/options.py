@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -82,8 +82,14 @@ BUILTIN_PROFILES: Mapping[str, Profile] = {
 
 @dataclass(frozen=True)
 class Timing:
+    """Latency measurement: at least ``warmup`` calls and ``warmup_s`` seconds of warm-up, then
+    at least ``repeats`` calls and ``min_time_s`` seconds measured, at most ``max_repeats``."""
+
     warmup: int = 3
     repeats: int = 20
+    warmup_s: float = 0.05
+    min_time_s: float = 0.2
+    max_repeats: int = 10_000
 
 
 @dataclass(frozen=True)
@@ -116,7 +122,7 @@ class Options:
             "keyword": self.keyword,
             "profiles": [p.to_dict() for p in self.profiles],
             "tolerances": {k: {"rtol": t.rtol, "atol": t.atol} for k, t in self.tolerances.items()},
-            "timing": {"warmup": self.timing.warmup, "repeats": self.timing.repeats},
+            "timing": asdict(self.timing),
             "device": self.device,
             "out": str(self.out),
             "strict_xfail": self.strict_xfail,
@@ -150,7 +156,8 @@ _PROFILE_KEYS: dict[str, Any] = {
     "min_block_size": int,
     "settings": dict,
 }
-_TIMING_KEYS: dict[str, Any] = {"warmup": int, "repeats": int}
+_TIMING_KEYS: dict[str, Any] = {"warmup": int, "repeats": int, "warmup_s": (int, float),
+                                "min_time_s": (int, float), "max_repeats": int}
 _TOL_KEYS: dict[str, Any] = {"rtol": (int, float), "atol": (int, float)}
 
 
@@ -289,8 +296,11 @@ def resolve(
     _pick(variant_names, dict.fromkeys(VARIANTS), "variant")
 
     timing = Timing(**config.get("timing", {}))
-    if timing.repeats < 1 or timing.warmup < 0:
-        raise ConfigError(f"{where}.timing: repeats must be >= 1 and warmup >= 0")
+    if timing.repeats < 1 or timing.warmup < 0 or timing.max_repeats < timing.repeats:
+        raise ConfigError(f"{where}.timing: repeats must be >= 1, warmup >= 0 and "
+                          "max_repeats >= repeats")
+    if timing.warmup_s < 0 or timing.min_time_s < 0:
+        raise ConfigError(f"{where}.timing: warmup_s and min_time_s must be >= 0")
     resolved_timeout = float(timeout if timeout is not None else config.get("timeout", 300.0))
     if resolved_timeout <= 0:
         raise ConfigError(f"{where}.timeout: must be positive, got {resolved_timeout}")

@@ -60,7 +60,10 @@ def _profiles(record: Record) -> str:
     used = {r.profile for r in record.rows}
     rows = [[md(p["name"]), md(Profile(**p).describe())]
             for p in record.options.get("profiles", []) if p["name"] in used]
-    return f"## Settings profiles\n\n{_table(['profile', 'settings, and what emulate predicts under them'], rows)}" if rows else ""
+    if not rows:
+        return ""
+    headers = ["profile", "settings, and what emulate predicts under them"]
+    return f"## Settings profiles\n\n{_table(headers, rows)}"
 
 
 def _summary(record: Record, *, strict_xfail: bool) -> str:
