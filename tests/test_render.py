@@ -179,7 +179,7 @@ def test_junit_messages_and_system_out(record: Record) -> None:
     predicted = by_name[("llm.rope", "rope_attention[complex64] emulate:truncate_double")]
     out = predicted.findtext("system-out") or ""
     assert "PREDICTION: " in out and "not a TensorRT measurement" in out
-    assert "path: complex rewrite → int64" in out
+    assert "path: complex rewrite+int64" in out
     assert "speedup: 0.8×" in out
     measured = by_name[("llm.rope", "rope_attention[complex64] tensorrt")]
     assert "PREDICTION" not in (measured.findtext("system-out") or "")

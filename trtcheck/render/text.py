@@ -71,7 +71,7 @@ def headline(row: Row) -> str:
 def path_text(record: Record, row: Row) -> str:
     """The dtype path the row's backend took, else the case's analysed path; ``""`` if unknown."""
     steps = row.evidence.get("path") or record.paths.get(row.case_id, {}).get("path") or []
-    return " → ".join(str(s) for s in steps)
+    return "+".join(str(s) for s in steps)
 
 
 def failing_outputs(row: Row) -> list[dict[str, Any]]:
