@@ -69,6 +69,13 @@ def test_config_errors_exit_2(tmp_path: Path, toml: str, message: str) -> None:
     assert err.value.exit_code == 2
 
 
+def test_memory_limit_is_cpu_only(tmp_path: Path) -> None:
+    assert resolve([tmp_path], memory_limit_mb=512, device="cpu").memory_limit == 512 * 2**20
+    if torch.cuda.is_available():
+        with pytest.raises(ConfigError, match="use it with device cpu"):
+            resolve([tmp_path], memory_limit_mb=512, device="cuda")
+
+
 def test_missing_path_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="does not exist") as err:
         resolve([tmp_path / "nope"])

@@ -308,6 +308,9 @@ def resolve(
     limit_mb = memory_limit_mb if memory_limit_mb is not None else config.get("memory_limit_mb")
     if limit_mb is not None and limit_mb <= 0:
         raise ConfigError(f"{where}.memory_limit_mb: must be positive, got {limit_mb}")
+    if limit_mb and resolved_device.startswith("cuda"):
+        raise ConfigError("memory_limit_mb caps the worker's address space, which CUDA reserves "
+                          "in bulk: use it with device cpu")
     return Options(
         paths=tuple(p.resolve() for p in paths),
         backends=tuple(dict.fromkeys(backend_names)),
