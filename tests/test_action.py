@@ -9,7 +9,6 @@ import subprocess
 from pathlib import Path
 
 import yaml
-
 from conftest import REPO
 
 ACTION = yaml.safe_load((REPO / "action.yml").read_text())
@@ -26,7 +25,7 @@ def test_no_expression_is_pasted_into_a_script() -> None:
 def test_every_input_is_used() -> None:
     text = (REPO / "action.yml").read_text()
     for name in ACTION["inputs"]:
-        assert re.search(r"inputs\.%s\b" % re.escape(name), text), name
+        assert re.search(rf"inputs\.{re.escape(name)}\b", text), name
 
 
 def test_run_step_maps_inputs_to_flags_without_injection(tmp_path: Path) -> None:
