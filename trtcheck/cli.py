@@ -54,7 +54,8 @@ def cli() -> None:
 @click.option("--device", help="cpu, cuda, cuda:N or auto [auto].")
 @click.option("--isolate/--no-isolate", default=None,
               help="Run each case in a worker subprocess [isolate]; --no-isolate for debugging.")
-@click.option("--timeout", type=float, help="Seconds per case before it is stopped [300].")
+@click.option("--timeout", type=float,
+              help="Seconds per case before it is stopped [900 on CUDA, 300 on CPU].")
 @click.option("--memory-limit", "memory_limit_mb", type=int,
               help="Address-space limit of the worker, in MiB (CPU runs only).")
 @click.option("--resume", is_flag=True, help="Skip cases already recorded in OUT/results.jsonl.")

@@ -301,7 +301,9 @@ def resolve(
                           "max_repeats >= repeats")
     if timing.warmup_s < 0 or timing.min_time_s < 0:
         raise ConfigError(f"{where}.timing: warmup_s and min_time_s must be >= 0")
-    resolved_timeout = float(timeout if timeout is not None else config.get("timeout", 300.0))
+    # TensorRT builds on a GPU take minutes; a CPU case that runs past 5 minutes is stuck.
+    default_timeout = 900.0 if resolved_device.startswith("cuda") else 300.0
+    resolved_timeout = float(timeout if timeout is not None else config.get("timeout", default_timeout))
     if resolved_timeout <= 0:
         raise ConfigError(f"{where}.timeout: must be positive, got {resolved_timeout}")
 
