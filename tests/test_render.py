@@ -51,7 +51,7 @@ def _row(file: str, model: str, variant: str, backend: str, status: Status,
 def make_record() -> Record:
     rope = "llm/rope.py"
     rows = [
-        _row(rope, "rope_attention", "complex64", "tensorrt", Status.PASS,
+        _row(rope, "rope_attention", "complex64", "inductor", Status.PASS,
              timings={"export": 0.5, "compile": 12.25, "run": 0.25},
              outputs=[_output("out", "float", True, max_abs=2.4e-7, max_rel=1.1e-6,
                               cosine=1.0)],
@@ -65,7 +65,7 @@ def make_record() -> Record:
              evidence={"prediction": True, "path": ["complex rewrite", "int64"],
                        "note": "Predicted by the emulate backend; TensorRT did not run.",
                        "fallbacks": ["aten.fft_fft"]}),
-        _row("recsys/ids.py", "embed_bag", "int64", "tensorrt", Status.FAIL, stage="compare",
+        _row("recsys/ids.py", "embed_bag", "int64", "inductor", Status.FAIL, stage="compare",
              message="2 of 3 outputs differ from eager",
              timings={"compile": 3.0, "run": 0.125},
              outputs=[
@@ -77,25 +77,25 @@ def make_record() -> Record:
                          int32_overflow=True, message="3 values outside the int32 range"),
                  _output("out[2]", "bool", True),
              ]),
-        _row("recsys/ids.py", "scatter_ids", "int64", "tensorrt", Status.ERROR,
+        _row("recsys/ids.py", "scatter_ids", "int64", "inductor", Status.ERROR,
              stage="compile", message="RuntimeError: no converter for aten.scatter_reduce",
              location="fixtures/recsys/ids.py:41",
              traceback='Traceback (most recent call last):\n  File "x.py", line 1\n'
                        "\x1b[31mRuntimeError\x00: no converter for aten.scatter_reduce\n",
              timings={"export": 0.5, "compile": 1.5}),
-        _row("audio/stft.py", "complex_conv", "complex64", "tensorrt", Status.UNSUPPORTED,
+        _row("audio/stft.py", "complex_conv", "complex64", "inductor", Status.UNSUPPORTED,
              stage="export", message="complex convolution is not rewritten by the seed"),
-        _row("audio/stft.py", "spectrum", "complex128", "tensorrt", Status.XFAIL,
+        _row("audio/stft.py", "spectrum", "complex128", "inductor", Status.XFAIL,
              message="known precision loss [fail: out differs]"),
-        _row("audio/stft.py", "spectrum", "complex64", "tensorrt", Status.XPASS,
+        _row("audio/stft.py", "spectrum", "complex64", "inductor", Status.XPASS,
              message="expected to fail (issue 12) but passed"),
-        _row("audio/stft.py", "spectrum", "complex64", "inductor", Status.SKIPPED,
-             message="inductor needs a C++ compiler"),
-        _row("", "slow_model", "float64", "tensorrt", Status.TIMEOUT, stage="run",
+        _row("audio/stft.py", "spectrum", "complex64", "tensorrt", Status.SKIPPED,
+             message="torch_tensorrt is not installed (pip install trtcheck[tensorrt])"),
+        _row("", "slow_model", "float64", "inductor", Status.TIMEOUT, stage="run",
              message="no result after 300 s"),
-        _row("sci/fp64.py", "solver", "float64", "tensorrt", Status.CRASH, stage="run",
+        _row("sci/fp64.py", "solver", "float64", "inductor", Status.CRASH, stage="run",
              message="worker died with signal 11 (SIGSEGV)"),
-        _row("evil/zoo.py", HOSTILE, "v`1`", "tensorrt", Status.FAIL, stage="compare",
+        _row("evil/zoo.py", HOSTILE, "v`1`", "inductor", Status.FAIL, stage="compare",
              message="bad\x01\x1b[31m value\nsecond line with *stars* & `ticks` \ud800\uffff",
              outputs=[_output("out", "float", False, max_abs=1.0, max_rel=0.5, cosine=0.5,
                               min_atol=1.0, min_rtol=0.5)]),
@@ -107,7 +107,7 @@ def make_record() -> Record:
     }
     profiles = [BUILTIN_PROFILES[n].to_dict() for n in ("default", "truncate_double", "seed")]
     return Record(environment=environment,
-                  options={"backends": ["tensorrt", "emulate"], "profiles": profiles},
+                  options={"backends": ["inductor", "emulate"], "profiles": profiles},
                   rows=rows, paths={"llm/rope::rope_attention[complex64]":
                                     {"path": ["complex rewrite", "float32"]}})
 
@@ -166,13 +166,13 @@ def test_junit_maps_every_status(record: Record, strict_xfail: bool) -> None:
 def test_junit_messages_and_system_out(record: Record) -> None:
     root = ET.fromstring(render_junit(record, strict_xfail=False))
     by_name = {(c.get("classname"), c.get("name")): c for c in root.iter("testcase")}
-    error = by_name[("recsys.ids", "scatter_ids[int64] tensorrt")].find("error")
+    error = by_name[("recsys.ids", "scatter_ids[int64] inductor")].find("error")
     assert error is not None
     assert error.get("message") == ("error at compile: RuntimeError: no converter for "
                                     "aten.scatter_reduce")
     assert error.get("type") == "error"
     assert "Traceback (most recent call last)" in (error.text or "")
-    skipped = by_name[("audio.stft", "complex_conv[complex64] tensorrt")].find("skipped")
+    skipped = by_name[("audio.stft", "complex_conv[complex64] inductor")].find("skipped")
     assert skipped is not None
     assert (skipped.get("message") or "").startswith("unsupported at export: complex conv")
 
@@ -181,10 +181,10 @@ def test_junit_messages_and_system_out(record: Record) -> None:
     assert "PREDICTION: " in out and "not a TensorRT measurement" in out
     assert "path: complex rewrite+int64" in out
     assert "speedup: 0.8×" in out
-    measured = by_name[("llm.rope", "rope_attention[complex64] tensorrt")]
+    measured = by_name[("llm.rope", "rope_attention[complex64] inductor")]
     assert "PREDICTION" not in (measured.findtext("system-out") or "")
     assert "\nspeedup: 2.5×\n" in (measured.findtext("system-out") or "")
-    xpass = by_name[("audio.stft", "spectrum[complex64] tensorrt")]
+    xpass = by_name[("audio.stft", "spectrum[complex64] inductor")]
     assert "does not fail the run" in (xpass.findtext("system-out") or "")
 
     suites = {s.get("name"): s for s in root.iter("testsuite")}
@@ -200,7 +200,7 @@ def test_junit_hostile_text_round_trips_safely(record: Record) -> None:
     assert not XML_ILLEGAL.search(xml)
     assert "<b>" not in xml
     case = _testcases(xml)[-1]
-    assert case.get("name") == f"{HOSTILE}[v`1`] tensorrt"
+    assert case.get("name") == f"{HOSTILE}[v`1`] inductor"
     failure = case.find("failure")
     assert failure is not None
     assert failure.get("message") == ("fail at compare: bad[31m value second line with *stars* "
