@@ -193,6 +193,10 @@ def test_junit_messages_and_system_out(record: Record) -> None:
     props = {p.get("name"): p.get("value") for p in suites["trtcheck"].iter("property")}
     assert props == {"trtcheck": "0.1.0", "torch": "2.13.0", "torch_tensorrt": "not installed",
                      "device": "cpu", "git_commit": "0123456789abcdef"}
+    # The suite holding an emulate row says in its header that it holds predictions.
+    rope = {p.get("name"): p.get("value") for p in suites["llm/rope.py"].iter("property")}
+    assert rope["predictions"].startswith("1 of 2 rows are a prediction")
+    assert "not a TensorRT measurement" in rope["predictions"]
 
 
 def test_junit_hostile_text_round_trips_safely(record: Record) -> None:

@@ -34,17 +34,23 @@ _SKIPPED = frozenset({Status.SKIPPED, Status.UNSUPPORTED, Status.XFAIL})
 def render_junit(record: Record, *, strict_xfail: bool) -> str:
     """The record as a JUnit XML document: fail (and xpass under strict xfail) are failures;
     error, timeout and crash are errors; skipped, unsupported and xfail are skipped."""
-    suites: dict[str, list[TestCase]] = {}
+    suites: dict[str, list[Row]] = {}
     for row in record.rows:
-        suites.setdefault(row.file or DEFAULT_SUITE, []).append(
-            _testcase(record, row, strict_xfail=strict_xfail))
+        suites.setdefault(row.file or DEFAULT_SUITE, []).append(row)
     properties = _properties(record.environment)
     started = record.environment.get("started")
     return to_xml_report_string([
-        TestSuite(plain(name), cases, properties=properties,
+        TestSuite(plain(name), [_testcase(record, r, strict_xfail=strict_xfail) for r in rows],
+                  properties={**properties, **_prediction_property(rows)},
                   timestamp=plain(started) if started else None)
-        for name, cases in suites.items()
+        for name, rows in suites.items()
     ])
+
+
+def _prediction_property(rows: list[Row]) -> dict[str, str]:
+    """A suite header that says so when some of its rows are predictions, not measurements."""
+    n = sum(r.prediction for r in rows)
+    return {"predictions": f"{n} of {len(rows)} rows are {PREDICTION_TEXT}"} if n else {}
 
 
 def testcase_name(row: Row) -> str:
