@@ -77,10 +77,7 @@ class IsolatedExecutor:
     def rows(self, case: Case) -> Iterator[Row]:
         pairs = plan(self.backends, self.opts.profiles)
         remaining = {(b, p.name if p else NO_PROFILE): (b, p) for b, p in pairs}
-        if self.worker is None or self.worker.proc.poll() is not None:
-            self.worker = _Worker(self.opts, list(self.backends), self.log)
-        worker = self.worker
-        worker.requests.send((case.file.root, case.file.path, case.spec.name, case.variant))
+        worker = self._send((case.file.root, case.file.path, case.spec.name, case.variant))
         stage = ("-", None, "start")
         deadline = time.monotonic() + self.opts.timeout
         while True:
@@ -114,6 +111,18 @@ class IsolatedExecutor:
                 yield row
             else:  # "done"
                 return
+
+    def _send(self, request: tuple[Any, ...]) -> _Worker:
+        """Hand a case to a live worker, starting a new one if the last has gone."""
+        if self.worker is not None and self.worker.proc.poll() is None:
+            try:
+                self.worker.requests.send(request)
+                return self.worker
+            except OSError:  # it died between cases
+                self.worker.kill()
+        self.worker = _Worker(self.opts, list(self.backends), self.log)
+        self.worker.requests.send(request)
+        return self.worker
 
     def close(self) -> None:
         if self.worker is not None:
