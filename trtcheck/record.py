@@ -20,6 +20,10 @@ from trtcheck.status import Status
 
 SCHEMA_VERSION = 1
 
+# What every report says of a row whose ``evidence["prediction"]`` is set.
+PREDICTION_NOTE = ("a prediction of TensorRT's dtype behaviour, made by trtcheck's emulate "
+                   "backend with PyTorch, not a TensorRT measurement")
+
 
 @dataclass(frozen=True)
 class Stats:

@@ -10,9 +10,9 @@ from typing import Any, ClassVar
 from torch.export import ExportedProgram
 
 from trtcheck.options import Profile
+from trtcheck.record import PREDICTION_NOTE
 
-PREDICTION_NOTE = ("a prediction of TensorRT's dtype behaviour by trtcheck's emulation, "
-                   "not a TensorRT measurement")
+__all__ = ["PREDICTION_NOTE", "Backend", "CompileJob", "Compiled", "Unsupported"]
 
 
 class Unsupported(Exception):

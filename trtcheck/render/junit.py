@@ -12,10 +12,9 @@ from typing import Any
 
 from junit_xml import TestCase, TestSuite, to_xml_report_string
 
-from trtcheck.record import Record, Row
+from trtcheck.record import PREDICTION_NOTE, Record, Row
 from trtcheck.render.text import (
     NONE,
-    PREDICTION_TEXT,
     failing_outputs,
     headline,
     num,
@@ -50,7 +49,7 @@ def render_junit(record: Record, *, strict_xfail: bool) -> str:
 def _prediction_property(rows: list[Row]) -> dict[str, str]:
     """A suite header that says so when some of its rows are predictions, not measurements."""
     n = sum(r.prediction for r in rows)
-    return {"predictions": f"{n} of {len(rows)} rows are {PREDICTION_TEXT}"} if n else {}
+    return {"predictions": f"{n} of {len(rows)} rows are {PREDICTION_NOTE}"} if n else {}
 
 
 def testcase_name(row: Row) -> str:
@@ -105,7 +104,8 @@ def _system_out(record: Record, row: Row, *, strict_xfail: bool) -> str:
         lines.append("note: xpass does not fail the run without strict xfail")
     if row.prediction:
         note = row.evidence.get("note")
-        lines.append(f"PREDICTION: this row is {PREDICTION_TEXT}." + (f" {note}" if note else ""))
+        extra = f" {plain(note)}" if note and note != PREDICTION_NOTE else ""
+        lines.append(f"PREDICTION: this row is {PREDICTION_NOTE}.{extra}")
     return "\n".join(lines)
 
 

@@ -8,11 +8,10 @@ from typing import Any
 from tabulate import tabulate
 
 from trtcheck.options import Profile
-from trtcheck.record import Record, Row
+from trtcheck.record import PREDICTION_NOTE, Record, Row
 from trtcheck.render.text import (
     NONE,
     PREDICTION_MARK,
-    PREDICTION_TEXT,
     failing_outputs,
     headline,
     md,
@@ -53,7 +52,7 @@ def _prediction_notice(record: Record) -> str:
     if not record.has_predictions:
         return ""
     return (f"> **{PREDICTION_MARK} Predictions, not measurements.** Each row marked "
-            f"{PREDICTION_MARK} is {PREDICTION_TEXT}.")
+            f"{PREDICTION_MARK} is {PREDICTION_NOTE}.")
 
 
 def _profiles(record: Record) -> str:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
-from trtcheck.record import Record
+from trtcheck.record import PREDICTION_NOTE, Record
 from trtcheck.render.text import (
     PREDICTION_MARK,
-    PREDICTION_TEXT,
     n_failing,
     plain,
     status_counts,
@@ -31,7 +30,7 @@ def render_summary(record: Record, *, strict_xfail: bool) -> str:
     failing = n_failing(record, strict_xfail=strict_xfail)
     lines.append(f"total {len(record.rows)}: {counts or 'no rows'}; {failing} fail the run")
     if record.has_predictions:
-        lines.append(f"{PREDICTION_MARK} marks {PREDICTION_TEXT}")
+        lines.append(f"{PREDICTION_MARK} marks {PREDICTION_NOTE}")
     return "\n".join(lines)
 
 

@@ -15,10 +15,6 @@ from trtcheck.status import ORDER, Status, is_failure
 
 NONE = "—"
 PREDICTION_MARK = "†"
-PREDICTION_TEXT = (
-    "a prediction of TensorRT's dtype behaviour, made by trtcheck's emulate backend with "
-    "PyTorch, not a TensorRT measurement"
-)
 
 # The complement of XML 1.0's Char production.
 _XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
