@@ -26,7 +26,9 @@ def git_commit(where: Path) -> str | None:
                              text=True, timeout=10, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
+    if out.returncode != 0:
+        return None
+    return out.stdout.strip() or None
 
 
 def describe(device: str, where: Path) -> dict[str, Any]:

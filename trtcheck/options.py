@@ -268,8 +268,7 @@ def resolve(
         where = str(config_path) if config_path else "config"
     where = f"{where} [tool.trtcheck]" if config_path and config_path.name == "pyproject.toml" else where
     _check(config, _TOP_KEYS, where)
-    for sub, schema in (("timing", _TIMING_KEYS),):
-        _check(config.get(sub, {}), schema, f"{where}.{sub}")
+    _check(config.get("timing", {}), _TIMING_KEYS, f"{where}.timing")
 
     tolerances = dict(DEFAULT_TOLERANCES)
     for dtype, table in config.get("tolerances", {}).items():
