@@ -7,9 +7,7 @@ from typing import Any
 
 import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from test_lowering_models import (
+from test_emulation_models import (
     ComplexConv,
     HashIds,
     LlamaRoPE,
@@ -21,10 +19,9 @@ from test_lowering_models import (
 )
 from torch import nn
 
-from trtcheck.analyze import analyze_program, path_label
-from trtcheck.backends.base import Unsupported
-from trtcheck.lowering import lower
-from trtcheck.lowering.dtype_policy import PATHS
+from trtcheck.analyze import analyze_program
+from trtcheck.emulation import lower
+from trtcheck.errors import Unsupported
 from trtcheck.options import Profile
 
 
@@ -161,17 +158,3 @@ def test_analysis_agrees_with_lowering(model: Any, args: tuple[Any, ...]) -> Non
     assert evidence["path"] == result["path"]
     assert evidence["complex_subgraphs"] == len(result["complex"]["subgraphs"])
 
-
-@settings(max_examples=25, deadline=None)
-@given(flags=st.fixed_dictionaries({p: st.booleans() for p in PATHS}))
-def test_path_label(flags: dict[str, bool]) -> None:
-    label = path_label(flags)
-    on = [p for p in PATHS if flags[p]]
-    assert label == ("+".join(on) if on else "none")
-    assert label.split("+") == on or label == "none"
-
-
-def test_path_label_rejects_unknown_paths() -> None:
-    assert path_label({}) == "none"
-    with pytest.raises(ValueError, match="int32"):
-        path_label({"int32": True})

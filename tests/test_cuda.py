@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from trtcheck import backends, options
-from trtcheck.execute import run_case
+from trtcheck.execute import iter_rows
 from trtcheck.run import collect
 from trtcheck.status import Status
 
@@ -36,7 +36,7 @@ def test_backends_on_cuda_match_eager_and_time_with_cuda_events(keyword: str) ->
     cases = collect(opts).cases
     assert cases
     for case in cases:
-        rows = run_case(case, opts, chosen)
+        rows = list(iter_rows(case, opts, chosen))
         assert {r.backend for r in rows} == {"eager", "emulate", "inductor"}
         for row in rows:
             assert row.status is Status.PASS, (row.case_id, row.backend, row.message)
@@ -48,7 +48,7 @@ def test_backends_on_cuda_match_eager_and_time_with_cuda_events(keyword: str) ->
 def test_truncate_double_on_cuda_loses_float64_precision() -> None:
     opts = _opts("propagator", profiles=("default", "truncate_double"))
     (case,) = collect(opts).cases
-    rows = {r.profile: r for r in run_case(case, opts, {"emulate": backends.get("emulate")})}
+    rows = {r.profile: r for r in iter_rows(case, opts, {"emulate": backends.get("emulate")})}
     exact, truncated = rows["default"], rows["truncate_double"]
     assert exact.status is truncated.status is Status.PASS
     assert exact.worst("max_rel") < 1e-12 < 1e-8 < truncated.worst("max_rel") < 1e-4

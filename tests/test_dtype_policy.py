@@ -6,12 +6,12 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_lowering_models import HashIds, LlamaRoPE, SeedRoPE, export, max_error
+from test_emulation_models import HashIds, LlamaRoPE, SeedRoPE, export, max_error
 from torch import nn
 
-from trtcheck.lowering import lower
-from trtcheck.lowering.dtype_policy import Policy, wrap_int32
-from trtcheck.lowering.runtime import INT64_ISLAND, NARROWED, tensor_leaves
+from trtcheck.emulation import lower
+from trtcheck.emulation.dtype_policy import Policy, wrap_int32
+from trtcheck.emulation.graph import INT64_ISLAND, NARROWED, tensor_leaves
 from trtcheck.options import Profile
 from trtcheck.tensors import clone
 

@@ -6,11 +6,11 @@ import json
 
 import pytest
 import torch
-from test_lowering_models import TOL, ComplexConv, HashIds, LlamaRoPE, export, max_error
+from test_emulation_models import TOL, ComplexConv, HashIds, LlamaRoPE, export, max_error
 
-from trtcheck.backends.base import PREDICTION_NOTE, CompileJob, Unsupported
+from trtcheck.backends.base import PREDICTION_NOTE, CompileJob
 from trtcheck.backends.emulate import EmulateBackend
-from trtcheck.errors import ConfigError
+from trtcheck.errors import ConfigError, Unsupported
 from trtcheck.options import BUILTIN_PROFILES, Profile
 
 

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 import torch
 
-from trtcheck.backends.base import CompileJob, Unsupported
+from trtcheck.backends.base import CompileJob
 from trtcheck.backends.tensorrt import (
     NOT_INSTALLED,
     Partition,
@@ -41,7 +41,8 @@ from trtcheck.backends.tensorrt import (
     path_steps,
     supports_complex_inputs,
 )
-from trtcheck.execute import run_case
+from trtcheck.errors import Unsupported
+from trtcheck.execute import iter_rows
 from trtcheck.options import Options, Profile
 from trtcheck.run import collect
 from trtcheck.status import Status
@@ -428,7 +429,7 @@ def test_standin_in_a_cpu_run_gives_skipped_rows(
         """})
     opts = Options(paths=(root,), device="cpu")
     [case] = collect(opts).cases
-    [row] = run_case(case, opts, {"tensorrt": TensorRTBackend()})
+    [row] = list(iter_rows(case, opts, {"tensorrt": TensorRTBackend()}))
     assert row.status is Status.SKIPPED
     assert row.message == "TensorRT needs a CUDA device; this run uses cpu"
     assert row.latency is None and standin.calls == []

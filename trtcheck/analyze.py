@@ -1,47 +1,36 @@
-"""What the seeds' rewrites will meet in an exported program, predicted without compiling.
+"""What Torch-TensorRT's documented rewrites will meet in an exported program, predicted without compiling.
 
 One pass over the graph: complex subgraphs and ops (and whether seed and broad coverage
 handle each), int64 and float64 values, example int64 inputs int32 cannot hold, and the
-seed's documented limitations that apply, each citing the seed's text.
+complex guide's documented limitations that apply, each citing the guide's text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import torch
 from torch import fx
 from torch.export import ExportedProgram
 
-from trtcheck.lowering import complex_rewrite as cr
-from trtcheck.lowering import prepare
-from trtcheck.lowering.dtype_policy import PATHS, census, path_flags
-from trtcheck.lowering.runtime import flatten_inputs, op_name, tensor_leaves, user_input_names
-
-_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
-
-
-def path_label(paths: Mapping[str, bool]) -> str:
-    """The paths taken, joined with ``+`` in a fixed order, e.g. ``"complex rewrite+int64"``.
-
-    ``paths`` maps ``complex rewrite``, ``int64`` and ``float64`` to whether each was taken;
-    none taken gives ``"none"``; a key that is not a path raises ValueError.
-    """
-    unknown = set(paths) - set(PATHS)
-    if unknown:
-        raise ValueError(f"unknown paths {sorted(unknown)} (known: {', '.join(PATHS)})")
-    return "+".join(p for p in PATHS if paths.get(p)) or "none"
+from trtcheck.emulation import limitations as lim
+from trtcheck.emulation import prepare
+from trtcheck.emulation.detect import Scan, is_conv_or_batch_norm, scan, seed_problem, seed_problems
+from trtcheck.emulation.dtype_policy import PATHS, census, path_flags
+from trtcheck.emulation.engine import flatten_inputs, user_input_names
+from trtcheck.emulation.graph import tensor_leaves
+from trtcheck.emulation.rewrite import rule_for
+from trtcheck.tensors import INT32_MAX, INT32_MIN, op_name
 
 
 def analyze_program(program: ExportedProgram, args: tuple[Any, ...],
                     kwargs: dict[str, Any]) -> dict[str, Any]:
     """A JSON-able account of the program's complex, int64 and float64 paths."""
     program = prepare(program)
-    found = cr.scan(program)
-    problems = {n: cr.seed_problem(n, found) for n in found.ops}
-    broad = {n: "rewrite" if cr.rule_for(n) else "fallback" for n in found.ops}
-    reasons = cr.seed_problems(found)
+    found = scan(program)
+    problems = {n: seed_problem(n, found) for n in found.ops}
+    broad = {n: "rewrite" if rule_for(n) else "fallback" for n in found.ops}
+    reasons = seed_problems(found)
     dtypes = census(program)
     dtypes["int64"]["out_of_int32_range"] = _out_of_int32_range(program, args, kwargs)
     flags = path_flags(program.graph)
@@ -69,17 +58,17 @@ def _out_of_int32_range(program: ExportedProgram, args: tuple[Any, ...],
     for name, value in zip(user_input_names(program), flatten_inputs(program, args, kwargs),
                            strict=True):
         if isinstance(value, torch.Tensor) and value.dtype == torch.int64:
-            count = int(((value < _INT32_MIN) | (value > _INT32_MAX)).sum())
+            count = int(((value < INT32_MIN) | (value > INT32_MAX)).sum())
             if count:
                 found.append({"name": name, "count": count})
     return found
 
 
-def _predictions(program: ExportedProgram, found: cr.Scan, problems: dict[fx.Node, str | None],
+def _predictions(program: ExportedProgram, found: Scan, problems: dict[fx.Node, str | None],
                  broad: dict[fx.Node, str], flags: dict[str, bool]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
 
-    def predict(limit: cr.Limitation, nodes: list[fx.Node], seed: str, broad: str) -> None:
+    def predict(limit: lim.Limitation, nodes: list[fx.Node], seed: str, broad: str) -> None:
         if nodes:
             out.append({"limitation": limit.key, "nodes": [n.name for n in nodes],
                         "seed": seed, "broad": broad, "reason": limit.short,
@@ -88,16 +77,16 @@ def _predictions(program: ExportedProgram, found: cr.Scan, problems: dict[fx.Nod
     def outcome(nodes: list[fx.Node]) -> str:
         return "; ".join(f"{n.name}: {broad[n]}" for n in nodes)
 
-    predict(cr.ANCHOR, found.outputs, "unsupported",
+    predict(lim.ANCHOR, found.outputs, "unsupported",
             "rewritten, converted back to complex at the output")
     standalone = [n for n in found.ops
                   if n.target is torch.ops.aten.view_as_complex.default and n in found.unanchored]
-    predict(cr.STANDALONE_VIEW_AS_COMPLEX, standalone, "unsupported", outcome(standalone))
-    conv_bn = [n for n in found.ops if cr.is_conv_or_batch_norm(n.target)]
-    predict(cr.CONV_BN, conv_bn, "unsupported", outcome(conv_bn))
+    predict(lim.STANDALONE_VIEW_AS_COMPLEX, standalone, "unsupported", outcome(standalone))
+    conv_bn = [n for n in found.ops if is_conv_or_batch_norm(n.target)]
+    predict(lim.CONV_BN, conv_bn, "unsupported", outcome(conv_bn))
     others = [n for n, p in problems.items()
               if p and n not in found.unanchored and n not in conv_bn]
-    predict(cr.PATTERNS, others, "unsupported", outcome(others))
+    predict(lim.PATTERNS, others, "unsupported", outcome(others))
     if flags["float64"]:
         wide = [n for n in program.graph.nodes if n.op in ("placeholder", "call_function")
                 and any(t.dtype in (torch.float64, torch.complex128)
@@ -105,14 +94,14 @@ def _predictions(program: ExportedProgram, found: cr.Scan, problems: dict[fx.Nod
         inputs = [n for n in wide if n.op == "placeholder"]
         effect = ("float64 engine, slow on most GPUs; float32-level error under "
                   "truncate_double")
-        predict(cr.FLOAT64, inputs or wide, effect, effect)
+        predict(lim.FLOAT64, inputs or wide, effect, effect)
     complex_ops = set(found.ops)
     pairs = [n for n in program.graph.nodes
              if n.op == "placeholder" and found.kinds[n.name] != "user_input"
              and _real_pairs(n.meta.get("val"))]
     left_alone = "left alone: its dtype is real"
     for n in pairs:
-        predict(cr.REAL_PAIRS, [n], left_alone + (
+        predict(lim.REAL_PAIRS, [n], left_alone + (
             " (consumed by a complex op)" if set(n.users) & complex_ops else ""), left_alone)
     return out
 

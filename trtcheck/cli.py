@@ -9,8 +9,9 @@ from pathlib import Path
 import click
 
 from trtcheck import __version__, backends, options, record
+from trtcheck.cases import Case
 from trtcheck.environment import describe
-from trtcheck.errors import TrtcheckError, UsageError
+from trtcheck.errors import INTERRUPTED, TrtcheckError, UsageError
 from trtcheck.execute import analyze_case
 from trtcheck.record import Record, Row
 from trtcheck.render import write_reports
@@ -19,9 +20,6 @@ from trtcheck.render.terminal import render_summary
 from trtcheck.render.text import plain
 from trtcheck.run import Collection, collect, run
 from trtcheck.status import is_failure
-from trtcheck.variants import Case
-
-INTERRUPTED = 130
 
 paths_arg = click.argument("paths", nargs=-1, required=True,
                            type=click.Path(path_type=Path))
@@ -207,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
-        return 130
+        return INTERRUPTED
     except TrtcheckError as exc:
         click.echo(f"trtcheck: error: {exc}", err=True)
         return exc.exit_code

@@ -22,9 +22,8 @@ from typing import Any
 import torch
 
 from trtcheck.options import Tolerance
-from trtcheck.tensors import leaves_with_paths
+from trtcheck.tensors import INT32_MAX, INT32_MIN, leaves_with_paths
 
-_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 _EXACT = Tolerance(rtol=0.0, atol=0.0)
 
 
@@ -192,7 +191,7 @@ def _tensor_problems(
     if a.shape != e.shape:
         problems.append(f"shape {list(a.shape)} != eager {list(e.shape)}")
     if e.dtype == torch.int64:
-        figures["int32_overflow"] = int(((e < _INT32_MIN) | (e > _INT32_MAX)).sum())
+        figures["int32_overflow"] = int(((e < INT32_MIN) | (e > INT32_MAX)).sum())
     if a.shape != e.shape:
         return problems
     common = _common_dtype(e.dtype, a.dtype)
@@ -234,11 +233,11 @@ def _integer_figures(
 def _overflow_note(e: torch.Tensor, a: torch.Tensor, overflow: int) -> str:
     """Explain differing int64 values when eager has values int32 cannot hold."""
     low = e & 0xFFFFFFFF
-    wrapped = torch.where(low > _INT32_MAX, low - 2**32, low)
+    wrapped = torch.where(low > INT32_MAX, low - 2**32, low)
     outside = f"eager has {overflow} values outside the int32 range"
     if torch.equal(a, wrapped.to(a.dtype)):
         return f"{outside} and actual equals eager wrapped to int32 (int64 truncated to int32)"
-    if torch.equal(a, e.clamp(_INT32_MIN, _INT32_MAX).to(a.dtype)):
+    if torch.equal(a, e.clamp(INT32_MIN, INT32_MAX).to(a.dtype)):
         return f"{outside} and actual equals eager clamped to int32 (int64 saturated to int32)"
     return f"{outside} (int64 truncated to int32?)"
 

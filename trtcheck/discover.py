@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trtcheck import zoo
+from trtcheck.errors import last_line, location
 
 SKIP_FILES = frozenset({"conftest.py", "setup.py"})
 
@@ -87,17 +88,3 @@ def load(file: ZooFile) -> Discovered | ImportFailure:
         zoo.stop_collecting(collector)
     return Discovered(file, tuple(collector.specs))
 
-
-def last_line(exc: BaseException) -> str:
-    """``Type: message`` on one line — what tables show for an exception."""
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def location(exc: BaseException, root: Path) -> str:
-    """``file:line`` of the deepest frame inside the zoo root (the user's code), if any."""
-    if isinstance(exc, SyntaxError) and exc.filename:
-        return f"{exc.filename}:{exc.lineno}"
-    frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if Path(f.filename).is_relative_to(root)]
-    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else ""

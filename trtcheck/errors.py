@@ -1,6 +1,14 @@
-"""Errors that stop a whole run. Each carries the exit code the CLI returns for it."""
+"""Errors: those that stop a whole run carry the exit code the CLI returns for them; those of
+one row (:class:`Unsupported`) become its status. Also the one-line forms every report uses."""
 
 from __future__ import annotations
+
+import difflib
+import traceback
+from collections.abc import Iterable
+from pathlib import Path
+
+INTERRUPTED = 130  # the shell's code for a run stopped by SIGINT; trtcheck uses it for SIGTERM too
 
 
 class TrtcheckError(Exception):
@@ -25,3 +33,28 @@ class RecordError(TrtcheckError):
     """A results record that cannot be read or has an unknown schema."""
 
     exit_code = 2
+
+
+class Unsupported(Exception):
+    """A known limitation: the row becomes ``unsupported`` with this reason, not ``error``."""
+
+
+def last_line(exc: BaseException) -> str:
+    """``Type: message`` on one line — what tables show for an exception."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def location(exc: BaseException, root: Path) -> str:
+    """``file:line`` of the deepest frame inside the zoo root (the user's code), if any."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f"{exc.filename}:{exc.lineno}"
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if Path(f.filename).is_relative_to(root)]
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` for the closest known word, or ``""``."""
+    close = difflib.get_close_matches(word, list(known), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""

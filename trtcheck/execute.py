@@ -13,17 +13,17 @@ import torch
 from torch.export import ExportedProgram
 
 from trtcheck.analyze import analyze_program
-from trtcheck.backends import Backend, CompileJob, Unsupported
+from trtcheck.backends import Backend, CompileJob
 from trtcheck.backends.base import PREDICTION_NOTE
+from trtcheck.cases import Case, build
 from trtcheck.compare import Comparison, compare
-from trtcheck.discover import last_line, location
+from trtcheck.errors import Unsupported, last_line, location
 from trtcheck.export import export
 from trtcheck.options import Options, Profile, Tolerance
 from trtcheck.record import Latency, Row
 from trtcheck.status import Status, apply_xfail
 from trtcheck.tensors import clone, to_device
 from trtcheck.timing import measure
-from trtcheck.variants import Case, build
 
 NO_PROFILE = "-"
 
@@ -132,11 +132,6 @@ def analyze_case(case: Case) -> Row:
     (row,) = rows_for(case, [("analyze", None)], timings=clock.timings,
                       evidence={"analysis": analysis})
     return row
-
-
-def run_case(case: Case, opts: Options, backends: Mapping[str, Backend]) -> list[Row]:
-    """Every row of one case. Exceptions in user or backend code become rows, never propagate."""
-    return list(iter_rows(case, opts, backends))
 
 
 def iter_rows(case: Case, opts: Options, backends: Mapping[str, Backend],

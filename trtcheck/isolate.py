@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from trtcheck.backends import Backend
+from trtcheck.cases import Case
 from trtcheck.execute import NO_PROFILE, plan, rows_for
 from trtcheck.options import Options
 from trtcheck.record import Row
 from trtcheck.status import Status
-from trtcheck.variants import Case
 
 _POLL_S = 0.2
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from trtcheck.errors import ConfigError, UsageError
+from trtcheck.errors import ConfigError, UsageError, did_you_mean
 from trtcheck.zoo import VARIANTS
 
 if sys.version_info >= (3, 11):
@@ -197,9 +196,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
 def _check(table: Mapping[str, Any], schema: Mapping[str, Any], where: str) -> None:
     for key, value in table.items():
         if key not in schema:
-            close = difflib.get_close_matches(key, list(schema), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ConfigError(f"{where}: unknown key {key!r}{hint}")
+            raise ConfigError(f"{where}: unknown key {key!r}{did_you_mean(key, schema)}")
         expected = schema[key]
         if isinstance(expected, tuple) and all(isinstance(e, str) for e in expected):
             if value not in expected:
@@ -233,9 +230,7 @@ def _profiles(config: Mapping[str, Any], where: str) -> dict[str, Profile]:
 def _pick(names: list[str], known: Mapping[str, Any], what: str) -> None:
     for n in names:
         if n not in known:
-            close = difflib.get_close_matches(n, list(known), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ConfigError(f"unknown {what} {n!r}{hint} (known: {', '.join(known)})")
+            raise ConfigError(f"unknown {what} {n!r}{did_you_mean(n, known)} (known: {', '.join(known)})")
 
 
 def resolve(

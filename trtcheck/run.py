@@ -13,13 +13,13 @@ from typing import Protocol
 
 from trtcheck import discover, environment, record
 from trtcheck.backends import Backend
+from trtcheck.cases import Case, expand
 from trtcheck.errors import RecordError
 from trtcheck.execute import NO_PROFILE, iter_rows, plan, rows_for
 from trtcheck.isolate import IsolatedExecutor
 from trtcheck.options import Options
 from trtcheck.record import Journal, Record, Row
 from trtcheck.status import Status
-from trtcheck.variants import Case, expand
 
 COLLECT = "(collect)"
 JOURNAL = "results.jsonl"

@@ -1,4 +1,4 @@
-"""Small helpers over pytrees of tensors: clone, move, describe."""
+"""Small helpers over tensors, pytrees of tensors and graph ops: clone, move, name, bounds."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import torch
 from torch.utils import _pytree as pytree
 
 T = TypeVar("T")
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
 
 def clone(tree: T) -> T:
@@ -23,3 +25,10 @@ def leaves_with_paths(tree: Any) -> list[tuple[str, Any]]:
     """Flatten a pytree into (key path, leaf) pairs; a bare leaf has the path ``""``."""
     flat, _ = pytree.tree_flatten_with_path(tree)
     return [(pytree.keystr(path), leaf) for path, leaf in flat]
+
+
+def op_name(target: Any) -> str:
+    """``aten.mul.Tensor`` for an OpOverload, the function's name otherwise."""
+    if isinstance(target, torch._ops.OpOverload):
+        return str(target)
+    return getattr(target, "__name__", str(target))

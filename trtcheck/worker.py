@@ -14,11 +14,11 @@ import sys
 from multiprocessing.connection import Connection
 
 from trtcheck import backends, discover
+from trtcheck.cases import Case
 from trtcheck.discover import ZooFile
 from trtcheck.execute import iter_rows, plan, rows_for
 from trtcheck.options import Options
 from trtcheck.status import Status
-from trtcheck.variants import Case
 from trtcheck.zoo import ModelSpec
 
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from trtcheck.errors import did_you_mean
 
 VARIANTS = ("default", "float32", "float64", "complex64", "complex128", "int32", "int64")
 
@@ -67,10 +68,8 @@ def _check_variants(variants: Iterable[str]) -> tuple[str, ...]:
         raise ValueError("variants must name at least one variant")
     for v in names:
         if v not in VARIANTS:
-            close = difflib.get_close_matches(v, VARIANTS, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
             raise ValueError(
-                f"unknown variant {v!r}{hint} (known: {', '.join(VARIANTS)})"
+                f"unknown variant {v!r}{did_you_mean(v, VARIANTS)} (known: {', '.join(VARIANTS)})"
             )
     return names
 

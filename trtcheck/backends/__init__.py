@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from trtcheck.backends.base import Backend, Compiled, CompileJob, Unsupported
+from trtcheck.backends.base import Backend, Compiled, CompileJob
 from trtcheck.backends.eager import EagerBackend
 from trtcheck.backends.emulate import EmulateBackend
 from trtcheck.backends.inductor import InductorBackend
@@ -36,7 +36,6 @@ __all__ = [
     "Backend",
     "CompileJob",
     "Compiled",
-    "Unsupported",
     "default_backends",
     "get",
 ]

@@ -12,11 +12,7 @@ from torch.export import ExportedProgram
 from trtcheck.options import Profile
 from trtcheck.record import PREDICTION_NOTE
 
-__all__ = ["PREDICTION_NOTE", "Backend", "CompileJob", "Compiled", "Unsupported"]
-
-
-class Unsupported(Exception):
-    """A known limitation: the row becomes ``unsupported`` with this reason, not ``error``."""
+__all__ = ["PREDICTION_NOTE", "Backend", "CompileJob", "Compiled"]
 
 
 @dataclass

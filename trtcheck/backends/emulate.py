@@ -1,8 +1,10 @@
-"""``emulate``: trtcheck's lowering of the seeds, run by PyTorch: a prediction, not TensorRT."""
+"""``emulate``: trtcheck's emulation of the complex guide and the autocast RFC, run by PyTorch.
+
+A prediction, not TensorRT."""
 
 from __future__ import annotations
 
-from trtcheck import lowering  # a module, not its names: trtcheck.lowering imports backends.base
+from trtcheck import emulation
 from trtcheck.backends.base import PREDICTION_NOTE, Backend, Compiled, CompileJob
 from trtcheck.errors import ConfigError
 
@@ -21,5 +23,5 @@ class EmulateBackend(Backend):
                 f"profile {profile.name!r}: int64 = \"int32\" casts around engines, which "
                 "contradicts require_full_compilation (the autocast RFC's edge case)"
             )
-        lowered = lowering.lower(job.program, profile)
+        lowered = emulation.lower(job.program, profile)
         return Compiled(lowered, {**lowered.evidence, "prediction": True, "note": PREDICTION_NOTE})

@@ -10,7 +10,6 @@ every setting that is mapped, dropped or does nothing is recorded in the evidenc
 from __future__ import annotations
 
 import contextlib
-import difflib
 import importlib
 import inspect
 import io
@@ -28,8 +27,8 @@ import torch
 from torch.export import ExportedProgram
 from torch.utils import _pytree as pytree
 
-from trtcheck.backends.base import Backend, Compiled, CompileJob, Unsupported
-from trtcheck.discover import last_line
+from trtcheck.backends.base import Backend, Compiled, CompileJob
+from trtcheck.errors import Unsupported, did_you_mean, last_line
 from trtcheck.options import Profile
 
 Version = tuple[int, int]
@@ -156,8 +155,7 @@ def drop_unaccepted(settings: Mapping[str, Any], parameters: Collection[str],
         if key in parameters or key in _READ_FROM_KWARGS:
             kept[key] = value
             continue
-        close = difflib.get_close_matches(key, list(parameters), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(key, parameters)
         notes.append(f"{key} dropped: not a parameter of torch_tensorrt.dynamo.compile in "
                      f"Torch-TensorRT {_text(version)}, which would silently ignore it{hint}")
     return kept, notes

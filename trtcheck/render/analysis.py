@@ -36,7 +36,7 @@ def _limitations(analysis: dict[str, Any]) -> str:
 
 
 def render_analysis(record: Record, *, verbose: bool = False) -> str:
-    """A table of every case's path, then (verbose) each prediction with the seed text it cites."""
+    """A table of every case's path, then (verbose) each prediction with the guide's text it cites."""
     table = []
     for row in record.rows:
         analysis = row.evidence.get("analysis")

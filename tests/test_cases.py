@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from trtcheck import variants
+from trtcheck import cases as case_module
 from trtcheck.discover import Discovered, ZooFile
 from trtcheck.errors import UsageError
 from trtcheck.zoo import ModelSpec, model
@@ -19,7 +19,7 @@ FILE = ZooFile(Path("/zoo"), Path("/zoo/sub/m.py"))
 
 
 def cases(*specs: ModelSpec, **kw) -> list[str]:
-    return [c.case_id for c in variants.expand([Discovered(FILE, specs)], **kw)]
+    return [c.case_id for c in case_module.expand([Discovered(FILE, specs)], **kw)]
 
 
 def test_case_ids_and_variant_selection() -> None:
@@ -43,14 +43,14 @@ def test_keyword_expressions(expr: str, expected: list[str]) -> None:
 @pytest.mark.parametrize("expr", ["a and", "(a", "a b", "or a"])
 def test_bad_keyword_expression_is_a_usage_error(expr: str) -> None:
     with pytest.raises(UsageError):
-        variants.keyword_matcher(expr)
+        case_module.keyword_matcher(expr)
 
 
 def test_seed_is_stable_and_distinct() -> None:
     # A fixed value guards against accidental use of Python's salted hash().
-    assert variants.seed_for("m::a[float32]") == variants.seed_for("m::a[float32]")
-    assert variants.seed_for("m::a[float32]") != variants.seed_for("m::a[float64]")
-    assert 0 <= variants.seed_for("x") < 2**63
+    assert case_module.seed_for("m::a[float32]") == case_module.seed_for("m::a[float32]")
+    assert case_module.seed_for("m::a[float32]") != case_module.seed_for("m::a[float64]")
+    assert 0 <= case_module.seed_for("x") < 2**63
 
 
 def test_build_is_reproducible_per_case() -> None:
@@ -58,12 +58,12 @@ def test_build_is_reproducible_per_case() -> None:
         return torch.nn.Identity(), (torch.randn(4),)
 
     s = spec("r", factory)
-    c1, c2 = (variants.Case(FILE, s, "float32"), variants.Case(FILE, s, "complex64"))
+    c1, c2 = (case_module.Case(FILE, s, "float32"), case_module.Case(FILE, s, "complex64"))
     torch.manual_seed(0)
-    first = variants.build(c1).args[0]
+    first = case_module.build(c1).args[0]
     torch.randn(100)  # disturb the global RNG between builds
-    again = variants.build(c1).args[0]
-    other = variants.build(c2).args[0]
+    again = case_module.build(c1).args[0]
+    other = case_module.build(c2).args[0]
     assert torch.equal(first, again)
     assert not torch.equal(first, other)
 
@@ -76,9 +76,9 @@ def test_build_is_reproducible_per_case() -> None:
     ((torch.nn.Identity(), (), []), "as kwargs"),
 ])
 def test_build_rejects_bad_factory_results(returned, needle: str) -> None:
-    case = variants.Case(FILE, spec("bad", lambda v: returned), "float32")
-    with pytest.raises(variants.BuildError, match=needle):
-        variants.build(case)
+    case = case_module.Case(FILE, spec("bad", lambda v: returned), "float32")
+    with pytest.raises(case_module.BuildError, match=needle):
+        case_module.build(case)
 
 
 def test_decorator_rejects_unknown_variant_with_hint() -> None:

@@ -1,22 +1,8 @@
-"""The complex-to-real rewrite of ``seeds/complex_tensors.rst`` on an ExportedProgram's graph.
+"""The complex-to-real rewrite rules, one per op, applied to an ExportedProgram's graph.
 
 Every complex value is carried as a real tensor with a trailing dimension of 2 (real,
 imaginary): a *complex view*. Only nodes whose ``meta["val"]`` is complex are rewritten,
 so a real parameter that happens to end in a dimension of 2 is never touched.
-
-:func:`scan` finds the complex subgraphs the way the seed does (anchor on
-``view_as_real``, walk backwards through complex nodes, merge subgraphs that share
-nodes) and also the complex nodes that never reach a ``view_as_real``.
-
-Coverage ``seed`` accepts exactly the seed's *Supported Patterns* table: complex
-placeholders of every kind (user inputs, and parameters, buffers and constants, which the
-seed sees as ``get_attr``), ``aten.mul.Tensor`` between two complex tensors,
-``view_as_complex``, ``view_as_real`` and ``permute.default``, all inside a
-``view_as_real``-anchored subgraph, plus ``sym_size.int``, the shape query export adds
-under dynamic shapes. No other plumbing is admitted: in the seed's own RoPE example the
-``reshape`` and ``flatten`` act on real tensors, outside the complex subgraph, so a complex
-``reshape``/``slice``/``view`` (as in Llama's ``freqs_cis[:seq].view(...)``) is predicted
-unsupported. Anything else raises :class:`Unsupported` quoting the seed's limitation.
 
 Coverage ``broad`` rewrites every op that has an exact real formulation below and runs any
 other complex op in PyTorch as a declared fallback: its complex views are turned back into
@@ -36,224 +22,16 @@ import torch
 from torch import fx
 from torch.export import ExportedProgram
 
-from trtcheck.backends.base import Unsupported
-from trtcheck.lowering.runtime import (
+from trtcheck.emulation.detect import NOOPS, Scan, is_complex_node, is_tensor_node
+from trtcheck.emulation.graph import (
     FALLBACK,
-    dtype_name,
     evaluate,
     fake_mode,
-    input_kinds,
     is_complex,
-    op_name,
-    output_node,
 )
+from trtcheck.tensors import op_name
 
 aten = torch.ops.aten
-
-
-@dataclass(frozen=True)
-class Limitation:
-    """A limitation of the seed: the text it quotes and the short form used in messages."""
-
-    key: str
-    cite: str
-    short: str
-
-
-ANCHOR = Limitation(
-    "complex output without view_as_real",
-    "Only view_as_real-anchored subgraphs are detected. If your model uses complex "
-    "arithmetic without view_as_real as the output boundary (e.g. a complex output tensor "
-    "is returned directly), the subgraph will not be detected and the compilation will fail.",
-    "only view_as_real-anchored subgraphs are detected (a complex value that never reaches "
-    "view_as_real, e.g. a complex output, is not rewritten)",
-)
-STANDALONE_VIEW_AS_COMPLEX = Limitation(
-    "standalone view_as_complex",
-    "view_as_complex must be paired with view_as_real in the same subgraph. Standalone "
-    "view_as_complex nodes outside the detected subgraph are not handled.",
-    "view_as_complex must be paired with view_as_real in the same subgraph",
-)
-CONV_BN = Limitation(
-    "complex convolution or batch norm",
-    "No support for complex convolution or complex batch norm — only element-wise "
-    "mul.Tensor is rewritten.",
-    "no support for complex convolution or complex batch norm",
-)
-PATTERNS = Limitation(
-    "op outside the supported patterns",
-    "Supported Patterns: complex64/complex128 input placeholder; complex model buffer "
-    "(get_attr); aten.mul.Tensor between complex tensors; aten.view_as_complex; "
-    "aten.view_as_real; aten.permute.default. No support for complex convolution or complex "
-    "batch norm — only element-wise mul.Tensor is rewritten.",
-    "only element-wise mul.Tensor between complex tensors, view_as_complex, view_as_real "
-    "and permute are rewritten",
-)
-FLOAT64 = Limitation(
-    "complex128/float64 throughput",
-    "complex128 on GPU requires float64 support in TRT. Most consumer GPUs have limited "
-    "float64 throughput; use truncate_double=True for performance-critical workloads.",
-    "float64 runs slowly on most GPUs; truncate_double=True trades precision for speed",
-)
-REAL_PAIRS = Limitation(
-    "real (d, 2) parameter",
-    "Parameters shaped (d, 2) (intentional, not complex) [...] will not be mistakenly "
-    "rewritten because the parameter's dtype is real. The rewriter only rewrites nodes whose "
-    'meta["val"].dtype is complex64 or complex128.',
-    "a real tensor with a trailing dimension of 2 is left alone",
-)
-
-SEED_OPS = frozenset(
-    {aten.mul.Tensor, aten.view_as_complex.default, aten.view_as_real.default,
-     aten.permute.default, aten.sym_size.int}
-)
-# Assertions about dtype and device: erased, since after the rewrite they no longer hold.
-NOOPS = frozenset({aten._assert_tensor_metadata.default})
-
-
-def is_conv_or_batch_norm(target: Any) -> bool:
-    """Whether an op is a convolution or a batch norm (any overload, any backend's name)."""
-    base = op_name(target).split(".")[1] if isinstance(target, torch._ops.OpOverload) else ""
-    return base.lstrip("_").startswith(("conv", "cudnn_conv", "mkldnn_conv")) or (
-        "batch_norm" in base
-    )
-
-
-def _is_tensor(arg: Any) -> bool:
-    return isinstance(arg, fx.Node) and isinstance(arg.meta.get("val"), torch.Tensor)
-
-
-def _is_c(arg: Any) -> bool:
-    return _is_tensor(arg) and arg.meta["val"].dtype.is_complex
-
-
-@dataclass
-class Subgraph:
-    """Connected complex nodes: anchored on ``view_as_real`` nodes, or on none."""
-
-    anchors: list[fx.Node]
-    nodes: list[fx.Node]
-    inputs: list[fx.Node]
-
-    def to_dict(self, kinds: dict[str, str]) -> dict[str, Any]:
-        """Node names; each input with its kind (``computed`` unless a placeholder)."""
-        return {
-            "anchors": [n.name for n in self.anchors],
-            "nodes": [n.name for n in self.nodes],
-            "inputs": [
-                {
-                    "node": n.name,
-                    "kind": kinds.get(n.name, "computed") if n.op == "placeholder" else "computed",
-                    "dtype": dtype_name(n.meta["val"].dtype),
-                }
-                for n in self.inputs
-            ],
-        }
-
-
-@dataclass
-class Scan:
-    """What the rewrite has to deal with in one graph."""
-
-    subgraphs: list[Subgraph]
-    ops: list[fx.Node]
-    unanchored: set[fx.Node]
-    outputs: list[fx.Node]
-    kinds: dict[str, str]
-
-
-class _UnionFind:
-    def __init__(self) -> None:
-        self.parent: dict[fx.Node, fx.Node] = {}
-
-    def find(self, x: fx.Node) -> fx.Node:
-        root = self.parent.setdefault(x, x)
-        while root != self.parent[root]:
-            root = self.parent[root]
-        self.parent[x] = root
-        return root
-
-    def union(self, a: fx.Node, b: fx.Node) -> None:
-        self.parent[self.find(a)] = self.find(b)
-
-
-def scan(program: ExportedProgram) -> Scan:
-    """Find complex subgraphs, complex ops and complex outputs (``_assert`` no-ops ignored)."""
-    graph = program.graph
-    order = {n: i for i, n in enumerate(graph.nodes)}
-    cplx = {n for n in graph.nodes if n.op != "output" and is_complex(n.meta.get("val"))}
-    ops = [
-        n for n in graph.nodes
-        if n.op == "call_function" and n.target not in NOOPS and n.target is not operator.getitem
-        and (n in cplx or any(i in cplx for i in n.all_input_nodes))
-    ]
-    anchors = [n for n in ops if n.target is aten.view_as_real.default]
-
-    groups = _UnionFind()
-    reached: set[fx.Node] = set()
-    for anchor in anchors:
-        groups.find(anchor)
-        stack = [i for i in anchor.all_input_nodes if i in cplx]
-        while stack:
-            node = stack.pop()
-            groups.union(node, anchor)
-            if node not in reached:
-                reached.add(node)
-                stack.extend(i for i in node.all_input_nodes if i in cplx)
-    unanchored = cplx - reached
-    for node in unanchored:
-        groups.find(node)
-        for i in node.all_input_nodes:
-            if i in unanchored:
-                groups.union(node, i)
-
-    members: dict[fx.Node, list[fx.Node]] = {}
-    for node in sorted(groups.parent, key=order.__getitem__):
-        members.setdefault(groups.find(node), []).append(node)
-    subgraphs = []
-    for group in members.values():
-        nodes = [n for n in group if n in cplx]
-        feeding = {i for n in nodes for i in n.all_input_nodes if i not in cplx}
-        feeding |= {n for n in nodes if n.op == "placeholder"}
-        subgraphs.append(Subgraph(
-            anchors=[n for n in group if n not in cplx],
-            nodes=nodes,
-            inputs=sorted(feeding, key=order.__getitem__),
-        ))
-    returned = [a for a in output_node(graph).all_input_nodes if a in cplx]
-    return Scan(subgraphs, ops, unanchored, returned, input_kinds(program))
-
-
-def seed_problem(node: fx.Node, found: Scan) -> str | None:
-    """Why seed coverage cannot rewrite this complex op (the ``Unsupported`` message), or None."""
-    if node in found.unanchored:
-        limit = (STANDALONE_VIEW_AS_COMPLEX if node.target is aten.view_as_complex.default
-                 else ANCHOR)
-    elif is_conv_or_batch_norm(node.target):
-        limit = CONV_BN
-    elif node.target not in SEED_OPS or (
-        node.target is aten.mul.Tensor and not all(_is_c(a) for a in node.args[:2])
-    ):
-        limit = PATTERNS
-    else:
-        return None
-    return f"unsupported complex op {op_name(node.target)} (node {node.name}): {limit.short}"
-
-
-def seed_problems(found: Scan) -> list[str]:
-    """Every reason seed coverage cannot lower the graph (empty when it can)."""
-    problems = [p for n in found.ops if (p := seed_problem(n, found))]
-    ops = set(found.ops)
-    problems += [f"unsupported complex output (node {n.name}): {ANCHOR.short}"
-                 for n in found.outputs if n not in ops]
-    return problems
-
-
-def check_seed(found: Scan) -> None:
-    """Raise :class:`Unsupported` with the first problem unless seed coverage can lower it."""
-    problems = seed_problems(found)
-    if problems:
-        raise Unsupported(problems[0])
 
 
 def bind(node: fx.Node) -> dict[str, Any]:
@@ -393,7 +171,7 @@ class _Rewriter:
             return self._to_view(out, val)
 
     def _complex_or_view(self, arg: fx.Node) -> fx.Node:
-        if not _is_c(arg):
+        if not is_complex_node(arg):
             return self.env[arg]
         if arg not in self._as_complex:
             x = self.env[arg]
@@ -430,7 +208,7 @@ class _Rewriter:
     def cview(self, arg: fx.Node) -> fx.Node:
         """An original tensor argument as a complex view (a real one gets a zero imaginary part)."""
         x = self.v(arg)
-        return x if _is_c(arg) else self.pack(x, self.emit(aten.zeros_like.default, x))
+        return x if is_complex_node(arg) else self.pack(x, self.emit(aten.zeros_like.default, x))
 
     def re(self, x: fx.Node) -> fx.Node:
         return self.parts(x)[0]
@@ -516,7 +294,7 @@ class _Rewriter:
 
 def _numbers(node: fx.Node, bound: dict[str, Any]) -> bool:
     """Scalar operands are Python numbers (a symbolic scalar makes the op fall back)."""
-    return all(not isinstance(bound.get(k), fx.Node) or _is_tensor(bound[k])
+    return all(not isinstance(bound.get(k), fx.Node) or is_tensor_node(bound[k])
                for k in ("other", "alpha"))
 
 
@@ -550,12 +328,12 @@ def _identity(rw: _Rewriter, node: fx.Node, b: dict[str, Any]) -> fx.Node:
 @_rule(aten.mul.Tensor, aten.mul.Scalar, accepts=_numbers)
 def _mul(rw: _Rewriter, node: fx.Node, b: dict[str, Any]) -> fx.Node:
     a, other = b["self"], b["other"]
-    if _is_c(other) and not _is_c(a):
+    if is_complex_node(other) and not is_complex_node(a):
         a, other = other, a
     x = rw.cview(a)
-    if _is_c(other):
+    if is_complex_node(other):
         return rw.cmul(x, rw.v(other))
-    if _is_tensor(other):
+    if is_tensor_node(other):
         return rw.mul(x, rw.emit(aten.unsqueeze.default, rw.v(other), -1))
     return rw.scale(x, other)
 
@@ -563,9 +341,9 @@ def _mul(rw: _Rewriter, node: fx.Node, b: dict[str, Any]) -> fx.Node:
 @_rule(aten.div.Tensor, aten.div.Scalar, accepts=_numbers)
 def _div(rw: _Rewriter, node: fx.Node, b: dict[str, Any]) -> fx.Node:
     x, other = rw.cview(b["self"]), b["other"]
-    if _is_c(other):
+    if is_complex_node(other):
         return rw.cdiv(x, rw.v(other))
-    if _is_tensor(other):
+    if is_tensor_node(other):
         return rw.div(x, rw.emit(aten.unsqueeze.default, rw.v(other), -1))
     return rw.cdiv(x, other) if isinstance(other, complex) else rw.div(x, other)
 
@@ -575,7 +353,7 @@ def _add(rw: _Rewriter, node: fx.Node, b: dict[str, Any]) -> fx.Node:
     subtract = node.target in (aten.sub.Tensor, aten.sub.Scalar)
     alpha = -b["alpha"] if subtract else b["alpha"]
     x, other = rw.cview(b["self"]), b["other"]
-    if _is_tensor(other):
+    if is_tensor_node(other):
         return rw.add(x, rw.scale(rw.cview(other), alpha))
     return rw.add_number(x, complex(other) * alpha)
 

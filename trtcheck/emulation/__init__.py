@@ -1,8 +1,10 @@
-"""trtcheck's own implementation of the seeds: lower an ExportedProgram as TensorRT would see it.
+"""trtcheck's own implementation of Torch-TensorRT's documented rewrites.
 
-:func:`lower` runs the complex-to-real rewrite (``complex_rewrite``), then the int64/float64
+Lowers an ExportedProgram as TensorRT would see it.
+
+:func:`lower` runs the complex-to-real rewrite (``detect``, then ``rewrite``), then the int64/float64
 policy (``dtype_policy``), checks that no complex node is left outside declared fallbacks,
-and wraps the result in a :class:`~trtcheck.lowering.runtime.Lowered` module that converts
+and wraps the result in a :class:`~trtcheck.emulation.engine.Lowered` module that converts
 the caller's values at the boundary (``runtime``).
 """
 
@@ -11,9 +13,11 @@ from __future__ import annotations
 import torch
 from torch.export import ExportedProgram
 
-from trtcheck.backends.base import Unsupported
-from trtcheck.lowering import complex_rewrite, dtype_policy
-from trtcheck.lowering.runtime import Lowered, check_invariants
+from trtcheck.emulation import detect, dtype_policy
+from trtcheck.emulation.engine import Lowered
+from trtcheck.emulation.graph import check_invariants
+from trtcheck.emulation.rewrite import rewrite
+from trtcheck.errors import Unsupported
 from trtcheck.options import Profile
 
 __all__ = ["Lowered", "lower", "prepare"]
@@ -40,21 +44,21 @@ def lower(program: ExportedProgram, profile: Profile) -> Lowered:
     subgraphs found, ops rewritten, fallbacks, casts and the dtype paths taken.
     """
     program = prepare(program)
-    found = complex_rewrite.scan(program)
+    found = detect.scan(program)
     if profile.coverage == "seed":
-        complex_rewrite.check_seed(found)
-    graph_module, rewrite = complex_rewrite.rewrite(program, found)
-    if profile.require_full_compilation and rewrite.fallbacks:
+        detect.check_seed(found)
+    graph_module, rewritten = rewrite(program, found)
+    if profile.require_full_compilation and rewritten.fallbacks:
         raise Unsupported("require_full_compilation, but these complex ops would run in "
-                          f"PyTorch: {', '.join(rewrite.fallbacks)}")
+                          f"PyTorch: {', '.join(rewritten.fallbacks)}")
     policy = dtype_policy.Policy.from_profile(profile)
     internal_casts = dtype_policy.retype(graph_module, policy)
     check_invariants(graph_module.graph, policy.narrowing)
     lowered = Lowered(graph_module, program)
     lowered.evidence.update(
         complex_subgraphs=len(found.subgraphs),
-        rewritten=dict(rewrite.rewritten),
-        fallbacks=rewrite.fallbacks,
+        rewritten=dict(rewritten.rewritten),
+        fallbacks=rewritten.fallbacks,
         casts=lowered.boundary_casts() + internal_casts,
         path=[label for label, on in dtype_policy.path_flags(program.graph).items() if on],
     )

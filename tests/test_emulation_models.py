@@ -10,7 +10,7 @@ from torch import fx, nn
 from torch.export import ExportedProgram
 from torch.utils import _pytree as pytree
 
-from trtcheck.lowering.runtime import COMPLEX_DTYPES, tensor_leaves
+from trtcheck.emulation.graph import COMPLEX_DTYPES, tensor_leaves
 
 # Normwise tolerance of a lowered complex64 / complex128 result against eager.
 TOL = {torch.complex64: 1e-5, torch.complex128: 1e-12}

@@ -1,4 +1,4 @@
-"""The autocast RFC's dtype policies (``seeds/autocast_rfc.md``): int64 and float64 around engines.
+"""Torch-TensorRT's autocast RFC's dtype policies: int64 and float64 around engines.
 
 Per profile:
 
@@ -31,7 +31,7 @@ from torch import fx
 from torch.export import ExportedProgram
 from torch.export.graph_signature import OutputKind
 
-from trtcheck.lowering.runtime import (
+from trtcheck.emulation.graph import (
     COMPLEX_DTYPES,
     INT64_ISLAND,
     NARROWED,
@@ -40,16 +40,15 @@ from trtcheck.lowering.runtime import (
     evaluate,
     fake_mode,
     input_kinds,
-    op_name,
     output_node,
     tensor_leaves,
 )
 from trtcheck.options import Profile
+from trtcheck.tensors import INT32_MIN, op_name
 
 aten = torch.ops.aten
 
 PATHS = ("complex rewrite", "int64", "float64")
-_INT32_SPAN = 2**32
 
 
 @dataclass(frozen=True)
@@ -79,7 +78,7 @@ class Policy:
 
 def wrap_int32(value: int) -> int:
     """An integer as int32 holds it after truncation (two's complement wrap-around)."""
-    return (value + 2**31) % _INT32_SPAN - 2**31
+    return (value - INT32_MIN) % 2**32 + INT32_MIN
 
 
 def retype(graph_module: fx.GraphModule, policy: Policy) -> list[str]:

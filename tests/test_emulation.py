@@ -10,7 +10,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_lowering_models import (
+from test_emulation_models import (
     TOL,
     ComplexConv,
     LlamaRoPE,
@@ -25,9 +25,9 @@ from test_lowering_models import (
 )
 from torch import fx
 
-from trtcheck.backends.base import Unsupported
-from trtcheck.lowering import lower
-from trtcheck.lowering.runtime import FALLBACK, check_invariants, tensor_leaves
+from trtcheck.emulation import lower
+from trtcheck.emulation.graph import FALLBACK, check_invariants, tensor_leaves
+from trtcheck.errors import Unsupported
 from trtcheck.options import Profile
 from trtcheck.tensors import clone
 
