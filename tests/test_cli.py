@@ -147,5 +147,5 @@ def test_analyze_prints_paths_and_writes_analysis(make_zoo, tmp_path: Path, caps
     assert "1 input values beyond int32" in lines["ids::hashed[int64]"]
     assert "RuntimeError: no weights here" in lines["ids::unbuildable[default]"]
     saved = json.loads((tmp_path / "o" / "analysis.json").read_text())
-    assert saved["paths"]["ids::hashed[int64]"]["path"] == ["int64"]
-    assert saved["paths"]["m::twice[float32]"]["path"] == []
+    assert saved["analyses"]["ids::hashed[int64]"]["path"] == ["int64"]
+    assert saved["analyses"]["m::twice[float32]"]["path"] == []

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 
 import pytest
 import torch
 from test_emulation_models import TOL, ComplexConv, HashIds, LlamaRoPE, export, max_error
 
-from trtcheck.backends.base import PREDICTION_NOTE, CompileJob
+from trtcheck.backends.base import CompileJob
 from trtcheck.backends.emulate import EmulateBackend
 from trtcheck.errors import ConfigError, Unsupported
 from trtcheck.options import BUILTIN_PROFILES, Profile
+from trtcheck.rows import Kind
 
 
 def _job(model: torch.nn.Module, args: tuple[torch.Tensor, ...], profile: Profile) -> CompileJob:
@@ -21,7 +23,7 @@ def _job(model: torch.nn.Module, args: tuple[torch.Tensor, ...], profile: Profil
 
 def test_backend_is_a_profiled_prediction() -> None:
     backend = EmulateBackend()
-    assert (backend.name, backend.prediction, backend.uses_profiles) == ("emulate", True, True)
+    assert (backend.name, backend.kind, backend.uses_profiles) == ("emulate", Kind.EMULATED, True)
     assert backend.unavailable_reason("cpu") is None
 
 
@@ -31,11 +33,9 @@ def test_compile_lowers_and_labels_the_evidence() -> None:
     compiled = EmulateBackend().compile(_job(model, (x,), BUILTIN_PROFILES["default"]))
     assert max_error(compiled.fn(x), model(x)) < TOL[torch.complex64]
     evidence = compiled.evidence
-    assert evidence["prediction"] is True and evidence["note"] == PREDICTION_NOTE
-    assert "not a TensorRT measurement" in evidence["note"]
-    assert evidence["complex_subgraphs"] == 1 and evidence["path"] == ["complex rewrite"]
-    assert evidence["rewritten"]["aten.mul.Tensor"] == 2
-    json.dumps(evidence)
+    assert evidence.details["complex_subgraphs"] == 1 and evidence.path == ["complex rewrite"]
+    assert evidence.details["rewritten"]["aten.mul.Tensor"] == 2
+    json.dumps(asdict(evidence))
 
 
 def test_profile_selects_the_int64_policy() -> None:
@@ -44,7 +44,7 @@ def test_profile_selects_the_int64_policy() -> None:
     out = compiled.fn(ids)
     assert [t.dtype for t in out] == [torch.int64, torch.int64]
     assert not torch.equal(out[1], HashIds()(ids)[1])
-    assert "input ids: int64 -> int32" in compiled.evidence["casts"]
+    assert "input ids: int64 -> int32" in compiled.evidence.boundaries
 
 
 def test_seed_profile_reports_unsupported() -> None:

@@ -10,13 +10,14 @@ from trtcheck.errors import ConfigError, UsageError
 
 
 def resolve(paths, **kw) -> options.Options:
-    return options.resolve(tuple(paths), known_backends=backends.REGISTRY,
-                           default_backends=lambda device: (("eager",), "default"), **kw)
+    return options.resolve(tuple(paths), **kw)
 
 
 def test_defaults_without_config(tmp_path: Path) -> None:
     opts = resolve([tmp_path])
-    assert opts.backends == ("eager",)
+    assert opts.backends == ()  # left to backends.choose, which knows what runs here
+    chosen = backends.choose(opts)
+    assert chosen.backends in (("tensorrt",), ("emulate",)) and chosen.backend_note
     assert [p.name for p in opts.profiles] == ["default"]
     assert opts.tolerances["float64"].rtol < 6e-8 < opts.tolerances["float32"].rtol
     assert opts.device == ("cuda" if torch.cuda.is_available() else "cpu")
@@ -87,3 +88,30 @@ def test_cuda_without_cuda_is_a_usage_error(tmp_path: Path) -> None:
         pytest.skip("CUDA is available here")
     with pytest.raises(UsageError, match="CUDA is not available"):
         resolve([tmp_path], device="cuda")
+
+
+def test_each_value_names_where_it_came_from(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"^--timeout: must be positive, got 0$"):
+        resolve([tmp_path], timeout=0.0)
+    (tmp_path / "trtcheck.toml").write_text("timeout = -1\n")
+    with pytest.raises(ConfigError, match=r"trtcheck.toml.timeout: must be positive"):
+        resolve([tmp_path])
+    (tmp_path / "trtcheck.toml").write_text('backends = ["emulat"]\n')
+    with pytest.raises(ConfigError, match=r"trtcheck.toml: unknown backend 'emulat'; did you mean 'emulate'"):
+        resolve([tmp_path])
+    with pytest.raises(ConfigError, match=r"^command line: unknown backend 'eagr'; did you mean 'eager'"):
+        resolve([tmp_path], backends=("eagr",))
+
+
+def test_the_backend_vocabulary_is_the_registry() -> None:
+    assert set(options.BACKENDS) == set(backends.REGISTRY)
+
+
+def test_cli_help_reads_the_settings_table() -> None:
+    from click.testing import CliRunner
+
+    from trtcheck.cli import cli
+
+    text = CliRunner().invoke(cli, ["run", "--help"], terminal_width=400).output
+    for key in ("backends", "out", "device", "timeout", "memory_limit_mb"):
+        assert " ".join(options.SETTINGS[key].help.split()) in " ".join(text.split()), key

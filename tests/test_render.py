@@ -6,6 +6,7 @@ Regenerate the golden files with ``TRTCHECK_UPDATE_GOLDEN=1 pytest tests/test_re
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import xml.etree.ElementTree as ET
@@ -15,10 +16,12 @@ from typing import Any
 import pytest
 
 from trtcheck.options import BUILTIN_PROFILES
-from trtcheck.record import Latency, Record, Row, Stats, load
+from trtcheck.record import Record, load
 from trtcheck.render import render_junit, render_markdown, render_summary, write_reports
 from trtcheck.render.text import md, plain, xml_text
+from trtcheck.rows import Evidence, Kind, Row
 from trtcheck.status import Status
+from trtcheck.timing import Latency, Stats
 
 GOLDEN = Path(__file__).parent / "golden"
 HOSTILE = "a|b<b>x</b>$(rm -rf /)"
@@ -56,15 +59,14 @@ def make_record() -> Record:
              outputs=[_output("out", "float", True, max_abs=2.4e-7, max_rel=1.1e-6,
                               cosine=1.0)],
              latency=Latency(_stats(4.0), _stats(1.6)),
-             evidence={"path": ["complex rewrite"]}),
+             evidence=Evidence(path=["complex rewrite"])),
         _row(rope, "rope_attention", "complex64", "emulate", Status.PASS,
              profile="truncate_double",
              outputs=[_output("out", "complex", True, max_abs=3.0e-7, max_rel=2.0e-6,
                               cosine=0.99999)],
              latency=Latency(_stats(4.0), _stats(5.0)),
-             evidence={"prediction": True, "path": ["complex rewrite", "int64"],
-                       "note": "Predicted by the emulate backend; TensorRT did not run.",
-                       "fallbacks": ["aten.fft_fft"]}),
+             kind=Kind.EMULATED,
+             evidence=Evidence(path=["complex rewrite", "int64"], fallbacks=["aten.fft_fft"])),
         _row("recsys/ids.py", "embed_bag", "int64", "inductor", Status.FAIL, stage="compare",
              message="2 of 3 outputs differ from eager",
              timings={"compile": 3.0, "run": 0.125},
@@ -108,8 +110,8 @@ def make_record() -> Record:
     profiles = [BUILTIN_PROFILES[n].to_dict() for n in ("default", "truncate_double", "seed")]
     return Record(environment=environment,
                   options={"backends": ["inductor", "emulate"], "profiles": profiles},
-                  rows=rows, paths={"llm/rope::rope_attention[complex64]":
-                                    {"path": ["complex rewrite", "float32"]}})
+                  rows=rows, analyses={"llm/rope::rope_attention[complex64]":
+                                       {"path": ["complex rewrite", "float32"]}})
 
 
 @pytest.fixture
@@ -125,12 +127,27 @@ def _check_golden(name: str, text: str) -> None:
     assert text == path.read_text(encoding="utf-8")
 
 
-def test_junit_golden(record: Record) -> None:
-    _check_golden("junit.xml", render_junit(record, strict_xfail=False))
+# A real run's record, written by trtcheck 0.1.0 before the record's schema 2 (``trtcheck run
+# fixtures/ --backend emulate --backend eager --profile default --profile int64_as_int32``).
+SCHEMA_1 = Path(__file__).parent / "data" / "results-schema1.json"
 
 
-def test_markdown_golden(record: Record) -> None:
-    _check_golden("report.md", render_markdown(record, strict_xfail=False))
+def test_junit_golden() -> None:
+    _check_golden("junit.xml", render_junit(load(SCHEMA_1), strict_xfail=False))
+
+
+def test_markdown_golden() -> None:
+    _check_golden("report.md", render_markdown(load(SCHEMA_1), strict_xfail=False))
+
+
+def test_schema_1_record_reads_as_schema_2() -> None:
+    old = load(SCHEMA_1)
+    assert len(old.rows) == 39 and set(old.analyses) == {r.case_id for r in old.rows}
+    assert {r.kind for r in old.rows if r.backend == "emulate"} == {Kind.EMULATED}
+    assert {r.kind for r in old.rows if r.backend == "eager"} == {Kind.MEASURED}
+    assert all(p["description"] for p in old.options["profiles"])
+    again = Record.from_dict(json.loads(json.dumps(old.to_dict())))
+    assert again == old and again.schema == 2
 
 
 # --- JUnit --------------------------------------------------------------------------------
@@ -195,8 +212,8 @@ def test_junit_messages_and_system_out(record: Record) -> None:
                      "device": "cpu", "git_commit": "0123456789abcdef"}
     # The suite holding an emulate row says in its header that it holds predictions.
     rope = {p.get("name"): p.get("value") for p in suites["llm/rope.py"].iter("property")}
-    assert rope["predictions"].startswith("1 of 2 rows are a prediction")
-    assert "not a TensorRT measurement" in rope["predictions"]
+    assert rope["predictions (emulated)"].startswith("1 of 2 rows are a prediction")
+    assert "not a TensorRT measurement" in rope["predictions (emulated)"]
 
 
 def test_junit_hostile_text_round_trips_safely(record: Record) -> None:

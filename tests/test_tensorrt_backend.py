@@ -44,6 +44,7 @@ from trtcheck.backends.tensorrt import (
 from trtcheck.errors import Unsupported
 from trtcheck.execute import iter_rows
 from trtcheck.options import Options, Profile
+from trtcheck.rows import Row
 from trtcheck.run import collect
 from trtcheck.status import Status
 
@@ -391,9 +392,9 @@ def test_standin_records_the_call_for_2_13(
     assert {k: v for k, v in call.items() if not k.endswith("inputs")} == {
         "truncate_double": True, "require_full_compilation": False, "min_block_size": 2}
     ev = compiled.evidence
-    assert ev["torch_tensorrt"] == "2.13.0+standin" and ev["tensorrt"] == "0.0.0+standin"
-    assert ev["settings"] == {"truncate_double": True, "require_full_compilation": False, "min_block_size": 2}
-    assert [n.split(":")[0] for n in ev["notes"]] == [
+    assert ev.versions["torch_tensorrt"] == "2.13.0+standin" and ev.versions["tensorrt"] == "0.0.0+standin"
+    assert ev.settings == {"truncate_double": True, "require_full_compilation": False, "min_block_size": 2}
+    assert [n.split(":")[0] for n in ev.notes] == [
         "enabled_precisions dropped", "use_explicit_typing dropped",
         "optimization_level dropped", "no TensorRT engine was built"]
     assert compiled.fn(*args).shape == (1, 16, 64)
@@ -404,11 +405,10 @@ def test_standin_results_are_never_reported_as_tensorrt(
     """The stand-in builds no engine, so the evidence says every op ran in PyTorch."""
     standin_torch_tensorrt((2, 13))
     ev = TensorRTBackend().compile(job_for(RoPE(), rope_inputs())).evidence
-    assert ev["engines"] == 0 and ev["boundaries"] == []
-    assert "aten.mul.Tensor" in ev["fallbacks"]
-    assert ev["path"] == ["complex → real (complex_graph_rewrite)", "no TensorRT engine", "PyTorch fallback"]
-    assert ev["notes"] == ["no TensorRT engine was built: the whole graph runs in PyTorch"]
-    assert "prediction" not in ev
+    assert ev.engines == 0 and ev.boundaries == []
+    assert "aten.mul.Tensor" in ev.fallbacks
+    assert ev.path == ["complex → real (complex_graph_rewrite)", "no TensorRT engine", "PyTorch fallback"]
+    assert ev.notes == ["no TensorRT engine was built: the whole graph runs in PyTorch"]
 
 
 def test_standin_in_a_cpu_run_gives_skipped_rows(
@@ -429,7 +429,7 @@ def test_standin_in_a_cpu_run_gives_skipped_rows(
         """})
     opts = Options(paths=(root,), device="cpu")
     [case] = collect(opts).cases
-    [row] = list(iter_rows(case, opts, {"tensorrt": TensorRTBackend()}))
+    [row] = [r for r in iter_rows(case, opts, {"tensorrt": TensorRTBackend()}) if isinstance(r, Row)]
     assert row.status is Status.SKIPPED
     assert row.message == "TensorRT needs a CUDA device; this run uses cpu"
     assert row.latency is None and standin.calls == []
@@ -462,9 +462,9 @@ def test_standin_2_10_passes_enabled_precisions_and_records_warnings(
     ev = TensorRTBackend().compile(job_for(ScatterIds(), scatter_inputs(), profile)).evidence
     [call] = standin.calls
     assert call["enabled_precisions"] == {torch.float32} and call["use_explicit_typing"] is False
-    assert ev["settings"]["enabled_precisions"] == ["torch.float32"]  # JSON-friendly in the record
-    assert f"Torch-TensorRT warned: {warning}" in ev["notes"]
-    assert "int64 native" in ev["path"]
+    assert ev.settings["enabled_precisions"] == ["torch.float32"]  # JSON-friendly in the record
+    assert f"Torch-TensorRT warned: {warning}" in ev.notes
+    assert "int64 native" in ev.path
 
 
 def test_standin_2_2_gets_truncate_long_and_double_and_inputs(
@@ -478,7 +478,7 @@ def test_standin_2_2_gets_truncate_long_and_double_and_inputs(
     assert {k: v for k, v in call.items() if k != "inputs"} == {
         "output_format": "graph_module", "device": "cuda:0", "truncate_long_and_double": True,
         "require_full_compilation": False, "min_block_size": 1}
-    assert ev["path"][0] == "int64 → int32"
+    assert ev.path[0] == "int64 → int32"
 
 
 # 3. Real Torch-TensorRT on CUDA ---------------------------------------------------------------
@@ -509,7 +509,7 @@ def test_real_rope_complex64_matches_eager(real_backend: TensorRTBackend) -> Non
     with torch.no_grad():
         expected, actual = model(*args), compiled.fn(*args)
     torch.testing.assert_close(actual, expected, rtol=5e-3, atol=5e-3)
-    assert compiled.evidence["path"][0].startswith("complex → real")
+    assert compiled.evidence.path[0].startswith("complex → real")
 
 
 @pytest.mark.tensorrt
@@ -521,4 +521,4 @@ def test_real_int64_scatter_matches_eager(real_backend: TensorRTBackend) -> None
         expected, actual = model(*args), compiled.fn(*args)
     assert actual.dtype == torch.int64
     assert torch.equal(actual, expected)  # values beyond int32 survive
-    assert "int64 native" in compiled.evidence["path"]
+    assert "int64 native" in compiled.evidence.path

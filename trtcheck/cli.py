@@ -10,15 +10,15 @@ import click
 
 from trtcheck import __version__, backends, options, record
 from trtcheck.cases import Case
-from trtcheck.environment import describe
 from trtcheck.errors import INTERRUPTED, TrtcheckError, UsageError
-from trtcheck.execute import analyze_case
-from trtcheck.record import Record, Row
+from trtcheck.options import SETTINGS
+from trtcheck.record import Record
 from trtcheck.render import write_reports
 from trtcheck.render.analysis import render_analysis
 from trtcheck.render.terminal import render_summary
 from trtcheck.render.text import plain
-from trtcheck.run import Collection, collect, run
+from trtcheck.rows import Row
+from trtcheck.run import Collection, analyze, collect, run
 from trtcheck.status import is_failure
 
 paths_arg = click.argument("paths", nargs=-1, required=True,
@@ -28,7 +28,7 @@ paths_arg = click.argument("paths", nargs=-1, required=True,
 def _selection(f):  # type: ignore[no-untyped-def]
     for decorator in reversed((
         paths_arg,
-        click.option("--variant", "variants", multiple=True, help="Only these variants (repeatable)."),
+        click.option("--variant", "variants", multiple=True, help=SETTINGS["variants"].help),
         click.option("-k", "keyword", help="Select cases by expression, like pytest -k."),
         click.option("--config", "config", type=click.Path(path_type=Path),
                      help="Config file (default: nearest trtcheck.toml or pyproject.toml)."),
@@ -45,17 +45,13 @@ def cli() -> None:
 
 @cli.command("run")
 @_selection
-@click.option("--backend", "backends_", multiple=True,
-              help=f"Backend to run (repeatable): {', '.join(backends.REGISTRY)}.")
-@click.option("--profile", "profiles", multiple=True, help="Settings profile (repeatable).")
-@click.option("--out", type=click.Path(path_type=Path), help="Report directory [trtcheck-report].")
-@click.option("--device", help="cpu, cuda, cuda:N or auto [auto].")
-@click.option("--isolate/--no-isolate", default=None,
-              help="Run each case in a worker subprocess [isolate]; --no-isolate for debugging.")
-@click.option("--timeout", type=float,
-              help="Seconds per case before it is stopped [900 on CUDA, 300 on CPU].")
-@click.option("--memory-limit", "memory_limit_mb", type=int,
-              help="Address-space limit of the worker, in MiB (CPU runs only).")
+@click.option("--backend", "backends_", multiple=True, help=SETTINGS["backends"].help)
+@click.option("--profile", "profiles", multiple=True, help=SETTINGS["run_profiles"].help)
+@click.option("--out", type=click.Path(path_type=Path), help=SETTINGS["out"].help)
+@click.option("--device", help=SETTINGS["device"].help)
+@click.option("--isolate/--no-isolate", default=None, help=SETTINGS["isolate"].help)
+@click.option("--timeout", type=float, help=SETTINGS["timeout"].help)
+@click.option("--memory-limit", "memory_limit_mb", type=int, help=SETTINGS["memory_limit_mb"].help)
 @click.option("--resume", is_flag=True, help="Skip cases already recorded in OUT/results.jsonl.")
 @click.option("-q", "--quiet", count=True, help="Less output.")
 @click.option("-v", "--verbose", count=True, help="More output.")
@@ -64,9 +60,12 @@ def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | N
             out: Path | None, device: str | None, isolate: bool | None, timeout: float | None,
             memory_limit_mb: int | None, resume: bool, quiet: int, verbose: int) -> int:
     """Run every case of the zoo under PATHS and write reports."""
-    opts = _resolve(paths, config, variants, keyword, backends_=backends_, profiles=profiles,
-                    out=out, device=device, isolate=isolate, timeout=timeout,
-                    memory_limit_mb=memory_limit_mb, resume=resume, verbosity=verbose - quiet)
+    opts = backends.choose(_resolve(
+        paths, config, variants, keyword, backends_=backends_, profiles=profiles, out=out,
+        device=device, isolate=isolate, timeout=timeout, memory_limit_mb=memory_limit_mb,
+        resume=resume, verbosity=verbose - quiet))
+    if opts.backend_note and opts.verbosity >= 0:
+        click.echo(opts.backend_note, err=True)
     chosen = {name: backends.get(name) for name in opts.backends}
     _check_writable(opts.out)
     collection = collect(opts)
@@ -100,17 +99,14 @@ def list_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | 
 
 @cli.command("analyze")
 @_selection
-@click.option("--out", type=click.Path(path_type=Path), help="Report directory [trtcheck-report].")
+@click.option("--out", type=click.Path(path_type=Path), help=SETTINGS["out"].help)
 @click.option("-v", "--verbose", count=True, help="Print each case's complex ops and predictions.")
 def analyze_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | None,
                 config: Path | None, out: Path | None, verbose: int) -> int:
     """Predict each case's complex, int64 and float64 paths, without compiling (CPU)."""
-    opts = _resolve(paths, config, variants, keyword, backends_=("eager",), out=out, device="cpu",
-                    verbosity=-1)
+    opts = _resolve(paths, config, variants, keyword, out=out, device="cpu", verbosity=-1)
     _check_writable(opts.out)
-    collection = collect(opts)
-    rows = collection.problems + [analyze_case(case) for case in collection.cases]
-    rec = Record.of(describe(opts.device, opts.paths[0]), opts.to_dict(), rows)
+    rec = analyze(opts, collect(opts))
     record.save(rec, opts.out / "analysis.json")
     click.echo(render_analysis(rec, verbose=verbose > 0))
     click.echo(f"analysis: {opts.out / 'analysis.json'}")
@@ -135,14 +131,8 @@ def report_cmd(results: Path, out: Path | None) -> int:
 def _resolve(paths: tuple[Path, ...], config: Path | None, variants: tuple[str, ...],
              keyword: str | None, *, backends_: tuple[str, ...] = (),
              profiles: tuple[str, ...] = (), **kw: object) -> options.Options:
-    opts = options.resolve(paths, config_path=config, variants=variants, keyword=keyword,
-                           backends=backends_, profiles=profiles,
-                           known_backends=backends.REGISTRY,
-                           default_backends=backends.default_backends,
-                           **kw)  # type: ignore[arg-type]
-    if opts.backend_note and opts.verbosity >= 0:
-        click.echo(opts.backend_note, err=True)
-    return opts
+    return options.resolve(paths, config_path=config, variants=variants, keyword=keyword,
+                           backends=backends_, profiles=profiles, **kw)  # type: ignore[arg-type]
 
 
 def _check_writable(out: Path) -> None:

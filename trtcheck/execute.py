@@ -14,18 +14,15 @@ from torch.export import ExportedProgram
 
 from trtcheck.analyze import analyze_program
 from trtcheck.backends import Backend, CompileJob
-from trtcheck.backends.base import PREDICTION_NOTE
 from trtcheck.cases import Case, build
 from trtcheck.compare import Comparison, compare
 from trtcheck.errors import Unsupported, last_line, location
 from trtcheck.export import export
-from trtcheck.options import Options, Profile, Tolerance
-from trtcheck.record import Latency, Row
-from trtcheck.status import Status, apply_xfail
+from trtcheck.options import Options, Tolerance
+from trtcheck.rows import NO_BACKEND, Analysis, Evidence, Row, Slot, plan, row_for, rows_for
+from trtcheck.status import Status
 from trtcheck.tensors import clone, to_device
-from trtcheck.timing import measure
-
-NO_PROFILE = "-"
+from trtcheck.timing import Latency, measure
 
 
 class StageError(Exception):
@@ -54,14 +51,23 @@ def is_out_of_memory(exc: BaseException) -> bool:
 
 
 @dataclass
-class _Clock:
+class Stages:
+    """Runs a case's stages: announces each to the hook, times it, and turns an exception in
+    it into a :class:`StageError` that names the stage and the user's ``file:line``."""
+
+    case: Case
     timings: dict[str, float] = field(default_factory=dict)
     hook: StageHook = _no_hook
-    backend: str = NO_PROFILE
+    backend: str = NO_BACKEND
     profile: str | None = None
 
+    def for_slot(self, slot: Slot) -> Stages:
+        """The same case's stages on one backend and profile, starting from the shared timings."""
+        return Stages(self.case, dict(self.timings), self.hook, slot.backend,
+                      slot.profile.name if slot.profile else None)
+
     @contextmanager
-    def stage(self, name: str, case: Case) -> Iterator[None]:
+    def stage(self, name: str) -> Iterator[None]:
         self.hook(self.backend, self.profile, name)
         t0 = time.perf_counter()
         try:
@@ -69,7 +75,7 @@ class _Clock:
         except Unsupported:
             raise
         except Exception as exc:
-            raise StageError(name, exc, location(exc, case.file.root)) from exc
+            raise StageError(name, exc, location(exc, self.case.file.root)) from exc
         finally:
             self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - t0
 
@@ -90,102 +96,75 @@ def tolerance_for(case: Case, tolerances: Mapping[str, Tolerance],
     return pick
 
 
-def plan(backends: Mapping[str, Backend], profiles: tuple[Profile, ...]) -> list[tuple[str, Profile | None]]:
-    """(backend, profile) pairs: a backend that ignores profiles gets one row, profile ``-``."""
-    pairs: list[tuple[str, Profile | None]] = []
-    for name, backend in backends.items():
-        pairs += [(name, p) for p in profiles] if backend.uses_profiles else [(name, None)]
-    return pairs
+Item = Row | Analysis
 
 
-def rows_for(case: Case, pairs: list[tuple[str, Profile | None]], **fields: Any) -> list[Row]:
-    """One row per (backend, profile) of a case, all with the same fields — for whole-case outcomes."""
-    return [_finish(case, Row(case.case_id, case.file.rel, case.spec.name, case.variant,
-                              backend, profile.name if profile else NO_PROFILE,
-                              tags=list(case.spec.tags), **fields)) for backend, profile in pairs]
-
-
-def _finish(case: Case, row: Row) -> Row:
-    status, message = apply_xfail(row.status, row.message,
-                                  case.spec.xfail_reason(case.variant, row.backend))
-    return replace(row, status=status, message=message)
-
-
-def analyze_case(case: Case) -> Row:
+def analyze_case(case: Case) -> Iterator[Item]:
     """Build and export a case on CPU and analyse its dtype paths: no eager run, no compile.
 
-    The analysis is in the row's ``evidence["analysis"]``; a failure is an ``error`` row."""
-    clock = _Clock()
+    Yields the analysis, then the case's one ``analyze`` row (an ``error`` row on failure)."""
+    stages = Stages(case)
+    slot = Slot("analyze", None)
     try:
-        with clock.stage("build", case):
+        with stages.stage("build"):
             built = build(case)
             built = replace(built, module=built.module.eval())
-        with clock.stage("export", case):
+        with stages.stage("export"):
             program = export(case, built)
-        with clock.stage("analyze", case):
+        with stages.stage("analyze"):
             analysis = analyze_program(program, built.args, built.kwargs)
     except StageError as err:
-        (row,) = rows_for(case, [("analyze", None)], status=Status.ERROR, stage=err.stage,
-                          message=str(err), location=err.location, traceback=err.traceback,
-                          timings=clock.timings)
-        return row
-    (row,) = rows_for(case, [("analyze", None)], timings=clock.timings,
-                      evidence={"analysis": analysis})
-    return row
+        yield row_for(case, slot, status=Status.ERROR, stage=err.stage, message=str(err),
+                      location=err.location, traceback=err.traceback, timings=stages.timings)
+        return
+    yield Analysis(case.case_id, analysis)
+    yield row_for(case, slot, timings=stages.timings)
 
 
 def iter_rows(case: Case, opts: Options, backends: Mapping[str, Backend],
-              hook: StageHook = _no_hook) -> Iterator[Row]:
-    """Rows of one case as each (backend, profile) finishes; ``hook`` hears each stage start."""
-    pairs = plan(backends, opts.profiles)
-    clock = _Clock(hook=hook)
+              hook: StageHook = _no_hook) -> Iterator[Item]:
+    """The case's analysis, then its rows as each slot finishes; ``hook`` hears each stage start."""
+    slots = plan(backends, opts.profiles)
+    stages = Stages(case, hook=hook)
     try:
-        with clock.stage("build", case):
+        with stages.stage("build"):
             built = build(case)
             module = built.module.to(opts.device).eval()
             inputs = to_device((built.args, built.kwargs), opts.device)
             built = replace(built, module=module, args=inputs[0], kwargs=inputs[1])
-        with clock.stage("eager", case), torch.no_grad():
+        with stages.stage("eager"), torch.no_grad():
             eager_in = clone(inputs)
             expected = module(*eager_in[0], **eager_in[1])
         eager = Eager(module, mutates=_mutated(inputs, eager_in))
-        with clock.stage("export", case):
+        with stages.stage("export"):
             program = export(case, built)
     except StageError as err:
-        yield from rows_for(case, pairs, status=Status.ERROR, stage=err.stage, message=str(err),
-                            location=err.location, traceback=err.traceback, timings=clock.timings)
+        yield from rows_for(case, slots, status=Status.ERROR, stage=err.stage, message=str(err),
+                            location=err.location, traceback=err.traceback, timings=stages.timings)
         return
-    analysis = _analyze(program, inputs, clock, case)
+    yield Analysis(case.case_id, _analyze(program, inputs, stages))
 
-    for name, profile in pairs:
-        backend = backends[name]
-        base = Row(case.case_id, case.file.rel, case.spec.name, case.variant, name,
-                   profile.name if profile else NO_PROFILE, tags=list(case.spec.tags),
-                   evidence={"analysis": analysis, **_prediction(backend)})
+    for slot in slots:
+        backend = backends[slot.backend]
         reason = backend.unavailable_reason(opts.device)
         if reason:
-            yield replace(base, status=Status.SKIPPED, message=reason)
+            yield row_for(case, slot, status=Status.SKIPPED, message=reason)
             continue
-        job = CompileJob(program, inputs[0], inputs[1], profile or opts.profiles[0], opts.device)
-        stage_clock = _Clock(dict(clock.timings), hook, name, profile.name if profile else None)
+        job = CompileJob(program, inputs[0], inputs[1], slot.profile or opts.profiles[0],
+                         opts.device)
         outcome = _run_backend(case, backend, job, expected, eager_in, eager, opts,
-                               truncate_double=bool(profile and profile.truncate_double),
-                               clock=stage_clock)
-        outcome["evidence"] = {**base.evidence, **outcome["evidence"]}
-        yield _finish(case, replace(base, **outcome))
+                               truncate_double=bool(slot.profile and slot.profile.truncate_double),
+                               stages=stages.for_slot(slot))
+        yield row_for(case, slot, **outcome)
 
 
-def _analyze(program: ExportedProgram, inputs: Any, clock: _Clock, case: Case) -> dict[str, Any]:
+def _analyze(program: ExportedProgram, inputs: Any, stages: Stages) -> dict[str, Any]:
     """The case's dtype paths; a failure here is recorded, never fatal, since no result depends on it."""
     try:
-        with clock.stage("analyze", case):
+        with stages.stage("analyze"):
             return analyze_program(program, *inputs)
     except StageError as err:
         return {"error": str(err), "path": []}
-
-
-def _prediction(backend: Backend) -> dict[str, Any]:
-    return {"prediction": True, "note": PREDICTION_NOTE} if backend.prediction else {}
 
 
 @dataclass(frozen=True)
@@ -198,36 +177,41 @@ class Eager:
 
 def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
                  eager_after: Any, eager: Eager, opts: Options, *,
-                 truncate_double: bool, clock: _Clock) -> dict[str, Any]:
-    evidence: dict[str, Any] = {}
+                 truncate_double: bool, stages: Stages) -> dict[str, Any]:
+    evidence = Evidence()
     try:
-        with clock.stage("compile", case):
+        with stages.stage("compile"):
             compiled = backend.compile(job)
         evidence = compiled.evidence
-        with clock.stage("run", case), torch.no_grad():
+        with stages.stage("run"), torch.no_grad():
             backend_in = clone((job.args, job.kwargs))
             actual = compiled.fn(*backend_in[0], **backend_in[1])
-        with clock.stage("compare", case):
+        with stages.stage("compare"):
             pick = tolerance_for(case, opts.tolerances, truncate_double)
             result = compare(expected, actual, pick)
             inputs_check = compare(eager_after, backend_in, pick)
-        with clock.stage("timing", case):
+    except Unsupported as exc:
+        return dict(status=Status.UNSUPPORTED, stage="compile", message=str(exc),
+                    timings=stages.timings, evidence=evidence)
+    except StageError as err:
+        return dict(status=Status.ERROR, stage=err.stage, message=str(err), location=err.location,
+                    traceback=err.traceback, timings=stages.timings, evidence=evidence)
+    status, message = _verdict(result, inputs_check)
+    if status is Status.PASS and truncate_double:
+        message = _precision_lost(result)
+    latency = None
+    try:
+        with stages.stage("timing"):
             eager_stats, stats = measure(
                 [eager.module, compiled.fn], job.args, job.kwargs, timing=opts.timing,
                 device=opts.device,
                 fresh_inputs=[eager.mutates, _mutated((job.args, job.kwargs), backend_in)])
-    except Unsupported as exc:
-        return dict(status=Status.UNSUPPORTED, stage="compile", message=str(exc),
-                    timings=clock.timings, evidence=evidence)
-    except StageError as err:
-        return dict(status=Status.ERROR, stage=err.stage, message=str(err), location=err.location,
-                    traceback=err.traceback, timings=clock.timings, evidence=evidence)
-    status, message = _verdict(result, inputs_check)
-    if status is Status.PASS and truncate_double:
-        message = _precision_lost(result)
+        latency = Latency(eager=eager_stats, backend=stats)
+    except StageError as err:  # the outputs were judged already: the row keeps its status
+        message = "; ".join(m for m in (message, f"timing failed, no latency: {err}") if m)
     return dict(status=status, message=message, stage=None if status is Status.PASS else "compare",
-                timings=clock.timings, outputs=[leaf.to_dict() for leaf in result.leaves],
-                latency=Latency(eager=eager_stats, backend=stats), evidence=evidence)
+                timings=stages.timings, outputs=[leaf.to_dict() for leaf in result.leaves],
+                latency=latency, evidence=evidence)
 
 
 def _verdict(outputs: Comparison, inputs: Comparison) -> tuple[Status, str]:

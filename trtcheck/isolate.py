@@ -15,9 +15,9 @@ from typing import IO, Any
 
 from trtcheck.backends import Backend
 from trtcheck.cases import Case
-from trtcheck.execute import NO_PROFILE, plan, rows_for
+from trtcheck.execute import Item
 from trtcheck.options import Options
-from trtcheck.record import Row
+from trtcheck.rows import NO_BACKEND, Row, plan, rows_for
 from trtcheck.status import Status
 
 _POLL_S = 0.2
@@ -74,15 +74,14 @@ class IsolatedExecutor:
         self.log = log_path.open("a", encoding="utf-8")
         self.worker: _Worker | None = None
 
-    def rows(self, case: Case) -> Iterator[Row]:
-        pairs = plan(self.backends, self.opts.profiles)
-        remaining = {(b, p.name if p else NO_PROFILE): (b, p) for b, p in pairs}
+    def rows(self, case: Case) -> Iterator[Item]:
+        remaining = {slot.key(case.case_id): slot for slot in plan(self.backends, self.opts.profiles)}
         worker = self._send((case.file.root, case.file.path, case.spec.name, case.variant))
-        stage = ("-", None, "start")
+        stage = (NO_BACKEND, None, "start")
         deadline = time.monotonic() + self.opts.timeout
         while True:
             left = deadline - time.monotonic()
-            where = f"in stage {stage[2]}" + (f" (backend {stage[0]})" if stage[0] != "-" else "")
+            where = f"in stage {stage[2]}" + (f" (backend {stage[0]})" if stage[0] != NO_BACKEND else "")
             if left <= 0:
                 worker.kill()
                 self.worker = None
@@ -105,10 +104,11 @@ class IsolatedExecutor:
                 continue
             if message[0] == "stage":
                 stage = message[1:]
-            elif message[0] == "row":
-                row = Row.from_dict(message[1])
-                remaining.pop((row.backend, row.profile), None)
-                yield row
+            elif message[0] == "item":
+                item = message[1]
+                if isinstance(item, Row):
+                    remaining.pop(item.key, None)
+                yield item
             else:  # "done"
                 return
 

@@ -1,14 +1,19 @@
-"""Options, resolved once from config file and command line into frozen dataclasses."""
+"""Options, resolved once into frozen dataclasses by one cascade: defaults, then the config
+file, then the command line, each value remembering where it came from for its messages.
+
+:data:`SETTINGS` is the one table of the top-level settings: their config key, type, default
+and help text; the CLI's help reads it too."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from trtcheck.errors import ConfigError, UsageError, did_you_mean
+from trtcheck.timing import TIMING_KEYS, Timing
 from trtcheck.zoo import VARIANTS
 
 if sys.version_info >= (3, 11):
@@ -50,8 +55,10 @@ class Profile:
     settings: Mapping[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: (dict(v) if isinstance(v := getattr(self, f.name), Mapping) else v)
-                for f in fields(self)}
+        """The profile's fields, and its description as text (what older records are read by)."""
+        d = {f.name: (dict(v) if isinstance(v := getattr(self, f.name), Mapping) else v)
+             for f in fields(self)}
+        return {**d, "description": self.describe()}
 
     def describe(self) -> str:
         """What this profile makes ``emulate`` predict, and which releases behave that way."""
@@ -79,16 +86,39 @@ BUILTIN_PROFILES: Mapping[str, Profile] = {
 }
 
 
-@dataclass(frozen=True)
-class Timing:
-    """Latency measurement: at least ``warmup`` calls and ``warmup_s`` seconds of warm-up, then
-    at least ``repeats`` calls and ``min_time_s`` seconds measured, at most ``max_repeats``."""
+# The backends trtcheck knows; ``trtcheck.backends`` implements exactly these.
+BACKENDS = ("tensorrt", "emulate", "inductor", "eager")
 
-    warmup: int = 3
-    repeats: int = 20
-    warmup_s: float = 0.05
-    min_time_s: float = 0.2
-    max_repeats: int = 10_000
+
+@dataclass(frozen=True)
+class Setting:
+    """A top-level setting: its config type (a tuple of strings for an enumeration), default
+    (None: decided later, e.g. from the device) and help text."""
+
+    type: Any
+    default: Any
+    help: str
+
+
+SETTINGS: dict[str, Setting] = {
+    "backends": Setting(list, [], "Backend to run (repeatable): " + ", ".join(BACKENDS)
+                        + " [tensorrt where it runs, else emulate]."),
+    "variants": Setting(list, [], "Only these variants (repeatable) [all]."),
+    "run_profiles": Setting(list, ["default"], "Settings profile (repeatable) [default]."),
+    "device": Setting(str, "auto", "cpu, cuda, cuda:N or auto [auto: cuda when available]."),
+    "out": Setting(str, "trtcheck-report", "Report directory [trtcheck-report]."),
+    "strict_xfail": Setting(bool, False, "An xpass fails the run [false]."),
+    "isolate": Setting(bool, True, "Run each case in a worker subprocess [isolate]; "
+                                   "--no-isolate for debugging."),
+    "timeout": Setting((int, float), None, "Seconds per case before it is stopped "
+                                           "[900 on CUDA, 300 on CPU]."),
+    "memory_limit_mb": Setting(int, None, "Address-space limit of the worker, in MiB "
+                                          "(CPU runs only) [none]."),
+    "profiles": Setting(dict, {}, "Settings profiles of your own, by name."),
+    "tolerances": Setting(dict, {}, "Tolerances by effective dtype."),
+    "timing": Setting(dict, {}, "Latency measurement settings."),
+}
+COMMAND_LINE = "command line"
 
 
 @dataclass(frozen=True)
@@ -101,7 +131,7 @@ class Options:
     keyword: str | None = None
     profiles: tuple[Profile, ...] = (BUILTIN_PROFILES["default"],)
     tolerances: Mapping[str, Tolerance] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
-    timing: Timing = Timing()
+    timing: Timing = field(default_factory=Timing)
     device: str = "cpu"
     out: Path = Path("trtcheck-report")
     strict_xfail: bool = False
@@ -132,21 +162,6 @@ class Options:
         }
 
 
-# Config schema: key -> expected type (a tuple of allowed values for enumerations).
-_TOP_KEYS: dict[str, Any] = {
-    "backends": list,
-    "variants": list,
-    "profiles": dict,
-    "run_profiles": list,
-    "tolerances": dict,
-    "timing": dict,
-    "device": str,
-    "out": str,
-    "strict_xfail": bool,
-    "isolate": bool,
-    "timeout": (int, float),
-    "memory_limit_mb": int,
-}
 _PROFILE_KEYS: dict[str, Any] = {
     "truncate_double": bool,
     "int64": INT64_POLICIES,
@@ -155,8 +170,6 @@ _PROFILE_KEYS: dict[str, Any] = {
     "min_block_size": int,
     "settings": dict,
 }
-_TIMING_KEYS: dict[str, Any] = {"warmup": int, "repeats": int, "warmup_s": (int, float),
-                                "min_time_s": (int, float), "max_repeats": int}
 _TOL_KEYS: dict[str, Any] = {"rtol": (int, float), "atol": (int, float)}
 
 
@@ -215,8 +228,7 @@ def _profiles(config: Mapping[str, Any], where: str) -> dict[str, Profile]:
         if not isinstance(table, Mapping):
             raise ConfigError(f"{where}.profiles.{name}: expected a table")
         _check(table, _PROFILE_KEYS, f"{where}.profiles.{name}")
-        base = known.get(name, Profile(name))
-        profile = replace(base, **table)
+        profile = replace(known.get(name, Profile(name)), **table)
         if profile.int64 == "int32" and profile.require_full_compilation:
             raise ConfigError(
                 f"{where}.profiles.{name}: int64 = \"int32\" casts around engines, which "
@@ -227,10 +239,39 @@ def _profiles(config: Mapping[str, Any], where: str) -> dict[str, Profile]:
     return known
 
 
-def _pick(names: list[str], known: Mapping[str, Any], what: str) -> None:
+def _tolerances(config: Mapping[str, Any], where: str) -> dict[str, Tolerance]:
+    tolerances = dict(DEFAULT_TOLERANCES)
+    for dtype, table in config.get("tolerances", {}).items():
+        _pick([dtype], DEFAULT_TOLERANCES, "tolerance dtype", where)
+        if not isinstance(table, Mapping):
+            raise ConfigError(f"{where}.tolerances.{dtype}: expected a table with rtol and atol")
+        _check(table, _TOL_KEYS, f"{where}.tolerances.{dtype}")
+        tolerances[dtype] = replace(tolerances[dtype], **{k: float(v) for k, v in table.items()})
+    return tolerances
+
+
+def _pick(names: list[str], known: Mapping[str, Any] | tuple[str, ...], what: str,
+          where: str) -> None:
     for n in names:
         if n not in known:
-            raise ConfigError(f"unknown {what} {n!r}{did_you_mean(n, known)} (known: {', '.join(known)})")
+            raise ConfigError(f"{where}: unknown {what} {n!r}{did_you_mean(n, known)} "
+                              f"(known: {', '.join(known)})")
+
+
+class _Cascade:
+    """Each setting's value from the last layer that sets it (defaults, config, command line),
+    with the name of that layer for messages."""
+
+    def __init__(self, config: Mapping[str, Any], config_where: str, cli: Mapping[str, Any]) -> None:
+        self.layers = [("default", {k: s.default for k, s in SETTINGS.items()}),
+                       (config_where, config),
+                       (COMMAND_LINE, {k: v for k, v in cli.items() if v not in (None, (), [])})]
+
+    def get(self, key: str) -> tuple[Any, str]:
+        for where, layer in reversed(self.layers):
+            if key in layer:
+                return layer[key], where
+        raise KeyError(key)
 
 
 def resolve(
@@ -248,62 +289,47 @@ def resolve(
     resume: bool = False,
     memory_limit_mb: int | None = None,
     verbosity: int = 0,
-    known_backends: Mapping[str, Any],
-    default_backends: Callable[[str], tuple[tuple[str, ...], str]],
 ) -> Options:
-    """Merge config file and command line; raise ConfigError/UsageError on anything invalid."""
+    """Resolve defaults, config file and command line; ConfigError/UsageError on anything invalid.
+
+    An empty ``backends`` stays empty: the default backend is chosen by
+    :func:`trtcheck.backends.choose`, which knows what can run here."""
     for p in paths:
         if not p.exists():
             raise UsageError(f"path {p} does not exist")
     if config_path is not None:
-        where, config = str(config_path), read_config(config_path)
+        config = read_config(config_path)
     else:
         found = find_config(paths[0]) if paths else None
         config_path, config = found if found else (None, {})
-        where = str(config_path) if config_path else "config"
-    where = f"{where} [tool.trtcheck]" if config_path and config_path.name == "pyproject.toml" else where
-    _check(config, _TOP_KEYS, where)
-    _check(config.get("timing", {}), _TIMING_KEYS, f"{where}.timing")
-
-    tolerances = dict(DEFAULT_TOLERANCES)
-    for dtype, table in config.get("tolerances", {}).items():
-        if dtype not in DEFAULT_TOLERANCES:
-            _pick([dtype], DEFAULT_TOLERANCES, "tolerance dtype")
-        if not isinstance(table, Mapping):
-            raise ConfigError(f"{where}.tolerances.{dtype}: expected a table with rtol and atol")
-        _check(table, _TOL_KEYS, f"{where}.tolerances.{dtype}")
-        tolerances[dtype] = replace(tolerances[dtype], **{k: float(v) for k, v in table.items()})
+    where = str(config_path) if config_path else "config"
+    if config_path and config_path.name == "pyproject.toml":
+        where += " [tool.trtcheck]"
+    _check(config, {k: s.type for k, s in SETTINGS.items()}, where)
+    _check(config.get("timing", {}), TIMING_KEYS, f"{where}.timing")
+    value = _Cascade(config, where, {
+        "backends": list(backends), "variants": list(variants), "run_profiles": list(profiles),
+        "device": device, "out": out, "isolate": isolate, "timeout": timeout,
+        "memory_limit_mb": memory_limit_mb,
+    }).get
 
     known_profiles = _profiles(config, where)
-    profile_names = list(profiles or config.get("run_profiles", ["default"]))
-    _pick(profile_names, known_profiles, "profile")
+    profile_names, source = value("run_profiles")
+    _pick(profile_names, known_profiles, "profile", source)
+    backend_names, source = value("backends")
+    _pick(backend_names, BACKENDS, "backend", source)
+    variant_names, source = value("variants")
+    _pick(variant_names, VARIANTS, "variant", source)
 
-    resolved_device = resolve_device(device or config.get("device", "auto"))
-    backend_names = list(backends or config.get("backends", []))
-    note = None
-    if not backend_names:
-        chosen, note = default_backends(resolved_device)
-        backend_names = list(chosen)
-    _pick(backend_names, known_backends, "backend")
-
-    variant_names = list(variants or config.get("variants", []))
-    _pick(variant_names, dict.fromkeys(VARIANTS), "variant")
-
-    timing = Timing(**config.get("timing", {}))
-    if timing.repeats < 1 or timing.warmup < 0 or timing.max_repeats < timing.repeats:
-        raise ConfigError(f"{where}.timing: repeats must be >= 1, warmup >= 0 and "
-                          "max_repeats >= repeats")
-    if timing.warmup_s < 0 or timing.min_time_s < 0:
-        raise ConfigError(f"{where}.timing: warmup_s and min_time_s must be >= 0")
-    # TensorRT builds on a GPU take minutes; a CPU case that runs past 5 minutes is stuck.
-    default_timeout = 900.0 if resolved_device.startswith("cuda") else 300.0
-    resolved_timeout = float(timeout if timeout is not None else config.get("timeout", default_timeout))
-    if resolved_timeout <= 0:
-        raise ConfigError(f"{where}.timeout: must be positive, got {resolved_timeout}")
-
-    limit_mb = memory_limit_mb if memory_limit_mb is not None else config.get("memory_limit_mb")
+    resolved_device = resolve_device(value("device")[0])
+    timeout_s, source = value("timeout")
+    if timeout_s is None:  # TensorRT builds on a GPU take minutes; a CPU case past 5 is stuck
+        timeout_s = 900.0 if resolved_device.startswith("cuda") else 300.0
+    if timeout_s <= 0:
+        raise ConfigError(f"{_name(source, 'timeout')}: must be positive, got {timeout_s:g}")
+    limit_mb, source = value("memory_limit_mb")
     if limit_mb is not None and limit_mb <= 0:
-        raise ConfigError(f"{where}.memory_limit_mb: must be positive, got {limit_mb}")
+        raise ConfigError(f"{_name(source, 'memory_limit_mb')}: must be positive, got {limit_mb}")
     if limit_mb and resolved_device.startswith("cuda"):
         raise ConfigError("memory_limit_mb caps the worker's address space, which CUDA reserves "
                           "in bulk: use it with device cpu")
@@ -313,19 +339,23 @@ def resolve(
         variants=tuple(variant_names),
         keyword=keyword,
         profiles=tuple(known_profiles[n] for n in dict.fromkeys(profile_names)),
-        tolerances=tolerances,
-        timing=timing,
+        tolerances=_tolerances(config, where),
+        timing=Timing.from_config(config.get("timing", {}), f"{where}.timing"),
         device=resolved_device,
-        out=Path(out or config.get("out", "trtcheck-report")),
-        strict_xfail=bool(config.get("strict_xfail", False)),
-        isolate=config.get("isolate", True) if isolate is None else isolate,
-        timeout=resolved_timeout,
+        out=Path(value("out")[0]),
+        strict_xfail=value("strict_xfail")[0],
+        isolate=value("isolate")[0],
+        timeout=float(timeout_s),
         resume=resume,
         memory_limit=limit_mb * 2**20 if limit_mb else None,
         verbosity=verbosity,
         config_file=config_path,
-        backend_note=note,
     )
+
+
+def _name(source: str, key: str) -> str:
+    """How a message names a setting: ``--timeout`` on the command line, else ``FILE.timeout``."""
+    return f"--{key.removesuffix('_mb').replace('_', '-')}" if source == COMMAND_LINE else f"{source}.{key}"
 
 
 def resolve_device(device: str) -> str:

@@ -1,7 +1,7 @@
-"""The results record: one row per (case, backend, profile), saved as versioned JSON.
+"""The results record: every row and each case's analysis, saved as versioned JSON.
 
-Rows are appended to ``results.jsonl`` as each case finishes; ``results.json`` and
-every other report are rendered from the rows at the end.
+Rows and analyses are appended to ``results.jsonl`` as each case finishes; ``results.json``
+and every other report are rendered from the record at the end.
 """
 
 from __future__ import annotations
@@ -11,154 +11,94 @@ import math
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from trtcheck.errors import RecordError
-from trtcheck.status import Status
+from trtcheck.options import Profile
+from trtcheck.rows import Analysis, Row
 
-SCHEMA_VERSION = 1
-
-# What every report says of a row whose ``evidence["prediction"]`` is set.
-PREDICTION_NOTE = ("a prediction of TensorRT's dtype behaviour, made by trtcheck's emulate "
-                   "backend with PyTorch, not a TensorRT measurement")
-
-
-@dataclass(frozen=True)
-class Stats:
-    """Latency of one callable: fixed fields, all in milliseconds."""
-
-    timer: str
-    warmup: int
-    repeats: int
-    median_ms: float
-    p90_ms: float
-    min_ms: float
-    mean_ms: float
-    stdev_ms: float
-
-
-@dataclass(frozen=True)
-class Latency:
-    eager: Stats
-    backend: Stats
-
-    @property
-    def speedup(self) -> float:
-        """Eager median over backend median: above 1 means the backend is faster."""
-        return self.eager.median_ms / self.backend.median_ms if self.backend.median_ms else math.inf
-
-
-@dataclass
-class Row:
-    """One result: a case run on one backend under one settings profile."""
-
-    case_id: str
-    file: str
-    model: str
-    variant: str
-    backend: str
-    profile: str = "default"
-    status: Status = Status.PASS
-    message: str = ""
-    stage: str | None = None
-    location: str | None = None
-    traceback: str | None = None
-    timings: dict[str, float] = field(default_factory=dict)
-    outputs: list[dict[str, Any]] = field(default_factory=list)
-    latency: Latency | None = None
-    evidence: dict[str, Any] = field(default_factory=dict)
-    tags: list[str] = field(default_factory=list)
-
-    @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.case_id, self.backend, self.profile)
-
-    @property
-    def prediction(self) -> bool:
-        """True when the backend predicts TensorRT's behaviour rather than running TensorRT."""
-        return bool(self.evidence.get("prediction"))
-
-    def worst(self, metric: str) -> float | None:
-        """The largest value of a per-output metric, or None when no output has it."""
-        values = [o[metric] for o in self.outputs if o.get(metric) is not None]
-        return max(values) if values else None
-
-    def min_cosine(self) -> float | None:
-        values = [o["cosine"] for o in self.outputs if o.get("cosine") is not None]
-        return min(values) if values else None
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["status"] = self.status.value
-        if self.latency is not None:
-            d["latency"]["speedup"] = _finite(self.latency.speedup)
-        return _json_safe(d)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Row:
-        known = {f.name for f in fields(cls)}
-        data = {k: v for k, v in d.items() if k in known}
-        data["status"] = Status(data.get("status", "error"))
-        data["outputs"] = [{k: v if k in _TEXT_FIELDS else _number(v) for k, v in o.items()}
-                           for o in data.get("outputs", [])]
-        lat = data.get("latency")
-        if lat:
-            data["latency"] = Latency(*(Stats(**{k: _number(v) for k, v in lat[side].items()})
-                                        for side in ("eager", "backend")))
-        return cls(**data)
+SCHEMA_VERSION = 2
+# Schema 1 kept each case's analysis in every row's evidence and marked predictions there.
+READABLE_SCHEMAS = (1, 2)
 
 
 @dataclass
 class Record:
-    """A whole run: environment, resolved options, and every row."""
+    """A whole run: environment, resolved options, every row, and each case's analysis."""
 
     environment: dict[str, Any]
     options: dict[str, Any]
     rows: list[Row]
-    paths: dict[str, Any] = field(default_factory=dict)
+    analyses: dict[str, Any] = field(default_factory=dict)
     schema: int = SCHEMA_VERSION
-
-    @classmethod
-    def of(cls, environment: dict[str, Any], options: dict[str, Any], rows: list[Row]) -> Record:
-        """A record whose ``paths`` are the analyses the rows carry, one per case."""
-        paths = {r.case_id: r.evidence["analysis"] for r in rows if "analysis" in r.evidence}
-        return cls(environment=environment, options=options, rows=rows, paths=paths)
 
     @property
     def has_predictions(self) -> bool:
         return any(r.prediction for r in self.rows)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        return _json_safe({
             "schema": self.schema,
             "environment": self.environment,
             "options": self.options,
             "rows": [r.to_dict() for r in self.rows],
-            "paths": _json_safe(self.paths),
-        }
+            "analyses": self.analyses,
+        })
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Record:
-        if d.get("schema") != SCHEMA_VERSION:
-            raise RecordError(
-                f"results record has schema {d.get('schema')!r}; this trtcheck reads {SCHEMA_VERSION}"
-            )
+        schema = d.get("schema")
+        if schema not in READABLE_SCHEMAS:
+            raise RecordError(f"results record has schema {schema!r}; this trtcheck reads "
+                              f"{', '.join(map(str, READABLE_SCHEMAS))}")
+        raw_rows = d.get("rows", [])
+        analyses = dict(d.get("analyses") or d.get("paths") or {})
+        for r in raw_rows:  # schema 1: each row carried its case's analysis
+            legacy = (r.get("evidence") or {}).get("analysis")
+            if legacy is not None:
+                analyses.setdefault(r["case_id"], legacy)
+        options = dict(d.get("options", {}))
+        options["profiles"] = [_described(p) for p in options.get("profiles", [])]
         return cls(
             environment=d.get("environment", {}),
-            options=d.get("options", {}),
-            rows=[Row.from_dict(r) for r in d.get("rows", [])],
-            paths=d.get("paths", {}),
+            options=options,
+            rows=[Row.from_dict(_restore_numbers(r)) for r in raw_rows],
+            analyses=analyses,
         )
 
 
 _TEXT_FIELDS = frozenset({"path", "kind", "eager_dtype", "dtype", "message", "timer"})
 
 
+def _described(profile: dict[str, Any]) -> dict[str, Any]:
+    """A saved profile with its description; schema 1 saved none, so it is made from the fields."""
+    if "description" in profile:
+        return profile
+    known = {f.name for f in fields(Profile)}
+    try:
+        return {**profile, "description": Profile(**{k: v for k, v in profile.items()
+                                                      if k in known}).describe()}
+    except TypeError:  # not a profile this trtcheck can read: shown without a description
+        return profile
+
+
 def _number(value: Any) -> Any:
     """Undo :func:`_json_safe` for a numeric field: "inf", "-inf" and "nan" become floats."""
     return float(value) if value in ("inf", "-inf", "nan") else value
+
+
+def _restore_numbers(row: dict[str, Any]) -> dict[str, Any]:
+    """A saved row with the numbers of its outputs and latency back to floats."""
+    row = dict(row)
+    row["outputs"] = [{k: v if k in _TEXT_FIELDS else _number(v) for k, v in o.items()}
+                      for o in row.get("outputs", [])]
+    if row.get("latency"):
+        row["latency"] = {side: {k: v if k in _TEXT_FIELDS else _number(v)
+                                 for k, v in row["latency"][side].items()}
+                          for side in ("eager", "backend")}
+    return row
 
 
 def _finite(x: float) -> float | str:
@@ -213,7 +153,8 @@ def load(path: Path) -> Record:
 
 
 class Journal:
-    """Append-only ``results.jsonl``: a header line, then one line per row, flushed as written."""
+    """Append-only ``results.jsonl``: a header line, then one line per row or case analysis,
+    flushed as written."""
 
     def __init__(self, path: Path, environment: dict[str, Any], options: dict[str, Any],
                  *, resume: bool = False) -> None:
@@ -224,9 +165,11 @@ class Journal:
             path.write_text(json.dumps(_json_safe(header)) + "\n", encoding="utf-8")
         self._fh = path.open("a", encoding="utf-8")
 
-    def append(self, rows: Iterable[Row]) -> None:
-        for row in rows:
-            self._fh.write(json.dumps(row.to_dict()) + "\n")
+    def append(self, items: Iterable[Row | Analysis]) -> None:
+        for item in items:
+            line = ({"analysis": item.case_id, "data": item.data} if isinstance(item, Analysis)
+                    else item.to_dict())
+            self._fh.write(json.dumps(_json_safe(line)) + "\n")
         self._fh.flush()
         os.fsync(self._fh.fileno())
 
@@ -238,13 +181,16 @@ def _from_jsonl(lines: list[str], path: Path) -> Record:
     parsed = list(_parse_lines(lines))
     if not parsed or "schema" not in parsed[0]:
         raise RecordError(f"{path}: no trtcheck journal header")
-    header, *rows = parsed
+    header, *items = parsed
     # A resumed run appends again: the last row for a key wins, in first-seen order.
     latest: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for row in rows:
-        latest[(row.get("case_id"), row.get("backend"), row.get("profile"))] = row
-    base = Record.from_dict({**header, "rows": list(latest.values())})
-    return Record.of(base.environment, base.options, base.rows)
+    analyses: dict[str, Any] = {}
+    for item in items:
+        if "analysis" in item:
+            analyses[item["analysis"]] = item.get("data")
+        else:
+            latest[(item.get("case_id"), item.get("backend"), item.get("profile"))] = item
+    return Record.from_dict({**header, "rows": list(latest.values()), "analyses": analyses})
 
 
 def _parse_lines(lines: list[str]) -> Iterator[dict[str, Any]]:

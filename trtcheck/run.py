@@ -9,16 +9,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from types import FrameType
-from typing import Protocol
+from typing import Any, Protocol
 
 from trtcheck import discover, environment, record
 from trtcheck.backends import Backend
 from trtcheck.cases import Case, expand
 from trtcheck.errors import RecordError
-from trtcheck.execute import NO_PROFILE, iter_rows, plan, rows_for
+from trtcheck.execute import Item, analyze_case, iter_rows
 from trtcheck.isolate import IsolatedExecutor
 from trtcheck.options import Options
-from trtcheck.record import Journal, Record, Row
+from trtcheck.record import Journal, Record
+from trtcheck.rows import NO_BACKEND, NO_PROFILE, NO_VARIANT, Analysis, Row, RowKey, plan, rows_for
 from trtcheck.status import Status
 
 COLLECT = "(collect)"
@@ -61,12 +62,12 @@ def collect(opts: Options) -> Collection:
 
 
 def _problem(rel: str, *, case_id: str | None = None, **fields: object) -> Row:
-    return Row(case_id or f"{rel}::{COLLECT}", rel, COLLECT, NO_PROFILE, NO_PROFILE,
+    return Row(case_id or f"{rel}::{COLLECT}", rel, COLLECT, NO_VARIANT, NO_BACKEND,
                NO_PROFILE, status=Status.ERROR, **fields)  # type: ignore[arg-type]
 
 
 class Executor(Protocol):
-    def rows(self, case: Case) -> Iterator[Row]: ...
+    def rows(self, case: Case) -> Iterator[Item]: ...
     def close(self) -> None: ...
 
 
@@ -77,7 +78,7 @@ class InProcessExecutor:
     opts: Options
     backends: Mapping[str, Backend]
 
-    def rows(self, case: Case) -> Iterator[Row]:
+    def rows(self, case: Case) -> Iterator[Item]:
         return iter_rows(case, self.opts, self.backends)
 
     def close(self) -> None:
@@ -104,14 +105,14 @@ def _sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _previous_rows(opts: Options) -> list[Row]:
+def _previous(opts: Options) -> Record | None:
     journal = opts.out / JOURNAL
     if not (opts.resume and journal.exists()):
-        return []
+        return None
     try:
-        return record.load(journal).rows
+        return record.load(journal)
     except RecordError:
-        return []
+        return None
 
 
 def run(opts: Options, backends: Mapping[str, Backend], collection: Collection,
@@ -124,8 +125,10 @@ def run(opts: Options, backends: Mapping[str, Backend], collection: Collection,
     t0 = time.perf_counter()
     env = environment.describe(opts.device, opts.paths[0])
     env["started"] = started.isoformat(timespec="seconds")
-    pairs = plan(backends, opts.profiles)
-    previous = {r.key: r for r in _previous_rows(opts)}
+    slots = plan(backends, opts.profiles)
+    before = _previous(opts)
+    previous: dict[RowKey, Row] = {r.key: r for r in before.rows} if before else {}
+    analyses: dict[str, Any] = dict(before.analyses) if before else {}
     journal = Journal(opts.out / JOURNAL, env, opts.to_dict(), resume=bool(previous))
     executor: Executor = (IsolatedExecutor(opts, backends, opts.out / "worker.log")
                           if opts.isolate else InProcessExecutor(opts, backends))
@@ -140,13 +143,16 @@ def run(opts: Options, backends: Mapping[str, Backend], collection: Collection,
         with _sigterm_interrupts():
             while pending:
                 case, current = pending[0], []
-                keys = [(case.case_id, b, p.name if p else NO_PROFILE) for b, p in pairs]
+                keys = [slot.key(case.case_id) for slot in slots]
                 if all(k in previous for k in keys):
                     current = [previous[k] for k in keys]
                 else:
-                    for row in executor.rows(case):
-                        journal.append([row])
-                        current.append(row)
+                    for item in executor.rows(case):
+                        journal.append([item])
+                        if isinstance(item, Analysis):
+                            analyses[item.case_id] = item.data
+                        else:
+                            current.append(item)
                 pending.pop(0)
                 rows += current
                 on_case(case, current)
@@ -155,14 +161,25 @@ def run(opts: Options, backends: Mapping[str, Backend], collection: Collection,
         for i, case in enumerate(pending):
             finished = current if i == 0 else []
             have = {r.key for r in finished}
-            todo = [(b, p) for b, p in pairs
-                    if (case.case_id, b, p.name if p else NO_PROFILE) not in have]
+            todo = [slot for slot in slots if slot.key(case.case_id) not in have]
+            # Not journalled: --resume must run these cases, not take them as finished.
             skipped = rows_for(case, todo, status=Status.SKIPPED, message="interrupted")
-            journal.append(skipped)
             rows += finished + skipped
     finally:
         executor.close()
         journal.close()
     env["duration_s"] = round(time.perf_counter() - t0, 3)
-    return Record.of(env, opts.to_dict(), rows), interrupted
+    return Record(env, opts.to_dict(), rows, analyses), interrupted
 
+
+def analyze(opts: Options, collection: Collection) -> Record:
+    """Build, export and analyse every case on CPU, in this process: no eager run, no compile."""
+    rows: list[Row] = list(collection.problems)
+    analyses: dict[str, Any] = {}
+    for case in collection.cases:
+        for item in analyze_case(case):
+            if isinstance(item, Analysis):
+                analyses[item.case_id] = item.data
+            else:
+                rows.append(item)
+    return Record(environment.describe(opts.device, opts.paths[0]), opts.to_dict(), rows, analyses)

@@ -1,17 +1,76 @@
-"""Latency: warm-up, repeats, median and p90 — CUDA events on CUDA, perf_counter on CPU."""
+"""Latency: its settings, its statistics, and the measurement itself.
+
+Warm-up, repeats, median and p90 — CUDA events on CUDA, ``perf_counter`` on CPU.
+"""
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, fields
 from typing import Any
 
 import torch
 
-from trtcheck.options import Timing
-from trtcheck.record import Stats
+from trtcheck.errors import ConfigError
 from trtcheck.tensors import clone
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Latency measurement: at least ``warmup`` calls and ``warmup_s`` seconds of warm-up, then
+    at least ``repeats`` calls and ``min_time_s`` seconds measured, at most ``max_repeats``."""
+
+    warmup: int = 3
+    repeats: int = 20
+    warmup_s: float = 0.05
+    min_time_s: float = 0.2
+    max_repeats: int = 10_000
+
+    @classmethod
+    def from_config(cls, table: Mapping[str, Any], where: str) -> Timing:
+        """The ``[timing]`` table checked and applied over the defaults; ConfigError if invalid."""
+        timing = cls(**table)
+        if timing.repeats < 1 or timing.warmup < 0 or timing.max_repeats < timing.repeats:
+            raise ConfigError(f"{where}: repeats must be >= 1, warmup >= 0 and "
+                              "max_repeats >= repeats")
+        if timing.warmup_s < 0 or timing.min_time_s < 0:
+            raise ConfigError(f"{where}: warmup_s and min_time_s must be >= 0")
+        return timing
+
+
+# The config schema of the ``[timing]`` table: key -> accepted types.
+TIMING_KEYS: dict[str, Any] = {f.name: (int, float) if f.type == "float" else int
+                               for f in fields(Timing)}
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Latency of one callable: fixed fields, all in milliseconds."""
+
+    timer: str
+    warmup: int
+    repeats: int
+    median_ms: float
+    p90_ms: float
+    min_ms: float
+    mean_ms: float
+    stdev_ms: float
+
+
+@dataclass(frozen=True)
+class Latency:
+    """Eager and a backend, timed together."""
+
+    eager: Stats
+    backend: Stats
+
+    @property
+    def speedup(self) -> float:
+        """Eager median over backend median: above 1 means the backend is faster."""
+        return self.eager.median_ms / self.backend.median_ms if self.backend.median_ms else math.inf
 
 
 def measure(fns: Sequence[Callable[..., Any]], args: tuple[Any, ...], kwargs: dict[str, Any], *,

@@ -11,13 +11,15 @@ import os
 import resource
 import signal
 import sys
+from collections.abc import Iterable
 from multiprocessing.connection import Connection
 
 from trtcheck import backends, discover
 from trtcheck.cases import Case
 from trtcheck.discover import ZooFile
-from trtcheck.execute import iter_rows, plan, rows_for
+from trtcheck.execute import Item, iter_rows
 from trtcheck.options import Options
+from trtcheck.rows import plan, rows_for
 from trtcheck.status import Status
 from trtcheck.zoo import ModelSpec
 
@@ -41,15 +43,16 @@ def serve(requests: Connection, replies: Connection) -> None:
         found = loaded[str(path)]
         if isinstance(found, discover.ImportFailure):
             spec = ModelSpec(name=name, factory=lambda v: None, variants=(variant,))
-            rows = rows_for(Case(file, spec, variant), plan(chosen, opts.profiles),
-                            status=Status.ERROR, stage="import", message=found.message,
-                            location=found.location, traceback=found.traceback)
+            items: Iterable[Item] = rows_for(
+                Case(file, spec, variant), plan(chosen, opts.profiles), status=Status.ERROR,
+                stage="import", message=found.message, location=found.location,
+                traceback=found.traceback)
         else:
             spec = next(s for s in found if s.name == name)
-            rows = iter_rows(Case(file, spec, variant), opts, chosen,
-                             hook=lambda b, p, s: replies.send(("stage", b, p, s)))
-        for row in rows:
-            replies.send(("row", row.to_dict()))
+            items = iter_rows(Case(file, spec, variant), opts, chosen,
+                              hook=lambda b, p, s: replies.send(("stage", b, p, s)))
+        for item in items:
+            replies.send(("item", item))
         replies.send(("done",))
 
 

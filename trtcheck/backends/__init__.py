@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from trtcheck.backends.base import Backend, Compiled, CompileJob
 from trtcheck.backends.eager import EagerBackend
 from trtcheck.backends.emulate import EmulateBackend
 from trtcheck.backends.inductor import InductorBackend
 from trtcheck.backends.tensorrt import TensorRTBackend
+from trtcheck.options import Options
 
 REGISTRY: dict[str, Callable[[], Backend]] = {
     TensorRTBackend.name: TensorRTBackend,
@@ -22,13 +24,18 @@ def get(name: str) -> Backend:
     return REGISTRY[name]()
 
 
-def default_backends(device: str) -> tuple[tuple[str, ...], str]:
-    """The backend a run uses when none is named, and one line saying why."""
-    reason = TensorRTBackend().unavailable_reason(device)
+def choose(opts: Options) -> Options:
+    """The options with the default backend filled in when none was named, and one line
+    (``backend_note``) saying which and why."""
+    if opts.backends:
+        return opts
+    reason = TensorRTBackend().unavailable_reason(opts.device)
     if reason is None:
-        return ("tensorrt",), "no backend named: using tensorrt (Torch-TensorRT on CUDA)"
-    return ("emulate",), (f"no backend named: using emulate, trtcheck's prediction of TensorRT's "
-                          f"dtype behaviour, not TensorRT ({reason})")
+        return replace(opts, backends=("tensorrt",),
+                       backend_note="no backend named: using tensorrt (Torch-TensorRT on CUDA)")
+    return replace(opts, backends=("emulate",), backend_note=(
+        f"no backend named: using emulate, trtcheck's prediction of TensorRT's dtype behaviour, "
+        f"not TensorRT ({reason})"))
 
 
 __all__ = [
@@ -36,6 +43,6 @@ __all__ = [
     "Backend",
     "CompileJob",
     "Compiled",
-    "default_backends",
+    "choose",
     "get",
 ]

@@ -10,9 +10,9 @@ from typing import Any, ClassVar
 from torch.export import ExportedProgram
 
 from trtcheck.options import Profile
-from trtcheck.record import PREDICTION_NOTE
+from trtcheck.rows import Evidence, Kind
 
-__all__ = ["PREDICTION_NOTE", "Backend", "CompileJob", "Compiled"]
+__all__ = ["Backend", "CompileJob", "Compiled"]
 
 
 @dataclass
@@ -20,7 +20,7 @@ class Compiled:
     """What a backend returns: a callable with the user's signature, and evidence of the path taken."""
 
     fn: Callable[..., Any]
-    evidence: dict[str, Any] = field(default_factory=dict)
+    evidence: Evidence = field(default_factory=Evidence)
 
 
 @dataclass(frozen=True)
@@ -38,8 +38,8 @@ class Backend(ABC):
     """Compile an exported program into a callable that is compared against eager."""
 
     name: ClassVar[str]
-    # True when results predict TensorRT's behaviour without running TensorRT.
-    prediction: ClassVar[bool] = False
+    # A measurement, or a prediction of TensorRT's behaviour made without running TensorRT.
+    kind: ClassVar[Kind] = Kind.MEASURED
     # False when settings profiles do not change what this backend does (one row per case).
     uses_profiles: ClassVar[bool] = False
 

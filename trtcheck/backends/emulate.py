@@ -5,15 +5,16 @@ A prediction, not TensorRT."""
 from __future__ import annotations
 
 from trtcheck import emulation
-from trtcheck.backends.base import PREDICTION_NOTE, Backend, Compiled, CompileJob
+from trtcheck.backends.base import Backend, Compiled, CompileJob
 from trtcheck.errors import ConfigError
+from trtcheck.rows import Evidence, Kind
 
 
 class EmulateBackend(Backend):
     """The complex-to-real rewrite and the int64/float64 policies, on CPU or GPU."""
 
     name = "emulate"
-    prediction = True
+    kind = Kind.EMULATED
     uses_profiles = True
 
     def compile(self, job: CompileJob) -> Compiled:
@@ -24,4 +25,8 @@ class EmulateBackend(Backend):
                 "contradicts require_full_compilation (the autocast RFC's edge case)"
             )
         lowered = emulation.lower(job.program, profile)
-        return Compiled(lowered, {**lowered.evidence, "prediction": True, "note": PREDICTION_NOTE})
+        found = lowered.evidence
+        return Compiled(lowered, Evidence(
+            path=found["path"], fallbacks=found["fallbacks"], boundaries=found["casts"],
+            details={"complex_subgraphs": found["complex_subgraphs"], "rewritten": found["rewritten"]},
+        ))

@@ -30,6 +30,8 @@ from torch.utils import _pytree as pytree
 from trtcheck.backends.base import Backend, Compiled, CompileJob
 from trtcheck.errors import Unsupported, did_you_mean, last_line
 from trtcheck.options import Profile
+from trtcheck.rows import Evidence
+from trtcheck.tensors import op_name
 
 Version = tuple[int, int]
 
@@ -212,14 +214,8 @@ def partition_summary(module: Any) -> Partition:
 
 
 def _ops(graph: torch.fx.Graph) -> set[str]:
-    return {_op_name(node.target) for node in graph.nodes
+    return {op_name(node.target) for node in graph.nodes
             if node.op == "call_function" and node.target is not operator.getitem}
-
-
-def _op_name(target: Any) -> str:
-    if isinstance(target, torch._ops.OpOverload):
-        return str(target)  # "aten.scatter.src"
-    return getattr(target, "__name__", str(target))
 
 
 def path_steps(version: Version, torch_version: Version, settings: Mapping[str, Any],
@@ -274,7 +270,6 @@ class TensorRTBackend(Backend):
     """Compile with ``torch_tensorrt.dynamo.compile``, settings adapted to the installed release."""
 
     name = "tensorrt"
-    prediction = False
     uses_profiles = True
 
     @cached_property
@@ -327,14 +322,13 @@ class TensorRTBackend(Backend):
         passed = {k: v for k, v in call.items() if k not in ("arg_inputs", "kwarg_inputs", "inputs")}
         passed.update(settings)
         trt = sys.modules.get("tensorrt")
-        return Compiled(module, {
-            "torch_tensorrt": installed,
-            "tensorrt": getattr(trt, "__version__", None),
-            "settings": {k: _plain(v) for k, v in passed.items()},
-            "notes": notes,
-            "engines": split.engines,
-            "fallbacks": split.fallbacks,
-            "boundaries": split.boundaries,
-            "path": path_steps(version, parse_version(torch.__version__), settings,
-                               _program_dtypes(job.program), split.engines, split.fallbacks),
-        })
+        return Compiled(module, Evidence(
+            path=path_steps(version, parse_version(torch.__version__), settings,
+                            _program_dtypes(job.program), split.engines, split.fallbacks),
+            fallbacks=split.fallbacks,
+            boundaries=split.boundaries,
+            engines=split.engines,
+            notes=notes,
+            settings={k: _plain(v) for k, v in passed.items()},
+            versions={"torch_tensorrt": installed, "tensorrt": getattr(trt, "__version__", None)},
+        ))

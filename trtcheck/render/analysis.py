@@ -39,7 +39,7 @@ def render_analysis(record: Record, *, verbose: bool = False) -> str:
     """A table of every case's path, then (verbose) each prediction with the guide's text it cites."""
     table = []
     for row in record.rows:
-        analysis = row.evidence.get("analysis")
+        analysis = record.analyses.get(row.case_id)
         if analysis is None:
             table.append([plain(row.case_id), "error", plain(headline(row)), "", ""])
             continue
@@ -51,7 +51,7 @@ def render_analysis(record: Record, *, verbose: bool = False) -> str:
     if verbose:
         lines = [text, ""]
         for row in record.rows:
-            for p in (row.evidence.get("analysis") or {}).get("predictions", []):
+            for p in (record.analyses.get(row.case_id) or {}).get("predictions", []):
                 lines.append(f"{plain(row.case_id)}: {p['limitation']} at {', '.join(p['nodes'])}"
                              f" — seed: {p['seed']}; broad: {p['broad']}")
                 lines.append(f"    {p['cite']}")

@@ -12,8 +12,10 @@ from typing import Any
 
 from junit_xml import TestCase, TestSuite, to_xml_report_string
 
-from trtcheck.record import PREDICTION_NOTE, Record, Row
+from trtcheck.compare import OUTPUT_METRICS, ROW_METRICS
+from trtcheck.record import Record
 from trtcheck.render.text import (
+    KIND_NOTES,
     NONE,
     failing_outputs,
     headline,
@@ -22,6 +24,7 @@ from trtcheck.render.text import (
     plain,
     xml_text,
 )
+from trtcheck.rows import Row
 from trtcheck.status import Status
 
 DEFAULT_SUITE = "trtcheck"
@@ -48,8 +51,9 @@ def render_junit(record: Record, *, strict_xfail: bool) -> str:
 
 def _prediction_property(rows: list[Row]) -> dict[str, str]:
     """A suite header that says so when some of its rows are predictions, not measurements."""
-    n = sum(r.prediction for r in rows)
-    return {"predictions": f"{n} of {len(rows)} rows are {PREDICTION_NOTE}"} if n else {}
+    counts = {kind: sum(r.kind is kind for r in rows) for kind in KIND_NOTES}
+    return {f"predictions ({kind})": f"{n} of {len(rows)} rows are {KIND_NOTES[kind]}"
+            for kind, n in counts.items() if n}
 
 
 def testcase_name(row: Row) -> str:
@@ -90,10 +94,8 @@ def _system_out(record: Record, row: Row, *, strict_xfail: bool) -> str:
         "stage": row.stage or NONE,
         "location": row.location or NONE,
         "path": path_text(record, row) or NONE,
-        "fallbacks": ", ".join(row.evidence.get("fallbacks") or []) or NONE,
-        "worst max_abs": num(row.worst("max_abs")),
-        "worst max_rel": num(row.worst("max_rel")),
-        "min cosine": num(row.min_cosine()),
+        "fallbacks": ", ".join(row.evidence.fallbacks) or NONE,
+        **{m.row_label: num(m.of_row(row.outputs)) for m in ROW_METRICS},
         "eager median ms": num(eager_ms),
         "backend median ms": num(backend_ms),
         "speedup": num(speedup, "×"),
@@ -103,18 +105,15 @@ def _system_out(record: Record, row: Row, *, strict_xfail: bool) -> str:
     if row.status is Status.XPASS and not strict_xfail:
         lines.append("note: xpass does not fail the run without strict xfail")
     if row.prediction:
-        note = row.evidence.get("note")
-        extra = f" {plain(note)}" if note and note != PREDICTION_NOTE else ""
-        lines.append(f"PREDICTION: this row is {PREDICTION_NOTE}.{extra}")
+        lines.append(f"PREDICTION: this row is {KIND_NOTES[row.kind]}.")
     return "\n".join(lines)
 
 
 def _failures(row: Row) -> str:
     """One line per output that did not match, with the tolerance that would have passed."""
     return "\n".join(
-        f"{o.get('path')}: {o.get('message') or 'mismatch'}"
-        f" (max_abs {num(o.get('max_abs'))}, max_rel {num(o.get('max_rel'))};"
-        f" would pass with atol {num(o.get('min_atol'))} or rtol {num(o.get('min_rtol'))})"
+        f"{o.get('path')}: {o.get('message') or 'mismatch'} ("
+        + ", ".join(f"{m.output_label} {num(o.get(m.field))}" for m in OUTPUT_METRICS) + ")"
         for o in failing_outputs(row)
     )
 

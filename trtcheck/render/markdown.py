@@ -7,19 +7,22 @@ from typing import Any
 
 from tabulate import tabulate
 
-from trtcheck.options import Profile
-from trtcheck.record import PREDICTION_NOTE, Record, Row
+from trtcheck.compare import OUTPUT_METRICS, ROW_METRICS
+from trtcheck.record import Record
 from trtcheck.render.text import (
+    KIND_NOTES,
     NONE,
     PREDICTION_MARK,
     failing_outputs,
     headline,
+    kinds_present,
     md,
     n_failing,
     num,
     path_text,
     status_counts,
 )
+from trtcheck.rows import Row
 from trtcheck.status import Status, is_failure
 
 
@@ -49,15 +52,14 @@ def _environment(env: dict[str, Any]) -> str:
 
 
 def _prediction_notice(record: Record) -> str:
-    if not record.has_predictions:
-        return ""
-    return (f"> **{PREDICTION_MARK} Predictions, not measurements.** Each row marked "
-            f"{PREDICTION_MARK} is {PREDICTION_NOTE}.")
+    lines = [f"> **{PREDICTION_MARK} Predictions, not measurements.** Each {PREDICTION_MARK} row "
+             f"of kind {kind} is {KIND_NOTES[kind]}." for kind in kinds_present(record)]
+    return "\n>\n".join(lines)
 
 
 def _profiles(record: Record) -> str:
     used = {r.profile for r in record.rows}
-    rows = [[md(p["name"]), md(Profile(**p).describe())]
+    rows = [[md(p["name"]), md(p.get("description") or NONE)]
             for p in record.options.get("profiles", []) if p["name"] in used]
     if not rows:
         return ""
@@ -79,12 +81,11 @@ def _summary(record: Record, *, strict_xfail: bool) -> str:
 def _accuracy(record: Record, *, strict_xfail: bool) -> str:
     rows = [
         [md(r.case_id), _backend(r), md(r.profile), _status(r, strict_xfail=strict_xfail),
-         md(path_text(record, r) or NONE), num(r.worst("max_abs")), num(r.worst("max_rel")),
-         num(r.min_cosine())]
+         md(path_text(record, r) or NONE), *(num(m.of_row(r.outputs)) for m in ROW_METRICS)]
         for r in record.rows
     ]
-    headers = ["case", "backend", "profile", "status", "path", "worst abs err",
-               "worst rel err", "min cosine"]
+    headers = ["case", "backend", "profile", "status", "path",
+               *(str(m.row_label) for m in ROW_METRICS)]
     return f"## Accuracy\n\n{_table(headers, rows)}" if rows else ""
 
 
@@ -109,14 +110,14 @@ def _detail(row: Row) -> str:
              f"- {md(headline(row))}"]
     if row.location:
         lines.append(f"- location: {md(row.location)}")
-    if fallbacks := row.evidence.get("fallbacks"):
-        lines.append(f"- ran in PyTorch: {md(', '.join(fallbacks))}")
-    if row.prediction and row.evidence.get("note"):
-        lines.append(f"- {PREDICTION_MARK} {md(row.evidence['note'])}")
+    if row.evidence.fallbacks:
+        lines.append(f"- ran in PyTorch: {md(', '.join(row.evidence.fallbacks))}")
+    if row.prediction:
+        lines.append(f"- {PREDICTION_MARK} {md(KIND_NOTES[row.kind])}")
     outputs = [_output(o) for o in failing_outputs(row)]
     if outputs:
-        headers = ["output", "kind", "dtype", "shape", "max abs", "max rel", "min atol",
-                   "min rtol", "note"]
+        headers = ["output", "kind", "dtype", "shape",
+                   *(str(m.output_label) for m in OUTPUT_METRICS), "note"]
         lines += ["", _table(headers, outputs)]
     return "\n".join(lines)
 
@@ -127,8 +128,7 @@ def _output(o: dict[str, Any]) -> list[str]:
     return [md(o.get("path") or NONE), md(o.get("kind") or NONE),
             md(_change(o.get("eager_dtype"), o.get("dtype"))),
             md(_change(_shape(o.get("eager_shape")), _shape(o.get("shape")))),
-            num(o.get("max_abs")), num(o.get("max_rel")), num(o.get("min_atol")),
-            num(o.get("min_rtol")), md(note)]
+            *(num(o.get(m.field)) for m in OUTPUT_METRICS), md(note)]
 
 
 def _change(eager: object, backend: object) -> str:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
-from trtcheck.record import PREDICTION_NOTE, Record
+from trtcheck.record import Record
 from trtcheck.render.text import (
+    KIND_NOTES,
     PREDICTION_MARK,
+    kinds_present,
     n_failing,
     plain,
     status_counts,
@@ -29,8 +31,8 @@ def render_summary(record: Record, *, strict_xfail: bool) -> str:
     counts = ", ".join(f"{n} {s}" for s, n in status_counts(record))
     failing = n_failing(record, strict_xfail=strict_xfail)
     lines.append(f"total {len(record.rows)}: {counts or 'no rows'}; {failing} fail the run")
-    if record.has_predictions:
-        lines.append(f"{PREDICTION_MARK} marks {PREDICTION_NOTE}")
+    for kind in kinds_present(record):
+        lines.append(f"{PREDICTION_MARK} on a row of kind {kind} marks {KIND_NOTES[kind]}")
     return "\n".join(lines)
 
 

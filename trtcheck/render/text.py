@@ -10,11 +10,21 @@ import re
 from collections import Counter
 from typing import Any
 
-from trtcheck.record import Record, Row
+from trtcheck.record import Record
+from trtcheck.rows import Kind, Row
 from trtcheck.status import ORDER, Status, is_failure
 
 NONE = "—"
 PREDICTION_MARK = "†"
+
+# What every report says of a row whose backend predicts rather than measures.
+KIND_NOTES = {
+    Kind.EMULATED: ("a prediction of TensorRT's dtype behaviour, made by trtcheck's emulate "
+                    "backend with PyTorch, not a TensorRT measurement"),
+    Kind.LOWERED: ("a prediction at the graph level: Torch-TensorRT's own lowering and "
+                   "partitioning ran, and its TensorRT blocks were executed by PyTorch, so the "
+                   "numbers are PyTorch's, not TensorRT's kernels; not a TensorRT measurement"),
+}
 
 # The complement of XML 1.0's Char production.
 _XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -66,8 +76,14 @@ def headline(row: Row) -> str:
 
 def path_text(record: Record, row: Row) -> str:
     """The dtype path the row's backend took, else the case's analysed path; ``""`` if unknown."""
-    steps = row.evidence.get("path") or record.paths.get(row.case_id, {}).get("path") or []
+    steps = row.evidence.path or (record.analyses.get(row.case_id) or {}).get("path") or []
     return "+".join(str(s) for s in steps)
+
+
+def kinds_present(record: Record) -> list[Kind]:
+    """The prediction kinds among the record's rows, in a fixed order."""
+    present = {r.kind for r in record.rows}
+    return [k for k in KIND_NOTES if k in present]
 
 
 def failing_outputs(row: Row) -> list[dict[str, Any]]:
