@@ -102,7 +102,8 @@ def rows_for(case: Case, pairs: list[tuple[str, Profile | None]], **fields: Any)
     """One row per (backend, profile) of a case, all with the same fields — for whole-case outcomes."""
     return [_finish(case, Row(case.case_id, case.file.rel, case.spec.name, case.variant,
                               backend, profile.name if profile else NO_PROFILE,
-                              tags=list(case.spec.tags), **fields)) for backend, profile in pairs]
+                              tags=list(case.spec.tags), source=case.file.source,
+                              line=case.spec.line, **fields)) for backend, profile in pairs]
 
 
 def _finish(case: Case, row: Row) -> Row:
@@ -166,7 +167,8 @@ def iter_rows(case: Case, opts: Options, backends: Mapping[str, Backend],
         backend = backends[name]
         base = Row(case.case_id, case.file.rel, case.spec.name, case.variant, name,
                    profile.name if profile else NO_PROFILE, tags=list(case.spec.tags),
-                   evidence={"analysis": analysis, **_prediction(backend)})
+                   evidence={"analysis": analysis, **_prediction(backend)},
+                   source=case.file.source, line=case.spec.line)
         reason = backend.unavailable_reason(opts.device)
         if reason:
             yield replace(base, status=Status.SKIPPED, message=reason)

@@ -70,6 +70,10 @@ class Row:
     latency: Latency | None = None
     evidence: dict[str, Any] = field(default_factory=dict)
     tags: list[str] = field(default_factory=list)
+    # Where the model is declared, for annotations: its file relative to the workspace (the
+    # GitHub workspace, else the working directory) and the line of its ``@trtcheck.model``.
+    source: str | None = None
+    line: int | None = None
 
     @property
     def key(self) -> tuple[str, str, str]:
