@@ -40,11 +40,12 @@ def active(env: Mapping[str, str] = os.environ) -> bool:
 def run_link(env: Mapping[str, str], commit: str | None) -> RunLink:
     """The head commit and run URL from the runner's variables, each checked before use;
     the record's git commit when not under GitHub Actions."""
-    sha = _head_sha(env) or env.get("GITHUB_SHA") or commit or ""
+    candidates = (_head_sha(env), env.get("GITHUB_SHA"), commit)
+    sha = next((c.lower() for c in candidates if c and _SHA.fullmatch(c.lower())), None)
     server, repo, run_id = (env.get(k, "") for k in
                             ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"))
     ok = _URL.fullmatch(server) and _REPO.fullmatch(repo) and run_id.isdigit()
-    return RunLink(sha=sha.lower() if _SHA.fullmatch(sha.lower()) else None,
+    return RunLink(sha=sha,
                    url=f"{server}/{repo}/actions/runs/{run_id}" if ok else None)
 
 
