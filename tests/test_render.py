@@ -15,9 +15,16 @@ from typing import Any
 
 import pytest
 
+from trtcheck.github import RunLink
 from trtcheck.options import BUILTIN_PROFILES
 from trtcheck.record import Record, load
-from trtcheck.render import render_junit, render_markdown, render_summary, write_reports
+from trtcheck.render import (
+    render_comment,
+    render_junit,
+    render_markdown,
+    render_summary,
+    write_reports,
+)
 from trtcheck.render.text import md, plain, xml_text
 from trtcheck.rows import Evidence, Kind, Row
 from trtcheck.status import Status
@@ -339,11 +346,16 @@ def test_summary_of_an_all_passing_record(record: Record) -> None:
     assert render_summary(passing, strict_xfail=False) == "total 1: 1 pass; 0 fail the run"
 
 
-def test_write_reports(record: Record, tmp_path: Path) -> None:
+def test_write_reports(record: Record, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    monkeypatch.delenv("GITHUB_SHA", raising=False)
+    monkeypatch.delenv("GITHUB_EVENT_PATH", raising=False)
     paths = write_reports(record, tmp_path / "out", strict_xfail=False)
-    assert [p.name for p in paths] == ["results.json", "junit.xml", "report.md"]
+    assert [p.name for p in paths] == ["results.json", "junit.xml", "report.md", "comment.md"]
     assert load(paths[0]) == record
     assert paths[1].read_text(encoding="utf-8") == render_junit(record, strict_xfail=False)
     assert paths[2].read_text(encoding="utf-8") == render_markdown(record, strict_xfail=False)
+    assert paths[3].read_text(encoding="utf-8") == render_comment(
+        record, strict_xfail=False, link=RunLink(sha=record.environment.get("git_commit")))
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
-        "junit.xml", "report.md", "results.json"]
+        "comment.md", "junit.xml", "report.md", "results.json"]

@@ -8,13 +8,14 @@ from pathlib import Path
 
 import click
 
-from trtcheck import __version__, backends, options, record
+from trtcheck import __version__, backends, github, options, record
 from trtcheck.cases import Case
 from trtcheck.errors import INTERRUPTED, TrtcheckError, UsageError
 from trtcheck.options import SETTINGS
 from trtcheck.record import Record
 from trtcheck.render import write_reports
 from trtcheck.render.analysis import render_analysis
+from trtcheck.render.annotations import render_annotations
 from trtcheck.render.terminal import render_summary
 from trtcheck.render.text import plain
 from trtcheck.rows import Row
@@ -78,8 +79,8 @@ def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | N
         click.echo(f"reports: {', '.join(str(p) for p in written)}")
     if interrupted:
         click.echo("trtcheck: interrupted: reports cover the cases that finished", err=True)
-        return INTERRUPTED
-    return exit_code(rec, opts.strict_xfail)
+        return _publish(INTERRUPTED, opts.out, rec, opts.strict_xfail)
+    return _publish(exit_code(rec, opts.strict_xfail), opts.out, rec, opts.strict_xfail)
 
 
 @cli.command("list")
@@ -125,7 +126,7 @@ def report_cmd(results: Path, out: Path | None) -> int:
     _check_writable(out_dir)
     written = write_reports(rec, out_dir, strict_xfail=strict)
     click.echo(f"reports: {', '.join(str(p) for p in written)}")
-    return exit_code(rec, strict)
+    return _publish(exit_code(rec, strict), out_dir, rec, strict)
 
 
 def _resolve(paths: tuple[Path, ...], config: Path | None, variants: tuple[str, ...],
@@ -143,6 +144,15 @@ def _check_writable(out: Path) -> None:
         probe.unlink()
     except OSError as exc:
         raise UsageError(f"cannot write reports to {out}: {exc.strerror or exc}") from None
+
+
+def _publish(code: int, out: Path | None, rec: Record | None, strict_xfail: bool) -> int:
+    """Under GitHub Actions, annotate the failing rows and write the step outputs; ``code``."""
+    if github.active():
+        for line in render_annotations(rec, strict_xfail=strict_xfail) if rec else []:
+            click.echo(line)
+        github.write_outputs(code, out, rec, strict_xfail=strict_xfail)
+    return code
 
 
 def exit_code(rec: Record, strict_xfail: bool) -> int:
@@ -192,13 +202,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except click.ClickException as exc:
         exc.show()
-        return exc.exit_code
+        return _publish(exc.exit_code, None, None, False)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         return INTERRUPTED
     except TrtcheckError as exc:
         click.echo(f"trtcheck: error: {exc}", err=True)
-        return exc.exit_code
+        return _publish(exc.exit_code, None, None, False)
     return result if isinstance(result, int) else 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import sys
 import traceback
 from collections.abc import Iterable, Iterator
@@ -27,6 +28,12 @@ class ZooFile:
     def rel(self) -> str:
         """Path relative to the zoo root, without ``.py``, with ``/`` separators."""
         return self.path.relative_to(self.root).with_suffix("").as_posix()
+
+    @property
+    def source(self) -> str:
+        """Path relative to the GitHub workspace, else the working directory, when inside it."""
+        base = Path(os.environ.get("GITHUB_WORKSPACE") or Path.cwd()).resolve()
+        return (self.path.relative_to(base) if self.path.is_relative_to(base) else self.path).as_posix()
 
 
 @dataclass(frozen=True)

@@ -117,6 +117,10 @@ class Row:
     latency: Latency | None = None
     evidence: Evidence = field(default_factory=Evidence)
     tags: list[str] = field(default_factory=list)
+    # Where the model is declared, for annotations: its file relative to the workspace (the
+    # GitHub workspace, else the working directory) and the line of its ``@trtcheck.model``.
+    source: str | None = None
+    line: int | None = None
 
     @property
     def key(self) -> RowKey:
@@ -163,7 +167,8 @@ class Analysis:
 def row_for(case: Case, slot: Slot, **fields_: Any) -> Row:
     """The row of a case in one slot, with the zoo's expected failure applied to its status."""
     row = Row(case.case_id, case.file.rel, case.spec.name, case.variant, slot.backend,
-              slot.profile_name, slot.kind, tags=list(case.spec.tags), **fields_)
+              slot.profile_name, slot.kind, tags=list(case.spec.tags), source=case.file.source,
+              line=case.spec.line, **fields_)
     return finish(case, row)
 
 

@@ -40,7 +40,8 @@ def collect(opts: Options) -> Collection:
         result = discover.load(file)
         if isinstance(result, discover.ImportFailure):
             problems.append(_problem(file.rel, stage="import", message=result.message,
-                                     location=result.location, traceback=result.traceback))
+                                     location=result.location, traceback=result.traceback,
+                                     source=file.source))
         elif not result.specs:
             empty.append(file.rel)
         else:
@@ -57,7 +58,8 @@ def collect(opts: Options) -> Collection:
             case.file.rel, case_id=case.case_id, stage="collect",
             message=(f"duplicate case id {case.case_id}: declared at {first.file.path}:"
                      f"{first.spec.line} and {case.file.path}:{case.spec.line}"),
-            location=f"{case.file.path}:{case.spec.line}"))
+            location=f"{case.file.path}:{case.spec.line}", source=case.file.source,
+            line=case.spec.line))
     return Collection(cases, problems, empty)
 
 

@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+from trtcheck.github import run_link
 from trtcheck.record import Record, save, write_atomic
+from trtcheck.render.annotations import render_annotations
+from trtcheck.render.comment import render_comment
 from trtcheck.render.junit import render_junit
 from trtcheck.render.markdown import render_markdown
 from trtcheck.render.terminal import render_summary
 
-__all__ = ["render_junit", "render_markdown", "render_summary", "write_reports"]
+__all__ = ["render_annotations", "render_comment", "render_junit", "render_markdown",
+           "render_summary", "write_reports"]
 
 
 def write_reports(record: Record, out_dir: Path, *, strict_xfail: bool) -> list[Path]:
-    """Write ``results.json``, ``junit.xml`` and ``report.md`` into ``out_dir``, each atomically."""
+    """Write ``results.json``, ``junit.xml``, ``report.md`` and ``comment.md`` into ``out_dir``,
+    each atomically."""
+    link = run_link(os.environ, record.environment.get("git_commit"))
     reports = {
         out_dir / "junit.xml": render_junit(record, strict_xfail=strict_xfail),
         out_dir / "report.md": render_markdown(record, strict_xfail=strict_xfail),
+        out_dir / "comment.md": render_comment(record, strict_xfail=strict_xfail, link=link),
     }
     results = out_dir / "results.json"
     save(record, results)

@@ -72,6 +72,8 @@ def _testcase(record: Record, row: Row, *, strict_xfail: bool) -> TestCase:
         classname=plain((row.file or DEFAULT_SUITE).removesuffix(".py").replace("/", ".")),
         elapsed_sec=sum(row.timings.values()),
         stdout=xml_text(_system_out(record, row, strict_xfail=strict_xfail)),
+        file=plain(row.source) if row.source else None,
+        line=str(row.line) if row.line else None,
     )
     message, kind = plain(headline(row)), row.status.value
     if row.status is Status.FAIL or (row.status is Status.XPASS and strict_xfail):

@@ -1,0 +1,107 @@
+// Posts trtcheck's comment.md as one sticky pull-request comment, or updates it.
+// trtcheck (Python) decides what the comment says; this file only finds the pull request and the
+// earlier comment, and never fails the job: a fork, Dependabot or a missing permission is a warning.
+'use strict';
+
+const fs = require('fs');
+
+const MAX_BODY = 65000; // GitHub refuses comments over 65,536 characters
+const DEFAULT_AUTHOR = 'github-actions[bot]';
+
+function marker(header) {
+  return `<!-- trtcheck-sticky-comment:${encodeURIComponent(header || 'trtcheck')} -->`;
+}
+
+function runUrl(context) {
+  const run = context.payload.workflow_run;
+  if (run && run.html_url) return run.html_url;
+  const { owner, repo } = context.repo;
+  return `${context.serverUrl}/${owner}/${repo}/actions/runs/${context.runId}`;
+}
+
+// The comment file is data from a job that ran pull-request code: mentions are defused again here.
+function body({ file, header, exitCode, context }) {
+  let text = '';
+  try {
+    text = file ? fs.readFileSync(file, 'utf8') : '';
+  } catch {
+    text = '';
+  }
+  if (!text.trim()) {
+    const code = /^\d+$/.test(exitCode || '') ? ` (exit code ${exitCode})` : '';
+    text = `### trtcheck: ⚠️ could not run${code}\n\nNo report was written for this commit, so `
+      + `this pull request has no result. See [the run](${runUrl(context)}).\n`;
+  }
+  text = text.replace(/@(?=[A-Za-z0-9])/g, '@\u200d');
+  if (text.length > MAX_BODY) text = `${text.slice(0, MAX_BODY)}\n\n… cut: see the report artifact.\n`;
+  return `${marker(header)}\n${text}`;
+}
+
+// Why this run may not comment on its pull request, or '' when it may.
+function readOnlyReason(context) {
+  const pr = context.payload.pull_request;
+  if (!pr) return '';
+  if (context.actor === 'dependabot[bot]') return 'a Dependabot pull request gets a read-only token';
+  const head = pr.head && pr.head.repo;
+  const base = context.payload.repository;
+  if (!head || !base || head.full_name !== base.full_name) {
+    return 'a pull request from a fork gets a read-only token; use the workflow_run variant';
+  }
+  return '';
+}
+
+async function pullRequestNumber({ github, context, given }) {
+  if (/^\d+$/.test(given || '')) return Number(given);
+  const payload = context.payload;
+  if (payload.pull_request) return payload.pull_request.number;
+  const run = payload.workflow_run;
+  if (!run) return null;
+  const own = (run.pull_requests || []).find((pr) => pr.head && pr.head.sha === run.head_sha);
+  if (own) return own.number;
+  // A fork's pull request is not listed on the run: find it by head branch, then check the commit.
+  const owner = run.head_repository && run.head_repository.owner && run.head_repository.owner.login;
+  if (!owner || !run.head_branch) return null;
+  const pulls = await github.paginate(github.rest.pulls.list, {
+    ...context.repo, state: 'open', head: `${owner}:${run.head_branch}`, per_page: 100,
+  });
+  const match = pulls.find((pr) => pr.head && pr.head.sha === run.head_sha);
+  return match ? match.number : null;
+}
+
+async function sticky({ github, context, core, env = process.env }) {
+  const reason = readOnlyReason(context);
+  if (reason) {
+    core.warning(`trtcheck comment not posted: ${reason}.`);
+    return 'skipped';
+  }
+  const header = env.TRTCHECK_COMMENT_HEADER || 'trtcheck';
+  const author = env.TRTCHECK_COMMENT_AUTHOR || DEFAULT_AUTHOR;
+  try {
+    const number = await pullRequestNumber({ github, context, given: env.TRTCHECK_PR_NUMBER });
+    if (!number) {
+      core.warning('trtcheck comment not posted: no pull request found for this run.');
+      return 'skipped';
+    }
+    const text = body({
+      file: env.TRTCHECK_COMMENT_FILE, header, exitCode: env.TRTCHECK_EXIT_CODE, context,
+    });
+    const issue = { ...context.repo, issue_number: number };
+    const comments = await github.paginate(github.rest.issues.listComments, { ...issue, per_page: 100 });
+    const mine = comments.find((c) => c.user && c.user.login === author
+      && typeof c.body === 'string' && c.body.startsWith(marker(header)));
+    if (mine) {
+      await github.rest.issues.updateComment({ ...context.repo, comment_id: mine.id, body: text });
+      core.info(`updated trtcheck comment ${mine.id} on #${number}`);
+      return 'updated';
+    }
+    await github.rest.issues.createComment({ ...issue, body: text });
+    core.info(`created trtcheck comment on #${number}`);
+    return 'created';
+  } catch (error) {
+    const hint = error.status === 403 ? ' (the token needs pull-requests: write)' : '';
+    core.warning(`trtcheck comment not posted: ${error.message}${hint}`);
+    return 'failed';
+  }
+}
+
+module.exports = { sticky, body, marker, pullRequestNumber, readOnlyReason };

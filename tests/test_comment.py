@@ -1,0 +1,153 @@
+"""comment.md: compact, failures first, within its size limit, and inert for hostile names."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+from trtcheck.github import RunLink
+from trtcheck.record import Record
+from trtcheck.render.comment import ARTIFACT_NOTE, inert, render_comment
+from trtcheck.rows import Kind, Row
+from trtcheck.status import Status
+from trtcheck.timing import Latency, Stats
+
+SAMPLE = REPO / "tests" / "data" / "sample_zoo_results.json.gz"
+HOSTILE = "pipe|and<b>html</b>$(echo x) @org/team #1 https://x.y"
+
+
+def _stats(ms: float) -> Stats:
+    return Stats("perf_counter", 3, 100, ms, ms * 1.1, ms * 0.9, ms, ms * 0.1)
+
+
+def _row(model: str, backend: str, status: Status, **fields: object) -> Row:
+    return Row(f"zoo::{model}[float32]", "zoo", model, "float32", backend, **fields,
+               status=status)  # type: ignore[arg-type]
+
+
+def _record(rows: list[Row]) -> Record:
+    env = {"torch": "2.13.0", "torch_tensorrt": "2.13.0", "tensorrt": "10.9",
+           "device": "cuda:0", "device_name": "NVIDIA H200", "git_commit": "ab" * 20}
+    return Record(environment=env, options={}, rows=rows)
+
+
+def _visible(text: str) -> str:
+    """The comment as shown before anything is expanded."""
+    return re.sub(r"<details>.*?</details>", "", text, flags=re.S)
+
+
+def test_sample_zoo_comment_is_small_and_shows_the_failure(tmp_path: Path) -> None:
+    """The stored record of the sample zoo on 3 backends and 4 profiles, re-rendered by the CLI."""
+    results = tmp_path / "results.json"
+    results.write_bytes(gzip.decompress(SAMPLE.read_bytes()))
+    proc = subprocess.run([sys.executable, "-m", "trtcheck", "report", str(results)],
+                          capture_output=True, text=True, check=False,
+                          env={k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")})
+    assert proc.returncode == 1, proc.stderr
+    text = (tmp_path / "comment.md").read_text(encoding="utf-8")
+    assert len(text.encode()) < 8 * 1024
+    assert len((tmp_path / "report.md").read_text(encoding="utf-8")) > 4 * len(text)
+    shown = _visible(text)
+    assert shown.startswith("### trtcheck: ❌ FAIL: 1 of 78 rows fail the run")
+    assert "fail 1 · xpass 6 · unsupported 2 · xfail 2 · pass 67" in shown
+    assert "eager (measured), emulate (predicted †), inductor (measured)" in shown
+    assert "| indices::id\\_hash\\[int64\\] | emulate † · int64\\_as\\_int32 | **fail** |" in shown
+    assert shown.index("Needs attention") < shown.index("Accuracy") < shown.index("Latency")
+    # one accuracy line and one latency line per case: 13 cases
+    for section in ("#### Accuracy", "#### Latency"):
+        table = text.split(section)[1].split("\n\n")[1]
+        assert len(table.splitlines()) == 2 + 13
+    # emulate is a prediction: no speedup, in every case
+    assert text.count("n/a (prediction)") == 13
+    assert "<details><summary>4 more rows not passing" in text
+    assert f"commit {'25d0e66c86014f33bfd8e03f99b71da88f3da416'}" in text
+
+
+def test_prediction_rows_show_no_speedup() -> None:
+    lat = Latency(_stats(2.0), _stats(1.0))
+    rows = [_row("m", "inductor", Status.PASS, latency=lat),
+            _row("m", "emulate", Status.PASS, latency=lat, kind=Kind.EMULATED)]
+    text = render_comment(_record(rows), strict_xfail=False)
+    latency = text.split("#### Latency")[1].split("\n\n")[1]
+    assert latency.splitlines()[0] == "| case | inductor | emulate |"
+    assert latency.splitlines()[2].startswith("| zoo::m\\[float32\\] | 2× ±")
+    assert latency.splitlines()[2].endswith("| n/a (prediction) |")
+    assert "emulate (predicted †)" in text and "inductor (measured)" in text
+    chart = text.split("#### Speedup by backend")[1]
+    assert "emulate" not in chart and "| inductor | `" in chart
+
+
+def test_hostile_model_name_is_inert() -> None:
+    rows = [_row(HOSTILE, "inductor", Status.FAIL, message=f"it broke: {HOSTILE}",
+                 outputs=[{"path": HOSTILE, "passed": False, "max_abs": 1.0, "max_rel": 1.0,
+                           "atol": 1e-3, "rtol": 1e-3, "min_atol": 1.0, "min_rtol": 1.0}]),
+            _row(HOSTILE, "emulate", Status.XFAIL, message=HOSTILE, profile=HOSTILE)]
+    text = render_comment(_record(rows), strict_xfail=False)
+    assert HOSTILE.split(" ")[0] not in text
+    assert not re.search(r"<(?!/?(details|summary|sub|br)>)", text), "raw HTML"
+    assert not re.search(r"@\w", text), "a mention"
+    assert not re.search(r"#\d", text), "an issue reference"
+    assert not re.search(r"https?://", text), "an autolink"
+    assert "$(echo x)" not in text and "\\$\\(echo x\\)" in text
+    assert "pipe\\|and&lt;b&gt;html&lt;/b&gt;" in text
+    # every table line still has exactly its columns: no cell was split by a pipe
+    for line in text.splitlines():
+        if line.startswith("| zoo::"):
+            assert len(re.findall(r"(?<!\\)\|", line)) in (5, 6)
+
+
+def test_inert_defuses_references_and_links() -> None:
+    for text in ("@user", "see #12", "GH-3", "http://a.b", "HTTPS://a.b", "www.a.b",
+                 "mailto:x@y.z", "x@y.z"):
+        out = inert(text)
+        assert not re.search(r"@\w|#\d|gh-\d|https?:|www\.|mailto:", out, re.I), (text, out)
+        assert out.replace("\u200d", "") == text
+
+
+def test_comment_stays_within_the_limit_cut_at_row_boundaries() -> None:
+    long = "x" * 500
+    rows = [_row(f"model{i}", "inductor", Status.FAIL, message=long) for i in range(2000)]
+    rows += [_row(f"model{i}", "emulate", Status.UNSUPPORTED, message=long) for i in range(500)]
+    text = render_comment(_record(rows), strict_xfail=False)
+    assert 50_000 < len(text) <= 60_000
+    assert text.startswith("### trtcheck: ❌ FAIL: 2000 of 2500 rows fail the run")
+    assert re.search(r"\| … \d+ more rows: " + re.escape(ARTIFACT_NOTE) + r" \|", text)
+    assert text.rstrip().endswith("</sub>")
+    for line in text.splitlines():
+        if line.startswith("|"):
+            assert line.endswith("|"), line
+    small = render_comment(_record(rows[:3]), strict_xfail=False, limit=1_200)
+    assert len(small) <= 1_200 and "more rows" in small
+
+
+def test_run_link_and_changes_hook() -> None:
+    rows = [_row("m", "inductor", Status.ERROR, stage="compile", message="boom")]
+    link = RunLink(sha="c" * 40, url="https://github.com/o/r/actions/runs/7")
+    text = render_comment(_record(rows), strict_xfail=False, link=link,
+                          changes="#### Changes against the baseline\n\n- none")
+    assert f"commit {'c' * 40} · [run](https://github.com/o/r/actions/runs/7)" in text
+    assert text.index("Needs attention") < text.index("Changes against") < text.index("Accuracy")
+
+
+@pytest.mark.parametrize(("rows", "headline"), [
+    ([], "### trtcheck: ⚠️ NO CASES"),
+    ([Row("z::m[float32]", "z", "m", "float32", "eager")], "### trtcheck: ✅ PASS: 1 rows"),
+])
+def test_headline_without_failures(rows: list[Row], headline: str) -> None:
+    text = render_comment(_record(rows), strict_xfail=False)
+    assert text.startswith(headline)
+    assert "Needs attention" not in text
+
+
+def test_strict_xfail_makes_xpass_bold() -> None:
+    rows = [_row("m", "inductor", Status.XPASS, message="expected to fail (x) but passed")]
+    assert "| **xpass** |" in render_comment(_record(rows), strict_xfail=True)
+    relaxed = render_comment(_record(rows), strict_xfail=False)
+    assert "| xpass |" in relaxed and "✅ PASS" in relaxed

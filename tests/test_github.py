@@ -1,0 +1,140 @@
+"""Under GitHub Actions: step outputs, annotations at the model's declaration, the run link."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+from trtcheck import github
+from trtcheck.cli import main
+from trtcheck.record import Record
+from trtcheck.render.annotations import (
+    MAX_ANNOTATIONS,
+    escape_data,
+    escape_property,
+    render_annotations,
+)
+from trtcheck.rows import Row
+from trtcheck.status import Status
+
+SAMPLE = REPO / "tests" / "data" / "sample_zoo_results.json.gz"
+
+
+def read_outputs(path: Path) -> dict[str, str]:
+    """Parse a ``$GITHUB_OUTPUT`` file: ``name=value`` and ``name<<DELIMITER`` blocks."""
+    outputs: dict[str, str] = {}
+    lines = iter(path.read_text(encoding="utf-8").splitlines())
+    for line in lines:
+        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
+            name, delimiter = line.split("<<", 1)
+            value = []
+            for body in lines:
+                if body == delimiter:
+                    break
+                value.append(body)
+            outputs[name] = "\n".join(value)
+        else:
+            name, value_ = line.split("=", 1)
+            outputs[name] = value_
+    return outputs
+
+
+@pytest.fixture
+def actions_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A simulated runner: GITHUB_ACTIONS, an output file, a pull_request event."""
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": 4, "head": {"sha": "d" * 40}}}))
+    for name, value in {"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(tmp_path / "output"),
+                        "GITHUB_EVENT_PATH": str(event), "GITHUB_SHA": "e" * 40,
+                        "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "o/r",
+                        "GITHUB_RUN_ID": "99"}.items():
+        monkeypatch.setenv(name, value)
+    return tmp_path / "output"
+
+
+def test_report_writes_outputs_annotations_and_comment(
+        actions_env: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    results = tmp_path / "rep" / "results.json"
+    results.parent.mkdir()
+    results.write_bytes(gzip.decompress(SAMPLE.read_bytes()))
+    assert main(["report", str(results)]) == 1
+    out = read_outputs(actions_env)
+    assert out == {
+        "status": "fail", "exit-code": "1", "passed": "67", "failed": "1", "errors": "0",
+        "report-dir": str(results.parent), "comment-file": str(results.parent / "comment.md"),
+        "results-json": str(results),
+    }
+    annotations = [x for x in capsys.readouterr().out.splitlines() if x.startswith("::")]
+    assert annotations == [
+        "::error file=fixtures/indices.py,line=47,title=trtcheck%3A indices%3A%3Aid_hash[int64] "
+        "emulate%3Aint64_as_int32::fail at compare: 2 of 2 outputs failed; worst: out[0]: 30 of 30 "
+        "int64 values differ (max abs diff 1.04022e+12); eager has 30 values outside the int32 "
+        "range (int64 truncated to int32?)"]
+    comment = (results.parent / "comment.md").read_text(encoding="utf-8")
+    # the pull request's head commit, not the merge commit, and the run
+    assert f"commit {'d' * 40} · [run](https://github.com/o/r/actions/runs/99)" in comment
+
+
+def test_usage_error_still_writes_outputs(actions_env: Path, tmp_path: Path) -> None:
+    assert main(["run", str(tmp_path / "missing")]) == 2
+    out = read_outputs(actions_env)
+    assert out["status"] == "error" and out["exit-code"] == "2"
+    assert out["report-dir"] == out["comment-file"] == ""
+
+
+def test_nothing_is_written_outside_github_actions(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_ACTIONS", "false")
+    monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "output"))
+    github.write_outputs(0, tmp_path, None)
+    assert not (tmp_path / "output").exists()
+
+
+def test_output_values_cannot_add_outputs(actions_env: Path, tmp_path: Path) -> None:
+    odd = tmp_path / "a\nstatus=pass"
+    github.write_outputs(1, odd, None)
+    out = read_outputs(actions_env)
+    assert out["status"] == "fail" and out["report-dir"] == str(odd)
+
+
+@pytest.mark.parametrize(("env", "sha", "url"), [
+    ({"GITHUB_SHA": "A" * 40, "GITHUB_SERVER_URL": "https://ghe.example:8443",
+      "GITHUB_REPOSITORY": "o/r", "GITHUB_RUN_ID": "5"},
+     "a" * 40, "https://ghe.example:8443/o/r/actions/runs/5"),
+    ({"GITHUB_SHA": "$(x)", "GITHUB_SERVER_URL": "javascript:alert(1)//",
+      "GITHUB_REPOSITORY": "o/r", "GITHUB_RUN_ID": "5"}, "0123abc", None),
+    ({}, "0123abc", None),
+])
+def test_run_link_takes_only_well_formed_values(env: dict[str, str], sha: str,
+                                                url: str | None) -> None:
+    link = github.run_link(env, "0123abc")
+    assert (link.sha, link.url) == (sha, url)
+
+
+def test_annotation_escaping() -> None:
+    assert escape_data("50% a\r\nb") == "50%25 a%0D%0Ab"
+    assert escape_property("a:b,c%") == "a%3Ab%2Cc%25"
+    row = Row("z::m,x:y[int64]", "z", "m,x:y", "int64", "emulate", status=Status.ERROR,
+              message="boom\n::error::forged", source="dir,with:odd%/z.py", line=7)
+    (line,) = render_annotations(Record({}, {}, [row]), strict_xfail=False)
+    props, message = line.removeprefix("::error ").split("::", 1)
+    assert props == ("file=dir%2Cwith%3Aodd%25/z.py,line=7,"
+                     "title=trtcheck%3A z%3A%3Am%2Cx%3Ay[int64] emulate")
+    assert message == "error: boom ::error::forged"  # one line: nothing else is parsed
+
+
+def test_annotations_only_for_failing_rows_and_capped() -> None:
+    rows = [Row(f"z::m{i}[int64]", "z", f"m{i}", "int64", "eager", status=Status.FAIL)
+            for i in range(MAX_ANNOTATIONS + 3)]
+    rows.append(Row("z::ok[int64]", "z", "ok", "int64", "eager", status=Status.XPASS))
+    lines = render_annotations(Record({}, {}, rows), strict_xfail=False)
+    assert len(lines) == MAX_ANNOTATIONS + 1
+    assert all(re.match(r"::error title=trtcheck%3A z%3A%3Am\d+\[int64\] eager::fail$", x)
+               for x in lines[:-1])
+    assert lines[-1].startswith("::warning title=trtcheck::3 more failing rows")
+    assert len(render_annotations(Record({}, {}, rows[-1:]), strict_xfail=True)) == 1

@@ -1,0 +1,39 @@
+"""GitHub workflow commands: one ``::error`` annotation per failing row, at the model's declaration."""
+
+from __future__ import annotations
+
+from trtcheck.record import Record
+from trtcheck.render.text import headline, plain
+from trtcheck.rows import Row
+from trtcheck.status import is_failure
+
+# GitHub shows at most 50 annotations of a kind per job; the rest are in the reports.
+MAX_ANNOTATIONS = 50
+
+
+def escape_data(text: str) -> str:
+    """A workflow command's message: ``%``, CR and LF percent-encoded."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A workflow command's property value: the data escapes, plus ``:`` and ``,``."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render_annotations(record: Record, *, strict_xfail: bool) -> list[str]:
+    """``::error file=…,line=…,title=…::message`` lines for the failing rows, in record order."""
+    failing = [r for r in record.rows if is_failure(r.status, strict_xfail=strict_xfail)]
+    lines = [_annotation(r) for r in failing[:MAX_ANNOTATIONS]]
+    if len(failing) > MAX_ANNOTATIONS:
+        lines.append(f"::warning title=trtcheck::{len(failing) - MAX_ANNOTATIONS} more failing rows "
+                     "are not annotated; see report.md")
+    return lines
+
+
+def _annotation(row: Row) -> str:
+    props = {"file": row.source, "line": str(row.line) if row.source and row.line else None,
+             "title": plain(f"trtcheck: {row.case_id} {row.backend}"
+                            + ("" if row.profile in ("-", "default") else f":{row.profile}"))}
+    text = ",".join(f"{k}={escape_property(v)}" for k, v in props.items() if v)
+    return f"::error {text}::{escape_data(plain(headline(row)))}"

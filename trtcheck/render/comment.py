@@ -1,0 +1,278 @@
+"""The pull-request comment: compact Markdown that puts what needs attention first.
+
+Order: a headline; the rows that need attention (and, when a caller gives them, changes
+against a baseline); one accuracy line and one latency line per case; a speedup chart; the
+remaining non-passing rows in a collapsed ``<details>``; the commit and the run. The comment
+never exceeds ``limit`` characters: tables are cut at row boundaries, pointing at the artifact.
+
+Text from the zoo is escaped with :func:`inert`: Markdown, table characters and HTML as in
+``report.md``, and also mentions, issue references and autolinks, so that a pull request cannot
+ping people or plant links through a model name.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from trtcheck.github import RunLink
+from trtcheck.record import Record
+from trtcheck.render.text import NONE, PREDICTION_MARK, headline, md, num, status_counts
+from trtcheck.rows import Row
+from trtcheck.status import Status, is_failure
+
+LIMIT = 60_000
+TITLE = "trtcheck"
+ARTIFACT_NOTE = "the full report is `report.md` in the run's report artifact"
+ATTENTION = frozenset({Status.FAIL, Status.ERROR, Status.CRASH, Status.TIMEOUT, Status.XPASS})
+
+_ZWJ = "\u200d"
+# Mentions (@user, @org/team, emails), references (#1, GH-1) and autolinks (scheme://, www.):
+# a zero-width joiner after the trigger character stops GitHub from acting on them.
+_TRIGGERS = re.compile(r"(@|#|(?i:\bgh)-)(?=\w)|(?i:\b(https?|ftp|mailto|xmpp|www)(?=[:.]))")
+_MESSAGE_CHARS = 160
+_BAR_WIDTH = 20
+
+
+def inert(text: object) -> str:
+    """:func:`md`, plus a zero-width joiner that defuses mentions, references and autolinks."""
+    return _TRIGGERS.sub(lambda m: m.group(0) + _ZWJ, md(text))
+
+
+@dataclass
+class _Block:
+    """A piece of the comment: lines always kept, then rows that may be cut from the end."""
+
+    head: list[str]
+    rows: list[str]
+    tail: list[str]
+
+    def text(self, n_rows: int) -> str:
+        cut = len(self.rows) - n_rows
+        more = [f"| … {cut} more rows: {ARTIFACT_NOTE} |"] if cut else []
+        return "\n".join(self.head + self.rows[:n_rows] + more + self.tail)
+
+
+def render_comment(record: Record, *, strict_xfail: bool, link: RunLink | None = None,
+                   changes: str = "", limit: int = LIMIT) -> str:
+    """The comment for ``record``; ``changes`` is Markdown on changes against a baseline,
+    placed after the rows that need attention (empty: no baseline)."""
+    blocks = [
+        _Block([_headline(record, strict_xfail=strict_xfail), "", _facts(record)], [], []),
+        _attention(record, strict_xfail=strict_xfail),
+        _Block([changes], [], []) if changes else None,
+        _accuracy(record),
+        _latency(record),
+        _chart(record),
+        _others(record),
+        _Block([_footer(record, link)], [], []),
+    ]
+    return _fit([b for b in blocks if b is not None], limit)
+
+
+def _fit(blocks: list[_Block], limit: int) -> str:
+    """Join the blocks, cutting table rows from the last blocks first until the text fits."""
+    kept = [len(b.rows) for b in blocks]
+
+    def joined() -> str:
+        return "\n\n".join(b.text(n) for b, n in zip(blocks, kept, strict=True)) + "\n"
+
+    text = joined()
+    for i in reversed(range(len(blocks))):
+        if len(text) <= limit:
+            break
+        low, high = 0, kept[i]  # the most rows of block i that fit: a binary search
+        while low < high:
+            kept[i] = (low + high + 1) // 2
+            low, high = (kept[i], high) if len(joined()) <= limit else (low, kept[i] - 1)
+        kept[i] = low
+        text = joined()
+    return text if len(text) <= limit else text[:limit - len(ARTIFACT_NOTE) - 4] + f"\n\n{ARTIFACT_NOTE}\n"
+
+
+def _headline(record: Record, *, strict_xfail: bool) -> str:
+    rows = record.rows
+    failing = sum(is_failure(r.status, strict_xfail=strict_xfail) for r in rows)
+    if not rows:
+        verdict = "⚠️ NO CASES: nothing was selected, or every case was skipped"
+    elif failing:
+        verdict = f"❌ FAIL: {failing} of {len(rows)} rows fail the run"
+    else:
+        verdict = f"✅ PASS: {len(rows)} rows, none fails the run"
+    counts = " · ".join(f"{s} {n}" for s, n in status_counts(record))
+    return f"### {TITLE}: {verdict}\n\n{counts}" if counts else f"### {TITLE}: {verdict}"
+
+
+def _facts(record: Record) -> str:
+    env = record.environment
+    kinds: dict[str, bool] = {}
+    for row in record.rows:
+        if row.backend != "-":
+            kinds[row.backend] = kinds.get(row.backend, False) or row.prediction
+    backends = ", ".join(f"{inert(b)} ({'predicted ' + PREDICTION_MARK if p else 'measured'})"
+                         for b, p in kinds.items()) or NONE
+    device = env.get("device") or NONE
+    gpu = env.get("device_name") if str(device).startswith("cuda") else f"none ({device})"
+    return (f"Backends: {backends}<br>torch {inert(env.get('torch') or NONE)} · "
+            f"torch_tensorrt {inert(env.get('torch_tensorrt') or 'not installed')} · "
+            f"TensorRT {inert(env.get('tensorrt') or 'not installed')} · GPU: {inert(gpu)}")
+
+
+def _row_name(row: Row) -> str:
+    mark = f" {PREDICTION_MARK}" if row.prediction else ""
+    profile = "" if row.profile in ("-", "default") else f" · {inert(row.profile)}"
+    return f"{inert(row.backend)}{mark}{profile}"
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= _MESSAGE_CHARS else text[:_MESSAGE_CHARS - 1] + "…"
+
+
+def _attention(record: Record, *, strict_xfail: bool) -> _Block | None:
+    rows = [r for r in record.rows if r.status in ATTENTION]
+    if not rows:
+        return None
+    order = {s: i for i, s in enumerate((Status.CRASH, Status.TIMEOUT, Status.ERROR,
+                                         Status.FAIL, Status.XPASS))}
+    rows.sort(key=lambda r: order[r.status])
+    lines = [f"| {inert(r.case_id)} | {_row_name(r)} | "
+             f"{_bold(r, strict_xfail)} | {inert(_short(headline(r)))} |" for r in rows]
+    return _Block(["#### Needs attention", "", "| case | backend | status | what happened |",
+                   "|---|---|---|---|"], lines, [])
+
+
+def _bold(row: Row, strict_xfail: bool) -> str:
+    return f"**{row.status}**" if is_failure(row.status, strict_xfail=strict_xfail) else str(row.status)
+
+
+def _cases(record: Record) -> dict[str, list[Row]]:
+    cases: dict[str, list[Row]] = {}
+    for row in record.rows:
+        cases.setdefault(row.case_id, []).append(row)
+    return cases
+
+
+def _number(value: object) -> float:
+    return float(value) if isinstance(value, (int, float)) else -1.0
+
+
+def _severity(output: dict[str, Any]) -> tuple[float, ...]:
+    """Orders outputs worst first: failed, then the larger share of tolerance needed (the
+    atol needed over the atol given, or the same for rtol), then the larger errors."""
+    shares = [_number(output.get(f"min_{t}")) / output[t] for t in ("atol", "rtol")
+              if _number(output.get(t)) > 0 and _number(output.get(f"min_{t}")) >= 0]
+    return (float(not output.get("passed")), max(shares, default=-1.0),
+            _number(output.get("max_rel")), _number(output.get("max_abs")))
+
+
+def _verdict(output: dict[str, Any]) -> str:
+    if output.get("passed"):
+        return "within"
+    if output.get("min_atol") is None and output.get("min_rtol") is None:
+        return "**mismatch**"
+    return f"**needs** atol ≥ {num(output.get('min_atol'))} or rtol ≥ {num(output.get('min_rtol'))}"
+
+
+def _accuracy(record: Record) -> _Block | None:
+    lines = []
+    for case_id, rows in _cases(record).items():
+        compared = [(row, o) for row in rows for o in row.outputs]
+        if not compared:
+            lines.append(f"| {inert(case_id)} | {NONE} | {NONE} | no outputs compared | {NONE} |")
+            continue
+        row, o = max(compared, key=lambda ro: _severity(ro[1]))
+        tol = (f"rtol {num(o.get('rtol'))}, atol {num(o.get('atol'))}"
+               if _number(o.get("atol")) > 0 or _number(o.get("rtol")) > 0 else "exact")
+        lines.append(f"| {inert(case_id)} | {num(o.get('max_abs'))} / {num(o.get('max_rel'))} | "
+                     f"{tol} | {_verdict(o)} | {_row_name(row)}{_output_path(o)} |")
+    if not lines:
+        return None
+    return _Block(["#### Accuracy: worst output of each case", "",
+                   "| case | max abs / rel err | tolerance | result | where |",
+                   "|---|---|---|---|---|"], lines, [])
+
+
+def _output_path(output: dict[str, Any]) -> str:
+    path = output.get("path")
+    return f" {inert(path)}" if path else ""
+
+
+def _spread(row: Row) -> float | None:
+    """The speedup's relative standard error: each median's (about 1.25 σ/√n, relative to
+    the mean), combined as for a ratio."""
+    lat = row.latency
+    if lat is None or not lat.eager.mean_ms or not lat.backend.mean_ms:
+        return None
+    n = min(lat.eager.repeats, lat.backend.repeats)
+    cv = math.hypot(lat.eager.stdev_ms / lat.eager.mean_ms, lat.backend.stdev_ms / lat.backend.mean_ms)
+    return 1.2533 * cv / math.sqrt(n) if n > 0 else None
+
+
+def _speedup(row: Row) -> str:
+    if row.prediction:
+        return "n/a (prediction)"
+    if row.latency is None:
+        return NONE
+    spread = _spread(row)
+    return num(row.latency.speedup, "×") + (f" ±{spread:.0%}" if spread is not None else "")
+
+
+def _latency(record: Record) -> _Block | None:
+    backends = list(dict.fromkeys(r.backend for r in record.rows if r.latency or r.prediction))
+    if not backends:
+        return None
+    lines = []
+    for case_id, rows in _cases(record).items():
+        first = {}
+        for row in rows:
+            first.setdefault(row.backend, row)  # the first profile's row stands for the backend
+        cells = [_speedup(first[b]) if b in first else NONE for b in backends]
+        lines.append(f"| {inert(case_id)} | " + " | ".join(cells) + " |")
+    header = "| case | " + " | ".join(inert(b) for b in backends) + " |"
+    return _Block(["#### Latency: speedup over eager (± standard error), first profile", "",
+                   header, "|---|" + "---|" * len(backends)], lines, [])
+
+
+def _chart(record: Record) -> _Block | None:
+    """A bar per measured backend: geometric-mean speedup over its rows, with the range."""
+    by_backend: dict[str, list[float]] = {}
+    for row in record.rows:
+        if row.latency is not None and not row.prediction and math.isfinite(row.latency.speedup) \
+                and row.latency.speedup > 0:
+            by_backend.setdefault(row.backend, []).append(row.latency.speedup)
+    if not by_backend:
+        return None
+    top = max(statistics.geometric_mean(v) for v in by_backend.values())
+    lines = []
+    for backend, values in by_backend.items():
+        mean = statistics.geometric_mean(values)
+        bar = "█" * max(1, round(_BAR_WIDTH * mean / top))
+        lines.append(f"| {inert(backend)} | `{bar}` {num(mean, '×')} | "
+                     f"{num(min(values), '×')} – {num(max(values), '×')} | {len(values)} |")
+    return _Block(["#### Speedup by backend (measured rows; geometric mean)", "",
+                   "| backend | speedup | range | rows |", "|---|---|---|---|"], lines, [])
+
+
+def _others(record: Record) -> _Block | None:
+    rows = [r for r in record.rows if r.status not in ATTENTION and r.status is not Status.PASS]
+    if not rows:
+        return None
+    lines = [f"| {inert(r.case_id)} | {_row_name(r)} | {r.status} | {inert(_short(headline(r)))} |"
+             for r in rows]
+    return _Block([f"<details><summary>{len(rows)} more rows not passing "
+                   "(unsupported, xfail, skipped)</summary>", "",
+                   "| case | backend | status | reason |", "|---|---|---|---|"], lines,
+                  ["", "</details>"])
+
+
+def _footer(record: Record | None, link: RunLink | None) -> str:
+    sha = (link.sha if link else None) or (record.environment.get("git_commit") if record else None)
+    parts = [f"commit {inert(sha)}" if sha else "commit unknown"]
+    if link and link.url:
+        parts.append(f"[run]({link.url})")
+    parts.append(ARTIFACT_NOTE)
+    return "<sub>" + " · ".join(parts) + "</sub>"
+
