@@ -12,6 +12,7 @@ from typing import Any
 import torch
 from torch.export import ExportedProgram
 
+from trtcheck import drift
 from trtcheck.analyze import analyze_program
 from trtcheck.backends import Backend, CompileJob
 from trtcheck.cases import Case, build
@@ -199,6 +200,18 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
     status, message = _verdict(result, inputs_check)
     if status is Status.PASS and truncate_double:
         message = _precision_lost(result)
+    if opts.dtype_drift:
+        try:
+            with stages.stage("drift"):
+                drifted = drift.check(eager.module, compiled.fn, (job.args, job.kwargs),
+                                      opts.tolerances["float32"])
+        except StageError as err:  # the outputs were judged already: the row keeps its status
+            drifted = drift.Drift(drift.CHECK_FAILED, "", str(err))
+        if drifted is not None:
+            evidence = replace(evidence, drift=drifted.to_dict())
+            if drifted.fails:
+                status = Status.FAIL
+                message = "; ".join(m for m in (message, drifted.describe()) if m)
     latency = None
     try:
         with stages.stage("timing"):

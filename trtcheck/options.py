@@ -108,6 +108,9 @@ SETTINGS: dict[str, Setting] = {
     "device": Setting(str, "auto", "cpu, cuda, cuda:N or auto [auto: cuda when available]."),
     "out": Setting(str, "trtcheck-report", "Report directory [trtcheck-report]."),
     "strict_xfail": Setting(bool, False, "An xpass fails the run [false]."),
+    "dtype_drift": Setting(bool, True, "After the comparison, call the compiled module once more "
+                                       "with int32/int64 and float32/float64 inputs swapped "
+                                       "[true]."),
     "isolate": Setting(bool, True, "Run each case in a worker subprocess [isolate]; "
                                    "--no-isolate for debugging."),
     "timeout": Setting((int, float), None, "Seconds per case before it is stopped "
@@ -135,6 +138,7 @@ class Options:
     device: str = "cpu"
     out: Path = Path("trtcheck-report")
     strict_xfail: bool = False
+    dtype_drift: bool = True
     isolate: bool = True
     timeout: float = 300.0
     resume: bool = False
@@ -155,6 +159,7 @@ class Options:
             "device": self.device,
             "out": str(self.out),
             "strict_xfail": self.strict_xfail,
+            "dtype_drift": self.dtype_drift,
             "isolate": self.isolate,
             "timeout": self.timeout,
             "memory_limit": self.memory_limit,
@@ -344,6 +349,7 @@ def resolve(
         device=resolved_device,
         out=Path(value("out")[0]),
         strict_xfail=value("strict_xfail")[0],
+        dtype_drift=value("dtype_drift")[0],
         isolate=value("isolate")[0],
         timeout=float(timeout_s),
         resume=resume,

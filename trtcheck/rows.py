@@ -78,7 +78,8 @@ class Evidence:
     ``boundaries`` the casts and complex views put around compiled blocks; ``engines`` the
     number of compiled blocks (None when the backend has no such notion); ``notes`` what the
     backend says of settings and versions; ``settings`` what it passed; ``versions`` the
-    releases whose code ran; ``details`` figures of one backend's own.
+    releases whose code ran; ``details`` figures of one backend's own; ``drift`` what a call
+    with the sibling dtypes did (:mod:`trtcheck.drift`).
     """
 
     path: list[str] = field(default_factory=list)
@@ -89,6 +90,7 @@ class Evidence:
     settings: dict[str, Any] = field(default_factory=dict)
     versions: dict[str, str | None] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
+    drift: dict[str, str] | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Evidence:

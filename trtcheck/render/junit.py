@@ -17,6 +17,7 @@ from trtcheck.record import Record
 from trtcheck.render.text import (
     KIND_NOTES,
     NONE,
+    drift_text,
     failing_outputs,
     headline,
     num,
@@ -97,6 +98,7 @@ def _system_out(record: Record, row: Row, *, strict_xfail: bool) -> str:
         "location": row.location or NONE,
         "path": path_text(record, row) or NONE,
         "fallbacks": ", ".join(row.evidence.fallbacks) or NONE,
+        "dtype drift": drift_text(row) or NONE,
         **{m.row_label: num(m.of_row(row.outputs)) for m in ROW_METRICS},
         "eager median ms": num(eager_ms),
         "backend median ms": num(backend_ms),

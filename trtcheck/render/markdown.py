@@ -10,6 +10,7 @@ from tabulate import tabulate
 from trtcheck.compare import OUTPUT_METRICS, ROW_METRICS
 from trtcheck.record import Record
 from trtcheck.render.text import (
+    DRIFT_MEANING,
     KIND_NOTES,
     NONE,
     PREDICTION_MARK,
@@ -36,6 +37,7 @@ def render_markdown(record: Record, *, strict_xfail: bool) -> str:
         _profiles(record),
         _accuracy(record, strict_xfail=strict_xfail),
         _latency(record),
+        _drift(record),
         _details(record),
     ]
     return "\n\n".join(s for s in sections if s) + "\n"
@@ -98,6 +100,22 @@ def _latency(record: Record) -> str:
     ]
     headers = ["case", "backend", "profile", "eager ms", "backend ms", "speedup", "compile s"]
     return f"## Latency\n\n{_table(headers, rows)}" if rows else ""
+
+
+def _drift(record: Record) -> str:
+    """The autocast RFC's runtime dtype drift: one line per row that made the call."""
+    rows = [[md(r.case_id), _backend(r), md(r.profile), md(r.evidence.drift["change"]),
+             md(r.evidence.drift["outcome"]), md(r.evidence.drift.get("detail") or NONE)]
+            for r in record.rows if r.evidence.drift]
+    if not rows:
+        return ""
+    kinds = dict.fromkeys(r.kind for r in record.rows if r.evidence.drift)
+    meaning = "\n".join(f"- {kind}: {md(DRIFT_MEANING[kind])}" for kind in kinds)
+    return ("## Runtime dtype drift\n\nEach compiled module called once more with its int32/int64 "
+            "and float32/float64 inputs swapped for the sibling dtype. The autocast RFC allows a "
+            "clear error or a cast that leaves the caller's tensors untouched; a wrong result or "
+            f"a modified input fails the row.\n\n{meaning}\n\n"
+            + _table(["case", "backend", "profile", "inputs", "outcome", "detail"], rows))
 
 
 def _details(record: Record) -> str:

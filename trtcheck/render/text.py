@@ -80,6 +80,24 @@ def path_text(record: Record, row: Row) -> str:
     return "+".join(str(s) for s in steps)
 
 
+# What a runtime dtype drift outcome means for each kind of backend.
+DRIFT_MEANING = {
+    Kind.MEASURED: "the backend's own answer when called with the sibling dtype",
+    Kind.EMULATED: "emulate casts at the engine boundary, as the autocast RFC's rule says",
+    Kind.LOWERED: ("lowering runs its TensorRT blocks with PyTorch, so it cannot show TensorRT's "
+                   "runtime input checks: an error or a cast here is Torch-TensorRT's Python "
+                   "runtime, not the engine's"),
+}
+
+
+def drift_text(row: Row) -> str:
+    """``int64 → int32: clear error (…)``, or ``""`` when the row made no drift call."""
+    d = row.evidence.drift
+    if not d:
+        return ""
+    return f"{d['change']}: {d['outcome']}" + (f" ({d['detail']})" if d.get("detail") else "")
+
+
 def kinds_present(record: Record) -> list[Kind]:
     """The prediction kinds among the record's rows, in a fixed order."""
     present = {r.kind for r in record.rows}
