@@ -209,9 +209,9 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
             drifted = drift.Drift(drift.CHECK_FAILED, "", str(err))
         if drifted is not None:
             evidence = replace(evidence, drift=drifted.to_dict())
-            if drifted.fails:
+            if drifted.fails and status is Status.PASS:  # a failing row says its own cause first
                 status = Status.FAIL
-                message = "; ".join(m for m in (message, drifted.describe()) if m)
+                message = "; ".join(m for m in (drifted.describe(), message) if m)
     latency = None
     try:
         with stages.stage("timing"):
