@@ -128,15 +128,17 @@ def peak(device: str, into: dict[str, Peak], name: str) -> Iterator[None]:
 
 
 def release(device: str) -> None:
-    """Free what nothing references any more: Python's cycles, cuBLAS's workspaces (allocated
-    through PyTorch's allocator and otherwise kept for the process's life), then the cache."""
+    """On CUDA, free what nothing references any more: Python's cycles, cuBLAS's workspaces
+    (allocated through PyTorch's allocator and otherwise kept for the process's life), then the
+    allocator's cache. Nothing on CPU, where no figure depends on it."""
+    if not _is_cuda(device):
+        return
     gc.collect()
-    if _is_cuda(device):
-        torch.cuda.synchronize(device)
-        clear_workspaces = getattr(torch._C, "_cuda_clearCublasWorkspaces", None)
-        if clear_workspaces is not None:
-            clear_workspaces()
-        torch.cuda.empty_cache()
+    torch.cuda.synchronize(device)
+    clear_workspaces = getattr(torch._C, "_cuda_clearCublasWorkspaces", None)
+    if clear_workspaces is not None:
+        clear_workspaces()
+    torch.cuda.empty_cache()
 
 
 def near_baseline(baseline: int | None, now: int | None, margin: int = LEAK_MARGIN) -> bool:
