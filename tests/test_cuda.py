@@ -1,15 +1,21 @@
-"""CUDA code paths, for real: device placement, CUDA-event timing, backends on the GPU.
+"""CUDA code paths, for real: device placement, CUDA-event timing, backends on the GPU,
+memory peaks, out of GPU memory and memory left between cases.
 
 Marked ``gpu``; they skip on machines without CUDA (CI here has none)."""
 
 from __future__ import annotations
 
+import json
+import re
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
 import torch
 
-from trtcheck import backends, options
+from trtcheck import backends, memory, options
 from trtcheck.compare import METRICS
 from trtcheck.execute import iter_rows
 from trtcheck.rows import Row
@@ -65,3 +71,96 @@ def test_tensorrt_without_torch_tensorrt_is_skipped_with_reason() -> None:
         assert reason and "torch_tensorrt" in reason
     else:
         pytest.skip("Torch-TensorRT is installed here")
+
+
+def test_rows_on_cuda_carry_allocator_peaks_with_a_ratio_on_measured_rows_only() -> None:
+    opts = _opts("llama_rope")
+    chosen = {n: backends.get(n) for n in opts.backends}
+    for case in collect(opts).cases:
+        rows = {r.backend: r for r in iter_rows(case, opts, chosen) if isinstance(r, Row)}
+        for row in rows.values():
+            mem = row.memory
+            assert mem is not None and mem.measure == memory.ALLOCATOR
+            assert mem.eager and mem.eager > 0 and mem.backend is not None
+            assert mem.before is not None and mem.after is not None
+            assert mem.notes == [], mem.notes  # nothing leaked, cuBLAS workspaces included
+        assert rows["eager"].memory_ratio is not None
+        assert rows["inductor"].memory_ratio is not None
+        assert rows["emulate"].memory_ratio is None
+        assert rows["emulate"].to_dict()["memory"]["backend"] is not None
+
+
+# A case that holds GPU memory in chunks until the allocator fails (one oversized torch.empty
+# would fail without holding anything), a case that leaks 512 MiB into a module global, and a
+# small case after each that must pass.
+_OOM_ZOO = """
+import torch
+import trtcheck
+
+LEAKED = []
+
+
+class Hog(torch.nn.Module):
+    def forward(self, x):
+        self.held = []
+        while True:
+            self.held.append(torch.empty(2**30, dtype=torch.uint8, device=x.device))
+
+
+class Leak(torch.nn.Module):
+    def forward(self, x):
+        if not LEAKED:  # once, in the eager stage
+            LEAKED.append(torch.ones(2**27, device=x.device))
+        return x + 1
+
+
+class Small(torch.nn.Module):
+    def forward(self, x):
+        return x @ x.T
+
+
+@trtcheck.model
+def a_hog(variant):
+    return Hog(), (torch.randn(4, 4),)
+
+
+@trtcheck.model
+def b_after_hog(variant):
+    return Small(), (torch.randn(64, 64),)
+
+
+@trtcheck.model
+def c_leak(variant):
+    return Leak(), (torch.randn(4, 4),)
+
+
+@trtcheck.model
+def d_after_leak(variant):
+    return Small(), (torch.randn(64, 64),)
+"""
+
+
+def test_out_of_gpu_memory_is_an_error_and_the_next_case_passes(tmp_path: Path) -> None:
+    zoo = tmp_path / "zoo"
+    zoo.mkdir()
+    (zoo / "hogs.py").write_text(textwrap.dedent(_OOM_ZOO))
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "trtcheck", "run", str(zoo), "--device", "cuda",
+                           "--backend", "eager", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert "Traceback" not in proc.stdout + proc.stderr
+    rows = {r["model"]: r for r in json.loads((out / "results.json").read_text())["rows"]}
+    hog = rows["a_hog"]
+    assert hog["status"] == "error" and hog["stage"] == "eager"
+    assert hog["message"].startswith("out of GPU memory at eager: requested 1024.00 MiB, "
+                                     "reserved by PyTorch "), hog["message"]
+    assert "total " in hog["message"] and "unknown" not in hog["message"]
+    assert rows["b_after_hog"]["status"] == "pass", rows["b_after_hog"]["message"]
+    leak = rows["c_leak"]
+    assert leak["status"] == "pass"
+    (note,) = leak["memory"]["notes"]
+    assert re.match(r"case hogs::c_leak\[default\] left 51\d\.\d MiB allocated on cuda", note), note
+    log = (out / "worker.log").read_text()
+    assert re.search(r"worker replaced: 51\d\.\d MiB of GPU memory still allocated after "
+                     r"hogs::c_leak\[default\]", log), log
+    assert rows["d_after_leak"]["status"] == "pass"

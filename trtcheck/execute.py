@@ -12,13 +12,14 @@ from typing import Any
 import torch
 from torch.export import ExportedProgram
 
-from trtcheck import drift
+from trtcheck import drift, memory
 from trtcheck.analyze import analyze_program
 from trtcheck.backends import Backend, CompileJob
 from trtcheck.cases import Case, build
 from trtcheck.compare import Comparison, compare
 from trtcheck.errors import Unsupported, last_line, location
 from trtcheck.export import export
+from trtcheck.memory import Memory, Peak
 from trtcheck.options import Options, Tolerance
 from trtcheck.rows import NO_BACKEND, Analysis, Evidence, Row, Slot, plan, row_for, rows_for
 from trtcheck.status import Status
@@ -29,9 +30,13 @@ from trtcheck.timing import Latency, measure
 class StageError(Exception):
     """An exception in user or backend code, tagged with the stage it happened in."""
 
-    def __init__(self, stage: str, exc: BaseException, where: str) -> None:
+    def __init__(self, stage: str, exc: BaseException, where: str, device: str = "cpu") -> None:
         line = last_line(exc)
-        super().__init__(f"out of memory: {line}" if is_out_of_memory(exc) else line)
+        if isinstance(exc, torch.OutOfMemoryError) and torch.device(device).type == "cuda":
+            line = memory.gpu_oom_message(stage, exc, device)
+        elif is_out_of_memory(exc):
+            line = f"out of memory: {line}"
+        super().__init__(line)
         self.stage = stage
         self.location = where
         self.traceback = "".join(traceback.format_exception(exc))
@@ -53,32 +58,47 @@ def is_out_of_memory(exc: BaseException) -> bool:
 
 @dataclass
 class Stages:
-    """Runs a case's stages: announces each to the hook, times it, and turns an exception in
-    it into a :class:`StageError` that names the stage and the user's ``file:line``."""
+    """Runs a case's stages: announces each to the hook, times it, records its memory peak, and
+    turns an exception in it into a :class:`StageError` that names the stage and the user's
+    ``file:line``."""
 
     case: Case
     timings: dict[str, float] = field(default_factory=dict)
     hook: StageHook = _no_hook
     backend: str = NO_BACKEND
     profile: str | None = None
+    device: str = "cpu"
+    peaks: dict[str, Peak] = field(default_factory=dict)
 
     def for_slot(self, slot: Slot) -> Stages:
-        """The same case's stages on one backend and profile, starting from the shared timings."""
+        """The same case's stages on one backend and profile, starting from the shared figures."""
         return Stages(self.case, dict(self.timings), self.hook, slot.backend,
-                      slot.profile.name if slot.profile else None)
+                      slot.profile.name if slot.profile else None, self.device, dict(self.peaks))
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
         self.hook(self.backend, self.profile, name)
         t0 = time.perf_counter()
         try:
-            yield
+            with memory.peak(self.device, self.peaks, name):
+                yield
         except Unsupported:
             raise
         except Exception as exc:
-            raise StageError(name, exc, location(exc, self.case.file.root)) from exc
+            raise StageError(name, exc, location(exc, self.case.file.root), self.device) from exc
         finally:
             self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - t0
+
+    def memory(self, engine: int | None = None) -> Memory | None:
+        """The figures of the eager call, compile and the first run; None where not measured."""
+        measure = memory.measure_name(self.device)
+        if measure is None:
+            return None
+        eager, compiled, run = (self.peaks.get(s) for s in ("eager", "compile", "run"))
+        return Memory(measure, eager=eager.added if eager else None,
+                      backend=run.added if run else None,
+                      compiled=max(0, compiled.end - compiled.start) if compiled else None,
+                      engine=engine)
 
 
 def effective_dtype(dtype: torch.dtype, truncate_double: bool) -> str:
@@ -124,9 +144,34 @@ def analyze_case(case: Case) -> Iterator[Item]:
 
 def iter_rows(case: Case, opts: Options, backends: Mapping[str, Backend],
               hook: StageHook = _no_hook) -> Iterator[Item]:
-    """The case's analysis, then its rows as each slot finishes; ``hook`` hears each stage start."""
+    """The case's analysis, then its rows as each slot finishes; ``hook`` hears each stage start.
+
+    The last row is held until the case has released its model and inputs, and notes GPU
+    memory the case left allocated."""
+    before = memory.in_use(opts.device)
+    last: Row | None = None
+    for item in _case_items(case, opts, backends, hook):
+        if isinstance(item, Row):
+            if last is not None:
+                yield last
+            last = item
+        else:
+            yield item
+    if last is None:
+        return
+    memory.release(opts.device)
+    note = memory.leak_note(f"case {case.case_id}", before, memory.in_use(opts.device),
+                            opts.device)
+    if note:
+        held = last.memory or Memory(memory.measure_name(opts.device) or memory.ALLOCATOR)
+        last = replace(last, memory=replace(held, notes=[*held.notes, note]))
+    yield last
+
+
+def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
+                hook: StageHook) -> Iterator[Item]:
     slots = plan(backends, opts.profiles)
-    stages = Stages(case, hook=hook)
+    stages = Stages(case, hook=hook, device=opts.device)
     try:
         with stages.stage("build"):
             built = build(case)
@@ -141,7 +186,8 @@ def iter_rows(case: Case, opts: Options, backends: Mapping[str, Backend],
             program = export(case, built)
     except StageError as err:
         yield from rows_for(case, slots, status=Status.ERROR, stage=err.stage, message=str(err),
-                            location=err.location, traceback=err.traceback, timings=stages.timings)
+                            location=err.location, traceback=err.traceback, timings=stages.timings,
+                            memory=stages.memory())
         return
     yield Analysis(case.case_id, _analyze(program, inputs, stages))
 
@@ -153,10 +199,24 @@ def iter_rows(case: Case, opts: Options, backends: Mapping[str, Backend],
             continue
         job = CompileJob(program, inputs[0], inputs[1], slot.profile or opts.profiles[0],
                          opts.device)
+        slot_before = memory.in_use(opts.device)
         outcome = _run_backend(case, backend, job, expected, eager_in, eager, opts,
                                truncate_double=bool(slot.profile and slot.profile.truncate_double),
                                stages=stages.for_slot(slot))
+        outcome["memory"] = _slot_memory(outcome["memory"], slot, slot_before, opts.device)
         yield row_for(case, slot, **outcome)
+
+
+def _slot_memory(figures: Memory | None, slot: Slot, before: int | None,
+                 device: str) -> Memory | None:
+    """A slot's figures with the GPU memory in use before it and after its compiled module
+    was released, and a note when the slot left more than the margin allocated."""
+    if figures is None:
+        return None
+    memory.release(device)
+    after = memory.in_use(device)
+    note = memory.leak_note(f"backend {slot.backend}", before, after, device)
+    return replace(figures, before=before, after=after, notes=[note] if note else [])
 
 
 def _analyze(program: ExportedProgram, inputs: Any, stages: Stages) -> dict[str, Any]:
@@ -180,10 +240,11 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
                  eager_after: Any, eager: Eager, opts: Options, *,
                  truncate_double: bool, stages: Stages) -> dict[str, Any]:
     evidence = Evidence()
+    engine = None
     try:
         with stages.stage("compile"):
             compiled = backend.compile(job)
-        evidence = compiled.evidence
+        evidence, engine = compiled.evidence, compiled.memory
         with stages.stage("run"), torch.no_grad():
             backend_in = clone((job.args, job.kwargs))
             actual = compiled.fn(*backend_in[0], **backend_in[1])
@@ -193,10 +254,11 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
             inputs_check = compare(eager_after, backend_in, pick)
     except Unsupported as exc:
         return dict(status=Status.UNSUPPORTED, stage="compile", message=str(exc),
-                    timings=stages.timings, evidence=evidence)
+                    timings=stages.timings, evidence=evidence, memory=stages.memory(engine))
     except StageError as err:
         return dict(status=Status.ERROR, stage=err.stage, message=str(err), location=err.location,
-                    traceback=err.traceback, timings=stages.timings, evidence=evidence)
+                    traceback=err.traceback, timings=stages.timings, evidence=evidence,
+                    memory=stages.memory(engine))
     status, message = _verdict(result, inputs_check)
     if status is Status.PASS and truncate_double:
         message = _precision_lost(result)
@@ -224,7 +286,7 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
         message = "; ".join(m for m in (message, f"timing failed, no latency: {err}") if m)
     return dict(status=status, message=message, stage=None if status is Status.PASS else "compare",
                 timings=stages.timings, outputs=[leaf.to_dict() for leaf in result.leaves],
-                latency=latency, evidence=evidence)
+                latency=latency, evidence=evidence, memory=stages.memory(engine))
 
 
 def _verdict(outputs: Comparison, inputs: Comparison) -> tuple[Status, str]:

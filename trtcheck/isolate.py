@@ -109,7 +109,12 @@ class IsolatedExecutor:
                 if isinstance(item, Row):
                     remaining.pop(item.key, None)
                 yield item
-            else:  # "done"
+            else:  # "done", and why the worker must be replaced (it then exits), or None
+                if message[1]:
+                    self.log.write(f"trtcheck: {message[1]}\n")
+                    self.log.flush()
+                    worker.stop()
+                    self.worker = None
                 return
 
     def _send(self, request: tuple[Any, ...]) -> _Worker:

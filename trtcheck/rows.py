@@ -14,6 +14,7 @@ from enum import Enum
 from typing import Any, NamedTuple, Protocol
 
 from trtcheck.cases import Case
+from trtcheck.memory import Memory
 from trtcheck.options import Profile
 from trtcheck.status import Status, apply_xfail
 from trtcheck.timing import Latency, Stats
@@ -117,6 +118,7 @@ class Row:
     timings: dict[str, float] = field(default_factory=dict)
     outputs: list[dict[str, Any]] = field(default_factory=list)
     latency: Latency | None = None
+    memory: Memory | None = None
     evidence: Evidence = field(default_factory=Evidence)
     tags: list[str] = field(default_factory=list)
     # Where the model is declared, for annotations: its file relative to the workspace (the
@@ -133,12 +135,20 @@ class Row:
         """True when the backend predicts TensorRT's behaviour rather than running TensorRT."""
         return self.kind is not Kind.MEASURED
 
+    @property
+    def memory_ratio(self) -> float | None:
+        """Backend over eager memory peak, for measured rows only: a prediction's memory is
+        PyTorch running a rewritten graph, not the compiled module's."""
+        return None if self.prediction or self.memory is None else self.memory.ratio
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["status"] = self.status.value
         d["kind"] = self.kind.value
         if self.latency is not None:
             d["latency"]["speedup"] = self.latency.speedup
+        if self.memory is not None:
+            d["memory"]["ratio"] = self.memory_ratio
         return d
 
     @classmethod
@@ -155,6 +165,10 @@ class Row:
         if lat:
             data["latency"] = Latency(*(Stats(**{k: v for k, v in lat[side].items()})
                                         for side in ("eager", "backend")))
+        mem = data.get("memory")
+        if mem:
+            known_mem = {f.name for f in fields(Memory)}
+            data["memory"] = Memory(**{k: v for k, v in mem.items() if k in known_mem})
         return cls(**data)
 
 

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterable
 from multiprocessing.connection import Connection
 
-from trtcheck import backends, discover
+from trtcheck import backends, discover, memory
 from trtcheck.cases import Case
 from trtcheck.discover import ZooFile
 from trtcheck.execute import Item, iter_rows
@@ -30,6 +30,7 @@ def serve(requests: Connection, replies: Connection) -> None:
     if memory_limit:
         resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
     chosen = {n: backends.get(n) for n in names}
+    baseline = memory.in_use(opts.device)
     loaded: dict[str, tuple[ModelSpec, ...] | discover.ImportFailure] = {}
     while True:
         try:
@@ -53,7 +54,15 @@ def serve(requests: Connection, replies: Connection) -> None:
                               hook=lambda b, p, s: replies.send(("stage", b, p, s)))
         for item in items:
             replies.send(("item", item))
-        replies.send(("done",))
+        del items
+        memory.release(opts.device)
+        now = memory.in_use(opts.device)
+        if not memory.near_baseline(baseline, now):
+            left = memory.mib((now or 0) - (baseline or 0))
+            replies.send(("done", f"worker replaced: {left} of GPU memory still allocated "
+                                  f"after {Case(file, spec, variant).case_id}"))
+            return
+        replies.send(("done", None))
 
 
 def _die_with_parent(parent: int) -> None:

@@ -17,10 +17,13 @@ __all__ = ["Backend", "CompileJob", "Compiled"]
 
 @dataclass
 class Compiled:
-    """What a backend returns: a callable with the user's signature, and evidence of the path taken."""
+    """What a backend returns: a callable with the user's signature, evidence of the path
+    taken, and the device memory of its compiled artifact where the backend exposes it
+    (bytes outside PyTorch's allocator, e.g. TensorRT engines)."""
 
     fn: Callable[..., Any]
     evidence: Evidence = field(default_factory=Evidence)
+    memory: int | None = None
 
 
 @dataclass(frozen=True)

@@ -213,6 +213,38 @@ def partition_summary(module: Any) -> Partition:
     return Partition(engines, sorted(fallbacks), sorted(boundaries))
 
 
+def engine_memory(module: Any) -> dict[str, int | None] | None:
+    """The device memory of a compiled module's TensorRT engines, outside PyTorch's allocator;
+    None when it has no engine.
+
+    ``plan_bytes``: the engines' serialized plans (their weights, which TensorRT loads onto the
+    device), from each ``_run_on_acc_*`` module's ``serialized_engine`` (Torch-TensorRT 2.12 to
+    2.14, both runtimes). ``activation_bytes``: what an execution context needs besides
+    (``ICudaEngine.device_memory_size_v2``), only where the runtime holds the ``ICudaEngine`` in
+    Python: ``engine`` of 2.12's ``PythonTorchTensorRTModule``, ``engine.cuda_engine`` from 2.13;
+    the C++ runtime does not expose it (None)."""
+    if not isinstance(module, torch.nn.Module):
+        return None
+    engines = [child for name, child in module.named_children() if name.startswith("_run_on_acc")]
+    if not engines:
+        return None
+    plans = [getattr(e, "serialized_engine", None) for e in engines]
+    activations = [_activation_bytes(e) for e in engines]
+    return {"plan_bytes": sum(len(p) for p in plans if isinstance(p, (bytes, bytearray))),
+            "activation_bytes": (None if any(a is None for a in activations)
+                                 else sum(a for a in activations if a is not None))}
+
+
+def _activation_bytes(engine_module: Any) -> int | None:
+    engine = getattr(engine_module, "engine", None)
+    try:  # a TorchScript class (the C++ runtime) raises its own error for an unknown attribute
+        cuda_engine = getattr(engine, "cuda_engine", engine)
+        size = getattr(cuda_engine, "device_memory_size_v2", None)
+    except Exception:
+        return None
+    return size if isinstance(size, int) else None
+
+
 def _ops(graph: torch.fx.Graph) -> set[str]:
     return {op_name(node.target) for node in graph.nodes
             if node.op == "call_function" and node.target is not operator.getitem}
@@ -322,6 +354,7 @@ class TensorRTBackend(Backend):
         passed = {k: v for k, v in call.items() if k not in ("arg_inputs", "kwarg_inputs", "inputs")}
         passed.update(settings)
         trt = sys.modules.get("tensorrt")
+        engine_bytes = engine_memory(module)
         return Compiled(module, Evidence(
             path=path_steps(version, parse_version(torch.__version__), settings,
                             _program_dtypes(job.program), split.engines, split.fallbacks),
@@ -331,4 +364,5 @@ class TensorRTBackend(Backend):
             notes=notes,
             settings={k: _plain(v) for k, v in passed.items()},
             versions={"torch_tensorrt": installed, "tensorrt": getattr(trt, "__version__", None)},
-        ))
+            details={"engine_memory": engine_bytes} if engine_bytes else {},
+        ), memory=sum(v for v in engine_bytes.values() if v) if engine_bytes else None)

@@ -217,7 +217,9 @@ def _speedup(row: Row) -> str:
     if row.latency is None:
         return NONE
     spread = _spread(row)
-    return num(row.latency.speedup, "×") + (f" ±{spread:.0%}" if spread is not None else "")
+    ratio = row.memory_ratio
+    return (num(row.latency.speedup, "×") + (f" ±{spread:.0%}" if spread is not None else "")
+            + (f" · mem {num(ratio, '×')}" if ratio is not None else ""))
 
 
 def _latency(record: Record) -> _Block | None:

@@ -20,6 +20,7 @@ from trtcheck.render.text import (
     drift_text,
     failing_outputs,
     headline,
+    memory_facts,
     num,
     path_text,
     plain,
@@ -104,8 +105,11 @@ def _system_out(record: Record, row: Row, *, strict_xfail: bool) -> str:
         "backend median ms": num(backend_ms),
         "speedup": num(speedup, "×"),
         "compile s": num(row.timings.get("compile")),
+        **memory_facts(row),
     }
     lines = [f"{key}: {value}" for key, value in facts.items() if value != NONE]
+    if row.memory:
+        lines += [f"memory ({row.memory.measure}) note: {n}" for n in row.memory.notes]
     if row.status is Status.XPASS and not strict_xfail:
         lines.append("note: xpass does not fail the run without strict xfail")
     if row.prediction:

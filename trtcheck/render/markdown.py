@@ -18,6 +18,8 @@ from trtcheck.render.text import (
     headline,
     kinds_present,
     md,
+    memory_facts,
+    memory_measures,
     n_failing,
     num,
     path_text,
@@ -92,14 +94,26 @@ def _accuracy(record: Record, *, strict_xfail: bool) -> str:
 
 
 def _latency(record: Record) -> str:
+    memory = MEMORY_COLUMNS if any(r.memory for r in record.rows) else ()
     rows = [
         [md(r.case_id), _backend(r), md(r.profile), num(r.latency.eager.median_ms),
          num(r.latency.backend.median_ms), num(r.latency.speedup, "×"),
-         num(r.timings.get("compile"))]
+         num(r.timings.get("compile")), *(memory_facts(r).get(c, NONE) for c in memory)]
         for r in record.rows if r.latency is not None
     ]
-    headers = ["case", "backend", "profile", "eager ms", "backend ms", "speedup", "compile s"]
-    return f"## Latency\n\n{_table(headers, rows)}" if rows else ""
+    headers = ["case", "backend", "profile", "eager ms", "backend ms", "speedup", "compile s",
+               *memory]
+    if not rows:
+        return ""
+    parts = [f"## Latency\n\n{_table(headers, rows)}"]
+    if memory:
+        parts.append(f"Memory: {md(', '.join(memory_measures(record)))} of each call, above what "
+                     "was in use before it; the ratio is backend ÷ eager, for measured rows only.")
+    parts += [f"- {md(n)}" for r in record.rows if r.memory for n in r.memory.notes]
+    return "\n\n".join(parts)
+
+
+MEMORY_COLUMNS = ("eager peak MiB", "backend peak MiB", "memory ratio")
 
 
 def _drift(record: Record) -> str:

@@ -68,6 +68,25 @@ def num(x: float | str | None, unit: str = "") -> str:
     return f"{x:.3g}{unit}"
 
 
+def memory_facts(row: Row) -> dict[str, str]:
+    """A row's memory figures as short text: the eager and backend peaks in MiB, the ratio
+    (measured rows only) and the compiled artifact's device memory outside the allocator."""
+    mem = row.memory
+    if mem is None:
+        return {}
+    return {"eager peak MiB": _mib(mem.eager), "backend peak MiB": _mib(mem.backend),
+            "memory ratio": num(row.memory_ratio, "×"), "engine MiB": _mib(mem.engine)}
+
+
+def _mib(n: int | None) -> str:
+    return NONE if n is None else f"{n / 2**20:.3g}"
+
+
+def memory_measures(record: Record) -> list[str]:
+    """What the memory figures of the record's rows are (allocator or resident peaks)."""
+    return list(dict.fromkeys(r.memory.measure for r in record.rows if r.memory is not None))
+
+
 def headline(row: Row) -> str:
     """``status at stage: message``: what happened to a row, in one line of untrusted text."""
     where = f"{row.status} at {row.stage}" if row.stage else str(row.status)
