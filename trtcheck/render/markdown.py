@@ -9,8 +9,10 @@ from tabulate import tabulate
 
 from trtcheck.compare import OUTPUT_METRICS, ROW_METRICS
 from trtcheck.record import Record
+from trtcheck.render.changes import render_changes
 from trtcheck.render.text import (
     KIND_NOTES,
+    LATENCY_NOTE,
     NONE,
     PREDICTION_MARK,
     failing_outputs,
@@ -20,6 +22,7 @@ from trtcheck.render.text import (
     n_failing,
     num,
     path_text,
+    speedup_text,
     status_counts,
 )
 from trtcheck.rows import Row
@@ -31,6 +34,7 @@ def render_markdown(record: Record, *, strict_xfail: bool) -> str:
     sections = [
         "# trtcheck report",
         _environment(record.environment),
+        render_changes(record),
         _prediction_notice(record),
         _summary(record, strict_xfail=strict_xfail),
         _profiles(record),
@@ -90,14 +94,18 @@ def _accuracy(record: Record, *, strict_xfail: bool) -> str:
 
 
 def _latency(record: Record) -> str:
-    rows = [
-        [md(r.case_id), _backend(r), md(r.profile), num(r.latency.eager.median_ms),
-         num(r.latency.backend.median_ms), num(r.latency.speedup, "×"),
-         num(r.timings.get("compile"))]
-        for r in record.rows if r.latency is not None
-    ]
-    headers = ["case", "backend", "profile", "eager ms", "backend ms", "speedup", "compile s"]
-    return f"## Latency\n\n{_table(headers, rows)}" if rows else ""
+    rows = []
+    for r in record.rows:
+        if r.latency is None:
+            continue
+        lat = r.latency
+        device = [lat.eager_device, lat.backend_device]
+        rows.append([md(r.case_id), _backend(r), md(r.profile), num(lat.eager.median_ms),
+                     num(lat.backend.median_ms), *(num(s.median_ms if s else None) for s in device),
+                     speedup_text(r), num(r.timings.get("compile"))])
+    headers = ["case", "backend", "profile", "eager ms (caller)", "backend ms (caller)",
+               "eager ms (device)", "backend ms (device)", "speedup [95% interval]", "compile s"]
+    return f"## Latency\n\n{_table(headers, rows)}\n\n{LATENCY_NOTE}" if rows else ""
 
 
 def _details(record: Record) -> str:
