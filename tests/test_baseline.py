@@ -183,3 +183,25 @@ def test_diff_command_renders_without_running_and_gates(tmp_path: Path) -> None:
     assert "Changes against the baseline" in (out / "comment.md").read_text()
     bad = diff("--metric", "latncy")
     assert bad.returncode == 2 and "latncy" in bad.stderr
+
+
+def test_gate_settings_resolve_from_config_and_command_line(tmp_path: Path) -> None:
+    from trtcheck.errors import ConfigError, UsageError
+    from trtcheck.options import resolve, saved_gate
+
+    (tmp_path / "trtcheck.toml").write_text('regression_metric = "latency"\n'
+                                            "regression_threshold = 0.1\n")
+    opts = resolve((tmp_path,), fail_on="regression")
+    assert opts.gate == Gate("regression", "latency", 0.1)
+    assert saved_gate(opts.to_dict()) == opts.gate
+    assert saved_gate(opts.to_dict(), regression_metric="speedup").metric == "speedup"
+    assert saved_gate({}) == Gate()  # a record from before the gate existed
+    (tmp_path / "trtcheck.toml").write_text('regression-metric = "latency"\n')
+    with pytest.raises(ConfigError, match="did you mean 'regression_metric'"):
+        resolve((tmp_path,))
+    (tmp_path / "trtcheck.toml").write_text("regression_threshold = -1\n")
+    with pytest.raises(ConfigError, match="regression_threshold: must be a fraction"):
+        resolve((tmp_path,))
+    (tmp_path / "trtcheck.toml").write_text("")
+    with pytest.raises(UsageError, match=r"--baseline: .*missing\.json is not a file"):
+        resolve((tmp_path,), baseline=tmp_path / "missing.json")
