@@ -95,7 +95,7 @@ def test_dependabot_watches_the_actions() -> None:
 def test_actionlint_on_the_workflows_and_the_readme(tmp_path: Path) -> None:
     actionlint = _tool("actionlint")
     examples = readme_workflows()
-    assert set(examples) == {"two-job", "workflow-run", "one-job"}
+    assert set(examples) == {"two-job", "workflow-run", "one-job", "baseline"}
     for name, text in examples.items():
         (tmp_path / f"readme-{name}.yml").write_text(text)
     files = [str(p) for p in WORKFLOWS] + sorted(str(p) for p in tmp_path.iterdir())
@@ -197,7 +197,7 @@ def test_install_step_makes_a_venv_that_reuses_site_packages(tmp_path: Path) -> 
 
 @pytest.mark.parametrize(("inputs", "message"), [
     ({"extras": "tensorrt] --index-url=https://evil"}, "extras must be"),
-    ({"fail-on": "regressions"}, "fail-on must be failures or never"),
+    ({"fail-on": "regressions"}, "fail-on must be failures, regression or never"),
     ({"summary": "yes"}, "summary must be true or false"),
 ])
 def test_install_step_rejects_bad_inputs(tmp_path: Path, inputs: dict[str, str],
@@ -228,6 +228,24 @@ def test_run_step_maps_hostile_inputs_to_arguments(tmp_path: Path) -> None:
     assert not (tmp_path / "pwned").exists()
     # the stand-in wrote no outputs, as a crash would not: the step still says what happened
     assert read_outputs(tmp_path / "output") == {"exit-code": "1", "status": "error"}
+
+
+@pytest.mark.parametrize("exists", [True, False], ids=["baseline", "no-baseline-yet"])
+def test_run_step_passes_the_baseline_and_the_regression_gate(tmp_path: Path, exists: bool) -> None:
+    python = _recorder(tmp_path, 'printf "%s\\n" "$@" > "$ARGS_FILE"\n')
+    base = tmp_path / "base dir" / "results.json"
+    if exists:
+        base.parent.mkdir()
+        base.write_text("{}")
+    inputs = {"paths": "models/", "baseline": str(base), "fail-on": "regression"}
+    env = {**runner_env(tmp_path, ARGS_FILE=str(tmp_path / "args")),
+           **step_env("Run trtcheck", inputs, {"python": str(python)})}
+    proc = run_step("Run trtcheck", env, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    gate = ["--baseline", str(base)] if exists else []
+    assert (tmp_path / "args").read_text().splitlines() == [
+        "-m", "trtcheck", "run", *gate, "--fail-on", "regression", "--", "models/"]
+    assert ("::notice title=trtcheck::no baseline file" in proc.stdout) is not exists
 
 
 @pytest.mark.slow

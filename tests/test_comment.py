@@ -71,13 +71,13 @@ def test_sample_zoo_comment_is_small_and_shows_the_failure(tmp_path: Path) -> No
 
 
 def test_prediction_rows_show_no_speedup() -> None:
-    lat = Latency(_stats(2.0), _stats(1.0))
+    lat = Latency(_stats(2.0), _stats(1.0), _stats(1.0), _stats(0.5), 2.0, 1.9, 2.1)
     rows = [_row("m", "inductor", Status.PASS, latency=lat),
             _row("m", "emulate", Status.PASS, latency=lat, kind=Kind.EMULATED)]
     text = render_comment(_record(rows), strict_xfail=False)
     latency = text.split("#### Latency")[1].split("\n\n")[1]
     assert latency.splitlines()[0] == "| case | inductor | emulate |"
-    assert latency.splitlines()[2].startswith("| zoo::m\\[float32\\] | 2× ±")
+    assert latency.splitlines()[2].startswith("| zoo::m\\[float32\\] | 2× [1.9–2.1] |")
     assert latency.splitlines()[2].endswith("| n/a (prediction) |")
     assert "emulate (predicted †)" in text and "inductor (measured)" in text
     chart = text.split("#### Speedup by backend")[1]
@@ -133,7 +133,8 @@ def test_run_link_and_changes_hook() -> None:
     text = render_comment(_record(rows), strict_xfail=False, link=link,
                           changes="#### Changes against the baseline\n\n- none")
     assert f"commit {'c' * 40} · [run](https://github.com/o/r/actions/runs/7)" in text
-    assert text.index("Needs attention") < text.index("Changes against") < text.index("Accuracy")
+    # the changes against the baseline come first
+    assert text.index("Changes against") < text.index("Needs attention") < text.index("Accuracy")
 
 
 @pytest.mark.parametrize(("rows", "headline"), [

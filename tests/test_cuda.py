@@ -21,6 +21,7 @@ from trtcheck.execute import iter_rows
 from trtcheck.rows import Row
 from trtcheck.run import collect
 from trtcheck.status import Status
+from trtcheck.timing import Timing, measure
 
 pytestmark = [
     pytest.mark.gpu,
@@ -47,9 +48,28 @@ def test_backends_on_cuda_match_eager_and_time_with_cuda_events(keyword: str) ->
         assert {r.backend for r in rows} == {"eager", "emulate", "inductor"}
         for row in rows:
             assert row.status is Status.PASS, (row.case_id, row.backend, row.message)
-            assert row.latency is not None
-            assert row.latency.eager.timer == row.latency.backend.timer == "cuda-event"
-            assert row.latency.backend.median_ms > 0
+            lat = row.latency
+            assert lat is not None
+            assert lat.eager.timer == lat.backend.timer == "perf_counter"  # the caller's view
+            assert lat.eager_device.timer == lat.backend_device.timer == "cuda-event"
+            assert lat.backend.median_ms > 0 and lat.backend_device.median_ms > 0
+            assert lat.interval is not None and lat.interval[0] <= lat.speedup <= lat.interval[1]
+
+
+def test_gpu_blocks_last_at_least_block_ms_and_hide_launch_overhead() -> None:
+    x = torch.randn(1024, device="cuda")
+
+    def tiny(t: torch.Tensor) -> torch.Tensor:
+        return t * 2 + 1
+
+    timing = Timing(warmup=3, repeats=20, warmup_s=0.05, min_time_s=0.2, block_ms=1.0)
+    lat = measure((tiny, tiny), (x,), {}, timing=timing, device="cuda",
+                  fresh_inputs=(False, False))
+    for dev in (lat.eager_device, lat.backend_device):
+        assert dev.block > 1 and dev.block * dev.median_ms >= 0.5
+    # a synchronised single call pays the launch and the wait; back-to-back calls overlap them
+    assert lat.eager_device.median_ms < lat.eager.median_ms
+    assert 0.8 < lat.speedup < 1.25  # the same callable twice
 
 
 def test_truncate_double_on_cuda_loses_float64_precision() -> None:

@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
+import time
+from dataclasses import asdict
+
 import pytest
 import torch
 
 from trtcheck.errors import ConfigError
 from trtcheck.options import resolve
-from trtcheck.timing import TIMING_KEYS, Latency, Stats, Timing, measure, summarize
+from trtcheck.timing import TIMING_KEYS, Latency, Stats, Timing, measure, paired, summarize
 
 
 def test_timing_settings_are_checked_where_they_live() -> None:
     assert Timing.from_config({"repeats": 5}, "x.timing") == Timing(repeats=5)
     with pytest.raises(ConfigError, match=r"^x.timing: repeats must be >= 1"):
         Timing.from_config({"repeats": 0}, "x.timing")
-    with pytest.raises(ConfigError, match="warmup_s and min_time_s must be >= 0"):
+    with pytest.raises(ConfigError, match="warmup_s, min_time_s and block_ms must be >= 0"):
         Timing.from_config({"min_time_s": -1}, "x.timing")
+    with pytest.raises(ConfigError, match="unstable_ci > 0"):
+        Timing.from_config({"unstable_ci": 0}, "x.timing")
     assert {"warmup": int, "repeats": int, "warmup_s": (int, float),
-                           "min_time_s": (int, float), "max_repeats": int} == TIMING_KEYS
+            "min_time_s": (int, float), "max_repeats": int, "block_ms": (int, float),
+            "unstable_ci": (int, float)} == TIMING_KEYS
 
 
 def test_config_timing_table_reaches_the_options(tmp_path) -> None:
@@ -36,39 +42,77 @@ def test_summarize_fixed_fields() -> None:
     assert summarize([2.0], timer="t", warmup=0).stdev_ms == 0.0
 
 
-def test_speedup_is_eager_over_backend() -> None:
+def test_speedup_is_the_paired_figure_else_eager_over_backend() -> None:
     def stats(ms: float) -> Stats:
         return Stats("perf_counter", 1, 1, ms, ms, ms, ms, 0.0)
 
     assert Latency(stats(4.0), stats(1.0)).speedup == 4.0
     assert Latency(stats(4.0), stats(0.0)).speedup == float("inf")
+    paired_ = Latency(stats(4.0), stats(1.0), stats(2.0), stats(1.0), 2.1, 2.0, 2.2)
+    assert (paired_.speedup, paired_.caller_speedup, paired_.interval) == (2.1, 4.0, (2.0, 2.2))
+    assert Latency.from_dict(paired_.to_dict()) == paired_
+    # records written before blocks were timed: the caller figures only
+    old = {"eager": asdict(stats(4.0)), "backend": asdict(stats(2.0)), "speedup": 2.0}
+    assert Latency.from_dict(old) == Latency(stats(4.0), stats(2.0))
 
 
-def test_measure_interleaves_and_gives_a_mutating_callable_fresh_inputs() -> None:
+def _spin(ms: float) -> None:
+    end = time.perf_counter() + ms / 1e3
+    while time.perf_counter() < end:
+        pass
+
+
+def test_measure_interleaves_alternating_and_gives_a_mutating_callable_fresh_inputs() -> None:
     calls: list[str] = []
     seen: list[float] = []
 
     def eager(x: torch.Tensor) -> torch.Tensor:
-        calls.append("eager")
+        calls.append("e")
         return x + 1
 
     def mutating(x: torch.Tensor) -> torch.Tensor:
-        calls.append("backend")
+        calls.append("b")
         seen.append(float(x[0]))
         return x.add_(1)
 
     x = torch.zeros(3)
-    timing = Timing(warmup=2, repeats=5, warmup_s=0.0, min_time_s=0.0)
-    eager_stats, backend_stats = measure([eager, mutating], (x,), {}, timing=timing,
-                                         device="cpu", fresh_inputs=[False, True])
-    assert calls == ["eager", "backend"] * 7  # warm-up and measured rounds, interleaved
-    assert seen == [0.0] * 7 and float(x[0]) == 0.0  # each call got its own copy
-    assert (eager_stats.warmup, eager_stats.repeats, eager_stats.timer) == (2, 5, "perf_counter")
-    assert backend_stats.repeats == 5
+    timing = Timing(warmup=2, repeats=4, warmup_s=0.0, min_time_s=0.0, block_ms=0.0)
+    lat = measure((eager, mutating), (x,), {}, timing=timing, device="cpu",
+                  fresh_inputs=(False, True))
+    # warm-up, one calibration block each (block_ms 0: one call), then per round a block of
+    # each and a caller call of each, the order alternating between rounds
+    assert "".join(calls) == "ebeb" + "e" + "b" + "ebeb" + "bebe" + "ebeb" + "bebe"
+    assert seen == [0.0] * len(seen) and float(x[0]) == 0.0  # each call got its own copy
+    assert lat.eager.warmup == 2 and lat.eager.repeats == lat.backend.repeats == 4
+    assert lat.eager.timer == lat.eager_device.timer == "perf_counter"
+    assert lat.eager_device.block == lat.backend_device.block == 1
+
+
+def test_measure_calibrates_blocks_and_brackets_the_speedup() -> None:
+    timing = Timing(warmup=2, repeats=30, warmup_s=0.0, min_time_s=0.0, block_ms=2.0)
+    lat = measure((lambda: _spin(0.6), lambda: _spin(0.2)), (), {}, timing=timing,
+                  device="cpu", fresh_inputs=(False, False))
+    assert lat.eager_device.block >= 3 and lat.backend_device.block >= 10  # blocks last >= 2 ms
+    assert lat.eager_device.block * lat.eager_device.median_ms >= 2.0
+    low, high = lat.interval
+    assert low <= lat.speedup <= high
+    assert 2.0 < lat.speedup < 4.0  # 0.6 ms / 0.2 ms, give or take a busy machine
+    assert lat.eager_device.ci_low_ms <= lat.eager_device.median_ms <= lat.eager_device.ci_high_ms
+
+
+def test_paired_speedup_interval_and_unstable_flag() -> None:
+    steady = paired([[1.0] * 9, [0.5] * 9], [[2.0] * 9, [1.0] * 9], [4, 8],
+                    timers=("perf_counter", "perf_counter"), warmup=1, unstable=0.05)
+    assert (steady.speedup, steady.interval, steady.unstable) == (2.0, (2.0, 2.0), False)
+    assert steady.eager_device.block == 4 and steady.backend_device.block == 8
+    noisy = paired([[1.0] * 6, [0.5] * 6], [[2, 2, 2, 2, 2, 2], [1, 0.5, 2, 1, 0.6, 1.8]],
+                   [1, 1], timers=("perf_counter", "perf_counter"), warmup=1, unstable=0.05)
+    assert noisy.unstable and noisy.interval[0] < noisy.speedup < noisy.interval[1]
 
 
 def test_measure_runs_at_least_min_time_and_at_most_max_repeats() -> None:
-    timing = Timing(warmup=0, repeats=1, warmup_s=0.0, min_time_s=10.0, max_repeats=3)
-    [stats] = measure([lambda x: x], (torch.zeros(1),), {}, timing=timing, device="cpu",
-                      fresh_inputs=[False])
-    assert stats.repeats == 3  # max_repeats stops it long before 10 s
+    timing = Timing(warmup=0, repeats=1, warmup_s=0.0, min_time_s=10.0, max_repeats=3,
+                    block_ms=0.0)
+    lat = measure((lambda x: x, lambda x: x), (torch.zeros(1),), {}, timing=timing,
+                  device="cpu", fresh_inputs=(False, False))
+    assert lat.eager.repeats == 3  # max_repeats stops it long before 10 s

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import click
 
-from trtcheck import __version__, backends, github, options, record
+from trtcheck import __version__, backends, baseline, github, options, record
 from trtcheck.cases import Case
 from trtcheck.errors import INTERRUPTED, TrtcheckError, UsageError
 from trtcheck.options import SETTINGS
 from trtcheck.record import Record
-from trtcheck.render import write_reports
+from trtcheck.render import render_changes, write_reports
 from trtcheck.render.analysis import render_analysis
 from trtcheck.render.annotations import render_annotations
 from trtcheck.render.terminal import render_summary
@@ -54,17 +54,23 @@ def cli() -> None:
 @click.option("--timeout", type=float, help=SETTINGS["timeout"].help)
 @click.option("--memory-limit", "memory_limit_mb", type=int, help=SETTINGS["memory_limit_mb"].help)
 @click.option("--resume", is_flag=True, help="Skip cases already recorded in OUT/results.jsonl.")
+@click.option("--baseline", "baseline_", type=click.Path(path_type=Path),
+              help=SETTINGS["baseline"].help)
+@click.option("--fail-on", "fail_on", type=click.Choice(options.FAIL_ON),
+              help=SETTINGS["fail_on"].help)
 @click.option("-q", "--quiet", count=True, help="Less output.")
 @click.option("-v", "--verbose", count=True, help="More output.")
 def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | None,
             config: Path | None, backends_: tuple[str, ...], profiles: tuple[str, ...],
             out: Path | None, device: str | None, isolate: bool | None, timeout: float | None,
-            memory_limit_mb: int | None, resume: bool, quiet: int, verbose: int) -> int:
+            memory_limit_mb: int | None, resume: bool, baseline_: Path | None,
+            fail_on: str | None, quiet: int, verbose: int) -> int:
     """Run every case of the zoo under PATHS and write reports."""
     opts = backends.choose(_resolve(
         paths, config, variants, keyword, backends_=backends_, profiles=profiles, out=out,
         device=device, isolate=isolate, timeout=timeout, memory_limit_mb=memory_limit_mb,
-        resume=resume, verbosity=verbose - quiet))
+        resume=resume, verbosity=verbose - quiet, baseline=baseline_, fail_on=fail_on))
+    base = record.load(opts.baseline) if opts.baseline else None  # a bad baseline stops us early
     if opts.backend_note and opts.verbosity >= 0:
         click.echo(opts.backend_note, err=True)
     chosen = {name: backends.get(name) for name in opts.backends}
@@ -73,14 +79,18 @@ def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | N
     say = _Progress(opts.verbosity, len(collection.cases))
     say.collection(collection)
     rec, interrupted = run(opts, chosen, collection, say.case)
+    if base is not None:
+        rec.baseline = baseline.compare(base, rec, metric=opts.gate.metric,
+                                        threshold=opts.gate.threshold).to_dict()
     written = write_reports(rec, opts.out, strict_xfail=opts.strict_xfail)
     if opts.verbosity >= 0:
         click.echo(render_summary(rec, strict_xfail=opts.strict_xfail))
+        _say_baseline(rec)
         click.echo(f"reports: {', '.join(str(p) for p in written)}")
     if interrupted:
         click.echo("trtcheck: interrupted: reports cover the cases that finished", err=True)
         return _publish(INTERRUPTED, opts.out, rec, opts.strict_xfail)
-    return _publish(exit_code(rec, opts.strict_xfail), opts.out, rec, opts.strict_xfail)
+    return _publish(exit_code(rec, opts.strict_xfail, opts.gate), opts.out, rec, opts.strict_xfail)
 
 
 @cli.command("list")
@@ -126,7 +136,45 @@ def report_cmd(results: Path, out: Path | None) -> int:
     _check_writable(out_dir)
     written = write_reports(rec, out_dir, strict_xfail=strict)
     click.echo(f"reports: {', '.join(str(p) for p in written)}")
-    return _publish(exit_code(rec, strict), out_dir, rec, strict)
+    return _publish(exit_code(rec, strict, options.saved_gate(rec.options)), out_dir, rec, strict)
+
+
+@cli.command("diff")
+@click.argument("base", type=click.Path(path_type=Path))
+@click.argument("head", type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path),
+              help="Also write HEAD's reports, with the changes, into this directory.")
+@click.option("--fail-on", "fail_on", type=click.Choice(options.FAIL_ON),
+              help=SETTINGS["fail_on"].help)
+@click.option("--metric", "regression_metric", type=click.Choice(options.GATE_METRICS),
+              help=SETTINGS["regression_metric"].help)
+@click.option("--threshold", "regression_threshold", type=float,
+              help=SETTINGS["regression_threshold"].help)
+def diff_cmd(base: Path, head: Path, out: Path | None, **gate: object) -> int:
+    """Print HEAD's changes against BASE (two results.json) without running anything; exits
+    as the run of HEAD would have with --baseline BASE."""
+    before, rec = record.load(base), record.load(head)
+    chosen = options.saved_gate(rec.options, **gate)
+    rec.baseline = baseline.compare(before, rec, metric=chosen.metric,
+                                    threshold=chosen.threshold).to_dict()
+    strict = bool(rec.options.get("strict_xfail", False))
+    click.echo(render_changes(rec))
+    if out is not None:
+        _check_writable(out)
+        written = write_reports(rec, out, strict_xfail=strict)
+        click.echo(f"reports: {', '.join(str(p) for p in written)}")
+    return exit_code(rec, strict, chosen)
+
+
+def _say_baseline(rec: Record) -> None:
+    """The baseline's warnings and how many rows regressed against it."""
+    diff = baseline.read(rec.baseline)
+    if diff is None:
+        return
+    for warning in diff.warnings:
+        click.echo(f"warning: {plain(warning)}", err=True)
+    click.echo(f"against the baseline: {len(diff.regressions)} latency regressions, "
+               f"{sum(c.status_changed for c in diff.changes)} status changes")
 
 
 def _resolve(paths: tuple[Path, ...], config: Path | None, variants: tuple[str, ...],
@@ -155,9 +203,14 @@ def _publish(code: int, out: Path | None, rec: Record | None, strict_xfail: bool
     return code
 
 
-def exit_code(rec: Record, strict_xfail: bool) -> int:
-    """0 when no row fails; 1 when any row is fail, error, timeout, crash (or strict xpass)."""
-    return 1 if any(is_failure(r.status, strict_xfail=strict_xfail) for r in rec.rows) else 0
+def exit_code(rec: Record, strict_xfail: bool, gate: options.Gate | None = None) -> int:
+    """0 when no row fails; 1 when any row is fail, error, timeout, crash (or strict xpass),
+    or, when the gate fails on regressions, any row regressed against the baseline."""
+    if any(is_failure(r.status, strict_xfail=strict_xfail) for r in rec.rows):
+        return 1
+    diff = baseline.read(rec.baseline)
+    regressed = gate is not None and gate.fail_on == "regression" and diff and diff.regressions
+    return 1 if regressed else 0
 
 
 class _Progress:

@@ -31,6 +31,17 @@ def git_commit(where: Path) -> str | None:
     return out.stdout.strip() or None
 
 
+def gpu_driver() -> str | None:
+    """The NVIDIA driver version, from ``nvidia-smi``; None where it cannot be asked."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = out.stdout.split()
+    return lines[0] if out.returncode == 0 and lines else None
+
+
 def describe(device: str, where: Path) -> dict[str, Any]:
     dev = torch.device(device)
     name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else platform.processor() or "cpu"
@@ -44,5 +55,6 @@ def describe(device: str, where: Path) -> dict[str, Any]:
         "device": device,
         "device_name": name,
         "cuda": torch.version.cuda,
+        "driver": gpu_driver() if dev.type == "cuda" else None,
         "git_commit": git_commit(where),
     }

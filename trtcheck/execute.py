@@ -24,7 +24,7 @@ from trtcheck.options import Options, Tolerance
 from trtcheck.rows import NO_BACKEND, Analysis, Evidence, Row, Slot, plan, row_for, rows_for
 from trtcheck.status import Status
 from trtcheck.tensors import clone, to_device
-from trtcheck.timing import Latency, measure
+from trtcheck.timing import measure
 
 
 class StageError(Exception):
@@ -277,11 +277,10 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
     latency = None
     try:
         with stages.stage("timing"):
-            eager_stats, stats = measure(
-                [eager.module, compiled.fn], job.args, job.kwargs, timing=opts.timing,
+            latency = measure(
+                (eager.module, compiled.fn), job.args, job.kwargs, timing=opts.timing,
                 device=opts.device,
-                fresh_inputs=[eager.mutates, _mutated((job.args, job.kwargs), backend_in)])
-        latency = Latency(eager=eager_stats, backend=stats)
+                fresh_inputs=(eager.mutates, _mutated((job.args, job.kwargs), backend_in)))
     except StageError as err:  # the outputs were judged already: the row keeps its status
         message = "; ".join(m for m in (message, f"timing failed, no latency: {err}") if m)
     return dict(status=status, message=message, stage=None if status is Status.PASS else "compare",

@@ -90,6 +90,20 @@ BUILTIN_PROFILES: Mapping[str, Profile] = {
 BACKENDS = ("tensorrt", "emulate", "inductor", "eager")
 
 
+FAIL_ON = ("failures", "regression")
+GATE_METRICS = ("speedup", "latency")
+
+
+@dataclass(frozen=True)
+class Gate:
+    """What fails a run compared with a baseline: ``fail_on`` ``regression`` adds regressions to
+    failing rows; ``metric`` and ``threshold`` decide what a regression is."""
+
+    fail_on: str = "failures"
+    metric: str = "speedup"
+    threshold: float = 0.07
+
+
 @dataclass(frozen=True)
 class Setting:
     """A top-level setting: its config type (a tuple of strings for an enumeration), default
@@ -120,6 +134,18 @@ SETTINGS: dict[str, Setting] = {
     "profiles": Setting(dict, {}, "Settings profiles of your own, by name."),
     "tolerances": Setting(dict, {}, "Tolerances by effective dtype."),
     "timing": Setting(dict, {}, "Latency measurement settings."),
+    "baseline": Setting(str, None, "A results.json of the base branch: report each row's "
+                                   "changes against it [none]."),
+    "fail_on": Setting(FAIL_ON, "failures", "failures: exit 1 on failing rows; regression: "
+                                            "also on latency regressions against --baseline "
+                                            "[failures]."),
+    "regression_metric": Setting(GATE_METRICS, "speedup",
+                                 "speedup: the backend normalised by eager in the same run; "
+                                 "latency: the backend's absolute GPU time, for dedicated "
+                                 "runners [speedup]."),
+    "regression_threshold": Setting((int, float), 0.07,
+                                    "A row regresses when slower by more than this fraction "
+                                    "and beyond both runs' intervals [0.07]."),
 }
 COMMAND_LINE = "command line"
 
@@ -146,6 +172,8 @@ class Options:
     verbosity: int = 0
     config_file: Path | None = None
     backend_note: str | None = None
+    baseline: Path | None = None
+    gate: Gate = field(default_factory=Gate)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -164,6 +192,8 @@ class Options:
             "timeout": self.timeout,
             "memory_limit": self.memory_limit,
             "config_file": str(self.config_file) if self.config_file else None,
+            "baseline": str(self.baseline) if self.baseline else None,
+            "gate": asdict(self.gate),
         }
 
 
@@ -294,6 +324,8 @@ def resolve(
     resume: bool = False,
     memory_limit_mb: int | None = None,
     verbosity: int = 0,
+    baseline: Path | None = None,
+    fail_on: str | None = None,
 ) -> Options:
     """Resolve defaults, config file and command line; ConfigError/UsageError on anything invalid.
 
@@ -315,7 +347,7 @@ def resolve(
     value = _Cascade(config, where, {
         "backends": list(backends), "variants": list(variants), "run_profiles": list(profiles),
         "device": device, "out": out, "isolate": isolate, "timeout": timeout,
-        "memory_limit_mb": memory_limit_mb,
+        "memory_limit_mb": memory_limit_mb, "baseline": baseline, "fail_on": fail_on,
     }).get
 
     known_profiles = _profiles(config, where)
@@ -338,6 +370,9 @@ def resolve(
     if limit_mb and resolved_device.startswith("cuda"):
         raise ConfigError("memory_limit_mb caps the worker's address space, which CUDA reserves "
                           "in bulk: use it with device cpu")
+    base, source = value("baseline")
+    if base is not None and not Path(base).is_file():
+        raise UsageError(f"{_name(source, 'baseline')}: {base} is not a file")
     return Options(
         paths=tuple(p.resolve() for p in paths),
         backends=tuple(dict.fromkeys(backend_names)),
@@ -356,7 +391,35 @@ def resolve(
         memory_limit=limit_mb * 2**20 if limit_mb else None,
         verbosity=verbosity,
         config_file=config_path,
+        baseline=Path(base) if base is not None else None,
+        gate=gate(value("fail_on"), value("regression_metric"), value("regression_threshold")),
     )
+
+
+def gate(fail_on: tuple[str, str], metric: tuple[str, str],
+         threshold: tuple[float, str]) -> Gate:
+    """The gate from ``(value, where it came from)`` pairs; ConfigError for values out of range."""
+    for (value, where), key, known in ((fail_on, "fail_on", FAIL_ON),
+                                       (metric, "regression_metric", GATE_METRICS)):
+        if value not in known:
+            raise ConfigError(f"{_name(where, key)}: {value!r} is not one of "
+                              f"{', '.join(map(repr, known))}")
+    if not 0 <= threshold[0] < 10:
+        raise ConfigError(f"{_name(threshold[1], 'regression_threshold')}: must be a fraction "
+                          f"between 0 and 10, got {threshold[0]:g}")
+    return Gate(fail_on[0], metric[0], float(threshold[0]))
+
+
+def saved_gate(saved: Mapping[str, Any], **cli: Any) -> Gate:
+    """The gate for ``trtcheck diff``: the command line, else what the record's run used, else
+    the defaults."""
+    recorded = saved.get("gate") or {}
+    keys = {"fail_on": "fail_on", "regression_metric": "metric",
+            "regression_threshold": "threshold"}
+    pairs = [(cli[k], COMMAND_LINE) if cli.get(k) is not None else
+             (recorded[f], "the record's options") if f in recorded else
+             (SETTINGS[k].default, "default") for k, f in keys.items()]
+    return gate(*pairs)
 
 
 def _name(source: str, key: str) -> str:

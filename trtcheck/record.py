@@ -33,6 +33,8 @@ class Record:
     rows: list[Row]
     analyses: dict[str, Any] = field(default_factory=dict)
     schema: int = SCHEMA_VERSION
+    # Changes against a baseline record (``trtcheck.baseline.Diff`` as a dict), when compared.
+    baseline: dict[str, Any] | None = None
 
     @property
     def has_predictions(self) -> bool:
@@ -45,6 +47,7 @@ class Record:
             "options": self.options,
             "rows": [r.to_dict() for r in self.rows],
             "analyses": self.analyses,
+            **({"baseline": self.baseline} if self.baseline is not None else {}),
         })
 
     @classmethod
@@ -66,6 +69,7 @@ class Record:
             options=options,
             rows=[Row.from_dict(_restore_numbers(r)) for r in raw_rows],
             analyses=analyses,
+            baseline=d.get("baseline"),
         )
 
 
@@ -95,9 +99,9 @@ def _restore_numbers(row: dict[str, Any]) -> dict[str, Any]:
     row["outputs"] = [{k: v if k in _TEXT_FIELDS else _number(v) for k, v in o.items()}
                       for o in row.get("outputs", [])]
     if row.get("latency"):
-        row["latency"] = {side: {k: v if k in _TEXT_FIELDS else _number(v)
-                                 for k, v in row["latency"][side].items()}
-                          for side in ("eager", "backend")}
+        row["latency"] = {key: ({k: v if k in _TEXT_FIELDS else _number(v) for k, v in side.items()}
+                                if isinstance(side, dict) else _number(side))
+                          for key, side in row["latency"].items()}
     return row
 
 

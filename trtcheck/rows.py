@@ -17,7 +17,7 @@ from trtcheck.cases import Case
 from trtcheck.memory import Memory
 from trtcheck.options import Profile
 from trtcheck.status import Status, apply_xfail
-from trtcheck.timing import Latency, Stats
+from trtcheck.timing import Latency
 
 NO_PROFILE = "-"  # the backend ignores settings profiles
 NO_BACKEND = "-"  # the row was made before any backend ran
@@ -146,7 +146,7 @@ class Row:
         d["status"] = self.status.value
         d["kind"] = self.kind.value
         if self.latency is not None:
-            d["latency"]["speedup"] = self.latency.speedup
+            d["latency"] = self.latency.to_dict()
         if self.memory is not None:
             d["memory"]["ratio"] = self.memory_ratio
         return d
@@ -161,10 +161,7 @@ class Row:
         legacy_kind = Kind.EMULATED if evidence.pop("prediction", False) else Kind.MEASURED
         data["kind"] = Kind(data["kind"]) if "kind" in data else legacy_kind
         data["evidence"] = Evidence.from_dict(evidence)
-        lat = data.get("latency")
-        if lat:
-            data["latency"] = Latency(*(Stats(**{k: v for k, v in lat[side].items()})
-                                        for side in ("eager", "backend")))
+        data["latency"] = Latency.from_dict(data["latency"]) if data.get("latency") else None
         mem = data.get("memory")
         if mem:
             known_mem = {f.name for f in fields(Memory)}

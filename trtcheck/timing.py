@@ -1,6 +1,11 @@
 """Latency: its settings, its statistics, and the measurement itself.
 
-Warm-up, repeats, median and p90 — CUDA events on CUDA, ``perf_counter`` on CPU.
+Two figures per row, for eager and the backend alike. The *caller* figure is what one call
+costs the code that makes it: host time from the call to its result being ready, launch
+overhead included. The *device* figure is the time per call over blocks of back-to-back calls,
+each block calibrated to last at least ``block_ms`` — GPU time between two CUDA events on CUDA,
+``perf_counter`` on CPU — which launch overhead hides behind. Eager and backend blocks are
+interleaved, and the speedup is the median over paired blocks, with a bootstrap interval.
 """
 
 from __future__ import annotations
@@ -9,25 +14,35 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+import numpy as np
 import torch
 
 from trtcheck.errors import ConfigError
 from trtcheck.tensors import clone
 
+MAX_BLOCK = 1 << 16  # calls per block: a bound for callables too fast for the timer
+BOOTSTRAP = 2000  # resamples behind each interval
+CONFIDENCE = 0.95
+
 
 @dataclass(frozen=True)
 class Timing:
-    """Latency measurement: at least ``warmup`` calls and ``warmup_s`` seconds of warm-up, then
-    at least ``repeats`` calls and ``min_time_s`` seconds measured, at most ``max_repeats``."""
+    """Latency measurement: at least ``warmup`` rounds and ``warmup_s`` seconds of warm-up, then
+    at least ``repeats`` rounds and ``min_time_s`` seconds measured, at most ``max_repeats``.
+    A round is one timed block of each callable and one timed single call of each. Blocks hold
+    enough calls to last ``block_ms``; a speedup whose interval is wider than
+    ±``unstable_ci`` (relative) is flagged unstable."""
 
     warmup: int = 3
     repeats: int = 20
     warmup_s: float = 0.05
     min_time_s: float = 0.2
     max_repeats: int = 10_000
+    block_ms: float = 1.0
+    unstable_ci: float = 0.05
 
     @classmethod
     def from_config(cls, table: Mapping[str, Any], where: str) -> Timing:
@@ -36,8 +51,9 @@ class Timing:
         if timing.repeats < 1 or timing.warmup < 0 or timing.max_repeats < timing.repeats:
             raise ConfigError(f"{where}: repeats must be >= 1, warmup >= 0 and "
                               "max_repeats >= repeats")
-        if timing.warmup_s < 0 or timing.min_time_s < 0:
-            raise ConfigError(f"{where}: warmup_s and min_time_s must be >= 0")
+        if min(timing.warmup_s, timing.min_time_s, timing.block_ms) < 0 or timing.unstable_ci <= 0:
+            raise ConfigError(f"{where}: warmup_s, min_time_s and block_ms must be >= 0, "
+                              "unstable_ci > 0")
         return timing
 
 
@@ -48,7 +64,9 @@ TIMING_KEYS: dict[str, Any] = {f.name: (int, float) if f.type == "float" else in
 
 @dataclass(frozen=True)
 class Stats:
-    """Latency of one callable: fixed fields, all in milliseconds."""
+    """Latency of one callable per call: fixed fields, times in milliseconds. ``block`` is the
+    number of calls each sample timed together; ``ci_low_ms``/``ci_high_ms`` bound the median
+    (a bootstrap interval; None when not computed)."""
 
     timer: str
     warmup: int
@@ -58,68 +76,181 @@ class Stats:
     min_ms: float
     mean_ms: float
     stdev_ms: float
+    block: int = 1
+    ci_low_ms: float | None = None
+    ci_high_ms: float | None = None
 
 
 @dataclass(frozen=True)
 class Latency:
-    """Eager and a backend, timed together."""
+    """Eager and a backend, timed together.
+
+    ``eager``/``backend`` are the caller figures; ``eager_device``/``backend_device`` the
+    per-call times from blocks. ``paired_speedup`` is the median over paired blocks of eager's
+    time over the backend's, ``speedup_low``/``speedup_high`` its interval. Records made before
+    blocks were timed have only the caller figures."""
 
     eager: Stats
     backend: Stats
+    eager_device: Stats | None = None
+    backend_device: Stats | None = None
+    paired_speedup: float | None = None
+    speedup_low: float | None = None
+    speedup_high: float | None = None
+    unstable: bool = False
 
     @property
     def speedup(self) -> float:
-        """Eager median over backend median: above 1 means the backend is faster."""
+        """Above 1 means the backend is faster: the paired-block speedup, or for older records
+        eager's median over the backend's."""
+        if self.paired_speedup is not None:
+            return self.paired_speedup
         return self.eager.median_ms / self.backend.median_ms if self.backend.median_ms else math.inf
 
+    @property
+    def caller_speedup(self) -> float:
+        """Eager's caller median over the backend's."""
+        return self.eager.median_ms / self.backend.median_ms if self.backend.median_ms else math.inf
 
-def measure(fns: Sequence[Callable[..., Any]], args: tuple[Any, ...], kwargs: dict[str, Any], *,
-            timing: Timing, device: str, fresh_inputs: Sequence[bool]) -> list[Stats]:
-    """Time each of ``fns`` on the same inputs, interleaving their calls.
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """The speedup's interval, when measured."""
+        if self.speedup_low is None or self.speedup_high is None:
+            return None
+        return self.speedup_low, self.speedup_high
 
-    Interleaving makes every callable see the same machine state (clocks, caches, neighbours),
-    so their ratio — the speedup — holds steady even where absolute times drift between runs.
-    Warm-up lasts at least ``warmup`` rounds and ``warmup_s`` seconds; measurement at least
-    ``repeats`` rounds and ``min_time_s`` seconds, at most ``max_repeats`` rounds. A callable
-    whose ``fresh_inputs`` is true (it mutates its inputs) gets its own copy for every call,
-    made outside the timed region."""
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "speedup": self.speedup}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Latency:
+        """A latency from its dict; older records carry only ``eager`` and ``backend``."""
+        known = {f.name for f in fields(Stats)}
+
+        def stats(side: Mapping[str, Any]) -> Stats:
+            return Stats(**{k: v for k, v in side.items() if k in known})
+
+        device = [stats(d[k]) if d.get(k) else None for k in ("eager_device", "backend_device")]
+        return cls(stats(d["eager"]), stats(d["backend"]), *device,
+                   d.get("paired_speedup"), d.get("speedup_low"), d.get("speedup_high"),
+                   bool(d.get("unstable", False)))
+
+
+Call = Callable[..., Any]
+
+
+def measure(fns: tuple[Call, Call], args: tuple[Any, ...], kwargs: dict[str, Any], *,
+            timing: Timing, device: str, fresh_inputs: tuple[bool, bool]) -> Latency:
+    """Time eager and a backend (``fns``) on the same inputs, interleaved, both figures.
+
+    Interleaving makes both callables see the same machine state (clocks, caches, neighbours),
+    so their ratio — the speedup — holds steady where absolute times drift between runs; the
+    order alternates each round. A callable whose ``fresh_inputs`` is true (it mutates its
+    inputs) gets its own copy for every call, made outside the timed region."""
     cuda = torch.device(device).type == "cuda"
-    call = _cuda_call if cuda else _cpu_call
+    sync = (lambda: torch.cuda.synchronize(device)) if cuda else (lambda: None)
+    block = _cuda_block if cuda else _cpu_block
 
-    def rounds(min_rounds: int, min_seconds: float) -> list[list[float]]:
-        samples: list[list[float]] = [[] for _ in fns]
-        deadline = time.perf_counter() + min_seconds
-        n = 0
-        while n < timing.max_repeats and (n < min_rounds or time.perf_counter() < deadline):
-            for fn, fresh, into in zip(fns, fresh_inputs, samples, strict=True):
-                a, kw = clone((args, kwargs)) if fresh else (args, kwargs)
-                into.append(call(fn, a, kw, device))
-            n += 1
-        return samples
+    def inputs(i: int, n: int) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+        return [clone((args, kwargs)) for _ in range(n)] if fresh_inputs[i] else [(args, kwargs)] * n
+
+    def caller(i: int) -> float:
+        [(a, kw)] = inputs(i, 1)
+        sync()
+        t0 = time.perf_counter()
+        fns[i](*a, **kw)
+        sync()
+        return (time.perf_counter() - t0) * 1e3
+
+    def blocked(i: int, k: int) -> float:
+        calls = inputs(i, k)
+        sync()
+        return block(fns[i], calls, device) / k
 
     with torch.no_grad():
-        warm = rounds(timing.warmup, timing.warmup_s)
-        measured = rounds(timing.repeats, timing.min_time_s)
-    timer = "cuda-event" if cuda else "perf_counter"
-    return [summarize(s, timer=timer, warmup=len(warm[0])) for s in measured]
+        warm: list[list[float]] = [[], []]
+        deadline = time.perf_counter() + timing.warmup_s
+        while len(warm[0]) < timing.max_repeats and (
+                len(warm[0]) < timing.warmup or time.perf_counter() < deadline):
+            for i in (0, 1):
+                warm[i].append(caller(i))
+        ks = [_calibrate(blocked, i, statistics.median(warm[i]) if warm[i] else 0.0,
+                         timing.block_ms) for i in (0, 1)]
+        callers: list[list[float]] = [[], []]
+        blocks: list[list[float]] = [[], []]
+        deadline = time.perf_counter() + timing.min_time_s
+        n = 0
+        while n < timing.max_repeats and (n < timing.repeats or time.perf_counter() < deadline):
+            order = (0, 1) if n % 2 == 0 else (1, 0)
+            for i in order:
+                blocks[i].append(blocked(i, ks[i]))
+            for i in order:
+                callers[i].append(caller(i))
+            n += 1
+    timers = ("perf_counter", "cuda-event" if cuda else "perf_counter")
+    return paired(callers, blocks, ks, timers=timers, warmup=len(warm[0]),
+                  unstable=timing.unstable_ci)
 
 
-def _cpu_call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
-              device: str) -> float:
+def _calibrate(blocked: Callable[[int, int], float], i: int, per_call_ms: float,
+               block_ms: float) -> int:
+    """Calls per block so that a block lasts at least ``block_ms``: a first guess from the
+    warm-up's per-call time, then doubled until a timed block is long enough."""
+    k = min(MAX_BLOCK, max(1, math.ceil(block_ms / per_call_ms))) if per_call_ms > 0 else 1
+    while k < MAX_BLOCK and blocked(i, k) * k < block_ms:
+        k *= 2
+    return k
+
+
+def _cpu_block(fn: Call, calls: Sequence[tuple[tuple[Any, ...], dict[str, Any]]],
+               device: str) -> float:
     t0 = time.perf_counter()
-    fn(*args, **kwargs)
+    for a, kw in calls:
+        fn(*a, **kw)
     return (time.perf_counter() - t0) * 1e3
 
 
-def _cuda_call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
-               device: str) -> float:
+def _cuda_block(fn: Call, calls: Sequence[tuple[tuple[Any, ...], dict[str, Any]]],
+                device: str) -> float:
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda.synchronize(device)
     start.record()
-    fn(*args, **kwargs)
+    for a, kw in calls:
+        fn(*a, **kw)
     end.record()
     end.synchronize()
     return start.elapsed_time(end)
+
+
+def paired(callers: Sequence[Sequence[float]], blocks: Sequence[Sequence[float]],
+           ks: Sequence[int], *, timers: tuple[str, str], warmup: int,
+           unstable: float) -> Latency:
+    """The latency of eager (index 0) and the backend (1) from their samples: the caller
+    figures, the block figures with bootstrap intervals of their medians, and the speedup over
+    paired blocks with its interval."""
+    e, b = (np.asarray(s, dtype=float) for s in blocks)
+    ratios = e / np.where(b > 0, b, np.nan)
+    rng = np.random.default_rng(0)  # a fixed seed: the same samples give the same interval
+    idx = rng.integers(0, len(e), size=(BOOTSTRAP, len(e)))
+    tail = (1 - CONFIDENCE) / 2 * 100
+
+    def interval(values: np.ndarray) -> tuple[float, float]:
+        medians = np.nanmedian(values[idx], axis=1)
+        low, high = np.nanpercentile(medians, [tail, 100 - tail])
+        return float(low), float(high)
+
+    def device(i: int, values: np.ndarray) -> Stats:
+        low, high = interval(values)
+        s = summarize(list(values), timer=timers[1], warmup=warmup)
+        return Stats(**{**asdict(s), "block": ks[i], "ci_low_ms": low, "ci_high_ms": high})
+
+    speedup = float(np.nanmedian(ratios))
+    low, high = interval(ratios)
+    return Latency(
+        eager=summarize(list(callers[0]), timer=timers[0], warmup=warmup),
+        backend=summarize(list(callers[1]), timer=timers[0], warmup=warmup),
+        eager_device=device(0, e), backend_device=device(1, b),
+        paired_speedup=speedup, speedup_low=low, speedup_high=high,
+        unstable=bool((high - low) / 2 > unstable * speedup))
 
 
 def summarize(samples: list[float], *, timer: str, warmup: int) -> Stats:

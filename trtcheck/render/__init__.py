@@ -8,12 +8,13 @@ from pathlib import Path
 from trtcheck.github import run_link
 from trtcheck.record import Record, save, write_atomic
 from trtcheck.render.annotations import render_annotations
-from trtcheck.render.comment import render_comment
+from trtcheck.render.changes import render_changes
+from trtcheck.render.comment import inert, render_comment
 from trtcheck.render.junit import render_junit
 from trtcheck.render.markdown import render_markdown
 from trtcheck.render.terminal import render_summary
 
-__all__ = ["render_annotations", "render_comment", "render_junit", "render_markdown",
+__all__ = ["render_annotations", "render_changes", "render_comment", "render_junit", "render_markdown",
            "render_summary", "write_reports"]
 
 
@@ -24,7 +25,9 @@ def write_reports(record: Record, out_dir: Path, *, strict_xfail: bool) -> list[
     reports = {
         out_dir / "junit.xml": render_junit(record, strict_xfail=strict_xfail),
         out_dir / "report.md": render_markdown(record, strict_xfail=strict_xfail),
-        out_dir / "comment.md": render_comment(record, strict_xfail=strict_xfail, link=link),
+        out_dir / "comment.md": render_comment(
+            record, strict_xfail=strict_xfail, link=link,
+            changes=render_changes(record, heading="####", escape=inert)),
     }
     results = out_dir / "results.json"
     save(record, results)

@@ -1,7 +1,7 @@
 """The pull-request comment: compact Markdown that puts what needs attention first.
 
-Order: a headline; the rows that need attention (and, when a caller gives them, changes
-against a baseline); one accuracy line and one latency line per case; a speedup chart; the
+Order: a headline; changes against a baseline, when a caller gives them; the rows that need
+attention; one accuracy line and one latency line per case; a speedup chart; the
 remaining non-passing rows in a collapsed ``<details>``; the commit and the run. The comment
 never exceeds ``limit`` characters: tables are cut at row boundaries, pointing at the artifact.
 
@@ -20,7 +20,15 @@ from typing import Any
 
 from trtcheck.github import RunLink
 from trtcheck.record import Record
-from trtcheck.render.text import NONE, PREDICTION_MARK, headline, md, num, status_counts
+from trtcheck.render.text import (
+    NONE,
+    PREDICTION_MARK,
+    headline,
+    md,
+    num,
+    speedup_text,
+    status_counts,
+)
 from trtcheck.rows import Row
 from trtcheck.status import Status, is_failure
 
@@ -59,11 +67,11 @@ class _Block:
 def render_comment(record: Record, *, strict_xfail: bool, link: RunLink | None = None,
                    changes: str = "", limit: int = LIMIT) -> str:
     """The comment for ``record``; ``changes`` is Markdown on changes against a baseline,
-    placed after the rows that need attention (empty: no baseline)."""
+    placed first after the headline (empty: no baseline)."""
     blocks = [
         _Block([_headline(record, strict_xfail=strict_xfail), "", _facts(record)], [], []),
-        _attention(record, strict_xfail=strict_xfail),
         _Block([changes], [], []) if changes else None,
+        _attention(record, strict_xfail=strict_xfail),
         _accuracy(record),
         _latency(record),
         _chart(record),
@@ -200,26 +208,9 @@ def _output_path(output: dict[str, Any]) -> str:
     return f" {inert(path)}" if path else ""
 
 
-def _spread(row: Row) -> float | None:
-    """The speedup's relative standard error: each median's (about 1.25 σ/√n, relative to
-    the mean), combined as for a ratio."""
-    lat = row.latency
-    if lat is None or not lat.eager.mean_ms or not lat.backend.mean_ms:
-        return None
-    n = min(lat.eager.repeats, lat.backend.repeats)
-    cv = math.hypot(lat.eager.stdev_ms / lat.eager.mean_ms, lat.backend.stdev_ms / lat.backend.mean_ms)
-    return 1.2533 * cv / math.sqrt(n) if n > 0 else None
-
-
 def _speedup(row: Row) -> str:
-    if row.prediction:
-        return "n/a (prediction)"
-    if row.latency is None:
-        return NONE
-    spread = _spread(row)
-    ratio = row.memory_ratio
-    return (num(row.latency.speedup, "×") + (f" ±{spread:.0%}" if spread is not None else "")
-            + (f" · mem {num(ratio, '×')}" if ratio is not None else ""))
+    ratio = row.memory_ratio  # figures and fixed words only: nothing from the zoo
+    return speedup_text(row) + (f" · mem {num(ratio, '×')}" if ratio is not None else "")
 
 
 def _latency(record: Record) -> _Block | None:
@@ -234,7 +225,7 @@ def _latency(record: Record) -> _Block | None:
         cells = [_speedup(first[b]) if b in first else NONE for b in backends]
         lines.append(f"| {inert(case_id)} | " + " | ".join(cells) + " |")
     header = "| case | " + " | ".join(inert(b) for b in backends) + " |"
-    return _Block(["#### Latency: speedup over eager (± standard error), first profile", "",
+    return _Block(["#### Latency: speedup over eager [95% interval], first profile", "",
                    header, "|---|" + "---|" * len(backends)], lines, [])
 
 

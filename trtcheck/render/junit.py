@@ -24,6 +24,7 @@ from trtcheck.render.text import (
     num,
     path_text,
     plain,
+    speedup_text,
     xml_text,
 )
 from trtcheck.rows import Row
@@ -89,8 +90,8 @@ def _testcase(record: Record, row: Row, *, strict_xfail: bool) -> TestCase:
 
 def _system_out(record: Record, row: Row, *, strict_xfail: bool) -> str:
     lat = row.latency
-    eager_ms, backend_ms, speedup = (
-        (lat.eager.median_ms, lat.backend.median_ms, lat.speedup) if lat else (None, None, None))
+    eager_ms, backend_ms = (lat.eager.median_ms, lat.backend.median_ms) if lat else (None, None)
+    eager_dev, backend_dev = (lat.eager_device, lat.backend_device) if lat else (None, None)
     facts = {
         "status": str(row.status),
         "backend": row.backend,
@@ -101,9 +102,11 @@ def _system_out(record: Record, row: Row, *, strict_xfail: bool) -> str:
         "fallbacks": ", ".join(row.evidence.fallbacks) or NONE,
         "dtype drift": drift_text(row) or NONE,
         **{m.row_label: num(m.of_row(row.outputs)) for m in ROW_METRICS},
-        "eager median ms": num(eager_ms),
-        "backend median ms": num(backend_ms),
-        "speedup": num(speedup, "×"),
+        "eager median ms (caller)": num(eager_ms),
+        "backend median ms (caller)": num(backend_ms),
+        "eager median ms (device)": num(eager_dev.median_ms if eager_dev else None),
+        "backend median ms (device)": num(backend_dev.median_ms if backend_dev else None),
+        "speedup": speedup_text(row),
         "compile s": num(row.timings.get("compile")),
         **memory_facts(row),
     }

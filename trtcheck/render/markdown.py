@@ -9,9 +9,11 @@ from tabulate import tabulate
 
 from trtcheck.compare import OUTPUT_METRICS, ROW_METRICS
 from trtcheck.record import Record
+from trtcheck.render.changes import render_changes
 from trtcheck.render.text import (
     DRIFT_MEANING,
     KIND_NOTES,
+    LATENCY_NOTE,
     NONE,
     PREDICTION_MARK,
     failing_outputs,
@@ -23,6 +25,7 @@ from trtcheck.render.text import (
     n_failing,
     num,
     path_text,
+    speedup_text,
     status_counts,
 )
 from trtcheck.rows import Row
@@ -34,6 +37,7 @@ def render_markdown(record: Record, *, strict_xfail: bool) -> str:
     sections = [
         "# trtcheck report",
         _environment(record.environment),
+        render_changes(record),
         _prediction_notice(record),
         _summary(record, strict_xfail=strict_xfail),
         _profiles(record),
@@ -95,17 +99,22 @@ def _accuracy(record: Record, *, strict_xfail: bool) -> str:
 
 def _latency(record: Record) -> str:
     memory = MEMORY_COLUMNS if any(r.memory for r in record.rows) else ()
-    rows = [
-        [md(r.case_id), _backend(r), md(r.profile), num(r.latency.eager.median_ms),
-         num(r.latency.backend.median_ms), num(r.latency.speedup, "×"),
-         num(r.timings.get("compile")), *(memory_facts(r).get(c, NONE) for c in memory)]
-        for r in record.rows if r.latency is not None
-    ]
-    headers = ["case", "backend", "profile", "eager ms", "backend ms", "speedup", "compile s",
+    rows = []
+    for r in record.rows:
+        if r.latency is None:
+            continue
+        lat = r.latency
+        device = [lat.eager_device, lat.backend_device]
+        rows.append([md(r.case_id), _backend(r), md(r.profile), num(lat.eager.median_ms),
+                     num(lat.backend.median_ms), *(num(s.median_ms if s else None) for s in device),
+                     speedup_text(r), num(r.timings.get("compile")),
+                     *(memory_facts(r).get(c, NONE) for c in memory)])
+    headers = ["case", "backend", "profile", "eager ms (caller)", "backend ms (caller)",
+               "eager ms (device)", "backend ms (device)", "speedup [95% interval]", "compile s",
                *memory]
     if not rows:
         return ""
-    parts = [f"## Latency\n\n{_table(headers, rows)}"]
+    parts = [f"## Latency\n\n{_table(headers, rows)}", LATENCY_NOTE]
     if memory:
         parts.append(f"Memory: {md(', '.join(memory_measures(record)))} of each call, above what "
                      "was in use before it; the ratio is backend ÷ eager, for measured rows only.")

@@ -26,6 +26,17 @@ KIND_NOTES = {
                    "numbers are PyTorch's, not TensorRT's kernels; not a TensorRT measurement"),
 }
 
+PREDICTION_LATENCY = "n/a (prediction)"
+UNSTABLE_MARK = "⚠ unstable"
+LATENCY_NOTE = (
+    "*caller*: host time of one call until its result is ready, launch overhead included; "
+    "*device*: time per call over timed blocks of back-to-back calls (GPU time between CUDA "
+    "events on CUDA, `perf_counter` on CPU). The speedup is the median over paired eager and "
+    "backend blocks of eager's time over the backend's, with a bootstrap 95% interval; "
+    f"{UNSTABLE_MARK} marks an interval too wide to gate on. Prediction rows get no speedup: "
+    "their latency is PyTorch running a rewritten graph."
+)
+
 # The complement of XML 1.0's Char production.
 _XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _BREAKS = re.compile("[\t\n\v\f\r\x85\u2028\u2029]+")
@@ -85,6 +96,18 @@ def _mib(n: int | None) -> str:
 def memory_measures(record: Record) -> list[str]:
     """What the memory figures of the record's rows are (allocator or resident peaks)."""
     return list(dict.fromkeys(r.memory.measure for r in record.rows if r.memory is not None))
+
+
+def speedup_text(row: Row) -> str:
+    """The row's speedup with its interval and instability, or why it has none."""
+    if row.prediction:
+        return PREDICTION_LATENCY
+    lat = row.latency
+    if lat is None:
+        return NONE
+    interval = lat.interval
+    text = num(lat.speedup, "×") + (f" [{num(interval[0])}–{num(interval[1])}]" if interval else "")
+    return f"{text} {UNSTABLE_MARK}" if lat.unstable else text
 
 
 def headline(row: Row) -> str:
