@@ -44,10 +44,11 @@ _NATIVE = (".so", ".dll", ".dylib", ".pyd")
 class CodeUnavailable(TrtcheckError):
     """Torch-TensorRT's code cannot be had here: a one-line reason and the command that fixes it."""
 
-    def __init__(self, reason: str, fix: str) -> None:
+    def __init__(self, reason: str, fix: str, offline: bool = False) -> None:
         super().__init__(f"{reason}; fix: {fix}")
         self.reason = reason
         self.fix = fix
+        self.offline = offline  # no package index could be reached
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,11 @@ class CodeSource:
     origin: str  # "installed", "cache", "wheel" or "directory"
     built_for: Version | None  # the torch minor the release requires; None when unknown
     torch: Version  # the running torch's minor
+    requires: tuple[str, ...] = ()  # modules its code imports besides torch and tensorrt
+
+    def missing(self) -> list[str]:
+        """The modules the code needs that this Python cannot import."""
+        return [name for name in self.requires if importlib.util.find_spec(name) is None]
 
     @property
     def mismatched(self) -> bool:
@@ -125,11 +131,12 @@ def fetch(version: str | None = None) -> Path:
     if matching and re.fullmatch(r"\d+\.\d+(\.\*)?", wanted):
         return cache_dir(max(matching, key=lambda s: _release_key(s.version)).version)
     with tempfile.TemporaryDirectory(prefix="trtcheck-fetch-") as tmp:
-        wheel = _download(wanted, Path(tmp))
+        wheel = download(wanted, Path(tmp))
         return unpack(wheel)
 
 
-def _download(version: str, into: Path) -> Path:
+def download(version: str, into: Path) -> Path:
+    """``pip download`` one ``torch-tensorrt`` wheel (a version or a ``X.Y.*`` pin) into ``into``."""
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
     command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
                "--platform", "manylinux_2_28_x86_64", "--python-version", python,
@@ -138,20 +145,23 @@ def _download(version: str, into: Path) -> Path:
         done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
     except subprocess.TimeoutExpired as exc:
         raise CodeUnavailable(f"pip download of torch-tensorrt=={version} timed out",
-                              _offline_fix(version)) from exc
+                              _offline_fix(version), offline=True) from exc
     wheels = sorted(into.glob("torch_tensorrt-*.whl"))
     if done.returncode == 0 and wheels:
         return wheels[0]
     output = done.stderr + done.stdout
-    if "No matching distribution" in output or "Could not find a version" in output:
+    listed = re.search(r"\(from versions: ([^)]*)\)", output)
+    if listed and listed[1].strip() != "none":
         raise CodeUnavailable(
-            f"no torch-tensorrt=={version} wheel for Python {python} on the package index",
-            f"`{fetch_command('VERSION')}` with a release that exists "
-            "(`pip index versions torch-tensorrt` lists them), or point at a wheel file")
+            f"no torch-tensorrt=={version} wheel for Python {python} on the package index "
+            f"(it has {listed[1]})", f"`{fetch_command('VERSION')}` with one of those")
+    if listed:  # the index lists no torch-tensorrt at all: it was not reached
+        raise CodeUnavailable(f"pip could not reach a package index holding torch-tensorrt=={version}",
+                              _offline_fix(version), offline=True)
     last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()),
                 f"pip exited with code {done.returncode}")
     raise CodeUnavailable(f"pip download of torch-tensorrt=={version} failed: {last}",
-                          _offline_fix(version))
+                          _offline_fix(version), offline=True)
 
 
 def _offline_fix(version: str) -> str:
@@ -166,8 +176,8 @@ def unpack(source: Path) -> Path:
         with zipfile.ZipFile(source) as wheel:
             names = wheel.namelist()
             version = _version_of(wheel.read(f"{PACKAGE}/_version.py").decode())
-            built_for = _built_for(_metadata(wheel.read(n).decode() for n in names
-                                             if n.endswith(".dist-info/METADATA")))
+            metadata = _metadata(wheel.read(n).decode() for n in names
+                                 if n.endswith(".dist-info/METADATA"))
             target = cache_dir(version)
             with _staging(target) as stage:
                 for name in names:
@@ -175,12 +185,11 @@ def unpack(source: Path) -> Path:
                         path = stage / name
                         path.parent.mkdir(parents=True, exist_ok=True)
                         path.write_bytes(wheel.read(name))
-                _write_record(stage, version, built_for, str(source.name))
+                _write_record(stage, version, metadata, str(source.name))
         return target
     package = _package_dir(source)
     version = _version_of((package / "_version.py").read_text())
-    built_for = _built_for(_metadata(p.read_text() for p in package.parent.glob(
-        "torch_tensorrt-*.dist-info/METADATA")))
+    metadata = _metadata(p.read_text() for p in package.parent.glob("torch_tensorrt-*.dist-info/METADATA"))
     target = cache_dir(version)
     with _staging(target) as stage:
         for path in package.rglob("*"):
@@ -188,7 +197,7 @@ def unpack(source: Path) -> Path:
             if path.is_file() and _kept(rel.as_posix()):
                 (stage / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(path, stage / rel)
-        _write_record(stage, version, built_for, str(source))
+        _write_record(stage, version, metadata, str(source))
     return target
 
 
@@ -247,9 +256,23 @@ def _built_for(metadata: str) -> Version | None:
     return None
 
 
-def _write_record(directory: Path, version: str, built_for: Version | None, origin: str) -> None:
+def _requires(metadata: str) -> list[str]:
+    """Import names of the unconditional ``Requires-Dist`` entries other than torch and TensorRT."""
+    names = []
+    for line in metadata.splitlines():
+        match = re.match(r"Requires-Dist:\s*([A-Za-z0-9_.-]+)([^;]*)(;.*)?$", line)
+        if match and not (match[3] and "extra" in match[3]):
+            name = match[1].lower().replace("-", "_").replace(".", "_")
+            if name != "torch" and not name.startswith(("tensorrt", "executorch")):
+                names.append(name)
+    return names
+
+
+def _write_record(directory: Path, version: str, metadata: str, origin: str) -> None:
+    built_for = _built_for(metadata)
     (directory / _RECORD).write_text(json.dumps(
-        {"version": version, "built_for": list(built_for) if built_for else None, "from": origin}))
+        {"version": version, "built_for": list(built_for) if built_for else None,
+         "requires": _requires(metadata), "from": origin}))
 
 
 def _cached(directory: Path) -> bool:
@@ -261,7 +284,7 @@ def _from_cache(directory: Path, origin: str = "cache") -> CodeSource:
     built = record.get("built_for")
     return CodeSource(record["version"], directory, origin,
                       (built[0], built[1]) if built else KNOWN_RELEASES.get(record["version"]),
-                      torch_minor())
+                      torch_minor(), tuple(record.get("requires", ())))
 
 
 def cached_releases() -> list[CodeSource]:
