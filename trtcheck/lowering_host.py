@@ -103,8 +103,10 @@ def load(code_dir: str) -> tuple[ModuleType, dict[str, Any]]:
         ttrt_standin.shim_device(ttrt)
     parameters = [p.name for p in inspect.signature(ttrt.dynamo.compile).parameters.values()
                   if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    trt = sys.modules.get("tensorrt")
     return ttrt, {"version": str(ttrt.__version__), "parameters": parameters, "standin": standin,
-                  "tensorrt": getattr(sys.modules.get("tensorrt"), "__version__", None),
+                  "tensorrt": getattr(trt, "__version__", None),
+                  "tensorrt_names": list(getattr(trt, "TOUCHED", [])),
                   "import_s": time.perf_counter() - started}
 
 

@@ -191,6 +191,8 @@ def unpack(source: Path) -> Path:
     version = _version_of((package / "_version.py").read_text())
     metadata = _metadata(p.read_text() for p in package.parent.glob("torch_tensorrt-*.dist-info/METADATA"))
     target = cache_dir(version)
+    if package.parent.resolve() == target.resolve():  # already this release's cache directory
+        return target
     with _staging(target) as stage:
         for path in package.rglob("*"):
             rel = path.relative_to(package.parent)

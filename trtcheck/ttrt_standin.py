@@ -75,6 +75,7 @@ class _StandInModule(types.ModuleType):
             raise AttributeError(name)
         value = _PlaceholderType(name, (Placeholder,), {"__qualname__": name, "__module__": "tensorrt"})
         setattr(self, name, value)
+        self.TOUCHED.append(name)
         return value
 
 
@@ -90,15 +91,19 @@ def make_tensorrt(version: str) -> types.ModuleType:
     module._package_name = "tensorrt"
     module.tensorrt = module  # torch_tensorrt reads classes as trt.tensorrt.ITensor too
     module.STANDIN = True
+    module.TOUCHED = []  # the names looked up on it, in order: what Torch-TensorRT needs of TensorRT
     return module
 
 
-def install(tensorrt_version: str) -> types.ModuleType:
-    """Put the stand-in in ``sys.modules["tensorrt"]`` and shim ``torch.cuda``'s device queries.
+def install(tensorrt_version: str, shim_cuda: bool = True) -> types.ModuleType:
+    """Put the stand-in in ``sys.modules["tensorrt"]`` and, with ``shim_cuda`` (a torch without a
+    usable GPU), shim ``torch.cuda``'s device queries.
 
     Call :func:`shim_device` after importing torch_tensorrt for its ``Device.to``."""
     module = make_tensorrt(tensorrt_version)
     sys.modules["tensorrt"] = module
+    if not shim_cuda:
+        return module
     torch.cuda.get_device_capability = lambda device=None: CAPABILITY
     torch.cuda.current_device = lambda: 0
     torch.cuda.mem_get_info = lambda device=None: (_MEMORY, _MEMORY)  # dynamo/_compiler.py compile()
