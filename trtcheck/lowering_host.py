@@ -113,7 +113,7 @@ def load(code_dir: str) -> tuple[ModuleType, dict[str, Any]]:
 class Engine(torch.nn.Module):
     """A TensorRT block run by PyTorch, with the input checks and output dtypes of an engine."""
 
-    def __init__(self, block: torch.fx.GraphModule, inputs: list[tuple[str, torch.dtype]],
+    def __init__(self, block: torch.fx.GraphModule, inputs: list[tuple[str, torch.dtype | None]],
                  outputs: list[torch.dtype | None], where: str) -> None:
         super().__init__()
         self.block = block
@@ -123,7 +123,7 @@ class Engine(torch.nn.Module):
 
     def forward(self, *args: Any) -> Any:
         for (name, expected), value in zip(self.inputs, args, strict=False):
-            if isinstance(value, torch.Tensor) and value.dtype != expected:
+            if isinstance(value, torch.Tensor) and expected is not None and value.dtype != expected:
                 # The runtime's own check, with its own message (self.where).
                 raise AssertionError(f"Dtype mismatch for input {name}. Expect {expected}, got "
                                      f"{value.dtype}. [{self.where}]")
@@ -138,8 +138,9 @@ def _val(node: torch.fx.Node) -> Any:
     return node.meta.get("val", node.meta.get("tensor_meta"))
 
 
-def _engine_dtype(dtype: torch.dtype, truncate: bool) -> torch.dtype:
-    """An engine output's dtype: complex as its real layout; float64 built as float32."""
+def _engine_dtype(dtype: torch.dtype) -> torch.dtype:
+    """An engine tensor's dtype: complex as its real layout; float64 as float32 (inputs: repaired by
+    truncate_double, or refused before this; outputs: built as float32 by ``use_default``)."""
     dtype = _COMPLEX_TO_REAL.get(dtype, dtype)
     return torch.float32 if dtype == torch.float64 else dtype
 
@@ -226,14 +227,8 @@ class Compiler:
             notes += self._as_engines(module, bool(options.truncate_double))
         module = module.to(device)
         split = partition_summary(module)
-        lowered: torch.fx.GraphModule = seen["gm"]
-        return module, {
-            "notes": notes, "engines": split.engines, "fallbacks": split.fallbacks,
-            "boundaries": split.boundaries, "early_return": "early_return" in seen,
-            "complex_inputs": list(lowered.meta.get("complex_input_names", [])),
-            "complex_outputs": list(lowered.meta.get("complex_output_indices", [])),
-            "supported_ops": seen["supported"], "total_ops": seen["total"],
-        }
+        return module, {"notes": notes, "engines": split.engines, "fallbacks": split.fallbacks,
+                        "boundaries": split.boundaries}
 
     def _early_returning(self, original: Callable[..., Any], seen: dict[str, Any]) -> Callable[..., Any]:
         """``compile_module`` as a real compile runs it: dryrun partitions a graph with fewer
@@ -246,7 +241,7 @@ class Compiler:
             gm, options = bound.arguments["gm"], bound.arguments["settings"]
             supported, total = self.partitioning.get_graph_converter_support(
                 gm, options.torch_executed_ops)
-            seen.update(gm=gm, settings=options, supported=supported, total=total)
+            seen["settings"] = options
             if supported == 0 or supported < options.min_block_size:
                 why = ("no op is TensorRT-convertible" if supported == 0 else
                        f"{supported} of {total} ops TensorRT-convertible, fewer than min_block_size "
@@ -298,10 +293,11 @@ class Compiler:
                         _set(block, str(node.target), value.to(torch.float32))
                         notes.append(f"float64 constant {node.target} in {name} truncated to float32 "
                                      f"(truncate_double, {truncation})")
-            inputs = [(n.name, _engine_dtype(_val(n).dtype, truncate)) for n in block.graph.nodes
-                      if n.op == "placeholder" and isinstance(_val(n), torch.Tensor)]
+            inputs = [(n.name, _engine_dtype(_val(n).dtype)
+                       if isinstance(_val(n), torch.Tensor) else None)
+                      for n in block.graph.nodes if n.op == "placeholder"]
             (output,) = [n for n in block.graph.nodes if n.op == "output"]
-            outputs = [_engine_dtype(_val(n).dtype, truncate)
+            outputs = [_engine_dtype(_val(n).dtype)
                        if isinstance(n, torch.fx.Node) and isinstance(_val(n), torch.Tensor) else None
                        for n in pytree.tree_leaves(output.args)]
             made = [n.name for n in pytree.tree_leaves(output.args)

@@ -37,8 +37,6 @@ KNOWN_RELEASES: dict[str, Version] = {
 }
 PACKAGE = "torch_tensorrt"
 _RECORD = "trtcheck-source.json"
-# Wheel contents that are never kept: native libraries (they need CUDA and TensorRT) and the C++ SDK.
-_NATIVE = (".so", ".dll", ".dylib", ".pyd")
 
 
 class CodeUnavailable(TrtcheckError):
@@ -204,7 +202,8 @@ def unpack(source: Path) -> Path:
 
 
 def _kept(name: str) -> bool:
-    return name.endswith(".py") and not any(part in name for part in _NATIVE)
+    """Only Python files: never the native libraries (they need CUDA and TensorRT) nor the C++ SDK."""
+    return name.endswith(".py")
 
 
 class _staging:
