@@ -23,3 +23,21 @@ def make_zoo(tmp_path: Path) -> Callable[[dict[str, str]], Path]:
         return root
 
     return make
+
+
+@pytest.fixture(scope="session")
+def ttrt_releases() -> dict[str, Path]:
+    """The Torch-TensorRT releases trtcheck knows, their Python code fetched once into the cache
+    (``TRTCHECK_CACHE``, else the user cache dir), which CI keeps. Skips only when no package index
+    can be reached."""
+    from trtcheck import ttrt_code
+
+    found = {}
+    for version in ttrt_code.KNOWN_RELEASES:
+        try:
+            found[version] = ttrt_code.fetch(version)
+        except ttrt_code.CodeUnavailable as exc:
+            if exc.offline:
+                pytest.skip(f"Torch-TensorRT {version}'s code is not cached and cannot be fetched: {exc}")
+            raise
+    return found

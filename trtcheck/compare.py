@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import reprlib
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -25,6 +25,9 @@ from trtcheck.options import Tolerance
 from trtcheck.tensors import INT32_MAX, INT32_MIN, leaves_with_paths
 
 _EXACT = Tolerance(rtol=0.0, atol=0.0)
+NO_NARROWING: Mapping[torch.dtype, torch.dtype] = {}
+# What truncate_double asks for: float64 computed, and returned, as float32.
+TRUNCATE_DOUBLE = {torch.float64: torch.float32, torch.complex128: torch.complex64}
 
 
 @dataclass(frozen=True)
@@ -120,15 +123,20 @@ class Comparison:
 
 
 def compare(
-    expected: Any, actual: Any, tolerance_for: Callable[[torch.dtype], Tolerance]
+    expected: Any, actual: Any, tolerance_for: Callable[[torch.dtype], Tolerance],
+    narrowed: Mapping[torch.dtype, torch.dtype] = NO_NARROWING,
 ) -> Comparison:
-    """Compare ``actual`` with eager's ``expected``; ``tolerance_for`` gets the eager leaf dtype."""
+    """Compare ``actual`` with eager's ``expected``; ``tolerance_for`` gets the eager leaf dtype.
+
+    ``narrowed`` maps an eager dtype to the narrower one a leaf may come back as when the
+    settings ask for it (``truncate_double``: float64 → float32); values are still judged."""
     eager = leaves_with_paths(expected)
     got = dict(leaves_with_paths(actual))
     if len(got) != len(eager) or any(path not in got for path, _ in eager):
         return Comparison(leaves=(), structure_error=_structure_difference(eager, got))
     return Comparison(
-        leaves=tuple(_compare_leaf(path, e, got[path], tolerance_for) for path, e in eager)
+        leaves=tuple(_compare_leaf(path, e, got[path], tolerance_for, narrowed)
+                     for path, e in eager)
     )
 
 
@@ -172,7 +180,8 @@ def _describe(x: Any) -> tuple[str, list[int]]:
 
 
 def _compare_leaf(
-    path: str, e: Any, a: Any, tolerance_for: Callable[[torch.dtype], Tolerance]
+    path: str, e: Any, a: Any, tolerance_for: Callable[[torch.dtype], Tolerance],
+    narrowed: Mapping[torch.dtype, torch.dtype],
 ) -> LeafResult:
     kind = _kind(e)
     tol = tolerance_for(e.dtype) if kind in ("float", "complex") else _EXACT
@@ -180,7 +189,7 @@ def _compare_leaf(
     figures: dict[str, Any] = {}
     if isinstance(e, torch.Tensor) and isinstance(a, torch.Tensor):
         e, a = e.detach().cpu(), a.detach().cpu()
-        problems = _tensor_problems(e, a, tol, figures)
+        problems = _tensor_problems(e, a, tol, figures, narrowed)
     else:
         problems = _other_problems(e, a)
     return LeafResult(
@@ -212,11 +221,12 @@ def _other_problems(e: Any, a: Any) -> list[str]:
 
 
 def _tensor_problems(
-    e: torch.Tensor, a: torch.Tensor, tol: Tolerance, figures: dict[str, Any]
+    e: torch.Tensor, a: torch.Tensor, tol: Tolerance, figures: dict[str, Any],
+    narrowed: Mapping[torch.dtype, torch.dtype],
 ) -> list[str]:
     """Problems that fail the leaf; fills ``figures`` with the reported metrics."""
     problems = []
-    if a.dtype != e.dtype:
+    if a.dtype != e.dtype and narrowed.get(e.dtype) != a.dtype:
         problems.append(f"dtype {a.dtype} != eager {e.dtype}")
     if a.shape != e.shape:
         problems.append(f"shape {list(a.shape)} != eager {list(e.shape)}")

@@ -16,7 +16,7 @@ from trtcheck import drift, memory
 from trtcheck.analyze import analyze_program
 from trtcheck.backends import Backend, CompileJob
 from trtcheck.cases import Case, build
-from trtcheck.compare import Comparison, compare
+from trtcheck.compare import NO_NARROWING, TRUNCATE_DOUBLE, Comparison, compare
 from trtcheck.errors import Unsupported, last_line, location
 from trtcheck.export import export
 from trtcheck.memory import Memory, Peak
@@ -250,7 +250,8 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
             actual = compiled.fn(*backend_in[0], **backend_in[1])
         with stages.stage("compare"):
             pick = tolerance_for(case, opts.tolerances, truncate_double)
-            result = compare(expected, actual, pick)
+            result = compare(expected, actual, pick,
+                             TRUNCATE_DOUBLE if truncate_double else NO_NARROWING)
             inputs_check = compare(eager_after, backend_in, pick)
     except Unsupported as exc:
         return dict(status=Status.UNSUPPORTED, stage="compile", message=str(exc),
@@ -299,13 +300,17 @@ def _verdict(outputs: Comparison, inputs: Comparison) -> tuple[Status, str]:
 
 
 def _precision_lost(result: Comparison) -> str:
-    """Under truncate_double, how far float64 outputs moved when computed in float32."""
-    doubles = [leaf.max_rel for leaf in result.leaves
-               if leaf.eager_dtype in ("torch.float64", "torch.complex128") and leaf.max_rel is not None]
-    if not doubles:
+    """Under truncate_double, how far float64 outputs moved when computed in float32, and which
+    came back in the narrower dtype (what truncate_double asks for)."""
+    wide = [leaf for leaf in result.leaves if leaf.eager_dtype in ("torch.float64", "torch.complex128")]
+    errors = [leaf.max_rel for leaf in wide if leaf.max_rel is not None]
+    if not errors:
         return ""
+    narrowed = [f"out{leaf.path} as {leaf.dtype.removeprefix('torch.')}" for leaf in wide
+                if leaf.dtype != leaf.eager_dtype]
+    returned = f"; returned {', '.join(narrowed)}" if narrowed else ""
     return (f"truncate_double: float64 outputs judged at float32 tolerance; precision lost "
-            f"relative to float64: max rel error {max(doubles):.2g}")
+            f"relative to float64: max rel error {max(errors):.2g}{returned}")
 
 
 def _mutated(before: Any, after: Any) -> bool:

@@ -87,7 +87,7 @@ BUILTIN_PROFILES: Mapping[str, Profile] = {
 
 
 # The backends trtcheck knows; ``trtcheck.backends`` implements exactly these.
-BACKENDS = ("tensorrt", "emulate", "inductor", "eager")
+BACKENDS = ("tensorrt", "lowering", "emulate", "inductor", "eager")
 
 
 FAIL_ON = ("failures", "regression")

@@ -6,10 +6,7 @@ two pipes so that whatever the zoo prints cannot corrupt the protocol.
 
 from __future__ import annotations
 
-import ctypes
-import os
 import resource
-import signal
 import sys
 from collections.abc import Iterable
 from multiprocessing.connection import Connection
@@ -19,6 +16,7 @@ from trtcheck.cases import Case
 from trtcheck.discover import ZooFile
 from trtcheck.execute import Item, iter_rows
 from trtcheck.options import Options
+from trtcheck.pipes import die_with_parent
 from trtcheck.rows import plan, rows_for
 from trtcheck.status import Status
 from trtcheck.zoo import ModelSpec
@@ -65,19 +63,8 @@ def serve(requests: Connection, replies: Connection) -> None:
         replies.send(("done", None))
 
 
-def _die_with_parent(parent: int) -> None:
-    """Linux: have the kernel kill this worker when trtcheck dies, even by SIGKILL."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # the parent died before prctl took effect
-        os._exit(1)
-
-
 def main(argv: list[str]) -> int:
-    _die_with_parent(int(argv[2]))
+    die_with_parent(int(argv[2]))
     requests = Connection(int(argv[0]), writable=False)
     replies = Connection(int(argv[1]), readable=False)
     serve(requests, replies)

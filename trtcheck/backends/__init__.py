@@ -9,12 +9,14 @@ from trtcheck.backends.base import Backend, Compiled, CompileJob
 from trtcheck.backends.eager import EagerBackend
 from trtcheck.backends.emulate import EmulateBackend
 from trtcheck.backends.inductor import InductorBackend
+from trtcheck.backends.lowering import LoweringBackend
 from trtcheck.backends.tensorrt import TensorRTBackend
 from trtcheck.options import Options
 
 REGISTRY: dict[str, Callable[[], Backend]] = {
     TensorRTBackend.name: TensorRTBackend,
     EmulateBackend.name: EmulateBackend,
+    LoweringBackend.name: LoweringBackend,
     InductorBackend.name: InductorBackend,
     EagerBackend.name: EagerBackend,
 }

@@ -270,7 +270,7 @@ def path_steps(version: Version, torch_version: Version, settings: Mapping[str, 
     return steps
 
 
-def _program_dtypes(program: ExportedProgram) -> set[torch.dtype]:
+def program_dtypes(program: ExportedProgram) -> set[torch.dtype]:
     return {leaf.dtype for node in program.graph.nodes
             for leaf in pytree.tree_leaves(node.meta.get("val"))
             if isinstance(leaf, torch.Tensor)}
@@ -285,14 +285,14 @@ def _parameters(fn: Callable[..., Any]) -> frozenset[str] | None:
                      if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
 
 
-def _plain(value: Any) -> Any:
+def plain_setting(value: Any) -> Any:
     """A JSON-friendly copy of a setting's value for the evidence."""
     if isinstance(value, torch.dtype):
         return str(value)
     if isinstance(value, (set, frozenset)):
-        return sorted(_plain(v) for v in value)
+        return sorted(plain_setting(v) for v in value)
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain_setting(v) for v in value]
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     return repr(value)
@@ -357,12 +357,12 @@ class TensorRTBackend(Backend):
         engine_bytes = engine_memory(module)
         return Compiled(module, Evidence(
             path=path_steps(version, parse_version(torch.__version__), settings,
-                            _program_dtypes(job.program), split.engines, split.fallbacks),
+                            program_dtypes(job.program), split.engines, split.fallbacks),
             fallbacks=split.fallbacks,
             boundaries=split.boundaries,
             engines=split.engines,
             notes=notes,
-            settings={k: _plain(v) for k, v in passed.items()},
+            settings={k: plain_setting(v) for k, v in passed.items()},
             versions={"torch_tensorrt": installed, "tensorrt": getattr(trt, "__version__", None)},
             details={"engine_memory": engine_bytes} if engine_bytes else {},
         ), memory=sum(v for v in engine_bytes.values() if v) if engine_bytes else None)
