@@ -102,3 +102,31 @@ def test_collect_turns_failures_and_duplicates_into_rows(make_zoo) -> None:
     dup = by_id["dup::m[float32]"]
     assert "duplicate case id" in dup.message and str(root / "dup.py") in dup.message
     assert dup.backend == "-"
+
+
+HELPED = """
+import torch, trtcheck
+from _helpers import WIDTH
+
+@trtcheck.model
+def {name}(variant):
+    import _helpers  # a factory that imports when called sees its own root's helpers too
+    return torch.nn.Identity(), (torch.zeros(WIDTH, _helpers.WIDTH),)
+"""
+
+
+def test_two_roots_each_import_their_own_helpers(tmp_path) -> None:
+    from trtcheck.cases import build, expand
+
+    roots = []
+    for name, width in (("first", 2), ("second", 3)):
+        root = tmp_path / name
+        root.mkdir()
+        (root / "_helpers.py").write_text(f"WIDTH = {width}\n")
+        (root / f"{name}.py").write_text(HELPED.format(name=name))
+        roots.append(root)
+    loaded = [discover.load(f) for f in discover.zoo_files(roots)]
+    assert all(isinstance(d, discover.Discovered) for d in loaded)
+    shapes = [build(case).args[0].shape for case in expand(loaded)]
+    assert shapes == [(2, 2), (3, 3)]
+    assert [build(case).args[0].shape for case in reversed(expand(loaded))] == [(3, 3), (2, 2)]

@@ -21,6 +21,11 @@ from trtcheck.rows import NO_BACKEND, Row, plan, rows_for
 from trtcheck.status import Status
 
 _POLL_S = 0.2
+# The worker starts with the current directory off sys.path (what ``python -P`` does, on every
+# Python): a folder named trtcheck/ there, such as ``--out trtcheck`` or the parent of a clone,
+# would otherwise shadow the installed package in the worker.
+_START = ("import runpy, sys; del sys.path[0]; "
+          "runpy.run_module('trtcheck.worker', run_name='__main__', alter_sys=True)")
 
 
 class _Worker:
@@ -28,8 +33,7 @@ class _Worker:
         to_child_r, to_child_w = os.pipe()
         to_parent_r, to_parent_w = os.pipe()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "trtcheck.worker", str(to_child_r), str(to_parent_w),
-             str(os.getpid())],
+            [sys.executable, "-c", _START, str(to_child_r), str(to_parent_w), str(os.getpid())],
             pass_fds=(to_child_r, to_parent_w),
             stdin=subprocess.DEVNULL, stdout=log, stderr=log,
             start_new_session=True,  # a Ctrl-C on the terminal reaches trtcheck, not the worker
