@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -94,11 +95,66 @@ def test_usage_errors_exit_2_with_one_line(make_zoo, capsys, argv: list[str], ne
     assert "Traceback" not in err + out
 
 
+def test_nothing_selected_exits_5_unless_allowed(make_zoo, tmp_path: Path, capsys) -> None:
+    root = make_zoo(ZOO)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for argv in (["run", str(empty)], ["run", str(root), "-k", "twicee"]):
+        code, _, err = run(capsys, *argv, "--no-isolate", "--out", str(tmp_path / "o"), "-q")
+        assert code == 5
+        assert err.strip().splitlines() == [
+            "trtcheck: nothing tested: no case was selected (check the paths and -k); "
+            "--allow-empty accepts this"]
+    assert "NOTHING TESTED" in (tmp_path / "o" / "report.md").read_text()
+    code, _, _ = run(capsys, "run", str(empty), "--allow-empty", "--out", str(tmp_path / "o"))
+    assert code == 0
+
+
+def test_every_row_skipped_exits_5_unless_allowed(make_zoo, tmp_path: Path, capsys) -> None:
+    root = make_zoo(ZOO)
+    argv = ["run", str(root), "--backend", "tensorrt", "--device", "cpu", "--no-isolate", "-q",
+            "--out", str(tmp_path / "o")]
+    code, _, err = run(capsys, *argv)
+    assert code == 5
+    assert "nothing tested: all 3 rows were skipped" in err
+    assert run(capsys, *argv, "--allow-skipped")[0] == 0
+    assert run(capsys, "report", str(tmp_path / "o" / "results.json"))[0] == 0
+
+
+def test_help_documents_exit_codes(capsys) -> None:
+    code, out, _ = run(capsys, "run", "--help")
+    assert code == 0
+    assert "5 nothing tested" in " ".join(out.split())
+
+
 def test_config_typo_exits_2(make_zoo, capsys) -> None:
     root = make_zoo({**ZOO, "pyproject.toml": "[tool.trtcheck]\nbackend = ['eager']\n"})
     code, _, err = run(capsys, "run", str(root))
     assert code == 2
     assert "unknown key 'backend'; did you mean 'backends'?" in err
+
+
+def test_out_naming_a_file_says_so(make_zoo, tmp_path: Path, capsys) -> None:
+    root = make_zoo(ZOO)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code, _, err = run(capsys, "run", str(root), "--out", str(blocker))
+    assert code == 2
+    assert f"{blocker} is a file, not a directory" in err
+
+
+def test_a_second_run_into_the_same_out_exits_2_naming_the_holder(
+        make_zoo, tmp_path: Path, capsys) -> None:
+    from trtcheck.record import locked
+
+    root = make_zoo(ZOO)
+    out_dir = tmp_path / "out"
+    with locked(out_dir):
+        code, _, err = run(capsys, "run", str(root), "--out", str(out_dir), "--no-isolate")
+    assert code == 2
+    assert f"is in use by another trtcheck run (pid {os.getpid()})" in err
+    assert not (out_dir / "results.jsonl").exists()
+    assert run(capsys, "run", str(root), "--out", str(out_dir), "--no-isolate", "-q")[0] == 0
 
 
 def test_unwritable_out_dir_exits_2_before_work(make_zoo, tmp_path: Path, capsys) -> None:

@@ -298,8 +298,19 @@ def test_markdown_verdict_follows_strict_xfail(record: Record) -> None:
 
 def test_markdown_of_an_empty_record() -> None:
     text = render_markdown(Record({}, {}, []), strict_xfail=False)
-    assert "**Result: PASS**" in text
+    assert "**Result: NOTHING TESTED**: nothing tested: no case was selected" in text
     assert "## Accuracy" not in text and "## Details" not in text
+    allowed = render_markdown(Record({}, {"allow_empty": True}, []), strict_xfail=False)
+    assert "**Result: PASS**" in allowed
+
+
+def test_an_interrupted_record_says_so_everywhere(record: Record) -> None:
+    passing = dataclasses.replace(record, rows=record.rows[:1],
+                                  environment={**record.environment, "interrupted": True})
+    assert "**Result: INTERRUPTED**" in render_markdown(passing, strict_xfail=False)
+    assert "PASS" not in render_markdown(passing, strict_xfail=False)
+    summary = render_summary(passing, strict_xfail=False)
+    assert summary.splitlines()[-1].startswith("result: INTERRUPTED: the run was stopped")
 
 
 def test_profiles_section_lists_used_profiles_with_what_they_predict(record: Record) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,7 +12,7 @@ import click
 from trtcheck import __version__, backends, github, options, record
 from trtcheck.cases import Case
 from trtcheck.errors import INTERRUPTED, TrtcheckError, UsageError
-from trtcheck.options import SETTINGS
+from trtcheck.options import BUILTIN_PROFILES, SETTINGS
 from trtcheck.record import Record
 from trtcheck.render import write_reports
 from trtcheck.render.analysis import render_analysis
@@ -20,7 +21,24 @@ from trtcheck.render.terminal import render_summary
 from trtcheck.render.text import plain
 from trtcheck.rows import Row
 from trtcheck.run import Collection, analyze, collect, run
-from trtcheck.status import is_failure
+from trtcheck.status import Verdict, nothing_tested
+
+RUN_EPILOG = f"""\b
+Profiles: {", ".join(BUILTIN_PROFILES)} (built in), and your own under
+[tool.trtcheck.profiles]; a row is a case on one backend under one profile.
+\b
+Expected failures: xfail="reason", or a mapping whose keys are a variant, a
+backend, a profile or backend:profile (the most specific wins). An xpass fails
+the run only with strict_xfail = true in the config.
+\b
+Exit codes:
+  0    no row fails: pass, xfail, xpass, skipped, unsupported
+  1    a row is fail, error, timeout or crash (or xpass under strict_xfail)
+  2    usage or configuration error
+  5    nothing tested: no case selected (--allow-empty accepts it), or
+       every row skipped (--allow-skipped accepts it)
+  130  interrupted (Ctrl-C, SIGTERM): --resume runs the cases left
+"""
 
 paths_arg = click.argument("paths", nargs=-1, required=True,
                            type=click.Path(path_type=Path))
@@ -44,7 +62,7 @@ def cli() -> None:
     """Check a PyTorch model zoo against Torch-TensorRT and eager PyTorch."""
 
 
-@cli.command("run")
+@cli.command("run", epilog=RUN_EPILOG)
 @_selection
 @click.option("--backend", "backends_", multiple=True, help=SETTINGS["backends"].help)
 @click.option("--profile", "profiles", multiple=True, help=SETTINGS["run_profiles"].help)
@@ -54,33 +72,35 @@ def cli() -> None:
 @click.option("--timeout", type=float, help=SETTINGS["timeout"].help)
 @click.option("--memory-limit", "memory_limit_mb", type=int, help=SETTINGS["memory_limit_mb"].help)
 @click.option("--resume", is_flag=True, help="Skip cases already recorded in OUT/results.jsonl.")
+@click.option("--allow-empty", is_flag=True, default=None, help=SETTINGS["allow_empty"].help)
+@click.option("--allow-skipped", is_flag=True, default=None, help=SETTINGS["allow_skipped"].help)
 @click.option("-q", "--quiet", count=True, help="Less output.")
 @click.option("-v", "--verbose", count=True, help="More output.")
 def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | None,
             config: Path | None, backends_: tuple[str, ...], profiles: tuple[str, ...],
             out: Path | None, device: str | None, isolate: bool | None, timeout: float | None,
-            memory_limit_mb: int | None, resume: bool, quiet: int, verbose: int) -> int:
+            memory_limit_mb: int | None, resume: bool, allow_empty: bool | None,
+            allow_skipped: bool | None, quiet: int, verbose: int) -> int:
     """Run every case of the zoo under PATHS and write reports."""
     opts = backends.choose(_resolve(
         paths, config, variants, keyword, backends_=backends_, profiles=profiles, out=out,
         device=device, isolate=isolate, timeout=timeout, memory_limit_mb=memory_limit_mb,
-        resume=resume, verbosity=verbose - quiet))
+        resume=resume, allow_empty=allow_empty, allow_skipped=allow_skipped,
+        verbosity=verbose - quiet))
     if opts.backend_note and opts.verbosity >= 0:
-        click.echo(opts.backend_note, err=True)
+        _echo(opts.backend_note, err=True)
     chosen = {name: backends.get(name) for name in opts.backends}
     _check_writable(opts.out)
-    collection = collect(opts)
-    say = _Progress(opts.verbosity, len(collection.cases))
-    say.collection(collection)
-    rec, interrupted = run(opts, chosen, collection, say.case)
-    written = write_reports(rec, opts.out, strict_xfail=opts.strict_xfail)
+    with record.locked(opts.out):
+        collection = collect(opts)
+        say = _Progress(opts.verbosity, len(collection.cases))
+        say.collection(collection)
+        rec, _ = run(opts, chosen, collection, say.case)
+        written = write_reports(rec, opts.out, strict_xfail=opts.strict_xfail)
     if opts.verbosity >= 0:
-        click.echo(render_summary(rec, strict_xfail=opts.strict_xfail))
-        click.echo(f"reports: {', '.join(str(p) for p in written)}")
-    if interrupted:
-        click.echo("trtcheck: interrupted: reports cover the cases that finished", err=True)
-        return _publish(INTERRUPTED, opts.out, rec, opts.strict_xfail)
-    return _publish(exit_code(rec, opts.strict_xfail), opts.out, rec, opts.strict_xfail)
+        _echo(render_summary(rec, strict_xfail=opts.strict_xfail))
+        _echo(f"reports: {', '.join(str(p) for p in written)}")
+    return _publish(_verdict(rec, opts.strict_xfail), opts.out, rec, opts.strict_xfail)
 
 
 @cli.command("list")
@@ -92,9 +112,9 @@ def list_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | 
     collection = collect(opts)
     for case in collection.cases:
         tags = f"  [{', '.join(case.spec.tags)}]" if case.spec.tags else ""
-        click.echo(plain(f"{case.case_id}{tags}"))
+        _echo(plain(f"{case.case_id}{tags}"))
     for row in collection.problems:
-        click.echo(f"error: {plain(row.location or row.file)}: {plain(row.message)}", err=True)
+        _echo(f"error: {plain(row.location or row.file)}: {plain(row.message)}", err=True)
     return 1 if collection.problems else 0
 
 
@@ -109,9 +129,9 @@ def analyze_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str
     _check_writable(opts.out)
     rec = analyze(opts, collect(opts))
     record.save(rec, opts.out / "analysis.json")
-    click.echo(render_analysis(rec, verbose=verbose > 0))
-    click.echo(f"analysis: {opts.out / 'analysis.json'}")
-    return exit_code(rec, strict_xfail=False)
+    _echo(render_analysis(rec, verbose=verbose > 0))
+    _echo(f"analysis: {opts.out / 'analysis.json'}")
+    return _verdict(rec, strict_xfail=False)
 
 
 @cli.command("report")
@@ -124,9 +144,10 @@ def report_cmd(results: Path, out: Path | None) -> int:
     strict = bool(rec.options.get("strict_xfail", False))
     out_dir = out or results.parent
     _check_writable(out_dir)
-    written = write_reports(rec, out_dir, strict_xfail=strict)
-    click.echo(f"reports: {', '.join(str(p) for p in written)}")
-    return _publish(exit_code(rec, strict), out_dir, rec, strict)
+    with record.locked(out_dir):
+        written = write_reports(rec, out_dir, strict_xfail=strict)
+    _echo(f"reports: {', '.join(str(p) for p in written)}")
+    return _publish(_verdict(rec, strict), out_dir, rec, strict)
 
 
 def _resolve(paths: tuple[Path, ...], config: Path | None, variants: tuple[str, ...],
@@ -136,7 +157,22 @@ def _resolve(paths: tuple[Path, ...], config: Path | None, variants: tuple[str, 
                            backends=backends_, profiles=profiles, **kw)  # type: ignore[arg-type]
 
 
+def _echo(text: str, *, err: bool = False) -> None:
+    """``click.echo`` that survives a closed pipe (``trtcheck run … | head``): the rest of the
+    output is dropped, and the run goes on to write its reports."""
+    try:
+        click.echo(text, err=err)
+    except BrokenPipeError:
+        stream = sys.stderr if err else sys.stdout
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+
+
 def _check_writable(out: Path) -> None:
+    blocking = next((p for p in (out, *out.parents) if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise UsageError(f"cannot write reports to {out}: {blocking} is a file, not a directory")
     try:
         out.mkdir(parents=True, exist_ok=True)
         probe = out / ".trtcheck-write-test"
@@ -150,14 +186,19 @@ def _publish(code: int, out: Path | None, rec: Record | None, strict_xfail: bool
     """Under GitHub Actions, annotate the failing rows and write the step outputs; ``code``."""
     if github.active():
         for line in render_annotations(rec, strict_xfail=strict_xfail) if rec else []:
-            click.echo(line)
+            _echo(line)
         github.write_outputs(code, out, rec, strict_xfail=strict_xfail)
     return code
 
 
-def exit_code(rec: Record, strict_xfail: bool) -> int:
-    """0 when no row fails; 1 when any row is fail, error, timeout, crash (or strict xpass)."""
-    return 1 if any(is_failure(r.status, strict_xfail=strict_xfail) for r in rec.rows) else 0
+def _verdict(rec: Record, strict_xfail: bool) -> int:
+    """The run's exit code, after one line on stderr when it was interrupted or tested nothing."""
+    result = rec.verdict(strict_xfail=strict_xfail)
+    if result is Verdict.INTERRUPTED:
+        _echo("trtcheck: interrupted: reports cover the cases that finished", err=True)
+    elif result is Verdict.EMPTY:
+        _echo(f"trtcheck: {nothing_tested(r.status for r in rec.rows)}", err=True)
+    return result.exit_code
 
 
 class _Progress:
@@ -171,26 +212,26 @@ class _Progress:
     def collection(self, c: Collection) -> None:
         if self.verbosity >= 0:
             for rel in c.empty_files:
-                click.echo(f"note: {plain(rel)}.py declares no models (helpers belong in "
-                           "files whose names start with _)", err=True)
-            click.echo(f"collected {len(c.cases)} cases"
-                       + (f", {len(c.problems)} collection errors" if c.problems else ""))
+                _echo(f"note: {plain(rel)}.py declares no models (helpers belong in "
+                      "files whose names start with _)", err=True)
+            _echo(f"collected {len(c.cases)} cases"
+                  + (f", {len(c.problems)} collection errors" if c.problems else ""))
 
     def case(self, case: Case | None, rows: list[Row]) -> None:
         if self.verbosity < 0:
             return
         if case is None:
             for row in rows:
-                click.echo(f"ERROR {plain(row.location or row.file)}: {plain(row.message)}")
+                _echo(f"ERROR {plain(row.location or row.file)}: {plain(row.message)}")
             return
         self.done += 1
         parts = " ".join(f"{r.backend}{'' if r.profile == '-' else ':' + r.profile}={r.status}"
                          for r in rows)
-        click.echo(f"[{self.done}/{self.total}] {plain(case.case_id)}  {parts}")
+        _echo(f"[{self.done}/{self.total}] {plain(case.case_id)}  {parts}")
         if self.verbosity >= 1:
             for r in rows:
                 if r.message:
-                    click.echo(f"    {r.backend}: {plain(r.message)}")
+                    _echo(f"    {r.backend}: {plain(r.message)}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -204,10 +245,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         exc.show()
         return _publish(exc.exit_code, None, None, False)
     except click.exceptions.Abort:
-        click.echo("aborted", err=True)
+        _echo("aborted", err=True)
         return INTERRUPTED
     except TrtcheckError as exc:
-        click.echo(f"trtcheck: error: {exc}", err=True)
+        _echo(f"trtcheck: error: {exc}", err=True)
         return _publish(exc.exit_code, None, None, False)
     return result if isinstance(result, int) else 0
 

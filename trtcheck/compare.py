@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import reprlib
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -179,7 +179,7 @@ def _compare_leaf(
     (eager_dtype, eager_shape), (dtype, shape) = _describe(e), _describe(a)
     figures: dict[str, Any] = {}
     if isinstance(e, torch.Tensor) and isinstance(a, torch.Tensor):
-        e, a = e.detach().cpu(), a.detach().cpu()
+        e, a = e.detach(), a.detach()
         problems = _tensor_problems(e, a, tol, figures)
     else:
         problems = _other_problems(e, a)
@@ -211,6 +211,23 @@ def _other_problems(e: Any, a: Any) -> list[str]:
     return [] if equal else [f"value {reprlib.repr(a)} != eager {reprlib.repr(e)}"]
 
 
+# Elements per step. Every figure is computed chunk by chunk, on the device where eager's
+# output lives, so comparing one output pair needs a fixed amount of scratch memory (tens of
+# MB of float64/complex128 temporaries), not copies of the whole outputs.
+CHUNK = 1 << 21
+
+
+def _chunks(e: torch.Tensor, a: torch.Tensor,
+            common: torch.dtype) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """Both tensors flattened, in slices of :data:`CHUNK` elements, converted to ``common`` on
+    eager's device. Slices are new tensors or read-only views: the outputs are never modified."""
+    flat_e, flat_a = e.reshape(-1), a.reshape(-1)
+    for start in range(0, flat_e.numel(), CHUNK):
+        stop = start + CHUNK
+        yield (flat_e[start:stop].to(common).resolve_conj(),
+               flat_a[start:stop].to(e.device).to(common).resolve_conj())
+
+
 def _tensor_problems(
     e: torch.Tensor, a: torch.Tensor, tol: Tolerance, figures: dict[str, Any]
 ) -> list[str]:
@@ -221,17 +238,17 @@ def _tensor_problems(
     if a.shape != e.shape:
         problems.append(f"shape {list(a.shape)} != eager {list(e.shape)}")
     if e.dtype == torch.int64:
-        figures["int32_overflow"] = int(((e < INT32_MIN) | (e > INT32_MAX)).sum())
+        figures["int32_overflow"] = sum(int(((c < INT32_MIN) | (c > INT32_MAX)).sum())
+                                        for c, _ in _chunks(e, e, torch.int64))
     if a.shape != e.shape:
         return problems
     common = _common_dtype(e.dtype, a.dtype)
-    e_c, a_c = (t.to(common).resolve_conj().reshape(-1) for t in (e, a))
     if common == torch.int64:
-        value_problems = _integer_figures(e_c, a_c, e.dtype, figures)
+        value_problems = _integer_figures(e, a, figures)
     else:
-        value_problems = _floating_figures(e_c, a_c, tol, figures)
+        value_problems = _floating_figures(e, a, common, tol, figures)
     if value_problems and figures.get("int32_overflow"):
-        value_problems.append(_overflow_note(e.reshape(-1), a_c, figures["int32_overflow"]))
+        value_problems.append(_overflow_note(e, a, figures["int32_overflow"]))
     return problems + value_problems
 
 
@@ -243,31 +260,34 @@ def _common_dtype(e: torch.dtype, a: torch.dtype) -> torch.dtype:
     return torch.int64
 
 
-def _integer_figures(
-    e: torch.Tensor, a: torch.Tensor, eager_dtype: torch.dtype, figures: dict[str, Any]
-) -> list[str]:
+def _integer_figures(e: torch.Tensor, a: torch.Tensor, figures: dict[str, Any]) -> list[str]:
     n = e.numel()
-    n_diff = int((a != e).sum())
+    n_diff, max_abs = 0, 0.0
+    for ce, ca in _chunks(e, a, torch.int64):
+        n_diff += int((ca != ce).sum())
+        # float64 so that the difference of two extreme int64 values cannot overflow
+        max_abs = max(max_abs, float((ca.double() - ce.double()).abs().max()))
     figures["n_diff"] = n_diff
     if n == 0:
         return []
-    # float64 so that the difference of two extreme int64 values cannot overflow
-    max_abs = float((a.double() - e.double()).abs().max())
     figures.update(frac_mismatch=n_diff / n, max_abs=max_abs)
     if n_diff == 0:
         return []
-    short = str(eager_dtype).removeprefix("torch.")
+    short = str(e.dtype).removeprefix("torch.")
     return [f"{n_diff} of {n} {short} values differ (max abs diff {max_abs:.6g})"]
 
 
 def _overflow_note(e: torch.Tensor, a: torch.Tensor, overflow: int) -> str:
     """Explain differing int64 values when eager has values int32 cannot hold."""
-    low = e & 0xFFFFFFFF
-    wrapped = torch.where(low > INT32_MAX, low - 2**32, low)
+    wrapped = clamped = True
+    for ce, ca in _chunks(e, a, torch.int64):
+        low = ce & 0xFFFFFFFF
+        wrapped = wrapped and torch.equal(ca, torch.where(low > INT32_MAX, low - 2**32, low))
+        clamped = clamped and torch.equal(ca, ce.clamp(INT32_MIN, INT32_MAX))
     outside = f"eager has {overflow} values outside the int32 range"
-    if torch.equal(a, wrapped.to(a.dtype)):
+    if wrapped:
         return f"{outside} and actual equals eager wrapped to int32 (int64 truncated to int32)"
-    if torch.equal(a, e.clamp(INT32_MIN, INT32_MAX).to(a.dtype)):
+    if clamped:
         return f"{outside} and actual equals eager clamped to int32 (int64 saturated to int32)"
     return f"{outside} (int64 truncated to int32?)"
 
@@ -283,43 +303,92 @@ def _within(err: torch.Tensor, mag: torch.Tensor, rtol: float, atol: float) -> t
     return err <= atol + rtol * mag
 
 
+def _larger(x: float | None, y: float | None) -> float | None:
+    return y if x is None else x if y is None else max(x, y)
+
+
+class _Cosine:
+    """Cosine similarity accumulated chunk by chunk. Each vector is scaled by its running
+    maximum so that the sums cannot overflow, and identical vectors give exactly 1."""
+
+    def __init__(self) -> None:
+        self.sx = self.sy = 0.0
+        self.xx = self.yy = self.xy = 0.0
+
+    def add(self, x: torch.Tensor, y: torch.Tensor) -> None:
+        sx, sy = max(self.sx, float(x.abs().max())), max(self.sy, float(y.abs().max()))
+        fx = self.sx / sx if sx else 0.0
+        fy = self.sy / sy if sy else 0.0
+        self.xx, self.yy, self.xy = self.xx * fx * fx, self.yy * fy * fy, self.xy * fx * fy
+        self.sx, self.sy = sx, sy
+        x, y = (x / sx if sx else x), (y / sy if sy else y)
+        self.xx += float(torch.dot(x, x))
+        self.yy += float(torch.dot(y, y))
+        self.xy += float(torch.dot(x, y))
+
+    def value(self) -> float:
+        if self.sx == 0 and self.sy == 0:
+            return 1.0
+        if self.sx == 0 or self.sy == 0:
+            return 0.0
+        return min(1.0, max(-1.0, self.xy / math.sqrt(self.xx * self.yy)))
+
+
 def _floating_figures(
-    e: torch.Tensor, a: torch.Tensor, tol: Tolerance, figures: dict[str, Any]
+    e: torch.Tensor, a: torch.Tensor, common: torch.dtype, tol: Tolerance, figures: dict[str, Any]
 ) -> list[str]:
     n = e.numel()
     if n == 0:
         return []
-    ce, ca = _components(e), _components(a)
-    placement_differs = (
-        (ce.isnan() != ca.isnan()) | (ce.isposinf() != ca.isposinf())
-        | (ce.isneginf() != ca.isneginf())
-    ).any(dim=1)
-    finite = e.isfinite() & a.isfinite()
-    err, mag = (a - e).abs(), e.abs()
-    # Non-finite elements pass only when every part is equal, NaN matching NaN.
-    nonfinite_equal = ((ce == ca) | (ce.isnan() & ca.isnan())).all(dim=1)
-    close = torch.where(finite, _within(err, mag, tol.rtol, tol.atol), nonfinite_equal)
-    n_bad = int((~close).sum())
-    figures["frac_mismatch"] = n_bad / n
-
-    if finite.any():
-        fe, fa = ce[finite], ca[finite]
+    n_bad = n_placement = 0
+    any_finite = over_atol = zero_over = False
+    max_abs = max_rel = mag_err = phase_err = None
+    atol_estimate = rtol_estimate = 0.0
+    cosine = _Cosine()
+    for ce, ca in _chunks(e, a, common):
+        pe, pa = _components(ce), _components(ca)
+        n_placement += int(((pe.isnan() != pa.isnan()) | (pe.isposinf() != pa.isposinf())
+                            | (pe.isneginf() != pa.isneginf())).any(dim=1).sum())
+        finite = ce.isfinite() & ca.isfinite()
+        err, mag = (ca - ce).abs(), ce.abs()
+        # Non-finite elements pass only when every part is equal, NaN matching NaN.
+        nonfinite_equal = ((pe == pa) | (pe.isnan() & pa.isnan())).all(dim=1)
+        close = torch.where(finite, _within(err, mag, tol.rtol, tol.atol), nonfinite_equal)
+        n_bad += int((~close).sum())
+        if not finite.any():
+            continue
+        any_finite = True
+        fe, fa = pe[finite], pa[finite]
         diff = (fa - fe).abs()
+        max_abs = _larger(max_abs, float(diff.max()))
         nonzero = fe != 0
-        figures["max_abs"] = float(diff.max())
-        figures["max_rel"] = (
-            float((diff[nonzero] / fe[nonzero].abs()).max()) if nonzero.any() else None
-        )
-        figures["cosine"] = _cosine(fe.reshape(-1), fa.reshape(-1))
+        if nonzero.any():
+            max_rel = _larger(max_rel, float((diff[nonzero] / fe[nonzero].abs()).max()))
+        cosine.add(fe.reshape(-1), fa.reshape(-1))
         f_err, f_mag = err[finite], mag[finite]
-        figures["min_atol"] = _min_atol(f_err, f_mag, tol.rtol)
-        figures["min_rtol"] = _min_rtol(f_err, f_mag, tol.atol)
+        atol_estimate = max(atol_estimate, float((f_err - tol.rtol * f_mag).max()))
+        over = f_err > tol.atol
+        if over.any():
+            over_atol = True
+            zero_over = zero_over or bool((f_mag[over] == 0).any())
+            if not zero_over:
+                rtol_estimate = max(rtol_estimate,
+                                    float(((f_err[over] - tol.atol) / f_mag[over]).max()))
+        if ce.is_complex():
+            mag_err = _larger(mag_err, float((ca[finite].abs() - f_mag).abs().max()))
+            phase_err = _larger(phase_err, _max_phase_err(ce[finite], ca[finite], tol.atol))
+    figures["frac_mismatch"] = n_bad / n
+    if any_finite:
+        figures.update(max_abs=max_abs, max_rel=max_rel, cosine=cosine.value())
+        figures["min_atol"] = _smallest_passing(
+            atol_estimate, lambda t: _all_within(e, a, common, tol.rtol, t))
+        figures["min_rtol"] = (0.0 if not over_atol else math.inf if zero_over else
+                               _smallest_passing(rtol_estimate,
+                                                 lambda t: _all_within(e, a, common, t, tol.atol)))
         if e.is_complex():
-            figures["max_mag_err"] = float((a[finite].abs() - f_mag).abs().max())
-            figures["max_phase_err"] = _max_phase_err(e[finite], a[finite], tol.atol)
+            figures.update(max_mag_err=mag_err, max_phase_err=phase_err)
 
     problems = []
-    n_placement = int(placement_differs.sum())
     if n_placement:
         problems.append(f"NaN/Inf placement differs at {n_placement} of {n} positions")
     if n_bad > n_placement:
@@ -333,20 +402,18 @@ def _floating_figures(
     return problems
 
 
+def _all_within(e: torch.Tensor, a: torch.Tensor, common: torch.dtype, rtol: float,
+                atol: float) -> bool:
+    """Whether every element finite in both outputs is close at these tolerances."""
+    for ce, ca in _chunks(e, a, common):
+        finite = ce.isfinite() & ca.isfinite()
+        if not _within((ca - ce).abs()[finite], ce.abs()[finite], rtol, atol).all():
+            return False
+    return True
+
+
 def _fmt(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3g}"
-
-
-def _cosine(x: torch.Tensor, y: torch.Tensor) -> float:
-    sx, sy = float(x.abs().max()), float(y.abs().max())
-    if sx == 0 and sy == 0:
-        return 1.0
-    if sx == 0 or sy == 0:
-        return 0.0
-    x, y = x / sx, y / sy  # scale first so that the norms cannot overflow
-    # One reduction kernel for all three sums, so identical vectors give exactly 1.
-    cos = float(torch.dot(x, y) / torch.sqrt(torch.dot(x, x) * torch.dot(y, y)))
-    return min(1.0, max(-1.0, cos))
 
 
 def _max_phase_err(e: torch.Tensor, a: torch.Tensor, atol: float) -> float | None:
@@ -356,21 +423,6 @@ def _max_phase_err(e: torch.Tensor, a: torch.Tensor, atol: float) -> float | Non
     delta = a[significant].angle() - e[significant].angle()
     wrapped = torch.remainder(delta + math.pi, 2 * math.pi) - math.pi
     return float(wrapped.abs().max())
-
-
-def _min_atol(err: torch.Tensor, mag: torch.Tensor, rtol: float) -> float:
-    estimate = max(0.0, float((err - rtol * mag).max()))
-    return _smallest_passing(estimate, lambda t: bool(_within(err, mag, rtol, t).all()))
-
-
-def _min_rtol(err: torch.Tensor, mag: torch.Tensor, atol: float) -> float:
-    over = err > atol
-    if not over.any():
-        return 0.0
-    if (mag[over] == 0).any():
-        return math.inf
-    estimate = float(((err[over] - atol) / mag[over]).max())
-    return _smallest_passing(estimate, lambda t: bool(_within(err, mag, t, atol).all()))
 
 
 def _bits(x: float) -> int:

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 INTERRUPTED = 130  # the shell's code for a run stopped by SIGINT; trtcheck uses it for SIGTERM too
+NOTHING_TESTED = 5  # no case selected, or every row skipped: pytest's "no tests ran"
 
 
 class TrtcheckError(Exception):
@@ -27,6 +28,10 @@ class ConfigError(TrtcheckError):
     """Bad configuration: unknown keys, invalid values, contradictory settings."""
 
     exit_code = 2
+
+
+class LockedError(UsageError):
+    """Another trtcheck run is writing to the same report directory."""
 
 
 class RecordError(TrtcheckError):

@@ -107,7 +107,10 @@ SETTINGS: dict[str, Setting] = {
     "run_profiles": Setting(list, ["default"], "Settings profile (repeatable) [default]."),
     "device": Setting(str, "auto", "cpu, cuda, cuda:N or auto [auto: cuda when available]."),
     "out": Setting(str, "trtcheck-report", "Report directory [trtcheck-report]."),
-    "strict_xfail": Setting(bool, False, "An xpass fails the run [false]."),
+    "strict_xfail": Setting(bool, False, "An xpass (a declared expected failure that passed) "
+                                         "fails the run [false]."),
+    "allow_empty": Setting(bool, False, "Exit 0, not 5, when no case is selected [false]."),
+    "allow_skipped": Setting(bool, False, "Exit 0, not 5, when every row is skipped [false]."),
     "isolate": Setting(bool, True, "Run each case in a worker subprocess [isolate]; "
                                    "--no-isolate for debugging."),
     "timeout": Setting((int, float), None, "Seconds per case before it is stopped "
@@ -135,6 +138,8 @@ class Options:
     device: str = "cpu"
     out: Path = Path("trtcheck-report")
     strict_xfail: bool = False
+    allow_empty: bool = False
+    allow_skipped: bool = False
     isolate: bool = True
     timeout: float = 300.0
     resume: bool = False
@@ -155,6 +160,8 @@ class Options:
             "device": self.device,
             "out": str(self.out),
             "strict_xfail": self.strict_xfail,
+            "allow_empty": self.allow_empty,
+            "allow_skipped": self.allow_skipped,
             "isolate": self.isolate,
             "timeout": self.timeout,
             "memory_limit": self.memory_limit,
@@ -288,6 +295,8 @@ def resolve(
     timeout: float | None = None,
     resume: bool = False,
     memory_limit_mb: int | None = None,
+    allow_empty: bool | None = None,
+    allow_skipped: bool | None = None,
     verbosity: int = 0,
 ) -> Options:
     """Resolve defaults, config file and command line; ConfigError/UsageError on anything invalid.
@@ -310,7 +319,8 @@ def resolve(
     value = _Cascade(config, where, {
         "backends": list(backends), "variants": list(variants), "run_profiles": list(profiles),
         "device": device, "out": out, "isolate": isolate, "timeout": timeout,
-        "memory_limit_mb": memory_limit_mb,
+        "memory_limit_mb": memory_limit_mb, "allow_empty": allow_empty,
+        "allow_skipped": allow_skipped,
     }).get
 
     known_profiles = _profiles(config, where)
@@ -344,6 +354,8 @@ def resolve(
         device=resolved_device,
         out=Path(value("out")[0]),
         strict_xfail=value("strict_xfail")[0],
+        allow_empty=value("allow_empty")[0],
+        allow_skipped=value("allow_skipped")[0],
         isolate=value("isolate")[0],
         timeout=float(timeout_s),
         resume=resume,

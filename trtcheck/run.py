@@ -160,6 +160,7 @@ def run(opts: Options, backends: Mapping[str, Backend], collection: Collection,
                 on_case(case, current)
     except KeyboardInterrupt:
         interrupted = True
+        env["interrupted"] = True  # the reports say INTERRUPTED and ``report`` exits 130
         for i, case in enumerate(pending):
             finished = current if i == 0 else []
             have = {r.key for r in finished}

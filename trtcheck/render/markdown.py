@@ -17,10 +17,10 @@ from trtcheck.render.text import (
     headline,
     kinds_present,
     md,
-    n_failing,
     num,
     path_text,
     status_counts,
+    verdict_text,
 )
 from trtcheck.rows import Row
 from trtcheck.status import Status, is_failure
@@ -71,11 +71,10 @@ def _summary(record: Record, *, strict_xfail: bool) -> str:
     counts = status_counts(record)
     table = _table([str(s) for s, _ in counts] + ["total"],
                    [[str(n) for _, n in counts] + [str(len(record.rows))]])
-    failing = n_failing(record, strict_xfail=strict_xfail)
-    verdict = (f"**Result: FAIL**: {failing} of {len(record.rows)} rows fail the run"
-               if failing else "**Result: PASS**: no row fails the run")
+    result, why = verdict_text(record, strict_xfail=strict_xfail)
     mode = "on" if strict_xfail else "off"
-    return f"## Summary\n\n{table}\n\n{verdict} (strict xfail {mode})."
+    return (f"## Summary\n\n{table}\n\n**Result: {result.title}**: {md(why)} "
+            f"(strict xfail {mode}).")
 
 
 def _accuracy(record: Record, *, strict_xfail: bool) -> str:

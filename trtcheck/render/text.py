@@ -12,7 +12,7 @@ from typing import Any
 
 from trtcheck.record import Record
 from trtcheck.rows import Kind, Row
-from trtcheck.status import ORDER, Status, is_failure
+from trtcheck.status import ORDER, Status, Verdict, is_failure, nothing_tested
 
 NONE = "—"
 PREDICTION_MARK = "†"
@@ -100,3 +100,19 @@ def status_counts(record: Record) -> list[tuple[Status, int]]:
 def n_failing(record: Record, *, strict_xfail: bool) -> int:
     """How many rows make the run exit 1."""
     return sum(is_failure(r.status, strict_xfail=strict_xfail) for r in record.rows)
+
+
+def verdict_text(record: Record, *, strict_xfail: bool) -> tuple[Verdict, str]:
+    """The run's verdict and one line saying what it rests on."""
+    result = record.verdict(strict_xfail=strict_xfail)
+    failing = n_failing(record, strict_xfail=strict_xfail)
+    fails = f"{failing} of {len(record.rows)} rows fail the run"
+    if result is Verdict.INTERRUPTED:
+        return result, ("the run was stopped before every case finished; the rows cover what "
+                        "finished, the rest are skipped: interrupted"
+                        + (f"; {fails}" if failing else ""))
+    if result is Verdict.EMPTY:
+        return result, nothing_tested(r.status for r in record.rows)
+    if result is Verdict.FAIL:
+        return result, fails
+    return result, f"{len(record.rows)} rows, none fails the run"
