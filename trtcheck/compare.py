@@ -16,7 +16,7 @@ import math
 import reprlib
 import struct
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import torch
@@ -60,6 +60,7 @@ class LeafResult:
     int32_overflow: int | None = None
     min_atol: float | None = None
     min_rtol: float | None = None
+    eager_nonfinite: int | None = None  # NaN and Inf elements in eager's own output
     message: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -103,6 +104,7 @@ class Comparison:
 
     leaves: tuple[LeafResult, ...]
     structure_error: str | None = None
+    what: str = "output"  # or "input", for the check that a call left its inputs alone
 
     def __bool__(self) -> bool:
         return self.structure_error is None and all(leaf.passed for leaf in self.leaves)
@@ -111,33 +113,42 @@ class Comparison:
     def message(self) -> str:
         """Empty when passed; else one line naming the worst failing leaf and the failure count."""
         if self.structure_error is not None:
-            return f"output structure differs: {self.structure_error}"
+            return f"{self.what} structure differs: {self.structure_error}"
         failed = [leaf for leaf in self.leaves if not leaf.passed]
         if not failed:
             return ""
         worst = max(failed, key=_severity)
-        return f"{len(failed)} of {len(self.leaves)} outputs failed; worst: {worst.message}"
+        return f"{len(failed)} of {len(self.leaves)} {self.what}s failed; worst: {worst.message}"
+
+    @property
+    def eager_nonfinite(self) -> str:
+        """``""``, or one line naming eager's own outputs that hold NaN or Inf."""
+        named = [f"{_name(leaf.path, self.what)} ({leaf.eager_nonfinite})"
+                 for leaf in self.leaves if leaf.eager_nonfinite]
+        return f"eager itself returns NaN/Inf in {_some(named)}" if named else ""
 
 
 def compare(
-    expected: Any, actual: Any, tolerance_for: Callable[[torch.dtype], Tolerance]
+    expected: Any, actual: Any, tolerance_for: Callable[[torch.dtype], Tolerance], *,
+    what: str = "output",
 ) -> Comparison:
-    """Compare ``actual`` with eager's ``expected``; ``tolerance_for`` gets the eager leaf dtype."""
+    """Compare ``actual`` with eager's ``expected``; ``tolerance_for`` gets the eager leaf dtype.
+    ``what`` names the leaves in messages: ``output``, or ``input`` for the inputs after a call."""
     eager = leaves_with_paths(expected)
     got = dict(leaves_with_paths(actual))
     if len(got) != len(eager) or any(path not in got for path, _ in eager):
-        return Comparison(leaves=(), structure_error=_structure_difference(eager, got))
+        return Comparison((), _structure_difference(eager, got, what), what)
     return Comparison(
-        leaves=tuple(_compare_leaf(path, e, got[path], tolerance_for) for path, e in eager)
-    )
+        tuple(_compare_leaf(path, e, got[path], tolerance_for, what) for path, e in eager),
+        what=what)
 
 
-def _structure_difference(eager: list[tuple[str, Any]], got: dict[str, Any]) -> str:
+def _structure_difference(eager: list[tuple[str, Any]], got: dict[str, Any], what: str) -> str:
     eager_paths = [path for path, _ in eager]
     known = set(eager_paths)
-    missing = [_name(p) for p in eager_paths if p not in got]
-    extra = [_name(p) for p in got if p not in known]
-    parts = [f"eager has {len(eager_paths)} outputs, actual has {len(got)}"]
+    missing = [_name(p, what) for p in eager_paths if p not in got]
+    extra = [_name(p, what) for p in got if p not in known]
+    parts = [f"eager has {len(eager_paths)} {what}s, actual has {len(got)}"]
     if missing:
         parts.append(f"missing {_some(missing)}")
     if extra:
@@ -150,8 +161,8 @@ def _some(names: list[str], limit: int = 3) -> str:
     return f"{shown} and {len(names) - limit} more" if len(names) > limit else shown
 
 
-def _name(path: str) -> str:
-    return f"out{path}"
+def _name(path: str, what: str = "output") -> str:
+    return f"{'out' if what == 'output' else 'inputs'}{path}"
 
 
 def _kind(x: Any) -> str:
@@ -172,7 +183,7 @@ def _describe(x: Any) -> tuple[str, list[int]]:
 
 
 def _compare_leaf(
-    path: str, e: Any, a: Any, tolerance_for: Callable[[torch.dtype], Tolerance]
+    path: str, e: Any, a: Any, tolerance_for: Callable[[torch.dtype], Tolerance], what: str
 ) -> LeafResult:
     kind = _kind(e)
     tol = tolerance_for(e.dtype) if kind in ("float", "complex") else _EXACT
@@ -193,7 +204,7 @@ def _compare_leaf(
         shape=shape,
         rtol=tol.rtol,
         atol=tol.atol,
-        message=f"{_name(path)}: {'; '.join(problems)}" if problems else "",
+        message=f"{_name(path, what)}: {'; '.join(problems)}" if problems else "",
         **figures,
     )
 
@@ -217,15 +228,17 @@ def _other_problems(e: Any, a: Any) -> list[str]:
 CHUNK = 1 << 21
 
 
-def _chunks(e: torch.Tensor, a: torch.Tensor,
-            common: torch.dtype) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-    """Both tensors flattened, in slices of :data:`CHUNK` elements, converted to ``common`` on
-    eager's device. Slices are new tensors or read-only views: the outputs are never modified."""
+def _chunks(e: torch.Tensor, a: torch.Tensor, common: torch.dtype,
+            only: Callable[[int], bool] | None = None) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """Both tensors flattened, in slices of :data:`CHUNK` elements (those whose index ``only``
+    accepts), converted to ``common`` on eager's device. Slices are new tensors or read-only
+    views: the outputs are never modified."""
     flat_e, flat_a = e.reshape(-1), a.reshape(-1)
-    for start in range(0, flat_e.numel(), CHUNK):
-        stop = start + CHUNK
-        yield (flat_e[start:stop].to(common).resolve_conj(),
-               flat_a[start:stop].to(e.device).to(common).resolve_conj())
+    for i, start in enumerate(range(0, flat_e.numel(), CHUNK)):
+        if only is None or only(i):
+            stop = start + CHUNK
+            yield (flat_e[start:stop].to(common).resolve_conj(),
+                   flat_a[start:stop].to(e.device).to(common).resolve_conj())
 
 
 def _tensor_problems(
@@ -334,57 +347,99 @@ class _Cosine:
         return min(1.0, max(-1.0, self.xy / math.sqrt(self.xx * self.yy)))
 
 
+@dataclass
+class _Bounds:
+    """Per chunk, what the minimum-tolerance searches need to skip chunks that pass anyway:
+    the largest ``err - rtol*mag`` and ``err + rtol*mag``, and over the elements beyond atol
+    the largest ``(err - atol) / mag`` and the smallest ``mag``."""
+
+    atol_slack: list[float] = field(default_factory=list)
+    size: list[float] = field(default_factory=list)
+    rtol_slack: list[float] = field(default_factory=list)
+    smallest: list[float] = field(default_factory=list)
+
+    def add(self, err: torch.Tensor, mag: torch.Tensor, tol: Tolerance) -> None:
+        scaled = tol.rtol * mag
+        self.atol_slack.append(float((err - scaled).max()) if err.numel() else -math.inf)
+        self.size.append(float((err + scaled).max()) if err.numel() else 0.0)
+        over = err > tol.atol
+        if over.any():
+            self.rtol_slack.append(float(((err[over] - tol.atol) / mag[over]).max()))
+            self.smallest.append(float(mag[over].min()))
+        else:
+            self.rtol_slack.append(-math.inf)
+            self.smallest.append(math.inf)
+
+    # A chunk is skipped only when rounding (under 2**-50 relative here) cannot make one of its
+    # elements fail: the margin 2**-40 is far wider than needed.
+    def may_fail_atol(self, i: int, t: float) -> bool:
+        return self.atol_slack[i] >= t - (t + 2 * self.size[i]) * _MARGIN
+
+    def may_fail_rtol(self, i: int, t: float, atol: float) -> bool:
+        return self.rtol_slack[i] >= t * (1 - _MARGIN) - atol * _MARGIN / self.smallest[i]
+
+
+_MARGIN = 2.0**-40
+
+
 def _floating_figures(
     e: torch.Tensor, a: torch.Tensor, common: torch.dtype, tol: Tolerance, figures: dict[str, Any]
 ) -> list[str]:
     n = e.numel()
     if n == 0:
         return []
-    n_bad = n_placement = 0
+    n_bad = n_placement = n_nonfinite = 0
     any_finite = over_atol = zero_over = False
     max_abs = max_rel = mag_err = phase_err = None
-    atol_estimate = rtol_estimate = 0.0
-    cosine = _Cosine()
+    cosine, bounds = _Cosine(), _Bounds()
     for ce, ca in _chunks(e, a, common):
         pe, pa = _components(ce), _components(ca)
-        n_placement += int(((pe.isnan() != pa.isnan()) | (pe.isposinf() != pa.isposinf())
-                            | (pe.isneginf() != pa.isneginf())).any(dim=1).sum())
         finite = ce.isfinite() & ca.isfinite()
+        all_finite = bool(finite.all())
         err, mag = (ca - ce).abs(), ce.abs()
-        # Non-finite elements pass only when every part is equal, NaN matching NaN.
-        nonfinite_equal = ((pe == pa) | (pe.isnan() & pa.isnan())).all(dim=1)
-        close = torch.where(finite, _within(err, mag, tol.rtol, tol.atol), nonfinite_equal)
+        if all_finite:  # the common case: no masks, no copies
+            close = _within(err, mag, tol.rtol, tol.atol)
+            fe, fa, f_err, f_mag, f_e, f_a = pe, pa, err, mag, ce, ca
+        else:
+            n_nonfinite += int((~ce.isfinite()).sum())
+            n_placement += int(((pe.isnan() != pa.isnan()) | (pe.isposinf() != pa.isposinf())
+                                | (pe.isneginf() != pa.isneginf())).any(dim=1).sum())
+            # Non-finite elements pass only when every part is equal, NaN matching NaN.
+            nonfinite_equal = ((pe == pa) | (pe.isnan() & pa.isnan())).all(dim=1)
+            close = torch.where(finite, _within(err, mag, tol.rtol, tol.atol), nonfinite_equal)
+            fe, fa, f_err, f_mag, f_e, f_a = (
+                pe[finite], pa[finite], err[finite], mag[finite], ce[finite], ca[finite])
         n_bad += int((~close).sum())
-        if not finite.any():
+        bounds.add(f_err, f_mag, tol)
+        if not f_err.numel():
             continue
         any_finite = True
-        fe, fa = pe[finite], pa[finite]
         diff = (fa - fe).abs()
         max_abs = _larger(max_abs, float(diff.max()))
         nonzero = fe != 0
         if nonzero.any():
-            max_rel = _larger(max_rel, float((diff[nonzero] / fe[nonzero].abs()).max()))
+            rel = torch.where(nonzero, diff / fe.abs(), 0.0)
+            max_rel = _larger(max_rel, float(rel.max()))
         cosine.add(fe.reshape(-1), fa.reshape(-1))
-        f_err, f_mag = err[finite], mag[finite]
-        atol_estimate = max(atol_estimate, float((f_err - tol.rtol * f_mag).max()))
-        over = f_err > tol.atol
-        if over.any():
+        if bounds.rtol_slack[-1] > -math.inf:
             over_atol = True
-            zero_over = zero_over or bool((f_mag[over] == 0).any())
-            if not zero_over:
-                rtol_estimate = max(rtol_estimate,
-                                    float(((f_err[over] - tol.atol) / f_mag[over]).max()))
+            zero_over = zero_over or bounds.smallest[-1] == 0
         if ce.is_complex():
-            mag_err = _larger(mag_err, float((ca[finite].abs() - f_mag).abs().max()))
-            phase_err = _larger(phase_err, _max_phase_err(ce[finite], ca[finite], tol.atol))
-    figures["frac_mismatch"] = n_bad / n
+            mag_err = _larger(mag_err, float((f_a.abs() - f_mag).abs().max()))
+            phase_err = _larger(phase_err, _max_phase_err(f_e, f_a, tol.atol))
+    figures.update(frac_mismatch=n_bad / n, eager_nonfinite=n_nonfinite)
     if any_finite:
         figures.update(max_abs=max_abs, max_rel=max_rel, cosine=cosine.value())
         figures["min_atol"] = _smallest_passing(
-            atol_estimate, lambda t: _all_within(e, a, common, tol.rtol, t))
+            max(0.0, *bounds.atol_slack),
+            lambda t: _all_within(e, a, common, tol.rtol, t,
+                                  only=lambda i: bounds.may_fail_atol(i, t)))
         figures["min_rtol"] = (0.0 if not over_atol else math.inf if zero_over else
-                               _smallest_passing(rtol_estimate,
-                                                 lambda t: _all_within(e, a, common, t, tol.atol)))
+                               _smallest_passing(
+                                   max(bounds.rtol_slack),
+                                   lambda t: _all_within(
+                                       e, a, common, t, tol.atol,
+                                       only=lambda i: bounds.may_fail_rtol(i, t, tol.atol))))
         if e.is_complex():
             figures.update(max_mag_err=mag_err, max_phase_err=phase_err)
 
@@ -403,11 +458,15 @@ def _floating_figures(
 
 
 def _all_within(e: torch.Tensor, a: torch.Tensor, common: torch.dtype, rtol: float,
-                atol: float) -> bool:
-    """Whether every element finite in both outputs is close at these tolerances."""
-    for ce, ca in _chunks(e, a, common):
+                atol: float, only: Callable[[int], bool]) -> bool:
+    """Whether every element finite in both outputs is close at these tolerances (checking
+    the chunks ``only`` accepts: the others pass by their bounds)."""
+    for ce, ca in _chunks(e, a, common, only):
+        err, mag = (ca - ce).abs(), ce.abs()
         finite = ce.isfinite() & ca.isfinite()
-        if not _within((ca - ce).abs()[finite], ce.abs()[finite], rtol, atol).all():
+        if not bool(finite.all()):
+            err, mag = err[finite], mag[finite]
+        if not _within(err, mag, rtol, atol).all():
             return False
     return True
 

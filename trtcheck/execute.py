@@ -29,7 +29,7 @@ class StageError(Exception):
     """An exception in user or backend code, tagged with the stage it happened in."""
 
     def __init__(self, stage: str, exc: BaseException, where: str) -> None:
-        line = last_line(exc)
+        line = last_line(exc, cut=True)
         super().__init__(f"out of memory: {line}" if is_out_of_memory(exc) else line)
         self.stage = stage
         self.location = where
@@ -75,7 +75,11 @@ class Stages:
         except Unsupported:
             raise
         except Exception as exc:
-            raise StageError(name, exc, location(exc, self.case.file.root)) from exc
+            # No frame of the zoo in the traceback (a factory's bad return value, an export
+            # error raised inside torch): point at the model's declaration instead.
+            where = (location(exc, self.case.file.root)
+                     or f"{self.case.file.path}:{self.case.spec.line}")
+            raise StageError(name, exc, where) from exc
         finally:
             self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - t0
 
@@ -135,7 +139,8 @@ def iter_rows(case: Case, opts: Options, backends: Mapping[str, Backend],
         with stages.stage("eager"), torch.no_grad():
             eager_in = clone(inputs)
             expected = module(*eager_in[0], **eager_in[1])
-        eager = Eager(module, mutates=_mutated(inputs, eager_in))
+        with stages.stage("compare"):  # announced, so that a crash here is not blamed on eager
+            eager = Eager(module, mutates=_mutated(inputs, eager_in))
         with stages.stage("export"):
             program = export(case, built)
     except StageError as err:
@@ -189,7 +194,7 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
         with stages.stage("compare"):
             pick = tolerance_for(case, opts.tolerances, truncate_double)
             result = compare(expected, actual, pick)
-            inputs_check = compare(eager_after, backend_in, pick)
+            inputs_check = compare(eager_after, backend_in, pick, what="input")
     except Unsupported as exc:
         return dict(status=Status.UNSUPPORTED, stage="compile", message=str(exc),
                     timings=stages.timings, evidence=evidence)
@@ -199,6 +204,7 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
     status, message = _verdict(result, inputs_check)
     if status is Status.PASS and truncate_double:
         message = _precision_lost(result)
+    message = "; ".join(m for m in (message, result.eager_nonfinite) if m)
     latency = None
     try:
         with stages.stage("timing"):
@@ -236,4 +242,4 @@ def _precision_lost(result: Comparison) -> str:
 
 def _mutated(before: Any, after: Any) -> bool:
     """Whether a call changed its inputs (so timing must give each call fresh copies)."""
-    return not compare(before, after, lambda _: Tolerance(0.0, 0.0))
+    return not compare(before, after, lambda _: Tolerance(0.0, 0.0), what="input")
