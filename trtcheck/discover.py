@@ -56,6 +56,7 @@ class ImportFailure:
 class Discovered:
     file: ZooFile
     specs: tuple[zoo.ModelSpec, ...]
+    invalid: tuple[zoo.Invalid, ...] = ()
 
 
 def zoo_files(paths: Iterable[Path]) -> Iterator[ZooFile]:
@@ -120,5 +121,5 @@ def load(file: ZooFile) -> Discovered | ImportFailure:
         return ImportFailure(file, location(exc, file.root), last_line(exc), traceback.format_exc())
     finally:
         zoo.stop_collecting(collector)
-    return Discovered(file, tuple(collector.specs))
+    return Discovered(file, tuple(collector.specs), tuple(collector.invalid))
 

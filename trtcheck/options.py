@@ -133,6 +133,7 @@ class Options:
     variants: tuple[str, ...] = ()
     keyword: str | None = None
     profiles: tuple[Profile, ...] = (BUILTIN_PROFILES["default"],)
+    known_profiles: tuple[str, ...] = tuple(BUILTIN_PROFILES)  # built in and configured
     tolerances: Mapping[str, Tolerance] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
     timing: Timing = field(default_factory=Timing)
     device: str = "cpu"
@@ -349,6 +350,7 @@ def resolve(
         variants=tuple(variant_names),
         keyword=keyword,
         profiles=tuple(known_profiles[n] for n in dict.fromkeys(profile_names)),
+        known_profiles=tuple(known_profiles),
         tolerances=_tolerances(config, where),
         timing=Timing.from_config(config.get("timing", {}), f"{where}.timing"),
         device=resolved_device,
