@@ -204,7 +204,7 @@ def test_junit_messages_and_system_out(record: Record) -> None:
     out = predicted.findtext("system-out") or ""
     assert "PREDICTION: " in out and "not a TensorRT measurement" in out
     assert "path: complex rewrite+int64" in out
-    assert "speedup: 0.8×" in out
+    assert "speedup: n/a (prediction)" in out
     measured = by_name[("llm.rope", "rope_attention[complex64] inductor")]
     assert "PREDICTION" not in (measured.findtext("system-out") or "")
     assert "\nspeedup: 2.5×\n" in (measured.findtext("system-out") or "")
@@ -370,3 +370,24 @@ def test_write_reports(record: Record, tmp_path: Path, monkeypatch: pytest.Monke
         record, strict_xfail=False, link=RunLink(sha=record.environment.get("git_commit")))
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "comment.md", "junit.xml", "report.md", "results.json"]
+
+
+def test_passing_rows_with_pytorch_fallbacks_are_marked_in_the_table() -> None:
+    from trtcheck.rows import Evidence, Kind
+
+    rows = [_row("m.py", "fft", "complex64", "emulate", Status.PASS, kind=Kind.EMULATED,
+                 evidence=Evidence(path=["complex rewrite"], fallbacks=["aten.fft_fft"])),
+            _row("m.py", "fft", "complex64", "inductor", Status.PASS,
+                 evidence=Evidence(path=["complex rewrite"]))]
+    table = render_markdown(Record({}, {}, rows), strict_xfail=False).split("## Accuracy")[1]
+    emulate, inductor = (line for line in table.splitlines() if "m::fft" in line)
+    assert "| pass (fallback) |" in " ".join(emulate.split())
+    assert "complex rewrite" in emulate
+    assert "complex rewrite" not in inductor  # inductor runs the exported graph as is
+
+
+def test_terminal_keeps_the_end_of_a_long_message() -> None:
+    message = "expected to fail (" + "a very long reason " * 8 + ") but passed"
+    rows = [_row("m.py", "x", "float32", "eager", Status.XPASS, message=message)]
+    line = render_summary(Record({}, {}, rows), strict_xfail=False).splitlines()[2]
+    assert line.endswith("but passed") and "…" in line

@@ -21,6 +21,7 @@ from typing import Any
 from trtcheck.github import RunLink
 from trtcheck.record import Record
 from trtcheck.render.text import (
+    NO_SPEEDUP,
     NONE,
     PREDICTION_MARK,
     headline,
@@ -216,7 +217,7 @@ def _spread(row: Row) -> float | None:
 
 def _speedup(row: Row) -> str:
     if row.prediction:
-        return "n/a (prediction)"
+        return NO_SPEEDUP
     if row.latency is None:
         return NONE
     spread = _spread(row)

@@ -22,6 +22,7 @@ from trtcheck.render.text import (
     num,
     path_text,
     plain,
+    speedup_text,
     xml_text,
 )
 from trtcheck.rows import Row
@@ -87,8 +88,7 @@ def _testcase(record: Record, row: Row, *, strict_xfail: bool) -> TestCase:
 
 def _system_out(record: Record, row: Row, *, strict_xfail: bool) -> str:
     lat = row.latency
-    eager_ms, backend_ms, speedup = (
-        (lat.eager.median_ms, lat.backend.median_ms, lat.speedup) if lat else (None, None, None))
+    eager_ms, backend_ms = (lat.eager.median_ms, lat.backend.median_ms) if lat else (None, None)
     facts = {
         "status": str(row.status),
         "backend": row.backend,
@@ -100,7 +100,7 @@ def _system_out(record: Record, row: Row, *, strict_xfail: bool) -> str:
         **{m.row_label: num(m.of_row(row.outputs)) for m in ROW_METRICS},
         "eager median ms": num(eager_ms),
         "backend median ms": num(backend_ms),
-        "speedup": num(speedup, "×"),
+        "speedup": speedup_text(row),
         "compile s": num(row.timings.get("compile")),
     }
     lines = [f"{key}: {value}" for key, value in facts.items() if value != NONE]

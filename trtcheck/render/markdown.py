@@ -19,7 +19,9 @@ from trtcheck.render.text import (
     md,
     num,
     path_text,
+    speedup_text,
     status_counts,
+    status_text,
     verdict_text,
 )
 from trtcheck.rows import Row
@@ -91,7 +93,7 @@ def _accuracy(record: Record, *, strict_xfail: bool) -> str:
 def _latency(record: Record) -> str:
     rows = [
         [md(r.case_id), _backend(r), md(r.profile), num(r.latency.eager.median_ms),
-         num(r.latency.backend.median_ms), num(r.latency.speedup, "×"),
+         num(r.latency.backend.median_ms), speedup_text(r),
          num(r.timings.get("compile"))]
         for r in record.rows if r.latency is not None
     ]
@@ -148,7 +150,7 @@ def _backend(row: Row) -> str:
 
 def _status(row: Row, *, strict_xfail: bool) -> str:
     failing = is_failure(row.status, strict_xfail=strict_xfail)
-    return f"**{row.status}**" if failing else str(row.status)
+    return f"**{row.status}**" if failing else status_text(row)
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:

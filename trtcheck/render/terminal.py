@@ -41,4 +41,8 @@ def render_summary(record: Record, *, strict_xfail: bool) -> str:
 
 
 def _shorten(text: str) -> str:
-    return text if len(text) <= MESSAGE_WIDTH else text[:MESSAGE_WIDTH - 1] + "…"
+    """The message cut in the middle, so that its end ("… but passed") stays."""
+    if len(text) <= MESSAGE_WIDTH:
+        return text
+    tail = MESSAGE_WIDTH // 3
+    return text[:MESSAGE_WIDTH - tail - 1] + "…" + text[-tail:]

@@ -16,6 +16,11 @@ from trtcheck.status import ORDER, Status, Verdict, is_failure, nothing_tested
 
 NONE = "—"
 PREDICTION_MARK = "†"
+FALLBACK_NOTE = "fallback"  # a passing row some of whose ops ran in PyTorch
+NO_SPEEDUP = "n/a (prediction)"
+# Backends that rewrite the graph, so that their dtype path says something; eager and
+# inductor run the graph as exported.
+REWRITING_BACKENDS = frozenset({"tensorrt", "lowering", "emulate"})
 
 # What every report says of a row whose backend predicts rather than measures.
 KIND_NOTES = {
@@ -75,9 +80,25 @@ def headline(row: Row) -> str:
 
 
 def path_text(record: Record, row: Row) -> str:
-    """The dtype path the row's backend took, else the case's analysed path; ``""`` if unknown."""
+    """The dtype path the row's backend took, else the case's analysed path; ``""`` if unknown
+    or if the backend does not rewrite the graph."""
+    if row.backend not in REWRITING_BACKENDS:
+        return ""
     steps = row.evidence.path or (record.analyses.get(row.case_id) or {}).get("path") or []
     return "+".join(str(s) for s in steps)
+
+
+def speedup_text(row: Row) -> str:
+    """The row's speedup over eager; none for a prediction, which PyTorch ran."""
+    if row.latency is None:
+        return NONE
+    return NO_SPEEDUP if row.prediction else num(row.latency.speedup, "×")
+
+
+def status_text(row: Row) -> str:
+    """The row's status, marked when it passed with ops left to PyTorch."""
+    fell_back = row.status is Status.PASS and row.evidence.fallbacks
+    return f"{row.status} ({FALLBACK_NOTE})" if fell_back else str(row.status)
 
 
 def kinds_present(record: Record) -> list[Kind]:
