@@ -127,6 +127,18 @@ def test_help_documents_exit_codes(capsys) -> None:
     assert "5 nothing tested" in " ".join(out.split())
 
 
+def test_a_bad_flag_is_blamed_on_the_command_line_not_the_config(make_zoo, capsys) -> None:
+    root = make_zoo({**ZOO, "pyproject.toml": "[tool.trtcheck]\ntimeout = 60\n"})
+    code, _, err = run(capsys, "run", str(root), "--timeout", "0")
+    assert code == 2
+    assert "--timeout: must be positive, got 0" in err and "pyproject" not in err
+
+
+def test_list_says_nothing_about_backends(make_zoo, capsys) -> None:
+    code, out, err = run(capsys, "list", str(make_zoo(ZOO)))
+    assert code == 0 and "backend" not in out + err
+
+
 def test_config_typo_exits_2(make_zoo, capsys) -> None:
     root = make_zoo({**ZOO, "pyproject.toml": "[tool.trtcheck]\nbackend = ['eager']\n"})
     code, _, err = run(capsys, "run", str(root))

@@ -315,3 +315,28 @@ def test_runs_from_a_directory_holding_a_trtcheck_folder(tmp_path: Path) -> None
                           timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert {r["status"] for r in rows(tmp_path / "trtcheck")} == {"pass"}
+
+
+def test_analyze_sends_torch_noise_to_its_log(make_zoo, tmp_path: Path) -> None:
+    root = make_zoo({"noisy.py": """
+        import warnings
+        import torch, trtcheck
+
+        class Noisy(torch.nn.Module):
+            def forward(self, x):
+                warnings.warn("a warning from inside export")
+                print("GRAPH DUMP")
+                return x + 1
+
+        @trtcheck.model
+        def noisy(variant):
+            return Noisy(), (torch.ones(2),)
+    """})
+    out = tmp_path / "out"
+    proc = trtcheck("analyze", str(root), "--out", str(out), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "GRAPH DUMP" not in proc.stdout + proc.stderr
+    assert "a warning from inside export" not in proc.stdout + proc.stderr
+    assert "noisy::noisy[default]" in proc.stdout
+    log = (out / "analyze.log").read_text()
+    assert "GRAPH DUMP" in log and "a warning from inside export" in log

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -127,7 +128,8 @@ def analyze_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str
     """Predict each case's complex, int64 and float64 paths, without compiling (CPU)."""
     opts = _resolve(paths, config, variants, keyword, out=out, device="cpu", verbosity=-1)
     _check_writable(opts.out)
-    rec = analyze(opts, collect(opts))
+    with _output_to(opts.out / "analyze.log"):
+        rec = analyze(opts, collect(opts))
     record.save(rec, opts.out / "analysis.json")
     _echo(render_analysis(rec, verbose=verbose > 0))
     _echo(f"analysis: {opts.out / 'analysis.json'}")
@@ -155,6 +157,28 @@ def _resolve(paths: tuple[Path, ...], config: Path | None, variants: tuple[str, 
              profiles: tuple[str, ...] = (), **kw: object) -> options.Options:
     return options.resolve(paths, config_path=config, variants=variants, keyword=keyword,
                            backends=backends_, profiles=profiles, **kw)  # type: ignore[arg-type]
+
+
+@contextmanager
+def _output_to(log: Path) -> Iterator[None]:
+    """Send what is printed meanwhile (torch's graph dumps and warnings, the zoo's own prints)
+    to ``log`` rather than the terminal, at the file-descriptor level so C++ output goes too."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        with log.open("a", encoding="utf-8") as fh:
+            os.dup2(fh.fileno(), 1)
+            os.dup2(fh.fileno(), 2)
+            try:
+                yield
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+    finally:
+        for fd, saved_fd in ((1, saved[0]), (2, saved[1])):
+            os.dup2(saved_fd, fd)
+            os.close(saved_fd)
 
 
 def _echo(text: str, *, err: bool = False) -> None:
