@@ -217,3 +217,49 @@ def test_analyze_prints_paths_and_writes_analysis(make_zoo, tmp_path: Path, caps
     saved = json.loads((tmp_path / "o" / "analysis.json").read_text())
     assert saved["analyses"]["ids::hashed[int64]"]["path"] == ["int64"]
     assert saved["analyses"]["m::twice[float32]"]["path"] == []
+
+
+SLOW_TWO_FILES = {
+    "a.py": """
+        import time, torch, trtcheck
+
+        @trtcheck.model
+        def slow(variant):
+            time.sleep(2.5)
+            return torch.nn.Identity(), (torch.ones(2),)
+    """,
+    "b.py": """
+        import torch, trtcheck
+
+        @trtcheck.model(variants=("float32", "float64"))
+        def quick(variant):
+            return torch.nn.Identity(), (torch.ones(2, dtype=getattr(torch, variant)),)
+    """,
+}
+
+
+def test_ci_logs_fold_each_file_and_say_what_is_still_running(
+        make_zoo, tmp_path: Path, capsys, monkeypatch) -> None:
+    import trtcheck.cli
+
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "github_output"))
+    monkeypatch.setattr(trtcheck.cli, "STILL_RUNNING_EVERY_S", 1.0)
+    code, out, _ = run(capsys, "run", str(make_zoo(SLOW_TWO_FILES)), "--backend", "eager",
+                       "--no-isolate", "--out", str(tmp_path / "o"))
+    assert code == 0
+    lines = out.splitlines()
+    assert any(line.startswith("still running: a::slow[default]: build ") for line in lines)
+    fold_a = lines.index("::group::a.py (1 cases)")
+    assert lines[fold_a + 1].startswith("[1/3] a::slow[default]  eager=pass")
+    assert lines[fold_a + 2] == "::endgroup::"
+    fold_b = lines.index("::group::b.py (2 cases)")
+    assert [line.split()[1] for line in lines[fold_b + 1:fold_b + 3]] == [
+        "b::quick[float32]", "b::quick[float64]"]
+    assert lines[fold_b + 3] == "::endgroup::"
+
+
+def test_quiet_prints_no_progress(make_zoo, tmp_path: Path, capsys) -> None:
+    code, out, _ = run(capsys, "run", str(make_zoo(SLOW_TWO_FILES)), "--backend", "eager",
+                       "--no-isolate", "-q", "--out", str(tmp_path / "o"))
+    assert code == 0 and out == ""

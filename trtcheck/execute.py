@@ -39,7 +39,7 @@ class StageError(Exception):
 StageHook = Callable[[str, str | None, str], None]
 
 
-def _no_hook(backend: str, profile: str | None, stage: str) -> None:
+def no_hook(backend: str, profile: str | None, stage: str) -> None:
     return None
 
 
@@ -57,7 +57,7 @@ class Stages:
 
     case: Case
     timings: dict[str, float] = field(default_factory=dict)
-    hook: StageHook = _no_hook
+    hook: StageHook = no_hook
     backend: str = NO_BACKEND
     profile: str | None = None
 
@@ -126,7 +126,7 @@ def analyze_case(case: Case) -> Iterator[Item]:
 
 
 def iter_rows(case: Case, opts: Options, backends: Mapping[str, Backend],
-              hook: StageHook = _no_hook) -> Iterator[Item]:
+              hook: StageHook = no_hook) -> Iterator[Item]:
     """The case's analysis, then its rows as each slot finishes; ``hook`` hears each stage start."""
     slots = plan(backends, opts.profiles)
     stages = Stages(case, hook=hook)

@@ -15,7 +15,7 @@ from typing import IO, Any
 
 from trtcheck.backends import Backend
 from trtcheck.cases import Case
-from trtcheck.execute import Item
+from trtcheck.execute import Item, StageHook, no_hook
 from trtcheck.options import Options
 from trtcheck.rows import NO_BACKEND, Row, plan, rows_for
 from trtcheck.status import Status
@@ -78,7 +78,7 @@ class IsolatedExecutor:
         self.log = log_path.open("a", encoding="utf-8")
         self.worker: _Worker | None = None
 
-    def rows(self, case: Case) -> Iterator[Item]:
+    def rows(self, case: Case, hook: StageHook = no_hook) -> Iterator[Item]:
         remaining = {slot.key(case.case_id): slot for slot in plan(self.backends, self.opts.profiles)}
         worker = self._send((case.file.root, case.file.path, case.spec.name, case.variant))
         stage = (NO_BACKEND, None, "start")
@@ -108,6 +108,7 @@ class IsolatedExecutor:
                 continue
             if message[0] == "stage":
                 stage = message[1:]
+                hook(*stage)
             elif message[0] == "item":
                 item = message[1]
                 if isinstance(item, Row):

@@ -15,7 +15,7 @@ from trtcheck import discover, environment, record
 from trtcheck.backends import Backend
 from trtcheck.cases import Case, expand
 from trtcheck.errors import RecordError, did_you_mean
-from trtcheck.execute import Item, analyze_case, iter_rows
+from trtcheck.execute import Item, StageHook, analyze_case, iter_rows, no_hook
 from trtcheck.isolate import IsolatedExecutor
 from trtcheck.options import BACKENDS, Options
 from trtcheck.record import Journal, Record
@@ -94,7 +94,7 @@ def _problem(rel: str, *, case_id: str | None = None, **fields: object) -> Row:
 
 
 class Executor(Protocol):
-    def rows(self, case: Case) -> Iterator[Item]: ...
+    def rows(self, case: Case, hook: StageHook = ...) -> Iterator[Item]: ...
     def close(self) -> None: ...
 
 
@@ -105,8 +105,8 @@ class InProcessExecutor:
     opts: Options
     backends: Mapping[str, Backend]
 
-    def rows(self, case: Case) -> Iterator[Item]:
-        return iter_rows(case, self.opts, self.backends)
+    def rows(self, case: Case, hook: StageHook = no_hook) -> Iterator[Item]:
+        return iter_rows(case, self.opts, self.backends, hook)
 
     def close(self) -> None:
         return None
@@ -143,8 +143,11 @@ def _previous(opts: Options) -> Record | None:
 
 
 def run(opts: Options, backends: Mapping[str, Backend], collection: Collection,
-        on_case: Callable[[Case | None, list[Row]], None]) -> tuple[Record, bool]:
-    """Execute every case, appending rows to the journal as they finish.
+        on_case: Callable[[Case | None, list[Row]], None],
+        on_stage: Callable[[Case, str, str | None, str], None] | None = None,
+        ) -> tuple[Record, bool]:
+    """Execute every case, appending rows to the journal as they finish; ``on_case`` hears
+    each case's rows, ``on_stage`` each stage as it starts.
 
     Returns the record and whether the run was interrupted (remaining rows are then
     ``skipped: interrupted``)."""
@@ -174,7 +177,9 @@ def run(opts: Options, backends: Mapping[str, Backend], collection: Collection,
                 if all(k in previous for k in keys):
                     current = [previous[k] for k in keys]
                 else:
-                    for item in executor.rows(case):
+                    hook = (no_hook if on_stage is None else
+                            lambda b, p, s, c=case: on_stage(c, b, p, s))  # type: ignore[misc]
+                    for item in executor.rows(case, hook):
                         journal.append([item])
                         if isinstance(item, Analysis):
                             analyses[item.case_id] = item.data
