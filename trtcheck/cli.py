@@ -226,7 +226,7 @@ def _verdict(rec: Record, strict_xfail: bool) -> int:
     if result is Verdict.INTERRUPTED:
         _echo("trtcheck: interrupted: reports cover the cases that finished", err=True)
     elif result is Verdict.EMPTY:
-        _echo(f"trtcheck: {nothing_tested(r.status for r in rec.rows)}", err=True)
+        _echo(f"trtcheck: nothing tested: {nothing_tested(r.status for r in rec.rows)}", err=True)
     return result.exit_code
 
 

@@ -96,7 +96,6 @@ def nothing_tested(statuses: Iterable[Status]) -> str:
     """The one line that says why a run tested nothing."""
     statuses = list(statuses)
     if not statuses:
-        return ("nothing tested: no case was selected (check the paths and -k); "
-                "--allow-empty accepts this")
-    return (f"nothing tested: all {len(statuses)} rows were skipped (a requested backend is "
+        return "no case was selected (check the paths and -k); --allow-empty accepts this"
+    return (f"all {len(statuses)} rows were skipped (a requested backend is "
             "unavailable here?); --allow-skipped accepts this")
