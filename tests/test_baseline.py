@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from trtcheck.baseline import IMPROVEMENT, NOISE, REGRESSION, SMALL, Diff, compare
-from trtcheck.cli import exit_code
+from trtcheck.cli import _verdict as exit_code
 from trtcheck.options import Gate
 from trtcheck.record import Record, load, save
 from trtcheck.render import render_changes, render_comment, render_junit, render_markdown

@@ -86,9 +86,12 @@ def test_decorator_rejects_unknown_variant_with_hint() -> None:
         model(variants=("complex126",))
 
 
-def test_xfail_by_variant_or_backend() -> None:
-    s = ModelSpec(name="m", factory=lambda v: None, variants=("complex64",),
-                  xfail={"complex64": "v reason", "tensorrt": "b reason"})
-    assert s.xfail_reason("complex64", "eager") == "v reason"
-    assert s.xfail_reason("float32", "tensorrt") == "b reason"
-    assert s.xfail_reason("float32", "eager") is None
+def test_xfail_most_specific_key_wins() -> None:
+    s = ModelSpec(name="m", factory=lambda v: None, variants=("complex64", "float32"),
+                  xfail={"complex64": "v", "tensorrt": "b", "seed": "p", "emulate:seed": "bp"})
+    assert s.xfail_reason("complex64", "eager", "-") == "v"
+    assert s.xfail_reason("float32", "tensorrt", "default") == "b"
+    assert s.xfail_reason("complex64", "tensorrt", "default") == "b"
+    assert s.xfail_reason("complex64", "tensorrt", "seed") == "p"
+    assert s.xfail_reason("complex64", "emulate", "seed") == "bp"
+    assert s.xfail_reason("float32", "emulate", "default") is None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -94,11 +95,78 @@ def test_usage_errors_exit_2_with_one_line(make_zoo, capsys, argv: list[str], ne
     assert "Traceback" not in err + out
 
 
+def test_nothing_selected_exits_5_unless_allowed(make_zoo, tmp_path: Path, capsys) -> None:
+    root = make_zoo(ZOO)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for argv in (["run", str(empty)], ["run", str(root), "-k", "twicee"]):
+        code, _, err = run(capsys, *argv, "--no-isolate", "--out", str(tmp_path / "o"), "-q")
+        assert code == 5
+        assert err.strip().splitlines() == [
+            "trtcheck: nothing tested: no case was selected (check the paths and -k); "
+            "--allow-empty accepts this"]
+    assert "NOTHING TESTED" in (tmp_path / "o" / "report.md").read_text()
+    code, _, _ = run(capsys, "run", str(empty), "--allow-empty", "--out", str(tmp_path / "o"))
+    assert code == 0
+
+
+def test_every_row_skipped_exits_5_unless_allowed(make_zoo, tmp_path: Path, capsys) -> None:
+    root = make_zoo(ZOO)
+    argv = ["run", str(root), "--backend", "tensorrt", "--device", "cpu", "--no-isolate", "-q",
+            "--out", str(tmp_path / "o")]
+    code, _, err = run(capsys, *argv)
+    assert code == 5
+    assert "nothing tested: all 3 rows were skipped" in err
+    assert run(capsys, *argv, "--allow-skipped")[0] == 0
+    assert run(capsys, "report", str(tmp_path / "o" / "results.json"))[0] == 0
+
+
+def test_help_documents_exit_codes(capsys) -> None:
+    code, out, _ = run(capsys, "run", "--help")
+    assert code == 0
+    assert "5 nothing tested" in " ".join(out.split())
+
+
+def test_a_bad_flag_is_blamed_on_the_command_line_not_the_config(make_zoo, capsys) -> None:
+    root = make_zoo({**ZOO, "pyproject.toml": "[tool.trtcheck]\ntimeout = 60\n"})
+    code, _, err = run(capsys, "run", str(root), "--timeout", "0")
+    assert code == 2
+    assert "--timeout: must be positive, got 0" in err and "pyproject" not in err
+
+
+def test_list_says_nothing_about_backends(make_zoo, capsys) -> None:
+    code, out, err = run(capsys, "list", str(make_zoo(ZOO)))
+    assert code == 0 and "backend" not in out + err
+
+
 def test_config_typo_exits_2(make_zoo, capsys) -> None:
     root = make_zoo({**ZOO, "pyproject.toml": "[tool.trtcheck]\nbackend = ['eager']\n"})
     code, _, err = run(capsys, "run", str(root))
     assert code == 2
     assert "unknown key 'backend'; did you mean 'backends'?" in err
+
+
+def test_out_naming_a_file_says_so(make_zoo, tmp_path: Path, capsys) -> None:
+    root = make_zoo(ZOO)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code, _, err = run(capsys, "run", str(root), "--out", str(blocker))
+    assert code == 2
+    assert f"{blocker} is a file, not a directory" in err
+
+
+def test_a_second_run_into_the_same_out_exits_2_naming_the_holder(
+        make_zoo, tmp_path: Path, capsys) -> None:
+    from trtcheck.record import locked
+
+    root = make_zoo(ZOO)
+    out_dir = tmp_path / "out"
+    with locked(out_dir):
+        code, _, err = run(capsys, "run", str(root), "--out", str(out_dir), "--no-isolate")
+    assert code == 2
+    assert f"is in use by another trtcheck run (pid {os.getpid()})" in err
+    assert not (out_dir / "results.jsonl").exists()
+    assert run(capsys, "run", str(root), "--out", str(out_dir), "--no-isolate", "-q")[0] == 0
 
 
 def test_unwritable_out_dir_exits_2_before_work(make_zoo, tmp_path: Path, capsys) -> None:
@@ -149,3 +217,49 @@ def test_analyze_prints_paths_and_writes_analysis(make_zoo, tmp_path: Path, caps
     saved = json.loads((tmp_path / "o" / "analysis.json").read_text())
     assert saved["analyses"]["ids::hashed[int64]"]["path"] == ["int64"]
     assert saved["analyses"]["m::twice[float32]"]["path"] == []
+
+
+SLOW_TWO_FILES = {
+    "a.py": """
+        import time, torch, trtcheck
+
+        @trtcheck.model
+        def slow(variant):
+            time.sleep(2.5)
+            return torch.nn.Identity(), (torch.ones(2),)
+    """,
+    "b.py": """
+        import torch, trtcheck
+
+        @trtcheck.model(variants=("float32", "float64"))
+        def quick(variant):
+            return torch.nn.Identity(), (torch.ones(2, dtype=getattr(torch, variant)),)
+    """,
+}
+
+
+def test_ci_logs_fold_each_file_and_say_what_is_still_running(
+        make_zoo, tmp_path: Path, capsys, monkeypatch) -> None:
+    import trtcheck.cli
+
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "github_output"))
+    monkeypatch.setattr(trtcheck.cli, "STILL_RUNNING_EVERY_S", 1.0)
+    code, out, _ = run(capsys, "run", str(make_zoo(SLOW_TWO_FILES)), "--backend", "eager",
+                       "--no-isolate", "--out", str(tmp_path / "o"))
+    assert code == 0
+    lines = out.splitlines()
+    assert any(line.startswith("still running: a::slow[default]: build ") for line in lines)
+    fold_a = lines.index("::group::a.py (1 cases)")
+    assert lines[fold_a + 1].startswith("[1/3] a::slow[default]  eager=pass")
+    assert lines[fold_a + 2] == "::endgroup::"
+    fold_b = lines.index("::group::b.py (2 cases)")
+    assert [line.split()[1] for line in lines[fold_b + 1:fold_b + 3]] == [
+        "b::quick[float32]", "b::quick[float64]"]
+    assert lines[fold_b + 3] == "::endgroup::"
+
+
+def test_quiet_prints_no_progress(make_zoo, tmp_path: Path, capsys) -> None:
+    code, out, _ = run(capsys, "run", str(make_zoo(SLOW_TWO_FILES)), "--backend", "eager",
+                       "--no-isolate", "-q", "--out", str(tmp_path / "o"))
+    assert code == 0 and out == ""

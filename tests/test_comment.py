@@ -138,7 +138,7 @@ def test_run_link_and_changes_hook() -> None:
 
 
 @pytest.mark.parametrize(("rows", "headline"), [
-    ([], "### trtcheck: ⚠️ NO CASES"),
+    ([], "### trtcheck: ⚠️ NOTHING TESTED: no case was selected"),
     ([Row("z::m[float32]", "z", "m", "float32", "eager")], "### trtcheck: ✅ PASS: 1 rows"),
 ])
 def test_headline_without_failures(rows: list[Row], headline: str) -> None:

@@ -520,3 +520,70 @@ def test_to_dict_is_json_able() -> None:
     assert json.loads(json.dumps(dicts)) == dicts
     assert dicts[0]["min_rtol"] == math.inf  # json round-trips it as Infinity
     assert dicts[1]["int32_overflow"] == 1 and dicts[2]["kind"] == "other"
+
+
+@st.composite
+def mixed_pairs(draw: st.DrawFn) -> tuple[torch.Tensor, torch.Tensor]:
+    """Float or complex pairs with NaN, Inf and zeros mixed in."""
+    n = draw(st.integers(min_value=1, max_value=40))
+    values = st.one_of(finite_floats, st.sampled_from([0.0, INF, -INF, NAN]))
+    e, a = (torch.tensor(draw(st.lists(values, min_size=n, max_size=n))) for _ in range(2))
+    if draw(st.booleans()):
+        e, a = torch.complex(e, e.flip(0)), torch.complex(a, a.flip(0))
+    return e, a
+
+
+@settings(max_examples=200, deadline=None)
+@given(pair=mixed_pairs(), rtol=st.sampled_from([0.0, 1e-6, 5e-3]),
+       atol=st.sampled_from([0.0, 1e-3, 1.0]), chunk=st.integers(min_value=1, max_value=7))
+def test_chunked_comparison_equals_one_piece(pair: tuple[torch.Tensor, torch.Tensor], rtol: float,
+                                             atol: float, chunk: int) -> None:
+    from unittest import mock
+
+    import trtcheck.compare
+
+    e, a = pair
+    whole = only_leaf(compare(e, a, fixed(rtol, atol))).to_dict()
+    with mock.patch.object(trtcheck.compare, "CHUNK", chunk):
+        pieces = only_leaf(compare(e, a, fixed(rtol, atol))).to_dict()
+    cosine_whole, cosine_pieces = whole.pop("cosine"), pieces.pop("cosine")
+    assert pieces == whole
+    if cosine_whole is None:
+        assert cosine_pieces is None
+    else:  # summed chunk by chunk: equal up to rounding
+        assert cosine_pieces == pytest.approx(cosine_whole, rel=1e-12)
+
+
+def test_chunked_int64_overflow_explanation_matches() -> None:
+    from unittest import mock
+
+    import trtcheck.compare
+
+    e = torch.tensor([1, 2**40, -(2**35), 7, 2**33 + 5])
+    wrapped = e.to(torch.int32).to(torch.int64)
+    with mock.patch.object(trtcheck.compare, "CHUNK", 2):
+        leaf = only_leaf(compare(e, wrapped, never_called))
+    assert leaf.int32_overflow == 3 and leaf.n_diff == 3
+    assert "actual equals eager wrapped to int32" in leaf.message
+
+
+def test_comparison_leaves_both_outputs_untouched() -> None:
+    from unittest import mock
+
+    import trtcheck.compare
+
+    e = torch.tensor([1.0, NAN, 3.0, -INF], dtype=torch.float64)
+    a = torch.tensor([1.5, NAN, 2.0, -INF], dtype=torch.float64)
+    e_before, a_before = e.clone(), a.clone()
+    with mock.patch.object(trtcheck.compare, "CHUNK", 3):
+        compare(e, a, fixed(0.0, 0.0))
+    assert torch.equal(e.nan_to_num(), e_before.nan_to_num())
+    assert torch.equal(a.nan_to_num(), a_before.nan_to_num())
+
+
+def test_inputs_are_called_inputs() -> None:
+    before = ((torch.ones(2), torch.zeros(2)), {})
+    after = ((torch.ones(2), torch.full((2,), 9.0)), {})
+    result = compare(before, after, fixed(0.0, 0.0), what="input")
+    assert result.message.startswith("1 of 2 inputs failed; worst: inputs[0][1]: ")
+    assert "out[" not in result.message

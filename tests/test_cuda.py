@@ -184,3 +184,26 @@ def test_out_of_gpu_memory_is_an_error_and_the_next_case_passes(tmp_path: Path) 
     assert re.search(r"worker replaced: 51\d\.\d MiB of GPU memory still allocated after "
                      r"hogs::c_leak\[default\]", log), log
     assert rows["d_after_leak"]["status"] == "pass"
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.complex64, torch.int64])
+def test_compare_stays_on_the_device_within_twice_the_pair(dtype: torch.dtype) -> None:
+    from trtcheck.compare import compare
+    from trtcheck.options import Tolerance
+
+    n = 64 * 2**20 // torch.empty((), dtype=dtype).element_size()  # 64 MiB per output
+    if dtype == torch.int64:
+        eager = torch.randint(-2**40, 2**40, (n,), device="cuda")
+    else:
+        eager = torch.randn(n, dtype=dtype, device="cuda")
+    actual = eager * 2 if dtype == torch.int64 else eager + 1e-4
+    eager_before = eager.clone()
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    result = compare(eager, actual, lambda _: Tolerance(rtol=5e-3, atol=5e-3))
+    torch.cuda.synchronize()
+    extra = torch.cuda.max_memory_allocated() - before
+    assert extra < 2 * (eager.nbytes + actual.nbytes)
+    assert torch.equal(eager, eager_before)
+    assert result.leaves[0].max_abs is not None

@@ -94,11 +94,78 @@ def test_collect_turns_failures_and_duplicates_into_rows(make_zoo) -> None:
         "dup::m[float32]", "dup::m[float64]", "ok::m[float32]", "ok::m[float64]"]
     assert c.empty_files == ["empty"]
     by_id = {r.case_id: r for r in c.problems}
-    broken = by_id["broken::(collect)"]
-    assert broken.status is Status.ERROR and broken.stage == "import"
+    broken = by_id["broken::<lambda>"]  # only this declaration: the file's others would run
+    assert broken.status is Status.ERROR and broken.stage == "collect"
     assert "unknown variant 'complex65'" in broken.message
     assert "did you mean 'complex64'" in broken.message
     assert broken.location == f"{root / 'broken.py'}:2"
     dup = by_id["dup::m[float32]"]
     assert "duplicate case id" in dup.message and str(root / "dup.py") in dup.message
     assert dup.backend == "-"
+
+
+HELPED = """
+import torch, trtcheck
+from _helpers import WIDTH
+
+@trtcheck.model
+def {name}(variant):
+    import _helpers  # a factory that imports when called sees its own root's helpers too
+    return torch.nn.Identity(), (torch.zeros(WIDTH, _helpers.WIDTH),)
+"""
+
+
+def test_two_roots_each_import_their_own_helpers(tmp_path) -> None:
+    from trtcheck.cases import build, expand
+
+    roots = []
+    for name, width in (("first", 2), ("second", 3)):
+        root = tmp_path / name
+        root.mkdir()
+        (root / "_helpers.py").write_text(f"WIDTH = {width}\n")
+        (root / f"{name}.py").write_text(HELPED.format(name=name))
+        roots.append(root)
+    loaded = [discover.load(f) for f in discover.zoo_files(roots)]
+    assert all(isinstance(d, discover.Discovered) for d in loaded)
+    shapes = [build(case).args[0].shape for case in expand(loaded)]
+    assert shapes == [(2, 2), (3, 3)]
+    assert [build(case).args[0].shape for case in reversed(expand(loaded))] == [(3, 3), (2, 2)]
+
+
+BAD_DECLARATIONS = """
+import torch, trtcheck
+
+def build(variant):
+    return torch.nn.Identity(), (torch.zeros(2),)
+
+trtcheck.model(build, name="ok")
+trtcheck.model(build, name="string_tags", tags="llm")
+trtcheck.model(build, name="string_rtol", rtol="1e-3")
+trtcheck.model(build, name="typo_key", xfail={"emulte": "x"})
+trtcheck.model(build, name="profile_key", xfail={"seed": "x", "emulate:seed": "y"},
+               variants=("float16", "bfloat16"))
+
+@trtcheck.model(atol=-1.0)
+def negative_atol(variant):
+    return build(variant)
+"""
+
+
+def test_bad_declarations_are_error_rows_at_their_line(make_zoo) -> None:
+    root = make_zoo({"m.py": BAD_DECLARATIONS})
+    collection = collect(Options(paths=(root,)))
+    assert [c.case_id for c in collection.cases] == [
+        "m::ok[default]", "m::profile_key[float16]", "m::profile_key[bfloat16]"]
+    got = {r.case_id: (r.location, r.message) for r in collection.problems}
+    where = f"{root / 'm.py'}"
+    assert got == {
+        "m::string_tags": (f"{where}:8", "invalid @trtcheck.model: tags must be a list of "
+                           "words, got the string 'llm': write tags=('llm',)"),
+        "m::string_rtol": (f"{where}:9", "invalid @trtcheck.model: rtol must be a number, "
+                           "got '1e-3' (a str)"),
+        "m::typo_key": (f"{where}:10", "invalid @trtcheck.model: xfail key 'emulte' names no "
+                        "variant of this model, backend or profile; did you mean 'emulate'?"),
+        "m::negative_atol": (f"{where}:14", "invalid @trtcheck.model: atol must be a finite "
+                             "number >= 0, got -1.0"),
+    }
+    assert all(r.status is Status.ERROR and r.stage == "collect" for r in collection.problems)

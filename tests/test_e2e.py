@@ -238,3 +238,106 @@ def test_sigterm_renders_what_finished(make_zoo, tmp_path: Path) -> None:
     final = {r["case_id"]: r["status"] for r in rows(out)}
     assert final == {"m::quick0[default]": "pass", "m::quick1[default]": "pass",
                      "m::quick2[default]": "pass", "m::stuck[default]": "skipped"}
+
+
+BUILD_LOG_ZOO = {"m.py": """
+    import os, time
+    import torch, trtcheck
+
+    class AddOne(torch.nn.Module):
+        def forward(self, x):
+            return x + 1
+
+    def slow_factory(name):
+        def build(variant):
+            with open(os.environ["BUILD_LOG"], "a") as fh:
+                fh.write(name + "\\n")
+            time.sleep(1.5)
+            return AddOne(), (torch.ones(2),)
+        return build
+
+    for i in range(4):
+        trtcheck.model(slow_factory(f"c{i}"), name=f"c{i}")
+"""}
+
+
+@pytest.mark.slow
+def test_sigterm_then_resume_finishes_every_case_and_only_those(make_zoo, tmp_path: Path) -> None:
+    root = make_zoo(BUILD_LOG_ZOO)
+    out, log = tmp_path / "out", tmp_path / "built.txt"
+    argv = [sys.executable, "-m", "trtcheck", "run", str(root), "--out", str(out),
+            "--backend", "eager"]
+    env = {**os.environ, "BUILD_LOG": str(log)}
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 120
+    while _journalled_rows(out / "results.jsonl") < 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    stdout, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "result: INTERRUPTED" in stdout
+    assert "**Result: INTERRUPTED**" in (out / "report.md").read_text()
+    assert "INTERRUPTED" in (out / "comment.md").read_text()
+    assert trtcheck("report", str(out / "results.json")).returncode == 130
+    first = {r["case_id"]: r["status"] for r in rows(out)}
+    done = {c for c, s in first.items() if s == "pass"}
+    assert done and len(done) < 4 and set(first.values()) == {"pass", "skipped"}
+
+    log.write_text("")
+    resumed = subprocess.run([*argv, "--resume"], capture_output=True, text=True, env=env,
+                             timeout=300)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    final = {r["case_id"]: r["status"] for r in rows(out)}
+    assert final == {f"m::c{i}[default]": "pass" for i in range(4)}
+    rerun = {f"m::{name}[default]" for name in log.read_text().split()}
+    assert rerun == set(final) - done
+
+
+def test_a_closed_stdout_still_writes_every_report(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        f"{sys.executable} -m trtcheck run {ZOOS / 'healthy'} --backend eager --no-isolate "
+        f"--out {out} | head -1; exit ${{PIPESTATUS[0]}}",
+        shell=True, executable="/bin/bash", capture_output=True, text=True, cwd=tmp_path,
+        timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("collected ")
+    assert {"results.json", "junit.xml", "report.md", "comment.md"} <= {
+        p.name for p in out.iterdir()}
+    assert "Traceback" not in proc.stderr
+
+
+def test_runs_from_a_directory_holding_a_trtcheck_folder(tmp_path: Path) -> None:
+    (tmp_path / "trtcheck").mkdir()  # e.g. the natural --out trtcheck
+    (tmp_path / "trtcheck" / "results.json").write_text("{}")
+    script = Path(sys.executable).with_name("trtcheck")
+    proc = subprocess.run([str(script), "run", str(ZOOS / "healthy"), "--backend", "eager",
+                           "--out", "trtcheck"], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert {r["status"] for r in rows(tmp_path / "trtcheck")} == {"pass"}
+
+
+def test_analyze_sends_torch_noise_to_its_log(make_zoo, tmp_path: Path) -> None:
+    root = make_zoo({"noisy.py": """
+        import warnings
+        import torch, trtcheck
+
+        class Noisy(torch.nn.Module):
+            def forward(self, x):
+                warnings.warn("a warning from inside export")
+                print("GRAPH DUMP")
+                return x + 1
+
+        @trtcheck.model
+        def noisy(variant):
+            return Noisy(), (torch.ones(2),)
+    """})
+    out = tmp_path / "out"
+    proc = trtcheck("analyze", str(root), "--out", str(out), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "GRAPH DUMP" not in proc.stdout + proc.stderr
+    assert "a warning from inside export" not in proc.stdout + proc.stderr
+    assert "noisy::noisy[default]" in proc.stdout
+    log = (out / "analyze.log").read_text()
+    assert "GRAPH DUMP" in log and "a warning from inside export" in log

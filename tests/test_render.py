@@ -298,8 +298,19 @@ def test_markdown_verdict_follows_strict_xfail(record: Record) -> None:
 
 def test_markdown_of_an_empty_record() -> None:
     text = render_markdown(Record({}, {}, []), strict_xfail=False)
-    assert "**Result: PASS**" in text
+    assert "**Result: NOTHING TESTED**: no case was selected" in text
     assert "## Accuracy" not in text and "## Details" not in text
+    allowed = render_markdown(Record({}, {"allow_empty": True}, []), strict_xfail=False)
+    assert "**Result: PASS**" in allowed
+
+
+def test_an_interrupted_record_says_so_everywhere(record: Record) -> None:
+    passing = dataclasses.replace(record, rows=record.rows[:1],
+                                  environment={**record.environment, "interrupted": True})
+    assert "**Result: INTERRUPTED**" in render_markdown(passing, strict_xfail=False)
+    assert "PASS" not in render_markdown(passing, strict_xfail=False)
+    summary = render_summary(passing, strict_xfail=False)
+    assert summary.splitlines()[-1].startswith("result: INTERRUPTED: the run was stopped")
 
 
 def test_profiles_section_lists_used_profiles_with_what_they_predict(record: Record) -> None:
@@ -359,3 +370,24 @@ def test_write_reports(record: Record, tmp_path: Path, monkeypatch: pytest.Monke
         record, strict_xfail=False, link=RunLink(sha=record.environment.get("git_commit")))
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "comment.md", "junit.xml", "report.md", "results.json"]
+
+
+def test_passing_rows_with_pytorch_fallbacks_are_marked_in_the_table() -> None:
+    from trtcheck.rows import Evidence, Kind
+
+    rows = [_row("m.py", "fft", "complex64", "emulate", Status.PASS, kind=Kind.EMULATED,
+                 evidence=Evidence(path=["complex rewrite"], fallbacks=["aten.fft_fft"])),
+            _row("m.py", "fft", "complex64", "inductor", Status.PASS,
+                 evidence=Evidence(path=["complex rewrite"]))]
+    table = render_markdown(Record({}, {}, rows), strict_xfail=False).split("## Accuracy")[1]
+    emulate, inductor = (line for line in table.splitlines() if "m::fft" in line)
+    assert "| pass (fallback) |" in " ".join(emulate.split())
+    assert "complex rewrite" in emulate
+    assert "complex rewrite" not in inductor  # inductor runs the exported graph as is
+
+
+def test_terminal_keeps_the_end_of_a_long_message() -> None:
+    message = "expected to fail (" + "a very long reason " * 8 + ") but passed"
+    rows = [_row("m.py", "x", "float32", "eager", Status.XPASS, message=message)]
+    line = render_summary(Record({}, {}, rows), strict_xfail=False).splitlines()[2]
+    assert line.endswith("but passed") and "…" in line

@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from trtcheck.discover import Discovered, ZooFile
+from trtcheck.discover import Discovered, ZooFile, use_root
 from trtcheck.errors import UsageError
 from trtcheck.zoo import ModelSpec
 
@@ -65,6 +65,7 @@ def seed_for(case_id: str) -> int:
 
 def build(case: Case) -> Built:
     """Call the factory under the case's seed and check what it returned."""
+    use_root(case.file.root)  # a factory may import its root's helpers when called
     seed = seed_for(case.case_id)
     torch.manual_seed(seed)
     random.seed(seed)

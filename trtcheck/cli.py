@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Sequence
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import click
 
 from trtcheck import __version__, backends, baseline, github, options, record
 from trtcheck.cases import Case
 from trtcheck.errors import INTERRUPTED, TrtcheckError, UsageError
-from trtcheck.options import SETTINGS
+from trtcheck.options import BUILTIN_PROFILES, SETTINGS
 from trtcheck.record import Record
 from trtcheck.render import render_changes, write_reports
 from trtcheck.render.analysis import render_analysis
@@ -20,7 +26,24 @@ from trtcheck.render.terminal import render_summary
 from trtcheck.render.text import plain
 from trtcheck.rows import Row
 from trtcheck.run import Collection, analyze, collect, run
-from trtcheck.status import is_failure
+from trtcheck.status import Verdict, nothing_tested
+
+RUN_EPILOG = f"""\b
+Profiles: {", ".join(BUILTIN_PROFILES)} (built in), and your own under
+[tool.trtcheck.profiles]; a row is a case on one backend under one profile.
+\b
+Expected failures: xfail="reason", or a mapping whose keys are a variant, a
+backend, a profile or backend:profile (the most specific wins). An xpass fails
+the run only with strict_xfail = true in the config.
+\b
+Exit codes:
+  0    no row fails: pass, xfail, xpass, skipped, unsupported
+  1    a row is fail, error, timeout or crash (or xpass under strict_xfail)
+  2    usage or configuration error
+  5    nothing tested: no case selected (--allow-empty accepts it), or
+       every row skipped (--allow-skipped accepts it)
+  130  interrupted (Ctrl-C, SIGTERM): --resume runs the cases left
+"""
 
 paths_arg = click.argument("paths", nargs=-1, required=True,
                            type=click.Path(path_type=Path))
@@ -44,7 +67,7 @@ def cli() -> None:
     """Check a PyTorch model zoo against Torch-TensorRT and eager PyTorch."""
 
 
-@cli.command("run")
+@cli.command("run", epilog=RUN_EPILOG)
 @_selection
 @click.option("--backend", "backends_", multiple=True, help=SETTINGS["backends"].help)
 @click.option("--profile", "profiles", multiple=True, help=SETTINGS["run_profiles"].help)
@@ -58,39 +81,42 @@ def cli() -> None:
               help=SETTINGS["baseline"].help)
 @click.option("--fail-on", "fail_on", type=click.Choice(options.FAIL_ON),
               help=SETTINGS["fail_on"].help)
+@click.option("--allow-empty", is_flag=True, default=None, help=SETTINGS["allow_empty"].help)
+@click.option("--allow-skipped", is_flag=True, default=None, help=SETTINGS["allow_skipped"].help)
 @click.option("-q", "--quiet", count=True, help="Less output.")
 @click.option("-v", "--verbose", count=True, help="More output.")
 def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | None,
             config: Path | None, backends_: tuple[str, ...], profiles: tuple[str, ...],
             out: Path | None, device: str | None, isolate: bool | None, timeout: float | None,
             memory_limit_mb: int | None, resume: bool, baseline_: Path | None,
-            fail_on: str | None, quiet: int, verbose: int) -> int:
+            fail_on: str | None, allow_empty: bool | None, allow_skipped: bool | None,
+            quiet: int, verbose: int) -> int:
     """Run every case of the zoo under PATHS and write reports."""
     opts = backends.choose(_resolve(
         paths, config, variants, keyword, backends_=backends_, profiles=profiles, out=out,
         device=device, isolate=isolate, timeout=timeout, memory_limit_mb=memory_limit_mb,
-        resume=resume, verbosity=verbose - quiet, baseline=baseline_, fail_on=fail_on))
+        resume=resume, verbosity=verbose - quiet, baseline=baseline_, fail_on=fail_on,
+        allow_empty=allow_empty, allow_skipped=allow_skipped))
     base = record.load(opts.baseline) if opts.baseline else None  # a bad baseline stops us early
     if opts.backend_note and opts.verbosity >= 0:
-        click.echo(opts.backend_note, err=True)
+        _echo(opts.backend_note, err=True)
     chosen = {name: backends.get(name) for name in opts.backends}
     _check_writable(opts.out)
-    collection = collect(opts)
-    say = _Progress(opts.verbosity, len(collection.cases))
-    say.collection(collection)
-    rec, interrupted = run(opts, chosen, collection, say.case)
-    if base is not None:
-        rec.baseline = baseline.compare(base, rec, metric=opts.gate.metric,
-                                        threshold=opts.gate.threshold).to_dict()
-    written = write_reports(rec, opts.out, strict_xfail=opts.strict_xfail)
+    with record.locked(opts.out):
+        collection = collect(opts)
+        say = _Progress(opts.verbosity, collection)
+        say.collection(collection)
+        with say:
+            rec, _ = run(opts, chosen, collection, say.case, say.stage)
+        if base is not None:
+            rec.baseline = baseline.compare(base, rec, metric=opts.gate.metric,
+                                            threshold=opts.gate.threshold).to_dict()
+        written = write_reports(rec, opts.out, strict_xfail=opts.strict_xfail)
     if opts.verbosity >= 0:
-        click.echo(render_summary(rec, strict_xfail=opts.strict_xfail))
+        _echo(render_summary(rec, strict_xfail=opts.strict_xfail))
         _say_baseline(rec)
-        click.echo(f"reports: {', '.join(str(p) for p in written)}")
-    if interrupted:
-        click.echo("trtcheck: interrupted: reports cover the cases that finished", err=True)
-        return _publish(INTERRUPTED, opts.out, rec, opts.strict_xfail)
-    return _publish(exit_code(rec, opts.strict_xfail, opts.gate), opts.out, rec, opts.strict_xfail)
+        _echo(f"reports: {', '.join(str(p) for p in written)}")
+    return _publish(_verdict(rec, opts.strict_xfail, opts.gate), opts.out, rec, opts.strict_xfail)
 
 
 @cli.command("list")
@@ -102,9 +128,9 @@ def list_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | 
     collection = collect(opts)
     for case in collection.cases:
         tags = f"  [{', '.join(case.spec.tags)}]" if case.spec.tags else ""
-        click.echo(plain(f"{case.case_id}{tags}"))
+        _echo(plain(f"{case.case_id}{tags}"))
     for row in collection.problems:
-        click.echo(f"error: {plain(row.location or row.file)}: {plain(row.message)}", err=True)
+        _echo(f"error: {plain(row.location or row.file)}: {plain(row.message)}", err=True)
     return 1 if collection.problems else 0
 
 
@@ -117,11 +143,12 @@ def analyze_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str
     """Predict each case's complex, int64 and float64 paths, without compiling (CPU)."""
     opts = _resolve(paths, config, variants, keyword, out=out, device="cpu", verbosity=-1)
     _check_writable(opts.out)
-    rec = analyze(opts, collect(opts))
+    with _output_to(opts.out / "analyze.log"):
+        rec = analyze(opts, collect(opts))
     record.save(rec, opts.out / "analysis.json")
-    click.echo(render_analysis(rec, verbose=verbose > 0))
-    click.echo(f"analysis: {opts.out / 'analysis.json'}")
-    return exit_code(rec, strict_xfail=False)
+    _echo(render_analysis(rec, verbose=verbose > 0))
+    _echo(f"analysis: {opts.out / 'analysis.json'}")
+    return _verdict(rec, strict_xfail=False)
 
 
 @cli.command("report")
@@ -134,9 +161,10 @@ def report_cmd(results: Path, out: Path | None) -> int:
     strict = bool(rec.options.get("strict_xfail", False))
     out_dir = out or results.parent
     _check_writable(out_dir)
-    written = write_reports(rec, out_dir, strict_xfail=strict)
-    click.echo(f"reports: {', '.join(str(p) for p in written)}")
-    return _publish(exit_code(rec, strict, options.saved_gate(rec.options)), out_dir, rec, strict)
+    with record.locked(out_dir):
+        written = write_reports(rec, out_dir, strict_xfail=strict)
+    _echo(f"reports: {', '.join(str(p) for p in written)}")
+    return _publish(_verdict(rec, strict, options.saved_gate(rec.options)), out_dir, rec, strict)
 
 
 @cli.command("diff")
@@ -158,12 +186,12 @@ def diff_cmd(base: Path, head: Path, out: Path | None, **gate: object) -> int:
     rec.baseline = baseline.compare(before, rec, metric=chosen.metric,
                                     threshold=chosen.threshold).to_dict()
     strict = bool(rec.options.get("strict_xfail", False))
-    click.echo(render_changes(rec))
+    _echo(render_changes(rec))
     if out is not None:
         _check_writable(out)
         written = write_reports(rec, out, strict_xfail=strict)
-        click.echo(f"reports: {', '.join(str(p) for p in written)}")
-    return exit_code(rec, strict, chosen)
+        _echo(f"reports: {', '.join(str(p) for p in written)}")
+    return _verdict(rec, strict, chosen)
 
 
 def _say_baseline(rec: Record) -> None:
@@ -172,8 +200,8 @@ def _say_baseline(rec: Record) -> None:
     if diff is None:
         return
     for warning in diff.warnings:
-        click.echo(f"warning: {plain(warning)}", err=True)
-    click.echo(f"against the baseline: {len(diff.regressions)} latency regressions, "
+        _echo(f"warning: {plain(warning)}", err=True)
+    _echo(f"against the baseline: {len(diff.regressions)} latency regressions, "
                f"{sum(c.status_changed for c in diff.changes)} status changes")
 
 
@@ -184,7 +212,44 @@ def _resolve(paths: tuple[Path, ...], config: Path | None, variants: tuple[str, 
                            backends=backends_, profiles=profiles, **kw)  # type: ignore[arg-type]
 
 
+@contextmanager
+def _output_to(log: Path) -> Iterator[None]:
+    """Send what is printed meanwhile (torch's graph dumps and warnings, the zoo's own prints)
+    to ``log`` rather than the terminal, at the file-descriptor level so C++ output goes too."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        with log.open("a", encoding="utf-8") as fh:
+            os.dup2(fh.fileno(), 1)
+            os.dup2(fh.fileno(), 2)
+            try:
+                yield
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+    finally:
+        for fd, saved_fd in ((1, saved[0]), (2, saved[1])):
+            os.dup2(saved_fd, fd)
+            os.close(saved_fd)
+
+
+def _echo(text: str, *, err: bool = False) -> None:
+    """``click.echo`` that survives a closed pipe (``trtcheck run … | head``): the rest of the
+    output is dropped, and the run goes on to write its reports."""
+    try:
+        click.echo(text, err=err)
+    except BrokenPipeError:
+        stream = sys.stderr if err else sys.stdout
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+
+
 def _check_writable(out: Path) -> None:
+    blocking = next((p for p in (out, *out.parents) if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise UsageError(f"cannot write reports to {out}: {blocking} is a file, not a directory")
     try:
         out.mkdir(parents=True, exist_ok=True)
         probe = out / ".trtcheck-write-test"
@@ -198,52 +263,134 @@ def _publish(code: int, out: Path | None, rec: Record | None, strict_xfail: bool
     """Under GitHub Actions, annotate the failing rows and write the step outputs; ``code``."""
     if github.active():
         for line in render_annotations(rec, strict_xfail=strict_xfail) if rec else []:
-            click.echo(line)
+            _echo(line)
         github.write_outputs(code, out, rec, strict_xfail=strict_xfail)
     return code
 
 
-def exit_code(rec: Record, strict_xfail: bool, gate: options.Gate | None = None) -> int:
-    """0 when no row fails; 1 when any row is fail, error, timeout, crash (or strict xpass),
-    or, when the gate fails on regressions, any row regressed against the baseline."""
-    if any(is_failure(r.status, strict_xfail=strict_xfail) for r in rec.rows):
-        return 1
+def _verdict(rec: Record, strict_xfail: bool, gate: options.Gate | None = None) -> int:
+    """The run's exit code, after one line on stderr when it was interrupted or tested nothing.
+
+    A run that would pass exits 1 when the gate fails on regressions and a row regressed
+    against the baseline."""
+    result = rec.verdict(strict_xfail=strict_xfail)
+    if result is Verdict.INTERRUPTED:
+        _echo("trtcheck: interrupted: reports cover the cases that finished", err=True)
+    elif result is Verdict.EMPTY:
+        _echo(f"trtcheck: nothing tested: {nothing_tested(r.status for r in rec.rows)}", err=True)
     diff = baseline.read(rec.baseline)
-    regressed = gate is not None and gate.fail_on == "regression" and diff and diff.regressions
-    return 1 if regressed else 0
+    if (result is Verdict.PASS and gate is not None and gate.fail_on == "regression" and diff
+            and diff.regressions):
+        return Verdict.FAIL.exit_code
+    return result.exit_code
+
+
+STILL_RUNNING_EVERY_S = 30.0  # CI logs: how often a long stage says it is still running
 
 
 class _Progress:
-    """One line per case as it finishes."""
+    """What is printed while cases run. On a terminal, a progress bar with the ETA and the
+    running case's stage and elapsed time; under GitHub Actions, one line per finished case,
+    each zoo file's lines in a ``::group::`` fold printed when the file completes, and a
+    still-running line every 30 s of a long stage; elsewhere one line per finished case."""
 
-    def __init__(self, verbosity: int, total: int) -> None:
+    def __init__(self, verbosity: int, collection: Collection) -> None:
         self.verbosity = verbosity
-        self.total = total
+        self.total = len(collection.cases)
         self.done = 0
+        self.mode = ("quiet" if verbosity < 0 else "ci" if github.active()
+                     else "bar" if sys.stdout.isatty() and self.total else "lines")
+        self.in_file = Counter(c.file.rel for c in collection.cases)
+        self.left_in_file = Counter(self.in_file)
+        self.fold: dict[str, list[str]] = {}
+        self.running: tuple[str, str, float] | None = None  # case id, stage text, started
+        self.noted = 0.0
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.bar: Any = None
+        self.ticker: threading.Thread | None = None
+
+    def __enter__(self) -> _Progress:
+        if self.mode == "bar":
+            self.bar = click.progressbar(length=self.total, label="running", show_eta=True,
+                                         show_pos=True, item_show_func=self._running_text)
+            self.bar.__enter__()
+        if self.mode in ("bar", "ci"):
+            self.ticker = threading.Thread(target=self._tick, daemon=True)
+            self.ticker.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        if self.ticker is not None:
+            self.ticker.join()
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
 
     def collection(self, c: Collection) -> None:
         if self.verbosity >= 0:
             for rel in c.empty_files:
-                click.echo(f"note: {plain(rel)}.py declares no models (helpers belong in "
-                           "files whose names start with _)", err=True)
-            click.echo(f"collected {len(c.cases)} cases"
-                       + (f", {len(c.problems)} collection errors" if c.problems else ""))
+                _echo(f"note: {plain(rel)}.py declares no models (helpers belong in "
+                      "files whose names start with _)", err=True)
+            _echo(f"collected {len(c.cases)} cases"
+                  + (f", {len(c.problems)} collection errors" if c.problems else ""))
+
+    def stage(self, case: Case, backend: str, profile: str | None, stage: str) -> None:
+        where = "" if backend == "-" else f" ({backend}{':' + profile if profile else ''})"
+        with self.lock:
+            self.running = (case.case_id, f"{stage}{where}", time.monotonic())
+            self.noted = time.monotonic()
 
     def case(self, case: Case | None, rows: list[Row]) -> None:
-        if self.verbosity < 0:
+        if self.mode == "quiet":
             return
-        if case is None:
-            for row in rows:
-                click.echo(f"ERROR {plain(row.location or row.file)}: {plain(row.message)}")
-            return
-        self.done += 1
-        parts = " ".join(f"{r.backend}{'' if r.profile == '-' else ':' + r.profile}={r.status}"
-                         for r in rows)
-        click.echo(f"[{self.done}/{self.total}] {plain(case.case_id)}  {parts}")
-        if self.verbosity >= 1:
-            for r in rows:
-                if r.message:
-                    click.echo(f"    {r.backend}: {plain(r.message)}")
+        with self.lock:
+            if case is None:
+                for row in rows:
+                    self._say(f"ERROR {plain(row.location or row.file)}: {plain(row.message)}")
+                return
+            self.done += 1
+            self.running = None
+            parts = " ".join(f"{r.backend}{'' if r.profile == '-' else ':' + r.profile}="
+                             f"{r.status}" for r in rows)
+            lines = [f"[{self.done}/{self.total}] {plain(case.case_id)}  {parts}"]
+            if self.verbosity >= 1:
+                lines += [f"    {r.backend}: {plain(r.message)}" for r in rows if r.message]
+            if self.mode == "bar":
+                self.bar.update(1)
+            elif self.mode == "lines":
+                for line in lines:
+                    _echo(line)
+            else:
+                self._fold(case.file.rel, lines)
+
+    def _fold(self, rel: str, lines: list[str]) -> None:
+        """CI: keep a file's lines until its last case finishes, then print them in one fold."""
+        self.fold.setdefault(rel, []).extend(lines)
+        self.left_in_file[rel] -= 1
+        if self.left_in_file[rel] == 0:
+            _echo(f"::group::{plain(rel)}.py ({self.in_file[rel]} cases)")
+            for line in self.fold.pop(rel):
+                _echo(line)
+            _echo("::endgroup::")
+
+    def _say(self, line: str) -> None:
+        _echo(f"\r\x1b[K{line}" if self.mode == "bar" else line)
+
+    def _running_text(self, _: object) -> str:
+        if self.running is None:
+            return ""
+        case_id, stage, started = self.running
+        return f"{plain(case_id)}: {stage} {time.monotonic() - started:.0f}s"
+
+    def _tick(self) -> None:
+        while not self.stop.wait(1.0):
+            with self.lock:
+                if self.mode == "bar":
+                    self.bar.render_progress()
+                elif self.running and time.monotonic() - self.noted >= STILL_RUNNING_EVERY_S:
+                    self.noted = time.monotonic()
+                    _echo(f"still running: {self._running_text(None)}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -257,10 +404,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         exc.show()
         return _publish(exc.exit_code, None, None, False)
     except click.exceptions.Abort:
-        click.echo("aborted", err=True)
+        _echo("aborted", err=True)
         return INTERRUPTED
     except TrtcheckError as exc:
-        click.echo(f"trtcheck: error: {exc}", err=True)
+        _echo(f"trtcheck: error: {exc}", err=True)
         return _publish(exc.exit_code, None, None, False)
     return result if isinstance(result, int) else 0
 

@@ -10,11 +10,17 @@ import traceback
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 from trtcheck import zoo
 from trtcheck.errors import last_line, location
 
 SKIP_FILES = frozenset({"conftest.py", "setup.py"})
+ZOO_MODULE_PREFIX = "trtcheck_zoo_"
+
+# The modules each zoo root's files imported from that root (its helpers), by root: two roots
+# that each hold a ``_helpers.py`` must each import their own.
+_namespaces: dict[str, dict[str, ModuleType]] = {}
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,7 @@ class ImportFailure:
 class Discovered:
     file: ZooFile
     specs: tuple[zoo.ModelSpec, ...]
+    invalid: tuple[zoo.Invalid, ...] = ()
 
 
 def zoo_files(paths: Iterable[Path]) -> Iterator[ZooFile]:
@@ -69,16 +76,37 @@ def zoo_files(paths: Iterable[Path]) -> Iterator[ZooFile]:
 def module_name(file: ZooFile) -> str:
     """A module name unique to the file's absolute path, so equal file names never collide."""
     digest = hashlib.sha1(str(file.path).encode()).hexdigest()[:12]
-    return f"trtcheck_zoo_{digest}_{file.path.stem}"
+    return f"{ZOO_MODULE_PREFIX}{digest}_{file.path.stem}"
+
+
+def use_root(root: Path) -> None:
+    """Make ``root``'s modules the importable ones: the root first on ``sys.path``, the modules
+    other zoo roots imported from themselves put aside, this root's own put back."""
+    here = str(root)
+    _namespaces.setdefault(here, {})
+    for name, module in list(sys.modules.items()):
+        owner = _owner(module)
+        if owner is not None and owner != here and not name.startswith(ZOO_MODULE_PREFIX):
+            _namespaces[owner][name] = sys.modules.pop(name)
+    sys.modules.update(_namespaces[here])
+    if here in sys.path:
+        sys.path.remove(here)
+    sys.path.insert(0, here)
+
+
+def _owner(module: ModuleType) -> str | None:
+    """The innermost known zoo root that holds the module's file, if any."""
+    file = getattr(module, "__file__", None)
+    if not isinstance(file, str):
+        return None
+    roots = [r for r in _namespaces if file.startswith(r + os.sep)]
+    return max(roots, key=len) if roots else None
 
 
 def load(file: ZooFile) -> Discovered | ImportFailure:
     """Import one zoo file with its root on ``sys.path``; never raises for errors in user code."""
     name = module_name(file)
-    root = str(file.root)
-    added = root not in sys.path
-    if added:
-        sys.path.insert(0, root)
+    use_root(file.root)
     collector = zoo.collecting()
     try:
         spec = importlib.util.spec_from_file_location(name, file.path)
@@ -93,5 +121,5 @@ def load(file: ZooFile) -> Discovered | ImportFailure:
         return ImportFailure(file, location(exc, file.root), last_line(exc), traceback.format_exc())
     finally:
         zoo.stop_collecting(collector)
-    return Discovered(file, tuple(collector.specs))
+    return Discovered(file, tuple(collector.specs), tuple(collector.invalid))
 

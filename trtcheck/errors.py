@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 INTERRUPTED = 130  # the shell's code for a run stopped by SIGINT; trtcheck uses it for SIGTERM too
+NOTHING_TESTED = 5  # no case selected, or every row skipped: pytest's "no tests ran"
 
 
 class TrtcheckError(Exception):
@@ -29,6 +30,10 @@ class ConfigError(TrtcheckError):
     exit_code = 2
 
 
+class LockedError(UsageError):
+    """Another trtcheck run is writing to the same report directory."""
+
+
 class RecordError(TrtcheckError):
     """A results record that cannot be read or has an unknown schema."""
 
@@ -39,10 +44,16 @@ class Unsupported(Exception):
     """A known limitation: the row becomes ``unsupported`` with this reason, not ``error``."""
 
 
-def last_line(exc: BaseException) -> str:
-    """``Type: message`` on one line — what tables show for an exception."""
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+def last_line(exc: BaseException, *, cut: bool = False) -> str:
+    """``Type: message`` on one line — what tables show for an exception. With ``cut``, a
+    message of several lines (torch.export's, with a graph and advice) gives only its first
+    line and says how many follow; the traceback in ``results.json`` keeps them all."""
+    lines = [text for line in str(exc).splitlines() if (text := " ".join(line.split()))]
+    if not lines:
+        return type(exc).__name__
+    if cut and len(lines) > 1:
+        return f"{type(exc).__name__}: {lines[0]} [{len(lines) - 1} more lines in results.json]"
+    return f"{type(exc).__name__}: {' '.join(lines)}"
 
 
 def location(exc: BaseException, root: Path) -> str:

@@ -31,7 +31,7 @@ class StageError(Exception):
     """An exception in user or backend code, tagged with the stage it happened in."""
 
     def __init__(self, stage: str, exc: BaseException, where: str, device: str = "cpu") -> None:
-        line = last_line(exc)
+        line = last_line(exc, cut=True)
         if isinstance(exc, torch.OutOfMemoryError) and torch.device(device).type == "cuda":
             line = memory.gpu_oom_message(stage, exc, device)
         elif is_out_of_memory(exc):
@@ -45,7 +45,7 @@ class StageError(Exception):
 StageHook = Callable[[str, str | None, str], None]
 
 
-def _no_hook(backend: str, profile: str | None, stage: str) -> None:
+def no_hook(backend: str, profile: str | None, stage: str) -> None:
     return None
 
 
@@ -64,7 +64,7 @@ class Stages:
 
     case: Case
     timings: dict[str, float] = field(default_factory=dict)
-    hook: StageHook = _no_hook
+    hook: StageHook = no_hook
     backend: str = NO_BACKEND
     profile: str | None = None
     device: str = "cpu"
@@ -85,7 +85,11 @@ class Stages:
         except Unsupported:
             raise
         except Exception as exc:
-            raise StageError(name, exc, location(exc, self.case.file.root), self.device) from exc
+            # No frame of the zoo in the traceback (a factory's bad return value, an export
+            # error raised inside torch): point at the model's declaration instead.
+            where = (location(exc, self.case.file.root)
+                     or f"{self.case.file.path}:{self.case.spec.line}")
+            raise StageError(name, exc, where, self.device) from exc
         finally:
             self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - t0
 
@@ -143,7 +147,7 @@ def analyze_case(case: Case) -> Iterator[Item]:
 
 
 def iter_rows(case: Case, opts: Options, backends: Mapping[str, Backend],
-              hook: StageHook = _no_hook) -> Iterator[Item]:
+              hook: StageHook = no_hook) -> Iterator[Item]:
     """The case's analysis, then its rows as each slot finishes; ``hook`` hears each stage start.
 
     The last row is held until the case has released its model and inputs, and notes GPU
@@ -181,7 +185,8 @@ def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
         with stages.stage("eager"), torch.no_grad():
             eager_in = clone(inputs)
             expected = module(*eager_in[0], **eager_in[1])
-        eager = Eager(module, mutates=_mutated(inputs, eager_in))
+        with stages.stage("compare"):  # announced, so that a crash here is not blamed on eager
+            eager = Eager(module, mutates=_mutated(inputs, eager_in))
         with stages.stage("export"):
             program = export(case, built)
     except StageError as err:
@@ -252,7 +257,7 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
             pick = tolerance_for(case, opts.tolerances, truncate_double)
             result = compare(expected, actual, pick,
                              TRUNCATE_DOUBLE if truncate_double else NO_NARROWING)
-            inputs_check = compare(eager_after, backend_in, pick)
+            inputs_check = compare(eager_after, backend_in, pick, what="input")
     except Unsupported as exc:
         return dict(status=Status.UNSUPPORTED, stage="compile", message=str(exc),
                     timings=stages.timings, evidence=evidence, memory=stages.memory(engine))
@@ -263,6 +268,7 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
     status, message = _verdict(result, inputs_check)
     if status is Status.PASS and truncate_double:
         message = _precision_lost(result)
+    message = "; ".join(m for m in (message, result.eager_nonfinite) if m)
     if opts.dtype_drift:
         try:
             with stages.stage("drift"):
@@ -315,4 +321,4 @@ def _precision_lost(result: Comparison) -> str:
 
 def _mutated(before: Any, after: Any) -> bool:
     """Whether a call changed its inputs (so timing must give each call fresh copies)."""
-    return not compare(before, after, lambda _: Tolerance(0.0, 0.0))
+    return not compare(before, after, lambda _: Tolerance(0.0, 0.0), what="input")

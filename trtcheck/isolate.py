@@ -15,12 +15,17 @@ from typing import IO, Any
 
 from trtcheck.backends import Backend
 from trtcheck.cases import Case
-from trtcheck.execute import Item
+from trtcheck.execute import Item, StageHook, no_hook
 from trtcheck.options import Options
 from trtcheck.rows import NO_BACKEND, Row, plan, rows_for
 from trtcheck.status import Status
 
 _POLL_S = 0.2
+# The worker starts with the current directory off sys.path (what ``python -P`` does, on every
+# Python): a folder named trtcheck/ there, such as ``--out trtcheck`` or the parent of a clone,
+# would otherwise shadow the installed package in the worker.
+_START = ("import runpy, sys; del sys.path[0]; "
+          "runpy.run_module('trtcheck.worker', run_name='__main__', alter_sys=True)")
 
 
 class _Worker:
@@ -28,8 +33,7 @@ class _Worker:
         to_child_r, to_child_w = os.pipe()
         to_parent_r, to_parent_w = os.pipe()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "trtcheck.worker", str(to_child_r), str(to_parent_w),
-             str(os.getpid())],
+            [sys.executable, "-c", _START, str(to_child_r), str(to_parent_w), str(os.getpid())],
             pass_fds=(to_child_r, to_parent_w),
             stdin=subprocess.DEVNULL, stdout=log, stderr=log,
             start_new_session=True,  # a Ctrl-C on the terminal reaches trtcheck, not the worker
@@ -74,7 +78,7 @@ class IsolatedExecutor:
         self.log = log_path.open("a", encoding="utf-8")
         self.worker: _Worker | None = None
 
-    def rows(self, case: Case) -> Iterator[Item]:
+    def rows(self, case: Case, hook: StageHook = no_hook) -> Iterator[Item]:
         remaining = {slot.key(case.case_id): slot for slot in plan(self.backends, self.opts.profiles)}
         worker = self._send((case.file.root, case.file.path, case.spec.name, case.variant))
         stage = (NO_BACKEND, None, "start")
@@ -104,6 +108,7 @@ class IsolatedExecutor:
                 continue
             if message[0] == "stage":
                 stage = message[1:]
+                hook(*stage)
             elif message[0] == "item":
                 item = message[1]
                 if isinstance(item, Row):

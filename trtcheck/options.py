@@ -121,10 +121,13 @@ SETTINGS: dict[str, Setting] = {
     "run_profiles": Setting(list, ["default"], "Settings profile (repeatable) [default]."),
     "device": Setting(str, "auto", "cpu, cuda, cuda:N or auto [auto: cuda when available]."),
     "out": Setting(str, "trtcheck-report", "Report directory [trtcheck-report]."),
-    "strict_xfail": Setting(bool, False, "An xpass fails the run [false]."),
     "dtype_drift": Setting(bool, True, "After the comparison, call the compiled module once more "
                                        "with int32/int64 and float32/float64 inputs swapped "
                                        "[true]."),
+    "strict_xfail": Setting(bool, False, "An xpass (a declared expected failure that passed) "
+                                         "fails the run [false]."),
+    "allow_empty": Setting(bool, False, "Exit 0, not 5, when no case is selected [false]."),
+    "allow_skipped": Setting(bool, False, "Exit 0, not 5, when every row is skipped [false]."),
     "isolate": Setting(bool, True, "Run each case in a worker subprocess [isolate]; "
                                    "--no-isolate for debugging."),
     "timeout": Setting((int, float), None, "Seconds per case before it is stopped "
@@ -159,12 +162,15 @@ class Options:
     variants: tuple[str, ...] = ()
     keyword: str | None = None
     profiles: tuple[Profile, ...] = (BUILTIN_PROFILES["default"],)
+    known_profiles: tuple[str, ...] = tuple(BUILTIN_PROFILES)  # built in and configured
     tolerances: Mapping[str, Tolerance] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
     timing: Timing = field(default_factory=Timing)
     device: str = "cpu"
     out: Path = Path("trtcheck-report")
     strict_xfail: bool = False
     dtype_drift: bool = True
+    allow_empty: bool = False
+    allow_skipped: bool = False
     isolate: bool = True
     timeout: float = 300.0
     resume: bool = False
@@ -188,6 +194,8 @@ class Options:
             "out": str(self.out),
             "strict_xfail": self.strict_xfail,
             "dtype_drift": self.dtype_drift,
+            "allow_empty": self.allow_empty,
+            "allow_skipped": self.allow_skipped,
             "isolate": self.isolate,
             "timeout": self.timeout,
             "memory_limit": self.memory_limit,
@@ -323,6 +331,8 @@ def resolve(
     timeout: float | None = None,
     resume: bool = False,
     memory_limit_mb: int | None = None,
+    allow_empty: bool | None = None,
+    allow_skipped: bool | None = None,
     verbosity: int = 0,
     baseline: Path | None = None,
     fail_on: str | None = None,
@@ -348,6 +358,7 @@ def resolve(
         "backends": list(backends), "variants": list(variants), "run_profiles": list(profiles),
         "device": device, "out": out, "isolate": isolate, "timeout": timeout,
         "memory_limit_mb": memory_limit_mb, "baseline": baseline, "fail_on": fail_on,
+        "allow_empty": allow_empty, "allow_skipped": allow_skipped,
     }).get
 
     known_profiles = _profiles(config, where)
@@ -379,12 +390,15 @@ def resolve(
         variants=tuple(variant_names),
         keyword=keyword,
         profiles=tuple(known_profiles[n] for n in dict.fromkeys(profile_names)),
+        known_profiles=tuple(known_profiles),
         tolerances=_tolerances(config, where),
         timing=Timing.from_config(config.get("timing", {}), f"{where}.timing"),
         device=resolved_device,
         out=Path(value("out")[0]),
         strict_xfail=value("strict_xfail")[0],
         dtype_drift=value("dtype_drift")[0],
+        allow_empty=value("allow_empty")[0],
+        allow_skipped=value("allow_skipped")[0],
         isolate=value("isolate")[0],
         timeout=float(timeout_s),
         resume=resume,

@@ -6,19 +6,23 @@ and every other report are rendered from the record at the end.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import math
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from trtcheck.errors import RecordError
+from trtcheck.errors import LockedError, RecordError
 from trtcheck.options import Profile
 from trtcheck.rows import Analysis, Row
+from trtcheck.status import Verdict, verdict
 
+LOCK_FILE = ".trtcheck.lock"
 SCHEMA_VERSION = 2
 # Schema 1 kept each case's analysis in every row's evidence and marked predictions there.
 READABLE_SCHEMAS = (1, 2)
@@ -39,6 +43,18 @@ class Record:
     @property
     def has_predictions(self) -> bool:
         return any(r.prediction for r in self.rows)
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether the run was stopped (Ctrl-C or SIGTERM) before every case finished."""
+        return bool(self.environment.get("interrupted"))
+
+    def verdict(self, *, strict_xfail: bool) -> Verdict:
+        """The run's verdict, with the options it ran under (``allow_empty``, ``allow_skipped``)."""
+        return verdict((r.status for r in self.rows), strict_xfail=strict_xfail,
+                       interrupted=self.interrupted,
+                       allow_empty=bool(self.options.get("allow_empty")),
+                       allow_skipped=bool(self.options.get("allow_skipped")))
 
     def to_dict(self) -> dict[str, Any]:
         return _json_safe({
@@ -136,6 +152,27 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+@contextmanager
+def locked(out_dir: Path) -> Iterator[None]:
+    """Hold an advisory lock on a report directory, so that two runs never write into it at
+    once. The kernel releases it when the process ends, even by SIGKILL, so a killed run never
+    blocks ``--resume``. Raises :class:`LockedError` naming the holder's PID."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(out_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            raise LockedError(f"{out_dir} is in use by another trtcheck run (pid {holder}); "
+                              "wait for it to finish, or give another --out") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # closing the only descriptor releases the lock
 
 
 def save(record: Record, path: Path) -> None:

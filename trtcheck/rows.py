@@ -188,7 +188,8 @@ def row_for(case: Case, slot: Slot, **fields_: Any) -> Row:
 def finish(case: Case, row: Row) -> Row:
     """The row with the zoo's declared expected failure (xfail) applied to its status."""
     status, message = apply_xfail(row.status, row.message,
-                                  case.spec.xfail_reason(case.variant, row.backend))
+                                  case.spec.xfail_reason(case.variant, row.backend,
+                                                            row.profile))
     return replace(row, status=status, message=message)
 
 

@@ -6,7 +6,7 @@ import signal
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from types import FrameType
 from typing import Any, Protocol
@@ -14,13 +14,14 @@ from typing import Any, Protocol
 from trtcheck import discover, environment, record
 from trtcheck.backends import Backend
 from trtcheck.cases import Case, expand
-from trtcheck.errors import RecordError
-from trtcheck.execute import Item, analyze_case, iter_rows
+from trtcheck.errors import RecordError, did_you_mean
+from trtcheck.execute import Item, StageHook, analyze_case, iter_rows, no_hook
 from trtcheck.isolate import IsolatedExecutor
-from trtcheck.options import Options
+from trtcheck.options import BACKENDS, Options
 from trtcheck.record import Journal, Record
 from trtcheck.rows import NO_BACKEND, NO_PROFILE, NO_VARIANT, Analysis, Row, RowKey, plan, rows_for
 from trtcheck.status import Status
+from trtcheck.zoo import ModelSpec
 
 COLLECT = "(collect)"
 JOURNAL = "results.jsonl"
@@ -42,10 +43,20 @@ def collect(opts: Options) -> Collection:
             problems.append(_problem(file.rel, stage="import", message=result.message,
                                      location=result.location, traceback=result.traceback,
                                      source=file.source))
-        elif not result.specs:
+            continue
+        rejected = [(bad.name, bad.line, bad.message) for bad in result.invalid]
+        rejected += [(spec.name, spec.line, message) for spec in result.specs
+                     if (message := _unknown_xfail_keys(spec, opts))]
+        problems += [_problem(file.rel, case_id=f"{file.rel}::{name}", stage="collect",
+                              message=f"invalid @trtcheck.model: {message}",
+                              location=f"{file.path}:{line}", source=file.source, line=line)
+                     for name, line, message in rejected]
+        names = {name for name, _, _ in rejected}
+        specs = tuple(s for s in result.specs if s.name not in names)
+        if specs:
+            found.append(replace(result, specs=specs))
+        elif not rejected:
             empty.append(file.rel)
-        else:
-            found.append(result)
     cases: list[Case] = []
     seen: dict[str, Case] = {}
     for case in expand(found, opts.variants, opts.keyword):
@@ -63,13 +74,27 @@ def collect(opts: Options) -> Collection:
     return Collection(cases, problems, empty)
 
 
+def _unknown_xfail_keys(spec: ModelSpec, opts: Options) -> str:
+    """What is wrong with the model's xfail keys: each must name one of its variants, a
+    backend, a profile, or ``backend:profile``."""
+    if not isinstance(spec.xfail, Mapping):
+        return ""
+    known = {*spec.variants, *BACKENDS, *opts.known_profiles,
+             *(f"{b}:{p}" for b in BACKENDS for p in opts.known_profiles)}
+    for key in spec.xfail:
+        if key not in known:
+            return (f"xfail key {key!r} names no variant of this model, backend or profile"
+                    f"{did_you_mean(key, known)}")
+    return ""
+
+
 def _problem(rel: str, *, case_id: str | None = None, **fields: object) -> Row:
     return Row(case_id or f"{rel}::{COLLECT}", rel, COLLECT, NO_VARIANT, NO_BACKEND,
                NO_PROFILE, status=Status.ERROR, **fields)  # type: ignore[arg-type]
 
 
 class Executor(Protocol):
-    def rows(self, case: Case) -> Iterator[Item]: ...
+    def rows(self, case: Case, hook: StageHook = ...) -> Iterator[Item]: ...
     def close(self) -> None: ...
 
 
@@ -80,8 +105,8 @@ class InProcessExecutor:
     opts: Options
     backends: Mapping[str, Backend]
 
-    def rows(self, case: Case) -> Iterator[Item]:
-        return iter_rows(case, self.opts, self.backends)
+    def rows(self, case: Case, hook: StageHook = no_hook) -> Iterator[Item]:
+        return iter_rows(case, self.opts, self.backends, hook)
 
     def close(self) -> None:
         return None
@@ -118,8 +143,11 @@ def _previous(opts: Options) -> Record | None:
 
 
 def run(opts: Options, backends: Mapping[str, Backend], collection: Collection,
-        on_case: Callable[[Case | None, list[Row]], None]) -> tuple[Record, bool]:
-    """Execute every case, appending rows to the journal as they finish.
+        on_case: Callable[[Case | None, list[Row]], None],
+        on_stage: Callable[[Case, str, str | None, str], None] | None = None,
+        ) -> tuple[Record, bool]:
+    """Execute every case, appending rows to the journal as they finish; ``on_case`` hears
+    each case's rows, ``on_stage`` each stage as it starts.
 
     Returns the record and whether the run was interrupted (remaining rows are then
     ``skipped: interrupted``)."""
@@ -149,7 +177,9 @@ def run(opts: Options, backends: Mapping[str, Backend], collection: Collection,
                 if all(k in previous for k in keys):
                     current = [previous[k] for k in keys]
                 else:
-                    for item in executor.rows(case):
+                    hook = (no_hook if on_stage is None else
+                            lambda b, p, s, c=case: on_stage(c, b, p, s))  # type: ignore[misc]
+                    for item in executor.rows(case, hook):
                         journal.append([item])
                         if isinstance(item, Analysis):
                             analyses[item.case_id] = item.data
@@ -160,6 +190,7 @@ def run(opts: Options, backends: Mapping[str, Backend], collection: Collection,
                 on_case(case, current)
     except KeyboardInterrupt:
         interrupted = True
+        env["interrupted"] = True  # the reports say INTERRUPTED and ``report`` exits 130
         for i, case in enumerate(pending):
             finished = current if i == 0 else []
             have = {r.key for r in finished}

@@ -1,8 +1,11 @@
-"""Row statuses and how they combine into an exit code."""
+"""Row statuses, and how they combine into a run's verdict and exit code."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import Enum
+
+from trtcheck.errors import INTERRUPTED, NOTHING_TESTED
 
 
 class Status(str, Enum):
@@ -49,3 +52,50 @@ def apply_xfail(status: Status, message: str, reason: str | None) -> tuple[Statu
         return Status.XPASS, f"expected to fail ({reason}) but passed"
     detail = f"{status.value}: {message}" if message else status.value
     return Status.XFAIL, f"{reason} [{detail}]"
+
+
+class Verdict(str, Enum):
+    """What a whole run amounts to; each verdict has its exit code."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    EMPTY = "empty"  # nothing was tested: no case selected, or every row skipped
+    INTERRUPTED = "interrupted"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def title(self) -> str:
+        """How reports headline it."""
+        return "NOTHING TESTED" if self is Verdict.EMPTY else self.value.upper()
+
+    @property
+    def exit_code(self) -> int:
+        return {Verdict.PASS: 0, Verdict.FAIL: 1, Verdict.EMPTY: NOTHING_TESTED,
+                Verdict.INTERRUPTED: INTERRUPTED}[self]
+
+
+def verdict(statuses: Iterable[Status], *, strict_xfail: bool, interrupted: bool = False,
+            allow_empty: bool = False, allow_skipped: bool = False) -> Verdict:
+    """The run's verdict: interrupted, else fail when any row fails, else empty when nothing
+    was tested (no row, or every row skipped) unless that is allowed, else pass."""
+    statuses = list(statuses)
+    if interrupted:
+        return Verdict.INTERRUPTED
+    if any(is_failure(s, strict_xfail=strict_xfail) for s in statuses):
+        return Verdict.FAIL
+    if not statuses and not allow_empty:
+        return Verdict.EMPTY
+    if statuses and all(s is Status.SKIPPED for s in statuses) and not allow_skipped:
+        return Verdict.EMPTY
+    return Verdict.PASS
+
+
+def nothing_tested(statuses: Iterable[Status]) -> str:
+    """The one line that says why a run tested nothing."""
+    statuses = list(statuses)
+    if not statuses:
+        return "no case was selected (check the paths and -k); --allow-empty accepts this"
+    return (f"all {len(statuses)} rows were skipped (a requested backend is "
+            "unavailable here?); --allow-skipped accepts this")

@@ -1,6 +1,6 @@
 """The worker process: runs cases sent by :mod:`trtcheck.isolate`, reporting stages and rows.
 
-Started as ``python -m trtcheck.worker REQUEST_FD REPLY_FD PARENT_PID``; speaks pickled messages over
+Started by :mod:`trtcheck.isolate` with ``REQUEST_FD REPLY_FD PARENT_PID``; speaks pickled messages over
 two pipes so that whatever the zoo prints cannot corrupt the protocol.
 """
 

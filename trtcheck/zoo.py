@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import math
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from trtcheck.errors import did_you_mean
 
-VARIANTS = ("default", "float32", "float64", "complex64", "complex128", "int32", "int64")
+VARIANTS = ("default", "float32", "float64", "float16", "bfloat16", "complex64", "complex128",
+            "int32", "int64")
 
 Factory = Callable[[str], Any]
 
@@ -29,13 +32,17 @@ class ModelSpec:
     doc: str = ""
     line: int = 0
 
-    def xfail_reason(self, variant: str, backend: str) -> str | None:
-        """The declared reason this variant or backend is expected to fail, if any."""
+    def xfail_reason(self, variant: str, backend: str, profile: str) -> str | None:
+        """The declared reason a row is expected to fail, if any: the most specific key wins,
+        ``backend:profile``, then ``profile``, then ``backend``, then ``variant``."""
         if self.xfail is None:
             return None
         if isinstance(self.xfail, str):
             return self.xfail
-        return self.xfail.get(variant) or self.xfail.get(backend)
+        for key in (f"{backend}:{profile}", profile, backend, variant):
+            if key in self.xfail:
+                return self.xfail[key]
+        return None
 
     def dynamic_shapes_for(self, variant: str) -> Any:
         if callable(self.dynamic_shapes):
@@ -43,9 +50,20 @@ class ModelSpec:
         return self.dynamic_shapes
 
 
+@dataclass(frozen=True)
+class Invalid:
+    """A declaration the decorator rejected: the model's name, where it is declared, and why."""
+
+    name: str
+    file: str
+    line: int
+    message: str
+
+
 @dataclass
 class _Collector:
     specs: list[ModelSpec] = field(default_factory=list)
+    invalid: list[Invalid] = field(default_factory=list)
 
 
 _active: list[_Collector] = []
@@ -74,6 +92,37 @@ def _check_variants(variants: Iterable[str]) -> tuple[str, ...]:
     return names
 
 
+def _check_tags(tags: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(tags, str):  # iterating would make every letter a tag
+        raise ValueError(f"tags must be a list of words, got the string {tags!r}: "
+                         f"write tags=({tags!r},)")
+    checked = tuple(tags)
+    for tag in checked:
+        if not isinstance(tag, str):
+            raise ValueError(f"tags must be strings, got {tag!r}")
+    return checked
+
+
+def _check_tolerance(key: str, value: Any) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{key} must be a number, got {value!r} (a {type(value).__name__})")
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{key} must be a finite number >= 0, got {value!r}")
+
+
+def _check_xfail(xfail: Any) -> None:
+    if xfail is None or isinstance(xfail, str):
+        return
+    if not isinstance(xfail, Mapping):
+        raise ValueError("xfail must be a reason string, or a mapping from a variant, backend, "
+                         f"profile or backend:profile to a reason; got {type(xfail).__name__}")
+    for key, reason in xfail.items():
+        if not isinstance(key, str) or not isinstance(reason, str):
+            raise ValueError(f"xfail must map names to reason strings, got {key!r}: {reason!r}")
+
+
 def model(
     fn: Factory | None = None,
     *,
@@ -90,26 +139,43 @@ def model(
 
     The decorated factory receives a variant name and returns ``(module, args)`` or
     ``(module, args, kwargs)``, built on CPU. The model is registered when the
-    decorator is applied, so loops and helper functions may declare families.
+    decorator is applied, so loops and helper functions may declare families. An invalid
+    declaration, while trtcheck collects the zoo, becomes an error row at the decorator's
+    line; the file's other models still run.
     """
-    checked = _check_variants(variants)
-    if xfail is not None and not isinstance(xfail, (str, Mapping)):
-        raise TypeError("xfail must be a reason string or a mapping of variant/backend to reason")
+    caller = sys._getframe(1)
+    try:
+        checked = _check_variants(variants)
+        checked_tags = _check_tags(tags)
+        _check_tolerance("rtol", rtol)
+        _check_tolerance("atol", atol)
+        _check_xfail(xfail)
+    except ValueError as exc:
+        if not _active:
+            raise
+        problem = str(exc)
+
+        def reject(factory: Factory) -> Factory:
+            _active[-1].invalid.append(Invalid(name or getattr(factory, "__name__", "?"),
+                                               caller.f_code.co_filename, caller.f_lineno,
+                                               problem))
+            return factory
+
+        return reject(fn) if fn is not None else reject
 
     def register(factory: Factory) -> Factory:
-        code = getattr(factory, "__code__", None)
         spec = ModelSpec(
             name=name or factory.__name__,
             factory=factory,
             variants=checked,
-            tags=tuple(tags),
+            tags=checked_tags,
             rtol=rtol,
             atol=atol,
             xfail=dict(xfail) if isinstance(xfail, Mapping) else xfail,
             dynamic_shapes=dynamic_shapes,
             strict=strict,
             doc=((factory.__doc__ or "").strip().splitlines() or [""])[0],
-            line=code.co_firstlineno if code else 0,
+            line=caller.f_lineno,  # the decorator's line, or the call's for model(factory)
         )
         if _active:
             _active[-1].specs.append(spec)

@@ -28,9 +28,10 @@ from trtcheck.render.text import (
     num,
     speedup_text,
     status_counts,
+    verdict_text,
 )
 from trtcheck.rows import Row
-from trtcheck.status import Status, is_failure
+from trtcheck.status import Status, Verdict, is_failure
 
 LIMIT = 60_000
 TITLE = "trtcheck"
@@ -102,14 +103,9 @@ def _fit(blocks: list[_Block], limit: int) -> str:
 
 
 def _headline(record: Record, *, strict_xfail: bool) -> str:
-    rows = record.rows
-    failing = sum(is_failure(r.status, strict_xfail=strict_xfail) for r in rows)
-    if not rows:
-        verdict = "⚠️ NO CASES: nothing was selected, or every case was skipped"
-    elif failing:
-        verdict = f"❌ FAIL: {failing} of {len(rows)} rows fail the run"
-    else:
-        verdict = f"✅ PASS: {len(rows)} rows, none fails the run"
+    result, why = verdict_text(record, strict_xfail=strict_xfail)
+    mark = {Verdict.PASS: "✅", Verdict.FAIL: "❌"}.get(result, "⚠️")
+    verdict = f"{mark} {result.title}: {why}"
     counts = " · ".join(f"{s} {n}" for s, n in status_counts(record))
     return f"### {TITLE}: {verdict}\n\n{counts}" if counts else f"### {TITLE}: {verdict}"
 

@@ -22,11 +22,12 @@ from trtcheck.render.text import (
     md,
     memory_facts,
     memory_measures,
-    n_failing,
     num,
     path_text,
     speedup_text,
     status_counts,
+    status_text,
+    verdict_text,
 )
 from trtcheck.rows import Row
 from trtcheck.status import Status, is_failure
@@ -79,11 +80,10 @@ def _summary(record: Record, *, strict_xfail: bool) -> str:
     counts = status_counts(record)
     table = _table([str(s) for s, _ in counts] + ["total"],
                    [[str(n) for _, n in counts] + [str(len(record.rows))]])
-    failing = n_failing(record, strict_xfail=strict_xfail)
-    verdict = (f"**Result: FAIL**: {failing} of {len(record.rows)} rows fail the run"
-               if failing else "**Result: PASS**: no row fails the run")
+    result, why = verdict_text(record, strict_xfail=strict_xfail)
     mode = "on" if strict_xfail else "off"
-    return f"## Summary\n\n{table}\n\n{verdict} (strict xfail {mode})."
+    return (f"## Summary\n\n{table}\n\n**Result: {result.title}**: {md(why)} "
+            f"(strict xfail {mode}).")
 
 
 def _accuracy(record: Record, *, strict_xfail: bool) -> str:
@@ -190,7 +190,7 @@ def _backend(row: Row) -> str:
 
 def _status(row: Row, *, strict_xfail: bool) -> str:
     failing = is_failure(row.status, strict_xfail=strict_xfail)
-    return f"**{row.status}**" if failing else str(row.status)
+    return f"**{row.status}**" if failing else status_text(row)
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:

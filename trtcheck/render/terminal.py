@@ -12,8 +12,9 @@ from trtcheck.render.text import (
     n_failing,
     plain,
     status_counts,
+    verdict_text,
 )
-from trtcheck.status import Status
+from trtcheck.status import Status, Verdict
 
 MESSAGE_WIDTH = 80
 
@@ -31,10 +32,17 @@ def render_summary(record: Record, *, strict_xfail: bool) -> str:
     counts = ", ".join(f"{n} {s}" for s, n in status_counts(record))
     failing = n_failing(record, strict_xfail=strict_xfail)
     lines.append(f"total {len(record.rows)}: {counts or 'no rows'}; {failing} fail the run")
+    result, why = verdict_text(record, strict_xfail=strict_xfail)
+    if result is Verdict.INTERRUPTED:  # the counts alone would read as a pass
+        lines.append(f"result: {result.title}: {why}")
     for kind in kinds_present(record):
         lines.append(f"{PREDICTION_MARK} on a row of kind {kind} marks {KIND_NOTES[kind]}")
     return "\n".join(lines)
 
 
 def _shorten(text: str) -> str:
-    return text if len(text) <= MESSAGE_WIDTH else text[:MESSAGE_WIDTH - 1] + "…"
+    """The message cut in the middle, so that its end ("… but passed") stays."""
+    if len(text) <= MESSAGE_WIDTH:
+        return text
+    tail = MESSAGE_WIDTH // 3
+    return text[:MESSAGE_WIDTH - tail - 1] + "…" + text[-tail:]

@@ -12,10 +12,15 @@ from typing import Any
 
 from trtcheck.record import Record
 from trtcheck.rows import Kind, Row
-from trtcheck.status import ORDER, Status, is_failure
+from trtcheck.status import ORDER, Status, Verdict, is_failure, nothing_tested
 
 NONE = "—"
 PREDICTION_MARK = "†"
+FALLBACK_NOTE = "fallback"  # a passing row some of whose ops ran in PyTorch
+NO_SPEEDUP = "n/a (prediction)"
+# Backends that rewrite the graph, so that their dtype path says something; eager and
+# inductor run the graph as exported.
+REWRITING_BACKENDS = frozenset({"tensorrt", "lowering", "emulate"})
 
 # What every report says of a row whose backend predicts rather than measures.
 KIND_NOTES = {
@@ -26,7 +31,6 @@ KIND_NOTES = {
                    "numbers are PyTorch's, not TensorRT's kernels; not a TensorRT measurement"),
 }
 
-PREDICTION_LATENCY = "n/a (prediction)"
 UNSTABLE_MARK = "⚠ unstable"
 LATENCY_NOTE = (
     "*caller*: host time of one call until its result is ready, launch overhead included; "
@@ -101,7 +105,7 @@ def memory_measures(record: Record) -> list[str]:
 def speedup_text(row: Row) -> str:
     """The row's speedup with its interval and instability, or why it has none."""
     if row.prediction:
-        return PREDICTION_LATENCY
+        return NO_SPEEDUP
     lat = row.latency
     if lat is None:
         return NONE
@@ -117,7 +121,10 @@ def headline(row: Row) -> str:
 
 
 def path_text(record: Record, row: Row) -> str:
-    """The dtype path the row's backend took, else the case's analysed path; ``""`` if unknown."""
+    """The dtype path the row's backend took, else the case's analysed path; ``""`` if unknown
+    or if the backend does not rewrite the graph."""
+    if row.backend not in REWRITING_BACKENDS:
+        return ""
     steps = row.evidence.path or (record.analyses.get(row.case_id) or {}).get("path") or []
     return "+".join(str(s) for s in steps)
 
@@ -140,6 +147,12 @@ def drift_text(row: Row) -> str:
     return f"{d['change']}: {d['outcome']}" + (f" ({d['detail']})" if d.get("detail") else "")
 
 
+def status_text(row: Row) -> str:
+    """The row's status, marked when it passed with ops left to PyTorch."""
+    fell_back = row.status is Status.PASS and row.evidence.fallbacks
+    return f"{row.status} ({FALLBACK_NOTE})" if fell_back else str(row.status)
+
+
 def kinds_present(record: Record) -> list[Kind]:
     """The prediction kinds among the record's rows, in a fixed order."""
     present = {r.kind for r in record.rows}
@@ -160,3 +173,19 @@ def status_counts(record: Record) -> list[tuple[Status, int]]:
 def n_failing(record: Record, *, strict_xfail: bool) -> int:
     """How many rows make the run exit 1."""
     return sum(is_failure(r.status, strict_xfail=strict_xfail) for r in record.rows)
+
+
+def verdict_text(record: Record, *, strict_xfail: bool) -> tuple[Verdict, str]:
+    """The run's verdict and one line saying what it rests on."""
+    result = record.verdict(strict_xfail=strict_xfail)
+    failing = n_failing(record, strict_xfail=strict_xfail)
+    fails = f"{failing} of {len(record.rows)} rows fail the run"
+    if result is Verdict.INTERRUPTED:
+        return result, ("the run was stopped before every case finished; the rows cover what "
+                        "finished, the rest are skipped: interrupted"
+                        + (f"; {fails}" if failing else ""))
+    if result is Verdict.EMPTY:
+        return result, nothing_tested(r.status for r in record.rows)
+    if result is Verdict.FAIL:
+        return result, fails
+    return result, f"{len(record.rows)} rows, none fails the run"

@@ -1,0 +1,85 @@
+"""One case through execute.iter_rows, in-process: stages announced, messages of a row."""
+
+from __future__ import annotations
+
+from trtcheck.backends import get
+from trtcheck.execute import iter_rows
+from trtcheck.options import Options
+from trtcheck.rows import Row
+from trtcheck.run import collect
+from trtcheck.status import Status
+
+ZOO = {"m.py": """
+    import torch, trtcheck
+
+    class Scale(torch.nn.Module):
+        def forward(self, x):
+            return x * 2
+
+    class Halves(torch.nn.Module):
+        def forward(self, x):
+            return torch.log(x)  # log(-1) is NaN, log(0) is -Inf
+
+    @trtcheck.model
+    def scale(variant):
+        return Scale(), (torch.ones(3),)
+
+    @trtcheck.model
+    def halves(variant):
+        return Halves(), (torch.tensor([1.0, -1.0, 0.0]),)
+
+    @trtcheck.model
+    def garbage(variant):
+        return "not a module"
+"""}
+
+
+def _rows(root, name: str, hook=None) -> list[Row]:
+    opts = Options(paths=(root,), device="cpu")
+    [case] = [c for c in collect(opts).cases if c.spec.name == name]
+    kwargs = {"hook": hook} if hook else {}
+    return [r for r in iter_rows(case, opts, {"eager": get("eager")}, **kwargs)
+            if isinstance(r, Row)]
+
+
+def test_the_eager_input_check_is_announced_as_its_own_stage(make_zoo) -> None:
+    heard: list[str] = []
+    [row] = _rows(make_zoo(ZOO), "scale", hook=lambda b, p, stage: heard.append(stage))
+    assert row.status is Status.PASS
+    # an out-of-memory kill while checking eager's inputs must not be blamed on "eager"
+    assert heard[:4] == ["build", "eager", "compare", "export"]
+
+
+def test_eager_returning_nan_or_inf_says_so(make_zoo) -> None:
+    [row] = _rows(make_zoo(ZOO), "halves")
+    assert row.status is Status.PASS
+    assert row.message == "eager itself returns NaN/Inf in out (2)"
+
+
+def test_a_factory_returning_garbage_names_its_declaration(make_zoo) -> None:
+    root = make_zoo(ZOO)
+    [row] = _rows(root, "garbage")
+    assert row.status is Status.ERROR and row.stage == "build"
+    assert row.location == f"{root / 'm.py'}:20"  # the decorator's line
+
+
+def test_an_export_error_gives_its_first_line_and_the_declaration(make_zoo) -> None:
+    root = make_zoo({"m.py": """
+        import torch, trtcheck
+
+        class DataDependent(torch.nn.Module):
+            def forward(self, x):
+                if x.sum() > 0:  # data-dependent control flow: torch.export refuses it
+                    return x + 1
+                return x - 1
+
+        @trtcheck.model
+        def branchy(variant):
+            return DataDependent(), (torch.ones(3),)
+    """})
+    [row] = _rows(root, "branchy")
+    assert row.status is Status.ERROR and row.stage == "export"
+    assert row.location.startswith(str(root / "m.py"))
+    assert "\\n" not in row.message and "more lines in results.json" in row.message
+    first_line = row.message.split(": ", 1)[1].split(" [")[0]
+    assert first_line in " ".join(row.traceback.split())
