@@ -58,3 +58,45 @@ def test_int32_with_full_compilation_is_a_config_error() -> None:
     profile = Profile("contradictory", int64="int32", require_full_compilation=True)
     with pytest.raises(ConfigError, match="require_full_compilation"):
         EmulateBackend().compile(_job(HashIds(), (torch.tensor([[1]]),), profile))
+
+
+class _Affine(torch.nn.Module):
+    """x * w + 1 with a float64 weight: float64 made inside the engine unless x is float64."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("w", torch.randn(8, dtype=torch.float64))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.w + 1
+
+
+class _Product(torch.nn.Module):
+    def forward(self, z: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return z * w
+
+
+def test_float64_without_truncate_double_is_unsupported_as_tensorrt_has_no_fp64() -> None:
+    x = torch.randn(4, 8, dtype=torch.float64)
+    with pytest.raises(Unsupported, match=r"TensorRT has no FP64: node .* holds float64"):
+        EmulateBackend().compile(_job(_Affine(), (x,), BUILTIN_PROFILES["default"]))
+    z = torch.randn(4, 8, dtype=torch.complex128)
+    with pytest.raises(Unsupported, match="TensorRT has no FP64"):
+        EmulateBackend().compile(_job(_Product(), (z, z), BUILTIN_PROFILES["default"]))
+
+
+@pytest.mark.parametrize(("args", "returned"), [
+    ((torch.randn(4, 8, dtype=torch.float64),), torch.float64),  # a float64 input: cast back
+    ((torch.randn(4, 8),), torch.float32),  # float64 made inside from float32: comes back float32
+    ((torch.randn(4, 8, dtype=torch.complex128),) * 2, torch.complex64),
+])
+def test_truncate_double_returns_the_dtypes_torch_tensorrt_returns(
+        args: tuple[torch.Tensor, ...], returned: torch.dtype) -> None:
+    """As observed from Torch-TensorRT 2.12–2.14's own lowering (the lowering backend's pattern
+    zoo) and its ``repair_double_inputs``: outputs are cast back to float64 only around a float64
+    input, and complex128 comes back complex64."""
+    model = _Product() if args[0].is_complex() else _Affine()
+    compiled = EmulateBackend().compile(_job(model, args, BUILTIN_PROFILES["truncate_double"]))
+    out = compiled.fn(*args)
+    assert out.dtype == returned
+    assert max_error(out.to(model(*args).dtype), model(*args)) < 1e-4

@@ -67,8 +67,10 @@ class Profile:
             "casting: the TorchScript frontend, and Torch-TensorRT before 2.3 with "
             "truncate_long_and_double)" if self.int64 == "int32" else
             "int64 native (TensorRT 10; Torch-TensorRT's dynamo path from 2.3)",
-            "float64 and complex128 computed in float32 (truncate_double)"
-            if self.truncate_double else "float64 native",
+            "float64 and complex128 computed in float32 (truncate_double); complex128 outputs, "
+            "and float64 outputs of engines with no float64 input, come back narrowed"
+            if self.truncate_double else
+            "float64 and complex128 unsupported: TensorRT has no FP64 (truncate_double fixes it)",
             "complex rewrite of the guide's supported patterns only; anything else unsupported "
             "(Torch-TensorRT 2.8 to 2.11 rewrote little more than mul)" if self.coverage == "seed"
             else "broad complex rewrite, other complex ops run in PyTorch (Torch-TensorRT 2.12+)",

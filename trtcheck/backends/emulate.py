@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from trtcheck import emulation
 from trtcheck.backends.base import Backend, Compiled, CompileJob
-from trtcheck.errors import ConfigError
+from trtcheck.emulation.dtype_policy import fp64_problem
+from trtcheck.errors import ConfigError, Unsupported
 from trtcheck.rows import Evidence, Kind
 
 
@@ -25,6 +26,9 @@ class EmulateBackend(Backend):
                 "contradicts require_full_compilation (the autocast RFC's edge case)"
             )
         lowered = emulation.lower(job.program, profile)
+        # TensorRT's type system, which the rewrite itself does not model: no FP64 in an engine.
+        if not profile.truncate_double and (problem := fp64_problem(lowered.graph_module.graph)):
+            raise Unsupported(problem)
         found = lowered.evidence
         return Compiled(lowered, Evidence(
             path=found["path"], fallbacks=found["fallbacks"], boundaries=found["casts"],

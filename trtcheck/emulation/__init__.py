@@ -54,7 +54,8 @@ def lower(program: ExportedProgram, profile: Profile) -> Lowered:
     policy = dtype_policy.Policy.from_profile(profile)
     internal_casts = dtype_policy.retype(graph_module, policy)
     check_invariants(graph_module.graph, policy.narrowing)
-    lowered = Lowered(graph_module, program)
+    returned = dtype_policy.returned_dtypes(program) if profile.truncate_double else {}
+    lowered = Lowered(graph_module, program, returned)
     lowered.evidence.update(
         complex_subgraphs=len(found.subgraphs),
         rewritten=dict(rewritten.rewritten),

@@ -29,10 +29,11 @@ from typing import Any
 import torch
 from torch import fx
 from torch.export import ExportedProgram
-from torch.export.graph_signature import OutputKind
+from torch.export.graph_signature import InputKind, OutputKind
 
 from trtcheck.emulation.graph import (
     COMPLEX_DTYPES,
+    FALLBACK,
     INT64_ISLAND,
     NARROWED,
     dtype_name,
@@ -74,6 +75,36 @@ class Policy:
     def engine_dtype(self, dtype: torch.dtype) -> torch.dtype:
         """The dtype a value of this dtype has inside the engine."""
         return self.narrowing.get(dtype, dtype)
+
+
+def fp64_problem(graph: fx.Graph) -> str | None:
+    """Why TensorRT cannot build this engine graph without truncate_double, or None.
+
+    TensorRT has no FP64 (Torch-TensorRT's converters reject float64 tensors and constants
+    in a TensorRT block unless ``truncate_double`` is on); complex128 values are float64 views
+    here. Complex ops left to PyTorch (fallbacks) may hold them."""
+    for node in graph.nodes:
+        if node.op == "output" or node.meta.get("trtcheck") == FALLBACK:
+            continue
+        if any(t.dtype == torch.float64 for t in tensor_leaves(node.meta.get("val"))):
+            what = op_name(node.target) if node.op == "call_function" else node.op
+            return (f"TensorRT has no FP64: node {node.name} ({what}) holds float64; "
+                    "truncate_double = true computes it in float32")
+    return None
+
+
+def returned_dtypes(program: ExportedProgram) -> dict[torch.dtype, torch.dtype]:
+    """The dtypes outputs come back in under truncate_double, as Torch-TensorRT returns them.
+
+    Its ``repair_double_inputs`` (``conversion/truncate_double.py``) casts a block's outputs
+    back to float64 only when the block has a float64 input: a float64 made inside the engine
+    from float32 inputs comes back float32. complex128 outputs come back complex64."""
+    user = {s.arg.name for s in program.graph_signature.input_specs
+            if s.kind == InputKind.USER_INPUT}
+    wide_input = any(n.op == "placeholder" and n.name in user and dtype_of(n.meta.get("val")) in
+                     (torch.float64, torch.complex128) for n in program.graph.nodes)
+    narrowed = {torch.complex128: torch.complex64}
+    return narrowed if wide_input else {**narrowed, torch.float64: torch.float32}
 
 
 def wrap_int32(value: int) -> int:

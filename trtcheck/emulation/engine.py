@@ -8,6 +8,7 @@ or re-typed), and outputs are cast back to eager's dtypes, complex ones rebuilt 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import torch
@@ -33,13 +34,19 @@ def to_engine(value: Any, dtype: torch.dtype | None) -> Any:
     return value if dtype is None else value.to(dtype)
 
 
-def from_engine(value: Any, eager: Any) -> Any:
-    """An engine value back in eager's dtype; a real ``(..., 2)`` view back to complex."""
+NOT_NARROWED: Mapping[torch.dtype, torch.dtype] = {}
+
+
+def from_engine(value: Any, eager: Any,
+                narrowed: Mapping[torch.dtype, torch.dtype] = NOT_NARROWED) -> Any:
+    """An engine value back in eager's dtype (or the narrower one ``narrowed`` maps it to);
+    a real ``(..., 2)`` view back to complex."""
     if not isinstance(value, torch.Tensor) or not isinstance(eager, torch.Tensor):
         return value
-    if eager.dtype.is_complex:
-        return torch.view_as_complex(value.to(eager.dtype.to_real()).contiguous())
-    return value.to(eager.dtype)
+    dtype = narrowed.get(eager.dtype, eager.dtype)
+    if dtype.is_complex:
+        return torch.view_as_complex(value.to(dtype.to_real()).contiguous())
+    return value.to(dtype)
 
 
 def describe(role: str, source: Any, dest: Any) -> str | None:
@@ -91,8 +98,10 @@ class Lowered:
     buffers and constants as leading placeholders.
     """
 
-    def __init__(self, graph_module: fx.GraphModule, program: ExportedProgram) -> None:
+    def __init__(self, graph_module: fx.GraphModule, program: ExportedProgram,
+                 returned: Mapping[torch.dtype, torch.dtype] = NOT_NARROWED) -> None:
         self.graph_module = graph_module
+        self._returned = returned
         self.evidence: dict[str, Any] = {}
         self._program = program
         signature = program.graph_signature
@@ -141,7 +150,7 @@ class Lowered:
                 # eager mutates the caller's tensor in place; so does the lowered module
                 flat[self._user_index[spec.target]].copy_(from_engine(value, eager))
             else:
-                user_outputs.append(from_engine(value, eager))
+                user_outputs.append(from_engine(value, eager, self._returned))
         return pytree.tree_unflatten(user_outputs, self._program.call_spec.out_spec)
 
 
