@@ -1,26 +1,28 @@
-"""Command line: ``trtcheck run``, ``list``, ``report``. Only this module exits."""
+"""Command line: ``trtcheck run``, ``list``, ``analyze``, ``report``, ``merge``. Only this
+module exits.
+
+Modules that import torch are imported inside the commands, so that ``--help``, ``--version``
+and argument errors answer without loading torch (about 3 s)."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from trtcheck import __version__, backends, github, options, record
-from trtcheck.cases import Case
+from trtcheck import __version__, github, options
 from trtcheck.errors import INTERRUPTED, TrtcheckError, UsageError
 from trtcheck.options import SETTINGS
-from trtcheck.record import Record
-from trtcheck.render import write_reports
-from trtcheck.render.analysis import render_analysis
-from trtcheck.render.annotations import render_annotations
-from trtcheck.render.terminal import render_summary
-from trtcheck.render.text import plain
-from trtcheck.rows import Row
-from trtcheck.run import Collection, analyze, collect, run
-from trtcheck.status import is_failure
+
+if TYPE_CHECKING:
+    from trtcheck.cases import Case
+    from trtcheck.record import Record
+    from trtcheck.rows import Row
+    from trtcheck.run import Collection
 
 paths_arg = click.argument("paths", nargs=-1, required=True,
                            type=click.Path(path_type=Path))
@@ -51,6 +53,13 @@ def cli() -> None:
 @click.option("--out", type=click.Path(path_type=Path), help=SETTINGS["out"].help)
 @click.option("--device", help=SETTINGS["device"].help)
 @click.option("--isolate/--no-isolate", default=None, help=SETTINGS["isolate"].help)
+@click.option("--workers", type=int, help=SETTINGS["workers"].help)
+@click.option("--shard", metavar="I/N",
+              help="Run only the I-th of N shards of the cases (from 1), for a CI matrix; "
+                   "'trtcheck merge' combines the shards' results.")
+@click.option("--baseline", type=click.Path(path_type=Path), help=SETTINGS["baseline"].help)
+@click.option("--cache-dir", type=click.Path(path_type=Path), help=SETTINGS["cache_dir"].help)
+@click.option("--cache/--no-cache", "engine_cache", default=None, help=SETTINGS["engine_cache"].help)
 @click.option("--timeout", type=float, help=SETTINGS["timeout"].help)
 @click.option("--memory-limit", "memory_limit_mb", type=int, help=SETTINGS["memory_limit_mb"].help)
 @click.option("--resume", is_flag=True, help="Skip cases already recorded in OUT/results.jsonl.")
@@ -58,21 +67,30 @@ def cli() -> None:
 @click.option("-v", "--verbose", count=True, help="More output.")
 def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | None,
             config: Path | None, backends_: tuple[str, ...], profiles: tuple[str, ...],
-            out: Path | None, device: str | None, isolate: bool | None, timeout: float | None,
-            memory_limit_mb: int | None, resume: bool, quiet: int, verbose: int) -> int:
+            out: Path | None, device: str | None, isolate: bool | None, workers: int | None,
+            shard: str | None, baseline: Path | None, cache_dir: Path | None,
+            engine_cache: bool | None, timeout: float | None, memory_limit_mb: int | None,
+            resume: bool, quiet: int, verbose: int) -> int:
     """Run every case of the zoo under PATHS and write reports."""
+    from trtcheck import backends
+    from trtcheck.render import write_reports
+    from trtcheck.render.terminal import render_summary
+    from trtcheck.run import collect, run, start
+
     opts = backends.choose(_resolve(
         paths, config, variants, keyword, backends_=backends_, profiles=profiles, out=out,
-        device=device, isolate=isolate, timeout=timeout, memory_limit_mb=memory_limit_mb,
-        resume=resume, verbosity=verbose - quiet))
+        device=device, isolate=isolate, workers=workers, shard=shard, baseline=baseline,
+        cache_dir=cache_dir, engine_cache=engine_cache, timeout=timeout,
+        memory_limit_mb=memory_limit_mb, resume=resume, verbosity=verbose - quiet))
     if opts.backend_note and opts.verbosity >= 0:
         click.echo(opts.backend_note, err=True)
     chosen = {name: backends.get(name) for name in opts.backends}
     _check_writable(opts.out)
-    collection = collect(opts)
-    say = _Progress(opts.verbosity, len(collection.cases))
-    say.collection(collection)
-    rec, interrupted = run(opts, chosen, collection, say.case)
+    with contextlib.closing(start(opts, chosen)) as executor:  # workers start while collecting
+        collection = collect(opts)
+        say = _Progress(opts.verbosity, len(collection.cases))
+        say.collection(collection)
+        rec, interrupted = run(opts, chosen, collection, say.case, executor)
     written = write_reports(rec, opts.out, strict_xfail=opts.strict_xfail)
     if opts.verbosity >= 0:
         click.echo(render_summary(rec, strict_xfail=opts.strict_xfail))
@@ -88,6 +106,9 @@ def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | N
 def list_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | None,
              config: Path | None) -> int:
     """Print the cases under PATHS without running them."""
+    from trtcheck.render.text import plain
+    from trtcheck.run import collect
+
     opts = _resolve(paths, config, variants, keyword)
     collection = collect(opts)
     for case in collection.cases:
@@ -105,6 +126,10 @@ def list_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | 
 def analyze_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | None,
                 config: Path | None, out: Path | None, verbose: int) -> int:
     """Predict each case's complex, int64 and float64 paths, without compiling (CPU)."""
+    from trtcheck import record
+    from trtcheck.render.analysis import render_analysis
+    from trtcheck.run import analyze, collect
+
     opts = _resolve(paths, config, variants, keyword, out=out, device="cpu", verbosity=-1)
     _check_writable(opts.out)
     rec = analyze(opts, collect(opts))
@@ -120,9 +145,31 @@ def analyze_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str
               help="Where to write the reports [the record's directory].")
 def report_cmd(results: Path, out: Path | None) -> int:
     """Re-render junit.xml, report.md and results.json from a results.json or results.jsonl."""
-    rec = record.load(results)
+    from trtcheck import record
+
+    return _write(record.load(results), out or results.parent)
+
+
+@cli.command("merge")
+@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), required=True,
+              help="Where to write the combined reports.")
+def merge_cmd(results: tuple[Path, ...], out: Path) -> int:
+    """Combine the results.json of several shards (--shard I/N) into one set of reports.
+
+    Refuses records that cannot be combined (other versions, device kind, backends, profiles,
+    variants, tolerances or timing settings) and shards that overlap; a missing shard becomes
+    an error row."""
+    from trtcheck.shard import merge
+
+    return _write(merge(results), out)
+
+
+def _write(rec: Record, out_dir: Path) -> int:
+    """Write every report of ``rec`` into ``out_dir``; the exit code its rows give."""
+    from trtcheck.render import write_reports
+
     strict = bool(rec.options.get("strict_xfail", False))
-    out_dir = out or results.parent
     _check_writable(out_dir)
     written = write_reports(rec, out_dir, strict_xfail=strict)
     click.echo(f"reports: {', '.join(str(p) for p in written)}")
@@ -149,6 +196,8 @@ def _check_writable(out: Path) -> None:
 def _publish(code: int, out: Path | None, rec: Record | None, strict_xfail: bool) -> int:
     """Under GitHub Actions, annotate the failing rows and write the step outputs; ``code``."""
     if github.active():
+        from trtcheck.render.annotations import render_annotations
+
         for line in render_annotations(rec, strict_xfail=strict_xfail) if rec else []:
             click.echo(line)
         github.write_outputs(code, out, rec, strict_xfail=strict_xfail)
@@ -157,6 +206,8 @@ def _publish(code: int, out: Path | None, rec: Record | None, strict_xfail: bool
 
 def exit_code(rec: Record, strict_xfail: bool) -> int:
     """0 when no row fails; 1 when any row is fail, error, timeout, crash (or strict xpass)."""
+    from trtcheck.status import is_failure
+
     return 1 if any(is_failure(r.status, strict_xfail=strict_xfail) for r in rec.rows) else 0
 
 
@@ -169,14 +220,20 @@ class _Progress:
         self.done = 0
 
     def collection(self, c: Collection) -> None:
+        from trtcheck.render.text import plain
+
         if self.verbosity >= 0:
             for rel in c.empty_files:
                 click.echo(f"note: {plain(rel)}.py declares no models (helpers belong in "
                            "files whose names start with _)", err=True)
-            click.echo(f"collected {len(c.cases)} cases"
+            part = (f" (shard {c.shard['index']}/{c.shard['count']} of {c.shard['collected']})"
+                    if c.shard else "")
+            click.echo(f"collected {len(c.cases)} cases{part}"
                        + (f", {len(c.problems)} collection errors" if c.problems else ""))
 
     def case(self, case: Case | None, rows: list[Row]) -> None:
+        from trtcheck.render.text import plain
+
         if self.verbosity < 0:
             return
         if case is None:

@@ -151,7 +151,8 @@ def iter_rows(case: Case, opts: Options, backends: Mapping[str, Backend],
             yield row_for(case, slot, status=Status.SKIPPED, message=reason)
             continue
         job = CompileJob(program, inputs[0], inputs[1], slot.profile or opts.profiles[0],
-                         opts.device)
+                         opts.device, opts.engine_cache,
+                         str(opts.cache_dir.resolve()) if opts.cache_dir else None)
         outcome = _run_backend(case, backend, job, expected, eager_in, eager, opts,
                                truncate_double=bool(slot.profile and slot.profile.truncate_double),
                                stages=stages.for_slot(slot))

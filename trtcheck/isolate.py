@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import IO, Any
@@ -24,14 +27,15 @@ _POLL_S = 0.2
 
 
 class _Worker:
-    def __init__(self, opts: Options, names: list[str], log: IO[str]) -> None:
+    def __init__(self, opts: Options, names: list[str], log: IO[str],
+                 env: Mapping[str, str] | None = None) -> None:
         to_child_r, to_child_w = os.pipe()
         to_parent_r, to_parent_w = os.pipe()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "trtcheck.worker", str(to_child_r), str(to_parent_w),
              str(os.getpid())],
             pass_fds=(to_child_r, to_parent_w),
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
             start_new_session=True,  # a Ctrl-C on the terminal reaches trtcheck, not the worker
         )
         os.close(to_child_r)
@@ -66,13 +70,18 @@ def _crash_message(returncode: int | None, where: str) -> str:
 
 
 class IsolatedExecutor:
-    """Runs cases one at a time in a reusable worker, replaced after a crash or timeout."""
+    """Runs cases one at a time in a reusable worker, replaced after a crash or timeout.
 
-    def __init__(self, opts: Options, backends: Mapping[str, Backend], log_path: Path) -> None:
+    The worker starts at once, so that it imports torch while the parent collects the cases."""
+
+    def __init__(self, opts: Options, backends: Mapping[str, Backend], log_path: Path,
+                 env: Mapping[str, str] | None = None) -> None:
         self.opts = opts
         self.backends = backends
+        self.env = env
+        log_path.parent.mkdir(parents=True, exist_ok=True)
         self.log = log_path.open("a", encoding="utf-8")
-        self.worker: _Worker | None = None
+        self.worker: _Worker | None = _Worker(opts, list(backends), self.log, env)
 
     def rows(self, case: Case) -> Iterator[Item]:
         remaining = {slot.key(case.case_id): slot for slot in plan(self.backends, self.opts.profiles)}
@@ -120,7 +129,7 @@ class IsolatedExecutor:
                 return self.worker
             except OSError:  # it died between cases
                 self.worker.kill()
-        self.worker = _Worker(self.opts, list(self.backends), self.log)
+        self.worker = _Worker(self.opts, list(self.backends), self.log, self.env)
         self.worker.requests.send(request)
         return self.worker
 
@@ -129,3 +138,81 @@ class IsolatedExecutor:
             self.worker.stop()
             self.worker = None
         self.log.close()
+
+
+Event = tuple[int, Item | None]  # (index of the case, one of its items, or None when it is done)
+
+
+class WorkerPool:
+    """Runs cases on several isolated workers at once, each driven by a thread of its own.
+
+    On CUDA each worker owns one of the listed GPUs, so no two cases are timed on one GPU at
+    once; on CPU the workers split the cores between them. A worker keeps to the cases of the
+    zoo file it has imported while there are any, and takes a file no other worker is on
+    before sharing one."""
+
+    def __init__(self, opts: Options, backends: Mapping[str, Backend], log_path: Path) -> None:
+        devices = opts.devices or (opts.device,) * opts.workers
+        env = None
+        if not opts.device.startswith("cuda") and "OMP_NUM_THREADS" not in os.environ:
+            env = {**os.environ, "OMP_NUM_THREADS": str(max(1, (os.cpu_count() or 1) // len(devices)))}
+        self.executors = [IsolatedExecutor(replace(opts, device=d, devices=()), backends, log_path, env)
+                          for d in devices]
+        self.stopping = False
+        self.failure: BaseException | None = None
+
+    def run(self, cases: Sequence[Case]) -> Iterator[Event]:
+        """Every case's items as they come, from all workers at once, then ``(index, None)``."""
+        events: queue.Queue[Event | None] = queue.Queue()
+        pending = list(range(len(cases)))
+        on_file: dict[int, Path] = {}
+        lock = threading.Lock()
+
+        def take(me: int) -> int | None:
+            with lock:
+                if self.stopping or not pending:
+                    return None
+                mine = on_file.get(me)
+                others = {f for w, f in on_file.items() if w != me}
+                pick = next((i for i in pending if cases[i].file.path == mine), None)
+                if pick is None:
+                    pick = next((i for i in pending if cases[i].file.path not in others), pending[0])
+                pending.remove(pick)
+                on_file[me] = cases[pick].file.path
+                return pick
+
+        def work(me: int, executor: IsolatedExecutor) -> None:
+            try:
+                while (i := take(me)) is not None:
+                    for item in executor.rows(cases[i]):
+                        if self.stopping:
+                            return
+                        events.put((i, item))
+                    events.put((i, None))
+            except BaseException as exc:
+                if not self.stopping:
+                    self.failure = exc
+            finally:
+                events.put(None)
+
+        threads = [threading.Thread(target=work, args=(me, ex), daemon=True)
+                   for me, ex in enumerate(self.executors)]
+        for t in threads:
+            t.start()
+        running = len(threads)
+        while running:
+            try:
+                event = events.get(timeout=_POLL_S)  # a timeout, so that Ctrl-C gets through
+            except queue.Empty:
+                continue
+            if event is None:
+                running -= 1
+            else:
+                yield event
+        if self.failure is not None:
+            raise self.failure
+
+    def close(self) -> None:
+        self.stopping = True
+        for executor in self.executors:
+            executor.close()

@@ -105,7 +105,8 @@ SETTINGS: dict[str, Setting] = {
                         + " [tensorrt where it runs, else emulate]."),
     "variants": Setting(list, [], "Only these variants (repeatable) [all]."),
     "run_profiles": Setting(list, ["default"], "Settings profile (repeatable) [default]."),
-    "device": Setting(str, "auto", "cpu, cuda, cuda:N or auto [auto: cuda when available]."),
+    "device": Setting(str, "auto", "cpu, cuda, cuda:N, a list of GPUs cuda:0,cuda:1 (one worker "
+                                   "each) or auto [auto: cuda when available]."),
     "out": Setting(str, "trtcheck-report", "Report directory [trtcheck-report]."),
     "strict_xfail": Setting(bool, False, "An xpass fails the run [false]."),
     "isolate": Setting(bool, True, "Run each case in a worker subprocess [isolate]; "
@@ -114,6 +115,14 @@ SETTINGS: dict[str, Setting] = {
                                            "[900 on CUDA, 300 on CPU]."),
     "memory_limit_mb": Setting(int, None, "Address-space limit of the worker, in MiB "
                                           "(CPU runs only) [none]."),
+    "workers": Setting(int, None, "Isolated workers running cases at once [1; on CUDA one per "
+                                  "listed GPU, never two cases timed on one GPU]."),
+    "baseline": Setting(str, None, "A previous results.json or results.jsonl: --shard balances "
+                                   "cases by its recorded stage times [none: by count]."),
+    "cache_dir": Setting(str, None, "Torch-TensorRT engine cache directory; turns the engine "
+                                    "cache on [none]."),
+    "engine_cache": Setting(bool, None, "Torch-TensorRT's engine cache: build engines refittable, "
+                                        "save and reuse them [on when cache_dir is set]."),
     "profiles": Setting(dict, {}, "Settings profiles of your own, by name."),
     "tolerances": Setting(dict, {}, "Tolerances by effective dtype."),
     "timing": Setting(dict, {}, "Latency measurement settings."),
@@ -133,6 +142,12 @@ class Options:
     tolerances: Mapping[str, Tolerance] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
     timing: Timing = field(default_factory=Timing)
     device: str = "cpu"
+    devices: tuple[str, ...] = ()  # every listed GPU, one worker each; () means (device,)
+    workers: int = 1
+    shard: tuple[int, int] | None = None  # (index from 1, count)
+    baseline: Path | None = None
+    engine_cache: bool = False
+    cache_dir: Path | None = None
     out: Path = Path("trtcheck-report")
     strict_xfail: bool = False
     isolate: bool = True
@@ -153,6 +168,12 @@ class Options:
             "tolerances": {k: {"rtol": t.rtol, "atol": t.atol} for k, t in self.tolerances.items()},
             "timing": asdict(self.timing),
             "device": self.device,
+            "devices": list(self.devices or (self.device,)),
+            "workers": self.workers,
+            "shard": f"{self.shard[0]}/{self.shard[1]}" if self.shard else None,
+            "baseline": str(self.baseline) if self.baseline else None,
+            "engine_cache": self.engine_cache,
+            "cache_dir": str(self.cache_dir) if self.cache_dir else None,
             "out": str(self.out),
             "strict_xfail": self.strict_xfail,
             "isolate": self.isolate,
@@ -288,6 +309,11 @@ def resolve(
     timeout: float | None = None,
     resume: bool = False,
     memory_limit_mb: int | None = None,
+    workers: int | None = None,
+    shard: str | None = None,
+    baseline: Path | None = None,
+    cache_dir: Path | None = None,
+    engine_cache: bool | None = None,
     verbosity: int = 0,
 ) -> Options:
     """Resolve defaults, config file and command line; ConfigError/UsageError on anything invalid.
@@ -310,7 +336,8 @@ def resolve(
     value = _Cascade(config, where, {
         "backends": list(backends), "variants": list(variants), "run_profiles": list(profiles),
         "device": device, "out": out, "isolate": isolate, "timeout": timeout,
-        "memory_limit_mb": memory_limit_mb,
+        "memory_limit_mb": memory_limit_mb, "workers": workers, "baseline": baseline,
+        "cache_dir": cache_dir, "engine_cache": engine_cache,
     }).get
 
     known_profiles = _profiles(config, where)
@@ -321,7 +348,9 @@ def resolve(
     variant_names, source = value("variants")
     _pick(variant_names, VARIANTS, "variant", source)
 
-    resolved_device = resolve_device(value("device")[0])
+    devices = resolve_devices(*value("device"))
+    resolved_device = devices[0]
+    worker_count = _workers(devices, *value("workers"), isolate=value("isolate")[0])
     timeout_s, source = value("timeout")
     if timeout_s is None:  # TensorRT builds on a GPU take minutes; a CPU case past 5 is stuck
         timeout_s = 900.0 if resolved_device.startswith("cuda") else 300.0
@@ -333,6 +362,8 @@ def resolve(
     if limit_mb and resolved_device.startswith("cuda"):
         raise ConfigError("memory_limit_mb caps the worker's address space, which CUDA reserves "
                           "in bulk: use it with device cpu")
+    cache_path = value("cache_dir")[0]
+    use_cache = value("engine_cache")[0]
     return Options(
         paths=tuple(p.resolve() for p in paths),
         backends=tuple(dict.fromkeys(backend_names)),
@@ -342,6 +373,12 @@ def resolve(
         tolerances=_tolerances(config, where),
         timing=Timing.from_config(config.get("timing", {}), f"{where}.timing"),
         device=resolved_device,
+        devices=devices if len(devices) > 1 else (),
+        workers=worker_count,
+        shard=parse_shard(shard) if shard is not None else None,
+        baseline=Path(value("baseline")[0]) if value("baseline")[0] else None,
+        engine_cache=bool(cache_path) if use_cache is None else use_cache,
+        cache_dir=Path(cache_path) if cache_path else None,
         out=Path(value("out")[0]),
         strict_xfail=value("strict_xfail")[0],
         isolate=value("isolate")[0],
@@ -356,6 +393,48 @@ def resolve(
 def _name(source: str, key: str) -> str:
     """How a message names a setting: ``--timeout`` on the command line, else ``FILE.timeout``."""
     return f"--{key.removesuffix('_mb').replace('_', '-')}" if source == COMMAND_LINE else f"{source}.{key}"
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"I/N"`` as ``(I, N)``, 1 <= I <= N; UsageError otherwise."""
+    index, _, count = text.partition("/")
+    try:
+        i, n = int(index), int(count)
+    except ValueError:
+        raise UsageError(f"--shard {text!r}: expected I/N, e.g. 1/4") from None
+    if not 1 <= i <= n:
+        raise UsageError(f"--shard {text!r}: I must be between 1 and N")
+    return i, n
+
+
+def resolve_devices(text: str, source: str = COMMAND_LINE) -> tuple[str, ...]:
+    """One device, or a comma-separated list of distinct CUDA devices (one worker each)."""
+    devices = tuple(resolve_device(d.strip()) for d in text.split(","))
+    if len(devices) > 1:
+        if any(not d.startswith("cuda:") for d in devices):
+            raise UsageError(f"{_name(source, 'device')}: a list names CUDA devices with their "
+                             f"index (cuda:0,cuda:1), got {text!r}")
+        if len(set(devices)) < len(devices):
+            raise UsageError(f"{_name(source, 'device')}: {text!r} lists a GPU twice; two cases "
+                             "timed on one GPU at once would disturb each other's latency")
+    return devices
+
+
+def _workers(devices: tuple[str, ...], count: int | None, source: str, *, isolate: bool) -> int:
+    """How many workers run at once: one per listed GPU on CUDA, ``count`` (default 1) on CPU."""
+    cuda = devices[0].startswith("cuda")
+    if count is None:
+        count = len(devices) if cuda else 1
+    elif count < 1:
+        raise ConfigError(f"{_name(source, 'workers')}: must be at least 1, got {count}")
+    elif cuda and count != len(devices):
+        raise ConfigError(f"{_name(source, 'workers')} = {count} on CUDA needs {count} GPUs listed "
+                          f"(--device cuda:0,cuda:1): one worker per GPU, so that no two cases "
+                          f"are timed on one GPU at once (listed: {', '.join(devices)})")
+    if count > 1 and not isolate:
+        raise ConfigError(f"{count} workers run cases in worker subprocesses, which --no-isolate "
+                          "turns off")
+    return count
 
 
 def resolve_device(device: str) -> str:

@@ -33,6 +33,7 @@ class Record:
     rows: list[Row]
     analyses: dict[str, Any] = field(default_factory=dict)
     schema: int = SCHEMA_VERSION
+    source_schema: int = SCHEMA_VERSION  # the schema of the file it was read from
 
     @property
     def has_predictions(self) -> bool:
@@ -66,6 +67,7 @@ class Record:
             options=options,
             rows=[Row.from_dict(_restore_numbers(r)) for r in raw_rows],
             analyses=analyses,
+            source_schema=schema,
         )
 
 

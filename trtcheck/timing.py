@@ -12,10 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-import torch
-
 from trtcheck.errors import ConfigError
-from trtcheck.tensors import clone
 
 
 @dataclass(frozen=True)
@@ -83,6 +80,10 @@ def measure(fns: Sequence[Callable[..., Any]], args: tuple[Any, ...], kwargs: di
     ``repeats`` rounds and ``min_time_s`` seconds, at most ``max_repeats`` rounds. A callable
     whose ``fresh_inputs`` is true (it mutates its inputs) gets its own copy for every call,
     made outside the timed region."""
+    import torch  # here, not at the top: options reads Timing, and --help must not load torch
+
+    from trtcheck.tensors import clone
+
     cuda = torch.device(device).type == "cuda"
     call = _cuda_call if cuda else _cpu_call
 
@@ -113,6 +114,8 @@ def _cpu_call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
 
 def _cuda_call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
                device: str) -> float:
+    import torch
+
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     torch.cuda.synchronize(device)
     start.record()
