@@ -113,8 +113,8 @@ def merge(paths: Sequence[Path]) -> Record:
         for name, read in COMPATIBLE:
             mine, theirs = read(first.record), read(part.record)
             if mine != theirs:
-                raise RecordError(f"cannot merge {part.path} with {first.path}: their {name} "
-                                  f"differs ({theirs!r} against {mine!r})")
+                raise RecordError(f"cannot merge {part.path} with {first.path}: they differ in "
+                                  f"{name} ({theirs!r} against {mine!r})")
     parts, missing = _in_shard_order(parts)
     seen: dict[tuple[str, str, str], Path] = {}
     rows: list[Row] = []
