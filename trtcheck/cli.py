@@ -72,16 +72,17 @@ def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | N
             engine_cache: bool | None, timeout: float | None, memory_limit_mb: int | None,
             resume: bool, quiet: int, verbose: int) -> int:
     """Run every case of the zoo under PATHS and write reports."""
+    resolved = _resolve(
+        paths, config, variants, keyword, backends_=backends_, profiles=profiles, out=out,
+        device=device, isolate=isolate, workers=workers, shard=shard, baseline=baseline,
+        cache_dir=cache_dir, engine_cache=engine_cache, timeout=timeout,
+        memory_limit_mb=memory_limit_mb, resume=resume, verbosity=verbose - quiet)
     from trtcheck import backends
     from trtcheck.render import write_reports
     from trtcheck.render.terminal import render_summary
     from trtcheck.run import collect, run, start
 
-    opts = backends.choose(_resolve(
-        paths, config, variants, keyword, backends_=backends_, profiles=profiles, out=out,
-        device=device, isolate=isolate, workers=workers, shard=shard, baseline=baseline,
-        cache_dir=cache_dir, engine_cache=engine_cache, timeout=timeout,
-        memory_limit_mb=memory_limit_mb, resume=resume, verbosity=verbose - quiet))
+    opts = backends.choose(resolved)
     if opts.backend_note and opts.verbosity >= 0:
         click.echo(opts.backend_note, err=True)
     chosen = {name: backends.get(name) for name in opts.backends}

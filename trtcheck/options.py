@@ -348,6 +348,7 @@ def resolve(
     variant_names, source = value("variants")
     _pick(variant_names, VARIANTS, "variant", source)
 
+    shard_of = parse_shard(shard) if shard is not None else None
     devices = resolve_devices(*value("device"))
     resolved_device = devices[0]
     worker_count = _workers(devices, *value("workers"), isolate=value("isolate")[0])
@@ -375,7 +376,7 @@ def resolve(
         device=resolved_device,
         devices=devices if len(devices) > 1 else (),
         workers=worker_count,
-        shard=parse_shard(shard) if shard is not None else None,
+        shard=shard_of,
         baseline=Path(value("baseline")[0]) if value("baseline")[0] else None,
         engine_cache=bool(cache_path) if use_cache is None else use_cache,
         cache_dir=Path(cache_path) if cache_path else None,
