@@ -9,7 +9,7 @@ import) have backend :data:`NO_BACKEND` and variant :data:`NO_VARIANT`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from typing import Any, NamedTuple, Protocol
 
@@ -132,11 +132,19 @@ class Row:
         return self.kind is not Kind.MEASURED
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        # Field by field: dataclasses.asdict deep-copies every output's metrics, which made it
+        # most of the time of saving a record of thousands of rows.
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
         d["status"] = self.status.value
         d["kind"] = self.kind.value
+        d["timings"] = dict(self.timings)
+        d["outputs"] = [dict(o) for o in self.outputs]
+        d["tags"] = list(self.tags)
+        d["evidence"] = {f.name: _copy(getattr(self.evidence, f.name)) for f in fields(Evidence)}
         if self.latency is not None:
-            d["latency"]["speedup"] = self.latency.speedup
+            d["latency"] = {"eager": dict(vars(self.latency.eager)),
+                            "backend": dict(vars(self.latency.backend)),
+                            "speedup": self.latency.speedup}
         return d
 
     @classmethod
@@ -154,6 +162,10 @@ class Row:
             data["latency"] = Latency(*(Stats(**{k: v for k, v in lat[side].items()})
                                         for side in ("eager", "backend")))
         return cls(**data)
+
+
+def _copy(value: Any) -> Any:
+    return type(value)(value) if isinstance(value, (list, dict)) else value
 
 
 @dataclass(frozen=True)
