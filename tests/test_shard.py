@@ -1,5 +1,5 @@
 """Shards: the split is deterministic, contiguous and balanced; merge combines shards exactly and
-refuses what cannot be combined."""
+refuses what cannot be combined. Workers: how many, and which case each takes next."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 
 from trtcheck import record
 from trtcheck.errors import ConfigError, RecordError, UsageError
+from trtcheck.isolate import Schedule
 from trtcheck.options import _workers, parse_shard
 from trtcheck.record import Record
 from trtcheck.rows import Row
@@ -154,3 +155,11 @@ def test_workers_per_device() -> None:
         _workers(("cpu",), 2, "command line", isolate=False)
     with pytest.raises(ConfigError, match="at least 1"):
         _workers(("cpu",), 0, "cfg.toml", isolate=True)
+
+
+def test_a_worker_keeps_to_its_file_and_takes_a_free_file_before_sharing() -> None:
+    a, b, c = Path("a.py"), Path("b.py"), Path("c.py")
+    schedule = Schedule([a, a, a, b, b, c])
+    assert [schedule.take(0), schedule.take(1)] == [0, 3]  # worker 1 starts on b, not on a
+    assert [schedule.take(0), schedule.take(1), schedule.take(1)] == [1, 4, 5]
+    assert [schedule.take(1), schedule.take(0), schedule.take(0)] == [2, None, None]  # shares a

@@ -143,13 +143,36 @@ class IsolatedExecutor:
 Event = tuple[int, Item | None]  # (index of the case, one of its items, or None when it is done)
 
 
+class Schedule:
+    """Which case a free worker takes next: one of the zoo file it has imported while that file
+    has cases left, else the first of a file no other worker is on, else the first left."""
+
+    def __init__(self, files: Sequence[Path]) -> None:
+        self.files = files
+        self.pending = list(range(len(files)))
+        self.on_file: dict[int, Path] = {}
+        self.lock = threading.Lock()
+
+    def take(self, worker: int) -> int | None:
+        """The index of the next case for ``worker``, or None when none is left."""
+        with self.lock:
+            if not self.pending:
+                return None
+            mine = self.on_file.get(worker)
+            others = {f for w, f in self.on_file.items() if w != worker}
+            pick = next((i for i in self.pending if self.files[i] == mine), None)
+            if pick is None:
+                pick = next((i for i in self.pending if self.files[i] not in others), self.pending[0])
+            self.pending.remove(pick)
+            self.on_file[worker] = self.files[pick]
+            return pick
+
+
 class WorkerPool:
     """Runs cases on several isolated workers at once, each driven by a thread of its own.
 
     On CUDA each worker owns one of the listed GPUs, so no two cases are timed on one GPU at
-    once; on CPU the workers split the cores between them. A worker keeps to the cases of the
-    zoo file it has imported while there are any, and takes a file no other worker is on
-    before sharing one."""
+    once; on CPU the workers split the cores between them. Cases go out by :class:`Schedule`."""
 
     def __init__(self, opts: Options, backends: Mapping[str, Backend], log_path: Path) -> None:
         devices = opts.devices or (opts.device,) * opts.workers
@@ -164,26 +187,11 @@ class WorkerPool:
     def run(self, cases: Sequence[Case]) -> Iterator[Event]:
         """Every case's items as they come, from all workers at once, then ``(index, None)``."""
         events: queue.Queue[Event | None] = queue.Queue()
-        pending = list(range(len(cases)))
-        on_file: dict[int, Path] = {}
-        lock = threading.Lock()
-
-        def take(me: int) -> int | None:
-            with lock:
-                if self.stopping or not pending:
-                    return None
-                mine = on_file.get(me)
-                others = {f for w, f in on_file.items() if w != me}
-                pick = next((i for i in pending if cases[i].file.path == mine), None)
-                if pick is None:
-                    pick = next((i for i in pending if cases[i].file.path not in others), pending[0])
-                pending.remove(pick)
-                on_file[me] = cases[pick].file.path
-                return pick
+        schedule = Schedule([case.file.path for case in cases])
 
         def work(me: int, executor: IsolatedExecutor) -> None:
             try:
-                while (i := take(me)) is not None:
+                while not self.stopping and (i := schedule.take(me)) is not None:
                     for item in executor.rows(cases[i]):
                         if self.stopping:
                             return
