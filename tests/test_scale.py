@@ -96,3 +96,27 @@ def test_merge_refuses_a_record_from_another_torch(serial: Path, tmp_path: Path)
     assert proc.returncode == 2
     assert "they differ in torch version ('2.99.0' against" in proc.stderr
     assert not (tmp_path / "m" / "results.json").exists()
+
+
+def _cuda_devices() -> int:
+    import torch
+
+    return torch.cuda.device_count()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(_cuda_devices() < 2, reason="needs two CUDA devices")
+def test_one_worker_per_gpu_gives_the_rows_of_one_gpu(tmp_path: Path) -> None:
+    run = ("run", "fixtures/", "--backend", "eager", "--backend", "emulate", "-q")
+    one, two = tmp_path / "one", tmp_path / "two"
+    assert trtcheck(*run, "--device", "cuda:0", "--out", str(one)).returncode == 0
+    proc = trtcheck(*run, "--device", "cuda:0,cuda:1", "--out", str(two))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [(r["case_id"], r["status"]) for r in comparable(two)] == \
+        [(r["case_id"], r["status"]) for r in comparable(one)]
+    record = json.loads((two / "results.json").read_text())
+    assert record["options"]["workers"] == 2
+    assert record["environment"]["devices"] == ["cuda:0", "cuda:1"]
+    assert {r["latency"]["backend"]["timer"] for r in record["rows"] if r["latency"]} == {"cuda-event"}
+    too_many = trtcheck(*run, "--device", "cuda:0", "--workers", "2", "--out", str(tmp_path / "x"))
+    assert too_many.returncode == 2 and "one worker per GPU" in too_many.stderr
