@@ -33,7 +33,8 @@ class Record:
     rows: list[Row]
     analyses: dict[str, Any] = field(default_factory=dict)
     schema: int = SCHEMA_VERSION
-    source_schema: int = SCHEMA_VERSION  # the schema of the file it was read from
+    # The schema of the file it was read from: where it came from, not what it holds.
+    source_schema: int = field(default=SCHEMA_VERSION, compare=False)
 
     @property
     def has_predictions(self) -> bool:
