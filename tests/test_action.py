@@ -95,7 +95,7 @@ def test_dependabot_watches_the_actions() -> None:
 def test_actionlint_on_the_workflows_and_the_readme(tmp_path: Path) -> None:
     actionlint = _tool("actionlint")
     examples = readme_workflows()
-    assert set(examples) == {"two-job", "workflow-run", "one-job", "baseline"}
+    assert set(examples) == {"two-job", "workflow-run", "one-job", "baseline", "matrix"}
     for name, text in examples.items():
         (tmp_path / f"readme-{name}.yml").write_text(text)
     files = [str(p) for p in WORKFLOWS] + sorted(str(p) for p in tmp_path.iterdir())

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import importlib.machinery
 import inspect
+import logging
 import operator
 import sys
 import types
 import warnings
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,8 @@ from trtcheck.backends.tensorrt import (
     TensorRTBackend,
     Version,
     adapt_settings,
+    cache_outcome,
+    cache_settings,
     call_arguments,
     complex_rewrite,
     drop_unaccepted,
@@ -279,6 +283,52 @@ def test_partition_summary_without_engines_is_all_pytorch() -> None:
     assert "aten.view_as_real.default" in split.fallbacks and "aten.mul.Tensor" in split.fallbacks
 
 
+# The engine-cache parameters of ``torch_tensorrt.dynamo.compile``, read from the signature of
+# ``compile`` in torch_tensorrt/dynamo/_compiler.py of the 2.12.1 (line 426), 2.13.0 (line 402)
+# and 2.14.0 (line 438) wheels; each release also reads ``make_refittable`` from **kwargs as a
+# deprecated alias of ``immutable_weights = False``.
+CACHE_PARAMETERS = frozenset({"cache_built_engines", "reuse_cached_engines", "engine_cache_dir",
+                              "engine_cache_size", "timing_cache_path", "immutable_weights"})
+
+
+@pytest.mark.parametrize("version", [(2, 12), (2, 13), (2, 14)])
+def test_cache_settings_are_what_2_12_to_2_14_accept(version: Version) -> None:
+    """Against the parameter names of the real ``dynamo.compile`` (CACHE_PARAMETERS): nothing is
+    dropped, and engines are built refittable, without which conversion/_conversion.py skips the
+    cache ("The engine weights are immutable, so the engine will not be cached")."""
+    settings, notes = cache_settings(version, "/cache")
+    assert settings == {"cache_built_engines": True, "reuse_cached_engines": True,
+                        "immutable_weights": False, "engine_cache_dir": "/cache",
+                        "timing_cache_path": "/cache/timing_cache.bin"}
+    assert drop_unaccepted(settings, CACHE_PARAMETERS, version) == (settings, [])
+    assert notes == [f"engine cache on (/cache): engines are built refittable, which "
+                     f"Torch-TensorRT {version[0]}.{version[1]} needs to save and reuse them"]
+
+
+def test_cache_settings_without_a_directory_keep_torch_tensorrts_default() -> None:
+    settings, _ = cache_settings((2, 13), None)
+    assert "engine_cache_dir" not in settings and "timing_cache_path" not in settings
+
+
+def test_cache_settings_before_2_6() -> None:
+    assert cache_settings((2, 5), None)[0] == {"cache_built_engines": True,
+                                               "reuse_cached_engines": True, "make_refittable": True}
+    assert cache_settings((2, 4), "/c") == ({}, ["engine cache not used: added in Torch-TensorRT "
+                                                 "2.5 (installed 2.4)"])
+
+
+def test_cache_outcome_reads_torch_tensorrt_log_messages() -> None:
+    """The messages are those of conversion/_conversion.py in 2.12.1, 2.13.0 and 2.14.0."""
+    hit = ("Found the cached engine with hash 9f2c that corresponds to this graph. "
+           "It is directly loaded.")
+    saved = "Engine with hash: 77ab was successfully inserted into cache"
+    immutable = "The engine weights are immutable, so the engine will not be cached"
+    counts, notes = cache_outcome([hit, "unrelated", saved, hit, immutable, immutable])
+    assert counts == {"from_cache": 2, "saved": 1}
+    assert notes == [f"Torch-TensorRT: {immutable}"]
+    assert cache_outcome([]) == ({"from_cache": 0, "saved": 0}, [])
+
+
 # 2. The call, against a stand-in of the Torch-TensorRT API -----------------------------------
 
 
@@ -297,6 +347,10 @@ class StandInTorchTensorRT:
 
         def compile(exported_program: torch.export.ExportedProgram, *args: Any, **kwargs: Any) -> Any:
             self.calls.append(kwargs)
+            if kwargs.get("reuse_cached_engines"):  # as conversion/_conversion.py logs a hit
+                logging.getLogger("torch_tensorrt.dynamo.conversion._conversion").info(
+                    "Found the cached engine with hash 1 that corresponds to this graph. "
+                    "It is directly loaded.")
             if warning:
                 warnings.warn(warning, DeprecationWarning, stacklevel=2)
             return exported_program.module()
@@ -315,6 +369,7 @@ class StandInTorchTensorRT:
         names += ["arg_inputs", "kwarg_inputs"] if version >= (2, 5) else []
         names += ["enabled_precisions"] if version < (2, 13) else []
         names += ["use_explicit_typing"] if (2, 6) <= version < (2, 13) else []
+        names += sorted(CACHE_PARAMETERS) if version >= (2, 12) else []
         return names
 
 
@@ -398,6 +453,23 @@ def test_standin_records_the_call_for_2_13(
         "enabled_precisions dropped", "use_explicit_typing dropped",
         "optimization_level dropped", "no TensorRT engine was built"]
     assert compiled.fn(*args).shape == (1, 16, 64)
+
+
+def test_standin_engine_cache_settings_and_hits_are_recorded(
+        standin_torch_tensorrt: Callable[..., StandInTorchTensorRT]) -> None:
+    standin = standin_torch_tensorrt((2, 13))
+    job = job_for(RoPE(), rope_inputs(), Profile("p", settings={"engine_cache_size": 2**30}))
+    compiled = TensorRTBackend().compile(replace(job, engine_cache=True, cache_dir="/c"))
+    [call] = standin.calls
+    assert {k: call[k] for k in CACHE_PARAMETERS} == {
+        "cache_built_engines": True, "reuse_cached_engines": True, "immutable_weights": False,
+        "engine_cache_dir": "/c", "timing_cache_path": "/c/timing_cache.bin",
+        "engine_cache_size": 2**30}
+    assert compiled.evidence.details == {"engine_cache": {"from_cache": 1, "saved": 0}}
+    assert any(n.startswith("1 of 0 TensorRT engines loaded from") for n in compiled.evidence.notes)
+    off = TensorRTBackend().compile(job)  # the cache off: only the profile's own setting passed
+    assert CACHE_PARAMETERS & set(standin.calls[1]) == {"engine_cache_size"}
+    assert off.evidence.details == {}
 
 
 def test_standin_results_are_never_reported_as_tensorrt(

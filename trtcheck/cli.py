@@ -1,7 +1,12 @@
-"""Command line: ``trtcheck run``, ``list``, ``report``. Only this module exits."""
+"""Command line: ``trtcheck run``, ``list``, ``analyze``, ``report``, ``merge``. Only this
+module exits.
+
+Modules that import torch are imported inside the commands, so that ``--help``, ``--version``
+and argument errors answer without loading torch (about 3 s)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -10,23 +15,19 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from trtcheck import __version__, backends, baseline, github, options, record
-from trtcheck.cases import Case
+from trtcheck import __version__, github, options
 from trtcheck.errors import INTERRUPTED, TrtcheckError, UsageError
 from trtcheck.options import BUILTIN_PROFILES, SETTINGS
-from trtcheck.record import Record
-from trtcheck.render import render_changes, write_reports
-from trtcheck.render.analysis import render_analysis
-from trtcheck.render.annotations import render_annotations
-from trtcheck.render.terminal import render_summary
-from trtcheck.render.text import plain
-from trtcheck.rows import Row
-from trtcheck.run import Collection, analyze, collect, run
-from trtcheck.status import Verdict, nothing_tested
+
+if TYPE_CHECKING:
+    from trtcheck.cases import Case
+    from trtcheck.record import Record
+    from trtcheck.rows import Row
+    from trtcheck.run import Collection
 
 RUN_EPILOG = f"""\b
 Profiles: {", ".join(BUILTIN_PROFILES)} (built in), and your own under
@@ -74,11 +75,16 @@ def cli() -> None:
 @click.option("--out", type=click.Path(path_type=Path), help=SETTINGS["out"].help)
 @click.option("--device", help=SETTINGS["device"].help)
 @click.option("--isolate/--no-isolate", default=None, help=SETTINGS["isolate"].help)
+@click.option("--workers", type=int, help=SETTINGS["workers"].help)
+@click.option("--shard", metavar="I/N",
+              help="Run only the I-th of N shards of the cases (from 1), for a CI matrix; "
+                   "'trtcheck merge' combines the shards' results.")
+@click.option("--baseline", type=click.Path(path_type=Path), help=SETTINGS["baseline"].help)
+@click.option("--cache-dir", type=click.Path(path_type=Path), help=SETTINGS["cache_dir"].help)
+@click.option("--cache/--no-cache", "engine_cache", default=None, help=SETTINGS["engine_cache"].help)
 @click.option("--timeout", type=float, help=SETTINGS["timeout"].help)
 @click.option("--memory-limit", "memory_limit_mb", type=int, help=SETTINGS["memory_limit_mb"].help)
 @click.option("--resume", is_flag=True, help="Skip cases already recorded in OUT/results.jsonl.")
-@click.option("--baseline", "baseline_", type=click.Path(path_type=Path),
-              help=SETTINGS["baseline"].help)
 @click.option("--fail-on", "fail_on", type=click.Choice(options.FAIL_ON),
               help=SETTINGS["fail_on"].help)
 @click.option("--allow-empty", is_flag=True, default=None, help=SETTINGS["allow_empty"].help)
@@ -87,30 +93,39 @@ def cli() -> None:
 @click.option("-v", "--verbose", count=True, help="More output.")
 def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | None,
             config: Path | None, backends_: tuple[str, ...], profiles: tuple[str, ...],
-            out: Path | None, device: str | None, isolate: bool | None, timeout: float | None,
-            memory_limit_mb: int | None, resume: bool, baseline_: Path | None,
-            fail_on: str | None, allow_empty: bool | None, allow_skipped: bool | None,
-            quiet: int, verbose: int) -> int:
+            out: Path | None, device: str | None, isolate: bool | None, workers: int | None,
+            shard: str | None, baseline: Path | None, cache_dir: Path | None,
+            engine_cache: bool | None, timeout: float | None, memory_limit_mb: int | None,
+            resume: bool, fail_on: str | None, allow_empty: bool | None,
+            allow_skipped: bool | None, quiet: int, verbose: int) -> int:
     """Run every case of the zoo under PATHS and write reports."""
-    opts = backends.choose(_resolve(
+    resolved = _resolve(
         paths, config, variants, keyword, backends_=backends_, profiles=profiles, out=out,
-        device=device, isolate=isolate, timeout=timeout, memory_limit_mb=memory_limit_mb,
-        resume=resume, verbosity=verbose - quiet, baseline=baseline_, fail_on=fail_on,
-        allow_empty=allow_empty, allow_skipped=allow_skipped))
+        device=device, isolate=isolate, workers=workers, shard=shard, baseline=baseline,
+        cache_dir=cache_dir, engine_cache=engine_cache, timeout=timeout,
+        memory_limit_mb=memory_limit_mb, resume=resume, verbosity=verbose - quiet,
+        fail_on=fail_on, allow_empty=allow_empty, allow_skipped=allow_skipped)
+    from trtcheck import backends, record
+    from trtcheck import baseline as baselines
+    from trtcheck.render import write_reports
+    from trtcheck.render.terminal import render_summary
+    from trtcheck.run import collect, run, start
+
+    opts = backends.choose(resolved)
     base = record.load(opts.baseline) if opts.baseline else None  # a bad baseline stops us early
     if opts.backend_note and opts.verbosity >= 0:
         _echo(opts.backend_note, err=True)
     chosen = {name: backends.get(name) for name in opts.backends}
     _check_writable(opts.out)
-    with record.locked(opts.out):
-        collection = collect(opts)
+    with record.locked(opts.out), contextlib.closing(start(opts, chosen)) as executor:
+        collection = collect(opts)  # the workers start meanwhile
         say = _Progress(opts.verbosity, collection)
         say.collection(collection)
         with say:
-            rec, _ = run(opts, chosen, collection, say.case, say.stage)
+            rec, _ = run(opts, chosen, collection, say.case, say.stage, executor)
         if base is not None:
-            rec.baseline = baseline.compare(base, rec, metric=opts.gate.metric,
-                                            threshold=opts.gate.threshold).to_dict()
+            rec.baseline = baselines.compare(base, rec, metric=opts.gate.metric,
+                                             threshold=opts.gate.threshold).to_dict()
         written = write_reports(rec, opts.out, strict_xfail=opts.strict_xfail)
     if opts.verbosity >= 0:
         _echo(render_summary(rec, strict_xfail=opts.strict_xfail))
@@ -124,6 +139,9 @@ def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | N
 def list_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | None,
              config: Path | None) -> int:
     """Print the cases under PATHS without running them."""
+    from trtcheck.render.text import plain
+    from trtcheck.run import collect
+
     opts = _resolve(paths, config, variants, keyword)
     collection = collect(opts)
     for case in collection.cases:
@@ -141,6 +159,10 @@ def list_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | 
 def analyze_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | None,
                 config: Path | None, out: Path | None, verbose: int) -> int:
     """Predict each case's complex, int64 and float64 paths, without compiling (CPU)."""
+    from trtcheck import record
+    from trtcheck.render.analysis import render_analysis
+    from trtcheck.run import analyze, collect
+
     opts = _resolve(paths, config, variants, keyword, out=out, device="cpu", verbosity=-1)
     _check_writable(opts.out)
     with _output_to(opts.out / "analyze.log"):
@@ -157,9 +179,32 @@ def analyze_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str
               help="Where to write the reports [the record's directory].")
 def report_cmd(results: Path, out: Path | None) -> int:
     """Re-render junit.xml, report.md and results.json from a results.json or results.jsonl."""
-    rec = record.load(results)
+    from trtcheck import record
+
+    return _write(record.load(results), out or results.parent)
+
+
+@cli.command("merge")
+@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), required=True,
+              help="Where to write the combined reports.")
+def merge_cmd(results: tuple[Path, ...], out: Path) -> int:
+    """Combine the results.json of several shards (--shard I/N) into one set of reports.
+
+    Refuses records that cannot be combined (other versions, device kind, backends, profiles,
+    variants, tolerances or timing settings) and shards that overlap; a missing shard becomes
+    an error row."""
+    from trtcheck.shard import merge
+
+    return _write(merge(results), out)
+
+
+def _write(rec: Record, out_dir: Path) -> int:
+    """Write every report of ``rec`` into ``out_dir``; the exit code its rows give."""
+    from trtcheck import record
+    from trtcheck.render import write_reports
+
     strict = bool(rec.options.get("strict_xfail", False))
-    out_dir = out or results.parent
     _check_writable(out_dir)
     with record.locked(out_dir):
         written = write_reports(rec, out_dir, strict_xfail=strict)
@@ -181,6 +226,9 @@ def report_cmd(results: Path, out: Path | None) -> int:
 def diff_cmd(base: Path, head: Path, out: Path | None, **gate: object) -> int:
     """Print HEAD's changes against BASE (two results.json) without running anything; exits
     as the run of HEAD would have with --baseline BASE."""
+    from trtcheck import baseline, record
+    from trtcheck.render import render_changes, write_reports
+
     before, rec = record.load(base), record.load(head)
     chosen = options.saved_gate(rec.options, **gate)
     rec.baseline = baseline.compare(before, rec, metric=chosen.metric,
@@ -196,6 +244,9 @@ def diff_cmd(base: Path, head: Path, out: Path | None, **gate: object) -> int:
 
 def _say_baseline(rec: Record) -> None:
     """The baseline's warnings and how many rows regressed against it."""
+    from trtcheck import baseline
+    from trtcheck.render.text import plain
+
     diff = baseline.read(rec.baseline)
     if diff is None:
         return
@@ -262,6 +313,8 @@ def _check_writable(out: Path) -> None:
 def _publish(code: int, out: Path | None, rec: Record | None, strict_xfail: bool) -> int:
     """Under GitHub Actions, annotate the failing rows and write the step outputs; ``code``."""
     if github.active():
+        from trtcheck.render.annotations import render_annotations
+
         for line in render_annotations(rec, strict_xfail=strict_xfail) if rec else []:
             _echo(line)
         github.write_outputs(code, out, rec, strict_xfail=strict_xfail)
@@ -273,6 +326,9 @@ def _verdict(rec: Record, strict_xfail: bool, gate: options.Gate | None = None) 
 
     A run that would pass exits 1 when the gate fails on regressions and a row regressed
     against the baseline."""
+    from trtcheck import baseline
+    from trtcheck.status import Verdict, nothing_tested
+
     result = rec.verdict(strict_xfail=strict_xfail)
     if result is Verdict.INTERRUPTED:
         _echo("trtcheck: interrupted: reports cover the cases that finished", err=True)
@@ -328,11 +384,15 @@ class _Progress:
             self.bar.__exit__(None, None, None)
 
     def collection(self, c: Collection) -> None:
+        from trtcheck.render.text import plain
+
         if self.verbosity >= 0:
             for rel in c.empty_files:
                 _echo(f"note: {plain(rel)}.py declares no models (helpers belong in "
                       "files whose names start with _)", err=True)
-            _echo(f"collected {len(c.cases)} cases"
+            part = (f" (shard {c.shard['index']}/{c.shard['count']} of {c.shard['collected']})"
+                    if c.shard else "")
+            _echo(f"collected {len(c.cases)} cases{part}"
                   + (f", {len(c.problems)} collection errors" if c.problems else ""))
 
     def stage(self, case: Case, backend: str, profile: str | None, stage: str) -> None:
@@ -342,6 +402,8 @@ class _Progress:
             self.noted = time.monotonic()
 
     def case(self, case: Case | None, rows: list[Row]) -> None:
+        from trtcheck.render.text import plain
+
         if self.mode == "quiet":
             return
         with self.lock:
@@ -366,6 +428,8 @@ class _Progress:
 
     def _fold(self, rel: str, lines: list[str]) -> None:
         """CI: keep a file's lines until its last case finishes, then print them in one fold."""
+        from trtcheck.render.text import plain
+
         self.fold.setdefault(rel, []).extend(lines)
         self.left_in_file[rel] -= 1
         if self.left_in_file[rel] == 0:
@@ -378,6 +442,8 @@ class _Progress:
         _echo(f"\r\x1b[K{line}" if self.mode == "bar" else line)
 
     def _running_text(self, _: object) -> str:
+        from trtcheck.render.text import plain
+
         if self.running is None:
             return ""
         case_id, stage, started = self.running

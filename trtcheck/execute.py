@@ -203,7 +203,8 @@ def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
             yield row_for(case, slot, status=Status.SKIPPED, message=reason)
             continue
         job = CompileJob(program, inputs[0], inputs[1], slot.profile or opts.profiles[0],
-                         opts.device)
+                         opts.device, opts.engine_cache,
+                         str(opts.cache_dir.resolve()) if opts.cache_dir else None)
         slot_before = memory.in_use(opts.device)
         outcome = _run_backend(case, backend, job, expected, eager_in, eager, opts,
                                truncate_double=bool(slot.profile and slot.profile.truncate_double),

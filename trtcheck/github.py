@@ -13,9 +13,12 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from trtcheck.record import Record
 from trtcheck.status import FAILING, Status
+
+if TYPE_CHECKING:  # the record imports torch; an argument error's outputs must not wait for it
+    from trtcheck.record import Record
 
 # Exit codes and the ``status`` output they give.
 STATUS_BY_CODE = {0: "pass", 1: "fail", 5: "empty", 130: "interrupted"}

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import IO, Any
@@ -29,13 +32,14 @@ _START = ("import runpy, sys; del sys.path[0]; "
 
 
 class _Worker:
-    def __init__(self, opts: Options, names: list[str], log: IO[str]) -> None:
+    def __init__(self, opts: Options, names: list[str], log: IO[str],
+                 env: Mapping[str, str] | None = None) -> None:
         to_child_r, to_child_w = os.pipe()
         to_parent_r, to_parent_w = os.pipe()
         self.proc = subprocess.Popen(
             [sys.executable, "-c", _START, str(to_child_r), str(to_parent_w), str(os.getpid())],
             pass_fds=(to_child_r, to_parent_w),
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
             start_new_session=True,  # a Ctrl-C on the terminal reaches trtcheck, not the worker
         )
         os.close(to_child_r)
@@ -70,13 +74,18 @@ def _crash_message(returncode: int | None, where: str) -> str:
 
 
 class IsolatedExecutor:
-    """Runs cases one at a time in a reusable worker, replaced after a crash or timeout."""
+    """Runs cases one at a time in a reusable worker, replaced after a crash or timeout.
 
-    def __init__(self, opts: Options, backends: Mapping[str, Backend], log_path: Path) -> None:
+    The worker starts at once, so that it imports torch while the parent collects the cases."""
+
+    def __init__(self, opts: Options, backends: Mapping[str, Backend], log_path: Path,
+                 env: Mapping[str, str] | None = None) -> None:
         self.opts = opts
         self.backends = backends
+        self.env = env
+        log_path.parent.mkdir(parents=True, exist_ok=True)
         self.log = log_path.open("a", encoding="utf-8")
-        self.worker: _Worker | None = None
+        self.worker: _Worker | None = _Worker(opts, list(backends), self.log, env)
 
     def rows(self, case: Case, hook: StageHook = no_hook) -> Iterator[Item]:
         remaining = {slot.key(case.case_id): slot for slot in plan(self.backends, self.opts.profiles)}
@@ -130,7 +139,7 @@ class IsolatedExecutor:
                 return self.worker
             except OSError:  # it died between cases
                 self.worker.kill()
-        self.worker = _Worker(self.opts, list(self.backends), self.log)
+        self.worker = _Worker(self.opts, list(self.backends), self.log, self.env)
         self.worker.requests.send(request)
         return self.worker
 
@@ -139,3 +148,102 @@ class IsolatedExecutor:
             self.worker.stop()
             self.worker = None
         self.log.close()
+
+
+# Hears (case, backend, profile, stage) as each stage of a case starts.
+StageListener = Callable[[Case, str, str | None, str], None]
+
+
+def hook_for(case: Case, on_stage: StageListener | None) -> StageHook:
+    """The stage hook of one case that tells ``on_stage``, or none."""
+    if on_stage is None:
+        return no_hook
+    return lambda backend, profile, stage: on_stage(case, backend, profile, stage)
+
+
+Event = tuple[int, Item | None]  # (index of the case, one of its items, or None when it is done)
+
+
+class Schedule:
+    """Which case a free worker takes next: one of the zoo file it has imported while that file
+    has cases left, else the first of a file no other worker is on, else the first left."""
+
+    def __init__(self, files: Sequence[Path]) -> None:
+        self.files = files
+        self.pending = list(range(len(files)))
+        self.on_file: dict[int, Path] = {}
+        self.lock = threading.Lock()
+
+    def take(self, worker: int) -> int | None:
+        """The index of the next case for ``worker``, or None when none is left."""
+        with self.lock:
+            if not self.pending:
+                return None
+            mine = self.on_file.get(worker)
+            others = {f for w, f in self.on_file.items() if w != worker}
+            pick = next((i for i in self.pending if self.files[i] == mine), None)
+            if pick is None:
+                pick = next((i for i in self.pending if self.files[i] not in others), self.pending[0])
+            self.pending.remove(pick)
+            self.on_file[worker] = self.files[pick]
+            return pick
+
+
+class WorkerPool:
+    """Runs cases on several isolated workers at once, each driven by a thread of its own.
+
+    On CUDA each worker owns one of the listed GPUs, so no two cases are timed on one GPU at
+    once; on CPU the workers split the cores between them. Cases go out by :class:`Schedule`."""
+
+    def __init__(self, opts: Options, backends: Mapping[str, Backend], log_path: Path) -> None:
+        devices = opts.devices or (opts.device,) * opts.workers
+        env = None
+        if not opts.device.startswith("cuda") and "OMP_NUM_THREADS" not in os.environ:
+            env = {**os.environ, "OMP_NUM_THREADS": str(max(1, (os.cpu_count() or 1) // len(devices)))}
+        self.executors = [IsolatedExecutor(replace(opts, device=d, devices=()), backends, log_path, env)
+                          for d in devices]
+        self.stopping = False
+        self.failure: BaseException | None = None
+
+    def run(self, cases: Sequence[Case],
+            on_stage: StageListener | None = None) -> Iterator[Event]:
+        """Every case's items as they come, from all workers at once, then ``(index, None)``;
+        ``on_stage`` hears each stage start (from the workers' threads)."""
+        events: queue.Queue[Event | None] = queue.Queue()
+        schedule = Schedule([case.file.path for case in cases])
+
+        def work(me: int, executor: IsolatedExecutor) -> None:
+            try:
+                while not self.stopping and (i := schedule.take(me)) is not None:
+                    for item in executor.rows(cases[i], hook_for(cases[i], on_stage)):
+                        if self.stopping:
+                            return
+                        events.put((i, item))
+                    events.put((i, None))
+            except BaseException as exc:
+                if not self.stopping:
+                    self.failure = exc
+            finally:
+                events.put(None)
+
+        threads = [threading.Thread(target=work, args=(me, ex), daemon=True)
+                   for me, ex in enumerate(self.executors)]
+        for t in threads:
+            t.start()
+        running = len(threads)
+        while running:
+            try:
+                event = events.get(timeout=_POLL_S)  # a timeout, so that Ctrl-C gets through
+            except queue.Empty:
+                continue
+            if event is None:
+                running -= 1
+            else:
+                yield event
+        if self.failure is not None:
+            raise self.failure
+
+    def close(self) -> None:
+        self.stopping = True
+        for executor in self.executors:
+            executor.close()

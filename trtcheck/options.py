@@ -121,7 +121,8 @@ SETTINGS: dict[str, Setting] = {
                         + " [tensorrt where it runs, else emulate]."),
     "variants": Setting(list, [], "Only these variants (repeatable) [all]."),
     "run_profiles": Setting(list, ["default"], "Settings profile (repeatable) [default]."),
-    "device": Setting(str, "auto", "cpu, cuda, cuda:N or auto [auto: cuda when available]."),
+    "device": Setting(str, "auto", "cpu, cuda, cuda:N, a list of GPUs cuda:0,cuda:1 (one worker "
+                                   "each) or auto [auto: cuda when available]."),
     "out": Setting(str, "trtcheck-report", "Report directory [trtcheck-report]."),
     "dtype_drift": Setting(bool, True, "After the comparison, call the compiled module once more "
                                        "with int32/int64 and float32/float64 inputs swapped "
@@ -136,11 +137,18 @@ SETTINGS: dict[str, Setting] = {
                                            "[900 on CUDA, 300 on CPU]."),
     "memory_limit_mb": Setting(int, None, "Address-space limit of the worker, in MiB "
                                           "(CPU runs only) [none]."),
+    "workers": Setting(int, None, "Isolated workers running cases at once [1; on CUDA one per "
+                                  "listed GPU, never two cases timed on one GPU]."),
+    "cache_dir": Setting(str, None, "Torch-TensorRT engine cache directory; turns the engine "
+                                    "cache on [none]."),
+    "engine_cache": Setting(bool, None, "Torch-TensorRT's engine cache: build engines refittable, "
+                                        "save and reuse them [on when cache_dir is set]."),
     "profiles": Setting(dict, {}, "Settings profiles of your own, by name."),
     "tolerances": Setting(dict, {}, "Tolerances by effective dtype."),
     "timing": Setting(dict, {}, "Latency measurement settings."),
     "baseline": Setting(str, None, "A results.json of the base branch: report each row's "
-                                   "changes against it [none]."),
+                                   "changes against it, and --shard balances cases by its "
+                                   "recorded stage times [none: shards by count]."),
     "fail_on": Setting(FAIL_ON, "failures", "failures: exit 1 on failing rows; regression: "
                                             "also on latency regressions against --baseline "
                                             "[failures]."),
@@ -168,6 +176,11 @@ class Options:
     tolerances: Mapping[str, Tolerance] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
     timing: Timing = field(default_factory=Timing)
     device: str = "cpu"
+    devices: tuple[str, ...] = ()  # every listed GPU, one worker each; () means (device,)
+    workers: int = 1
+    shard: tuple[int, int] | None = None  # (index from 1, count)
+    engine_cache: bool = False
+    cache_dir: Path | None = None
     out: Path = Path("trtcheck-report")
     strict_xfail: bool = False
     dtype_drift: bool = True
@@ -193,6 +206,11 @@ class Options:
             "tolerances": {k: {"rtol": t.rtol, "atol": t.atol} for k, t in self.tolerances.items()},
             "timing": asdict(self.timing),
             "device": self.device,
+            "devices": list(self.devices or (self.device,)),
+            "workers": self.workers,
+            "shard": f"{self.shard[0]}/{self.shard[1]}" if self.shard else None,
+            "engine_cache": self.engine_cache,
+            "cache_dir": str(self.cache_dir) if self.cache_dir else None,
             "out": str(self.out),
             "strict_xfail": self.strict_xfail,
             "dtype_drift": self.dtype_drift,
@@ -335,6 +353,10 @@ def resolve(
     memory_limit_mb: int | None = None,
     allow_empty: bool | None = None,
     allow_skipped: bool | None = None,
+    workers: int | None = None,
+    shard: str | None = None,
+    cache_dir: Path | None = None,
+    engine_cache: bool | None = None,
     verbosity: int = 0,
     baseline: Path | None = None,
     fail_on: str | None = None,
@@ -360,7 +382,8 @@ def resolve(
         "backends": list(backends), "variants": list(variants), "run_profiles": list(profiles),
         "device": device, "out": out, "isolate": isolate, "timeout": timeout,
         "memory_limit_mb": memory_limit_mb, "baseline": baseline, "fail_on": fail_on,
-        "allow_empty": allow_empty, "allow_skipped": allow_skipped,
+        "allow_empty": allow_empty, "allow_skipped": allow_skipped, "workers": workers,
+        "cache_dir": cache_dir, "engine_cache": engine_cache,
     }).get
 
     known_profiles = _profiles(config, where)
@@ -371,7 +394,10 @@ def resolve(
     variant_names, source = value("variants")
     _pick(variant_names, VARIANTS, "variant", source)
 
-    resolved_device = resolve_device(value("device")[0])
+    shard_of = parse_shard(shard) if shard is not None else None
+    devices = resolve_devices(*value("device"))
+    resolved_device = devices[0]
+    worker_count = _workers(devices, *value("workers"), isolate=value("isolate")[0])
     timeout_s, source = value("timeout")
     if timeout_s is None:  # TensorRT builds on a GPU take minutes; a CPU case past 5 is stuck
         timeout_s = 900.0 if resolved_device.startswith("cuda") else 300.0
@@ -386,6 +412,8 @@ def resolve(
     base, source = value("baseline")
     if base is not None and not Path(base).is_file():
         raise UsageError(f"{_name(source, 'baseline')}: {base} is not a file")
+    cache_path = value("cache_dir")[0]
+    use_cache = value("engine_cache")[0]
     return Options(
         paths=tuple(p.resolve() for p in paths),
         backends=tuple(dict.fromkeys(backend_names)),
@@ -396,6 +424,11 @@ def resolve(
         tolerances=_tolerances(config, where),
         timing=Timing.from_config(config.get("timing", {}), f"{where}.timing"),
         device=resolved_device,
+        devices=devices if len(devices) > 1 else (),
+        workers=worker_count,
+        shard=shard_of,
+        engine_cache=bool(cache_path) if use_cache is None else use_cache,
+        cache_dir=Path(cache_path) if cache_path else None,
         out=Path(value("out")[0]),
         strict_xfail=value("strict_xfail")[0],
         dtype_drift=value("dtype_drift")[0],
@@ -441,6 +474,48 @@ def saved_gate(saved: Mapping[str, Any], **cli: Any) -> Gate:
 def _name(source: str, key: str) -> str:
     """How a message names a setting: ``--timeout`` on the command line, else ``FILE.timeout``."""
     return f"--{key.removesuffix('_mb').replace('_', '-')}" if source == COMMAND_LINE else f"{source}.{key}"
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"I/N"`` as ``(I, N)``, 1 <= I <= N; UsageError otherwise."""
+    index, _, count = text.partition("/")
+    try:
+        i, n = int(index), int(count)
+    except ValueError:
+        raise UsageError(f"--shard {text!r}: expected I/N, e.g. 1/4") from None
+    if not 1 <= i <= n:
+        raise UsageError(f"--shard {text!r}: I must be between 1 and N")
+    return i, n
+
+
+def resolve_devices(text: str, source: str = COMMAND_LINE) -> tuple[str, ...]:
+    """One device, or a comma-separated list of distinct CUDA devices (one worker each)."""
+    devices = tuple(resolve_device(d.strip()) for d in text.split(","))
+    if len(devices) > 1:
+        if any(not d.startswith("cuda:") for d in devices):
+            raise UsageError(f"{_name(source, 'device')}: a list names CUDA devices with their "
+                             f"index (cuda:0,cuda:1), got {text!r}")
+        if len(set(devices)) < len(devices):
+            raise UsageError(f"{_name(source, 'device')}: {text!r} lists a GPU twice; two cases "
+                             "timed on one GPU at once would disturb each other's latency")
+    return devices
+
+
+def _workers(devices: tuple[str, ...], count: int | None, source: str, *, isolate: bool) -> int:
+    """How many workers run at once: one per listed GPU on CUDA, ``count`` (default 1) on CPU."""
+    cuda = devices[0].startswith("cuda")
+    if count is None:
+        count = len(devices) if cuda else 1
+    elif count < 1:
+        raise ConfigError(f"{_name(source, 'workers')}: must be at least 1, got {count}")
+    elif cuda and count != len(devices):
+        raise ConfigError(f"{_name(source, 'workers')} = {count} on CUDA needs {count} GPUs listed "
+                          f"(--device cuda:0,cuda:1): one worker per GPU, so that no two cases "
+                          f"are timed on one GPU at once (listed: {', '.join(devices)})")
+    if count > 1 and not isolate:
+        raise ConfigError(f"{count} workers run cases in worker subprocesses, which --no-isolate "
+                          "turns off")
+    return count
 
 
 def resolve_device(device: str) -> str:

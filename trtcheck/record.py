@@ -39,6 +39,8 @@ class Record:
     schema: int = SCHEMA_VERSION
     # Changes against a baseline record (``trtcheck.baseline.Diff`` as a dict), when compared.
     baseline: dict[str, Any] | None = None
+    # The schema of the file it was read from: where it came from, not what it holds.
+    source_schema: int = field(default=SCHEMA_VERSION, compare=False)
 
     @property
     def has_predictions(self) -> bool:
@@ -86,6 +88,7 @@ class Record:
             rows=[Row.from_dict(_restore_numbers(r)) for r in raw_rows],
             analyses=analyses,
             baseline=d.get("baseline"),
+            source_schema=schema,
         )
 
 

@@ -11,12 +11,12 @@ from datetime import datetime, timezone
 from types import FrameType
 from typing import Any, Protocol
 
-from trtcheck import discover, environment, record
+from trtcheck import discover, environment, record, shard
 from trtcheck.backends import Backend
 from trtcheck.cases import Case, expand
 from trtcheck.errors import RecordError, did_you_mean
 from trtcheck.execute import Item, StageHook, analyze_case, iter_rows, no_hook
-from trtcheck.isolate import IsolatedExecutor
+from trtcheck.isolate import Event, IsolatedExecutor, StageListener, WorkerPool, hook_for
 from trtcheck.options import BACKENDS, Options
 from trtcheck.record import Journal, Record
 from trtcheck.rows import NO_BACKEND, NO_PROFILE, NO_VARIANT, Analysis, Row, RowKey, plan, rows_for
@@ -32,6 +32,7 @@ class Collection:
     cases: list[Case]
     problems: list[Row]
     empty_files: list[str]
+    shard: dict[str, Any] | None = None  # this shard's description (shard.describe), if sharded
 
 
 def collect(opts: Options) -> Collection:
@@ -71,7 +72,14 @@ def collect(opts: Options) -> Collection:
                      f"{first.spec.line} and {case.file.path}:{case.spec.line}"),
             location=f"{case.file.path}:{case.spec.line}", source=case.file.source,
             line=case.spec.line))
-    return Collection(cases, problems, empty)
+    if opts.shard is None:
+        return Collection(cases, problems, empty)
+    index, count = opts.shard
+    durations = shard.case_durations(record.load(opts.baseline)) if opts.baseline else None
+    chosen = shard.split(cases, index, count, durations)
+    # Collection problems belong to the first shard, so that a merge holds each once.
+    return Collection(chosen, problems if index == 1 else [], empty,
+                      shard.describe(index, count, cases, chosen))
 
 
 def _unknown_xfail_keys(spec: ModelSpec, opts: Options) -> str:
@@ -112,6 +120,22 @@ class InProcessExecutor:
         return None
 
 
+def start(opts: Options, backends: Mapping[str, Backend]) -> Executor | WorkerPool:
+    """The executor a run uses; isolated workers start at once, while cases are collected."""
+    if not opts.isolate:
+        return InProcessExecutor(opts, backends)
+    log = opts.out / "worker.log"
+    return WorkerPool(opts, backends, log) if opts.workers > 1 else IsolatedExecutor(opts, backends, log)
+
+
+def _serially(executor: Executor, cases: list[Case],
+              on_stage: StageListener | None) -> Iterator[Event]:
+    for i, case in enumerate(cases):
+        for item in executor.rows(case, hook_for(case, on_stage)):
+            yield i, item
+        yield i, None
+
+
 class Interrupted(KeyboardInterrupt):
     """SIGTERM, delivered like Ctrl-C so that one handler stops the run cleanly."""
 
@@ -144,63 +168,73 @@ def _previous(opts: Options) -> Record | None:
 
 def run(opts: Options, backends: Mapping[str, Backend], collection: Collection,
         on_case: Callable[[Case | None, list[Row]], None],
-        on_stage: Callable[[Case, str, str | None, str], None] | None = None,
-        ) -> tuple[Record, bool]:
-    """Execute every case, appending rows to the journal as they finish; ``on_case`` hears
-    each case's rows, ``on_stage`` each stage as it starts.
+        on_stage: StageListener | None = None,
+        executor: Executor | WorkerPool | None = None) -> tuple[Record, bool]:
+    """Execute every case (on ``executor``, by default :func:`start`'s), appending rows to the
+    journal as they finish; ``on_case`` hears each case's rows, ``on_stage`` each stage as it
+    starts. Closes the executor.
 
-    Returns the record and whether the run was interrupted (remaining rows are then
-    ``skipped: interrupted``)."""
+    Returns the record, its rows in collection order whatever order the workers finished
+    in, and whether the run was interrupted (remaining rows are then ``skipped: interrupted``)."""
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
     env = environment.describe(opts.device, opts.paths[0])
     env["started"] = started.isoformat(timespec="seconds")
+    if opts.devices:
+        env["devices"] = list(opts.devices)
+    if collection.shard:
+        env["shard"] = collection.shard
     slots = plan(backends, opts.profiles)
     before = _previous(opts)
     previous: dict[RowKey, Row] = {r.key: r for r in before.rows} if before else {}
     analyses: dict[str, Any] = dict(before.analyses) if before else {}
     journal = Journal(opts.out / JOURNAL, env, opts.to_dict(), resume=bool(previous))
-    executor: Executor = (IsolatedExecutor(opts, backends, opts.out / "worker.log")
-                          if opts.isolate else InProcessExecutor(opts, backends))
-    rows: list[Row] = list(collection.problems)
+    executor = executor or start(opts, backends)
     journal.append(collection.problems)
     if collection.problems:
         on_case(None, collection.problems)
+    done: dict[str, list[Row]] = {}
+    todo: list[Case] = []
+    for case in collection.cases:
+        keys = [slot.key(case.case_id) for slot in slots]
+        if all(k in previous for k in keys):
+            done[case.case_id] = [previous[k] for k in keys]
+            on_case(case, done[case.case_id])
+        else:
+            todo.append(case)
+    partial: dict[str, list[Row]] = {}
     interrupted = False
-    pending = list(collection.cases)
-    current: list[Row] = []
+    events = (executor.run(todo, on_stage) if isinstance(executor, WorkerPool)
+              else _serially(executor, todo, on_stage))
     try:
         with _sigterm_interrupts():
-            while pending:
-                case, current = pending[0], []
-                keys = [slot.key(case.case_id) for slot in slots]
-                if all(k in previous for k in keys):
-                    current = [previous[k] for k in keys]
+            for i, item in events:
+                case_id = todo[i].case_id
+                if item is None:
+                    done[case_id] = partial.pop(case_id, [])
+                    on_case(todo[i], done[case_id])
+                    continue
+                journal.append([item])
+                if isinstance(item, Analysis):
+                    analyses[item.case_id] = item.data
                 else:
-                    hook = (no_hook if on_stage is None else
-                            lambda b, p, s, c=case: on_stage(c, b, p, s))  # type: ignore[misc]
-                    for item in executor.rows(case, hook):
-                        journal.append([item])
-                        if isinstance(item, Analysis):
-                            analyses[item.case_id] = item.data
-                        else:
-                            current.append(item)
-                pending.pop(0)
-                rows += current
-                on_case(case, current)
+                    partial.setdefault(case_id, []).append(item)
     except KeyboardInterrupt:
         interrupted = True
         env["interrupted"] = True  # the reports say INTERRUPTED and ``report`` exits 130
-        for i, case in enumerate(pending):
-            finished = current if i == 0 else []
-            have = {r.key for r in finished}
-            todo = [slot for slot in slots if slot.key(case.case_id) not in have]
-            # Not journalled: --resume must run these cases, not take them as finished.
-            skipped = rows_for(case, todo, status=Status.SKIPPED, message="interrupted")
-            rows += finished + skipped
     finally:
         executor.close()
         journal.close()
+    rows: list[Row] = list(collection.problems)
+    for case in collection.cases:
+        if case.case_id in done:
+            rows += done[case.case_id]
+            continue
+        finished = partial.get(case.case_id, [])
+        have = {r.key for r in finished}
+        left = [slot for slot in slots if slot.key(case.case_id) not in have]
+        # Not journalled: --resume must run these cases, not take them as finished.
+        rows += finished + rows_for(case, left, status=Status.SKIPPED, message="interrupted")
     env["duration_s"] = round(time.perf_counter() - t0, 3)
     return Record(env, opts.to_dict(), rows, analyses), interrupted
 

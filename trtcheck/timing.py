@@ -15,13 +15,12 @@ import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
-from typing import Any
-
-import numpy as np
-import torch
+from typing import TYPE_CHECKING, Any
 
 from trtcheck.errors import ConfigError
-from trtcheck.tensors import clone
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MAX_BLOCK = 1 << 16  # calls per block: a bound for callables too fast for the timer
 BOOTSTRAP = 2000  # resamples behind each interval
@@ -147,6 +146,10 @@ def measure(fns: tuple[Call, Call], args: tuple[Any, ...], kwargs: dict[str, Any
     so their ratio — the speedup — holds steady where absolute times drift between runs; the
     order alternates each round. A callable whose ``fresh_inputs`` is true (it mutates its
     inputs) gets its own copy for every call, made outside the timed region."""
+    import torch  # here, not at the top: options reads Timing, and --help must not load torch
+
+    from trtcheck.tensors import clone
+
     cuda = torch.device(device).type == "cuda"
     sync = (lambda: torch.cuda.synchronize(device)) if cuda else (lambda: None)
     block = _cuda_block if cuda else _cpu_block
@@ -212,6 +215,8 @@ def _cpu_block(fn: Call, calls: Sequence[tuple[tuple[Any, ...], dict[str, Any]]]
 
 def _cuda_block(fn: Call, calls: Sequence[tuple[tuple[Any, ...], dict[str, Any]]],
                 device: str) -> float:
+    import torch
+
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
     for a, kw in calls:
@@ -227,6 +232,8 @@ def paired(callers: Sequence[Sequence[float]], blocks: Sequence[Sequence[float]]
     """The latency of eager (index 0) and the backend (1) from their samples: the caller
     figures, the block figures with bootstrap intervals of their medians, and the speedup over
     paired blocks with its interval."""
+    import numpy as np
+
     e, b = (np.asarray(s, dtype=float) for s in blocks)
     ratios = e / np.where(b > 0, b, np.nan)
     rng = np.random.default_rng(0)  # a fixed seed: the same samples give the same interval

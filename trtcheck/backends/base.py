@@ -35,6 +35,8 @@ class CompileJob:
     kwargs: dict[str, Any]
     profile: Profile
     device: str
+    engine_cache: bool = False  # save and reuse engines in Torch-TensorRT's engine cache
+    cache_dir: str | None = None  # its directory; None: Torch-TensorRT's default
 
 
 class Backend(ABC):

@@ -3,7 +3,8 @@
 Torch-TensorRT's compile settings changed a lot between releases, and ``dynamo.compile`` takes
 ``**kwargs``, so a setting a release does not know is silently ignored. The version logic lives
 in small pure functions (:func:`adapt_settings`, :func:`call_arguments`, :func:`drop_unaccepted`,
-:func:`supports_complex_inputs`, :func:`complex_rewrite`) so it can be tested without TensorRT;
+:func:`supports_complex_inputs`, :func:`complex_rewrite`, :func:`cache_settings`,
+:func:`cache_outcome`) so it can be tested without TensorRT;
 every setting that is mapped, dropped or does nothing is recorded in the evidence's ``notes``.
 """
 
@@ -13,11 +14,13 @@ import contextlib
 import importlib
 import inspect
 import io
+import logging
 import operator
+import os
 import re
 import sys
 import warnings
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from types import ModuleType
@@ -145,6 +148,74 @@ def _dtypes(key: str, value: Any) -> Any:
             raise ValueError(f"settings.{key}: {value!r} is not a torch dtype")
         return dtype
     return value
+
+
+def cache_settings(version: Version, cache_dir: str | None) -> tuple[dict[str, Any], list[str]]:
+    """The settings that turn on Torch-TensorRT's engine cache in a release, and notes.
+
+    Torch-TensorRT saves and reuses only refittable engines: from 2.6 (and in 2.9, 2.12, 2.13,
+    2.14, read from their ``_compiler.py``/``conversion/_conversion.py``) it skips the cache with
+    a warning unless ``immutable_weights = False``; 2.5, which added the cache, spelled it
+    ``make_refittable = True``. ``timing_cache_path`` is kept beside the engines, so one cached
+    directory restores both."""
+    v = _text(version)
+    if version < (2, 5):
+        return {}, [f"engine cache not used: added in Torch-TensorRT 2.5 (installed {v})"]
+    settings: dict[str, Any] = {"cache_built_engines": True, "reuse_cached_engines": True}
+    if version < (2, 6):
+        settings["make_refittable"] = True
+    else:
+        settings["immutable_weights"] = False
+    if cache_dir is not None:
+        settings["engine_cache_dir"] = cache_dir
+        settings["timing_cache_path"] = os.path.join(cache_dir, "timing_cache.bin")
+    where = cache_dir or "Torch-TensorRT's default directory"
+    return settings, [f"engine cache on ({where}): engines are built refittable, which "
+                      f"Torch-TensorRT {v} needs to save and reuse them"]
+
+
+# What Torch-TensorRT logs about its engine cache (conversion/_conversion.py, 2.12 to 2.14).
+_CACHE_HIT = "Found the cached engine"
+_CACHE_SAVED = "was successfully inserted into cache"
+_CACHE_SKIPPED = ("will not be reused from cache", "will not be cached", "engine cache will not be used")
+_CACHE_LOGGER = "torch_tensorrt.dynamo.conversion._conversion"
+
+
+def cache_outcome(messages: Sequence[str]) -> tuple[dict[str, int], list[str]]:
+    """How many engines came from the cache and how many were saved to it, read from
+    Torch-TensorRT's log messages, and a note for each reason it gave for skipping the cache."""
+    counts = {"from_cache": sum(_CACHE_HIT in m for m in messages),
+              "saved": sum(_CACHE_SAVED in m for m in messages)}
+    skipped = dict.fromkeys(f"Torch-TensorRT: {m}" for m in messages
+                            if any(s in m for s in _CACHE_SKIPPED))
+    return counts, list(skipped)
+
+
+class _Messages(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@contextlib.contextmanager
+def _cache_log(on: bool) -> Iterator[list[str]]:
+    """The messages Torch-TensorRT's conversion logs at INFO and above while caching is on."""
+    handler = _Messages()
+    logger = logging.getLogger(_CACHE_LOGGER)
+    if not on:
+        yield handler.messages
+        return
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield handler.messages
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 def drop_unaccepted(settings: Mapping[str, Any], parameters: Collection[str],
@@ -337,20 +408,32 @@ class TensorRTBackend(Backend):
             raise Unsupported(f"complex inputs need Torch-TensorRT >= 2.12 (installed {installed})")
         call = call_arguments(version, job.args, job.kwargs, job.device)
         settings, notes = adapt_settings(version, job.profile)
+        if job.engine_cache:
+            cache, cache_notes = cache_settings(version, job.cache_dir)
+            notes += cache_notes + [f"settings.{k} = {settings[k]!r} passed over the engine cache's "
+                                    f"{k} = {v!r}" for k, v in cache.items()
+                                    if k in settings and settings[k] != v]
+            settings = {**cache, **settings}
         parameters = _parameters(ttrt.dynamo.compile)
         if parameters is not None:
             settings, dropped = drop_unaccepted(settings, parameters, version)
             notes += dropped
 
-        with warnings.catch_warnings(record=True) as caught:
+        caching = bool(settings.get("cache_built_engines") or settings.get("reuse_cached_engines"))
+        with warnings.catch_warnings(record=True) as caught, _cache_log(caching) as logged:
             warnings.simplefilter("always")
             module = ttrt.dynamo.compile(job.program, **call, **settings)
+        cached, skipped = cache_outcome(logged)
+        notes += skipped
         notes += list(dict.fromkeys(f"Torch-TensorRT warned: {w.message}" for w in caught
                                     if issubclass(w.category, (DeprecationWarning, FutureWarning))))
 
         split = partition_summary(module)
         if not split.engines:
             notes.append("no TensorRT engine was built: the whole graph runs in PyTorch")
+        if cached["from_cache"]:
+            notes.append(f"{cached['from_cache']} of {split.engines} TensorRT engines loaded from "
+                         "Torch-TensorRT's engine cache (refitted with this model's weights)")
         passed = {k: v for k, v in call.items() if k not in ("arg_inputs", "kwarg_inputs", "inputs")}
         passed.update(settings)
         trt = sys.modules.get("tensorrt")
@@ -364,5 +447,6 @@ class TensorRTBackend(Backend):
             notes=notes,
             settings={k: plain_setting(v) for k, v in passed.items()},
             versions={"torch_tensorrt": installed, "tensorrt": getattr(trt, "__version__", None)},
-            details={"engine_memory": engine_bytes} if engine_bytes else {},
+            details={**({"engine_memory": engine_bytes} if engine_bytes else {}),
+                     **({"engine_cache": cached} if caching else {})},
         ), memory=sum(v for v in engine_bytes.values() if v) if engine_bytes else None)
