@@ -403,7 +403,10 @@ def test_release_without_dynamo_is_unavailable(tmp_path: Path, monkeypatch: pyte
     (tmp_path / "torch_tensorrt" / "__init__.py").write_text("__version__ = '1.4.0'\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "torch_tensorrt", raising=False)
-    assert TensorRTBackend().unavailable_reason("cuda") == "torch_tensorrt 1.4.0 has no dynamo frontend"
+    try:
+        assert TensorRTBackend().unavailable_reason("cuda") == "torch_tensorrt 1.4.0 has no dynamo frontend"
+    finally:
+        del sys.modules["torch_tensorrt"]  # imported for real: later tests expect it absent
 
 
 def test_unavailable_backend_gives_skipped_rows(monkeypatch: pytest.MonkeyPatch,
