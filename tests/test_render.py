@@ -320,6 +320,15 @@ def test_profiles_section_lists_used_profiles_with_what_they_predict(record: Rec
     assert "| seed" not in section  # defined in the options but no row uses it
 
 
+def test_profiles_section_says_when_min_block_size_is_not_torch_tensorrt_s_default(record: Record) -> None:
+    line = "Torch-TensorRT ran with `min_block_size` = 1, not its default of 5"
+    assert line not in render_markdown(record, strict_xfail=False)
+    rows = [dataclasses.replace(r, evidence=dataclasses.replace(r.evidence, settings={"min_block_size": 1}))
+            if r.backend == "emulate" else r for r in record.rows]
+    text = render_markdown(dataclasses.replace(record, rows=rows), strict_xfail=False)
+    assert line in text.split("## Settings profiles")[1].split("## ")[0]
+
+
 @pytest.mark.parametrize(("raw", "escaped"), [
     ("a|b", r"a\|b"),
     ("<b>x</b>", "&lt;b&gt;x&lt;/b&gt;"),

@@ -2,35 +2,33 @@
 
 Three kinds of test:
 
-1. the per-release version logic, as pure functions (no Torch-TensorRT needed);
-2. the backend's call into Torch-TensorRT, checked against a STAND-IN of the ``torch_tensorrt``
-   API (``StandInTorchTensorRT``). The stand-in is NOT TensorRT: it records the arguments of
-   ``dynamo.compile`` and returns the exported program's module, run by PyTorch. It checks the
-   call and nothing else; its outputs are never TensorRT measurements;
+1. the per-release version logic, as pure functions (no Torch-TensorRT needed), and the
+   partition reading on hand-built graphs shaped as a release builds them;
+2. the backend's own code path on the REAL Torch-TensorRT 2.12.1, 2.13.0 and 2.14.0 Python code
+   (fetched into the cache, loaded over the generated ``tensorrt`` stand-in in one subprocess per
+   release, see ``ttrt_contract.py``), against ``dynamo.compile(..., dryrun=True)``. TensorRT never
+   runs: where a test needs engines, each TensorRT block is run by PyTorch, and its outputs are
+   never TensorRT measurements;
 3. real tests (``@pytest.mark.tensorrt``) that compile with the real Torch-TensorRT on CUDA and
    skip, with the reason, where it cannot run.
 """
 
 from __future__ import annotations
 
-import importlib.machinery
-import inspect
-import logging
 import operator
 import sys
-import types
-import warnings
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
+from ttrt_contract import RealRelease
 
 from trtcheck.backends.base import CompileJob
 from trtcheck.backends.tensorrt import (
     NOT_INSTALLED,
+    CheckedOutputs,
     Partition,
     TensorRTBackend,
     Version,
@@ -40,10 +38,12 @@ from trtcheck.backends.tensorrt import (
     call_arguments,
     complex_rewrite,
     drop_unaccepted,
+    output_dtypes,
     parse_version,
     partition_summary,
     path_steps,
     supports_complex_inputs,
+    unadapted_complex,
 )
 from trtcheck.errors import Unsupported
 from trtcheck.execute import iter_rows
@@ -51,6 +51,7 @@ from trtcheck.options import Options, Profile
 from trtcheck.rows import Row
 from trtcheck.run import collect
 from trtcheck.status import Status
+from trtcheck.ttrt_code import locate
 
 RELEASES: list[Version] = [(2, 5), (2, 8), (2, 10), (2, 12), (2, 13), (2, 14)]
 DEFAULT = Profile("default")
@@ -169,15 +170,34 @@ def test_use_explicit_typing_across_releases(version: Version, passed: bool, not
 
 
 @pytest.mark.parametrize("version", RELEASES)
-def test_enabled_precisions_silently_ignored_from_2_13(version: Version) -> None:
+def test_enabled_precisions_across_releases(version: Version) -> None:
     settings, notes = adapt_settings(version, Profile("p", settings={"enabled_precisions": ["float16"]}))
     if version >= (2, 13):
         assert "enabled_precisions" not in settings
         assert notes == ["enabled_precisions dropped: silently ignored from Torch-TensorRT 2.13 (strongly "
                          "typed networks take precisions from the model's dtypes)"]
+        return
+    assert settings["enabled_precisions"] == {torch.float16}  # config names become torch dtypes
+    if version >= (2, 10):  # use_explicit_typing defaults to True there and asserts on float16
+        assert settings["use_explicit_typing"] is False
+        assert notes == [f"use_explicit_typing = False passed: Torch-TensorRT {version[0]}.{version[1]} "
+                         "defaults it to True, where enabled_precisions other than float32 raise an "
+                         "AssertionError"]
     else:
-        assert settings["enabled_precisions"] == {torch.float16}  # config names become torch dtypes
-        assert notes == []
+        assert "use_explicit_typing" not in settings and notes == []
+
+
+@pytest.mark.parametrize(("extra", "passed"), [
+    ({"enabled_precisions": ["float32"]}, None),
+    ({"enabled_precisions": "float32"}, None),
+    ({"enabled_precisions": ["float32", "float16"]}, False),
+    ({"enabled_precisions": ["float16"], "use_explicit_typing": True}, True),  # the user's choice
+    ({}, None),
+])
+def test_use_explicit_typing_set_only_where_2_12_would_assert(extra: dict[str, object],
+                                                              passed: bool | None) -> None:
+    settings, _ = adapt_settings((2, 12), Profile("p", settings=extra))
+    assert settings.get("use_explicit_typing") is passed
 
 
 def test_dtype_settings_reject_unknown_names() -> None:
@@ -215,6 +235,15 @@ def test_coverage_is_an_emulate_setting() -> None:
 ])
 def test_complex_rewrite(version: Version, torch_version: Version, decompose: bool, rewrite: str) -> None:
     assert complex_rewrite(version, torch_version, decompose) == rewrite
+
+
+def test_complex_rewrite_says_when_2_14_fell_back() -> None:
+    """2.14 logs "falling back to the legacy complex_graph_detection pass" when PyTorch's
+    decomposition cannot run (lowering/passes/complex_decomposition_adapter.py:115)."""
+    fell_back = "complex_graph_rewrite, fallen back from PyTorch's complex decomposition"
+    assert complex_rewrite((2, 14), (2, 14), True, fell_back=True) == fell_back
+    assert path_steps((2, 14), (2, 14), {}, {torch.complex64}, 1, [], fell_back=True)[0] == (
+        f"complex → real ({fell_back})")
 
 
 def test_drop_unaccepted_names_typos_and_keeps_kwargs_aliases() -> None:
@@ -276,6 +305,65 @@ def test_partition_summary_reads_torch_tensorrt_submodule_names() -> None:
     assert partition_summary(object()) == Partition(0, [], [])
 
 
+def test_partition_summary_counts_2_14_view_as_real_in_a_pytorch_block_as_a_boundary() -> None:
+    """2.14 on torch >= 2.14 (PyTorch's complex decomposition) leaves ``view_as_real`` of a complex
+    input in the graph, where TensorRT has no converter for it (2.14.0's
+    lowering/passes/complex_decomposition_adapter.py:220), so the partitioner puts it in a
+    ``_run_on_gpu_*`` block of its own; the input placeholder keeps its name, so the
+    ``*_unpacked_complex`` adapter of dynamo/_compiler.py:939 is not added. torch 2.14 exists here
+    only as a CUDA build, so this graph is built by hand the way that code builds it; the engine
+    is a plain module standing in for a TensorRT engine."""
+
+    class Engine(torch.nn.Module):  # a converted TensorRT block: not a GraphModule
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x
+
+    root = torch.nn.Module()
+    root._run_on_gpu_0 = torch.fx.symbolic_trace(lambda z: torch.ops.aten.view_as_real.default(z))
+    root._run_on_acc_1 = Engine()
+    graph = torch.fx.Graph()
+    unpacked = graph.call_module("_run_on_gpu_0", (graph.placeholder("z"),))
+    engine_out = graph.call_module("_run_on_acc_1", (unpacked,))
+    graph.output((graph.call_function(torch.ops.aten.view_as_complex.default, (engine_out,)),))
+    split = partition_summary(torch.fx.GraphModule(root, graph))
+    assert split == Partition(1, [], ["aten.view_as_complex.default", "aten.view_as_real.default"])
+
+
+def test_partition_summary_does_not_count_graph_module_blocks_as_engines() -> None:
+    """A ``_run_on_acc_*`` block still a GraphModule (a dryrun) runs in PyTorch."""
+    root = torch.nn.Module()
+    root._run_on_acc_0 = torch.fx.symbolic_trace(lambda x: torch.ops.aten.cumsum.default(x, 0))
+    graph = torch.fx.Graph()
+    graph.output(graph.call_module("_run_on_acc_0", (graph.placeholder("x"),)))
+    assert partition_summary(torch.fx.GraphModule(root, graph)) == Partition(0, ["aten.cumsum.default"], [])
+
+
+def test_unadapted_complex_outputs_are_named() -> None:
+    expected = [torch.complex64, torch.complex128, torch.float32, torch.complex64]
+    actual = [torch.zeros(3, 2), torch.zeros(3, 2, dtype=torch.float64), torch.zeros(3, 2),
+              torch.zeros(3, dtype=torch.complex64)]
+    assert unadapted_complex(expected, actual, "why") == [
+        "Torch-TensorRT returned float32 (..., 2) for a complex64 output out[0]: why",
+        "Torch-TensorRT returned float64 (..., 2) for a complex128 output out[1]: why"]
+
+
+def test_checked_outputs_notes_on_the_first_call_only() -> None:
+    program = torch.export.export(TwoComplex(), (torch.randn(2, dtype=torch.complex64),))
+    assert output_dtypes(program) == [torch.complex64, torch.complex64]
+    notes: list[str] = []
+    fn = CheckedOutputs(lambda z: (torch.view_as_real(z), z), output_dtypes(program), notes)
+    z = torch.randn(2, dtype=torch.complex64)
+    fn(z)
+    fn(z)
+    assert [n.split(":")[0] for n in notes] == [
+        "Torch-TensorRT returned float32 (..., 2) for a complex64 output out[0]"]
+
+
+class TwoComplex(torch.nn.Module):
+    def forward(self, z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return z * 2, z.conj().resolve_conj()
+
+
 def test_partition_summary_without_engines_is_all_pytorch() -> None:
     program = torch.export.export(RoPE(), rope_inputs())
     split = partition_summary(program.module())
@@ -329,69 +417,7 @@ def test_cache_outcome_reads_torch_tensorrt_log_messages() -> None:
     assert cache_outcome([]) == ({"from_cache": 0, "saved": 0}, [])
 
 
-# 2. The call, against a stand-in of the Torch-TensorRT API -----------------------------------
-
-
-class StandInTorchTensorRT:
-    """A STAND-IN for the ``torch_tensorrt`` module. NOT TensorRT and NOT Torch-TensorRT.
-
-    ``dynamo.compile`` has the named parameters the real release of ``version`` has for the
-    settings trtcheck passes (so unknown settings are detected as on the real one), records its
-    keyword arguments, optionally emits a DeprecationWarning, and returns the exported program's
-    module, which PyTorch runs. Its outputs prove nothing about TensorRT.
-    """
-
-    def __init__(self, version: Version, warning: str | None = None) -> None:
-        self.calls: list[dict[str, Any]] = []
-        self.module = standin_module("torch_tensorrt", f"{version[0]}.{version[1]}.0+standin")
-
-        def compile(exported_program: torch.export.ExportedProgram, *args: Any, **kwargs: Any) -> Any:
-            self.calls.append(kwargs)
-            if kwargs.get("reuse_cached_engines"):  # as conversion/_conversion.py logs a hit
-                logging.getLogger("torch_tensorrt.dynamo.conversion._conversion").info(
-                    "Found the cached engine with hash 1 that corresponds to this graph. "
-                    "It is directly loaded.")
-            if warning:
-                warnings.warn(warning, DeprecationWarning, stacklevel=2)
-            return exported_program.module()
-
-        compile.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-            [inspect.Parameter("exported_program", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-            + [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY) for n in self._parameters(version)]
-            + [inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)])
-        self.module.dynamo = types.SimpleNamespace(compile=compile)
-
-    @staticmethod
-    def _parameters(version: Version) -> list[str]:
-        names = ["inputs", "device", "require_full_compilation", "min_block_size", "torch_executed_ops"]
-        names.append("truncate_double" if version >= (2, 3) else "truncate_long_and_double")
-        names += ["output_format"] if version < (2, 3) else []
-        names += ["arg_inputs", "kwarg_inputs"] if version >= (2, 5) else []
-        names += ["enabled_precisions"] if version < (2, 13) else []
-        names += ["use_explicit_typing"] if (2, 6) <= version < (2, 13) else []
-        names += sorted(CACHE_PARAMETERS) if version >= (2, 12) else []
-        return names
-
-
-def standin_module(name: str, version: str) -> types.ModuleType:
-    """An empty stand-in module with a version and a spec (torch._dynamo looks modules up by spec)."""
-    module = types.ModuleType(name)
-    module.__spec__ = importlib.machinery.ModuleSpec(name, None)
-    module.__version__ = version  # type: ignore[attr-defined]
-    return module
-
-
-@pytest.fixture
-def standin_torch_tensorrt(monkeypatch: pytest.MonkeyPatch) -> Callable[..., StandInTorchTensorRT]:
-    """Install a stand-in ``torch_tensorrt`` (and ``tensorrt``) in ``sys.modules``; returns a factory."""
-
-    def install(version: Version = (2, 13), warning: str | None = None) -> StandInTorchTensorRT:
-        standin = StandInTorchTensorRT(version, warning)
-        monkeypatch.setitem(sys.modules, "torch_tensorrt", standin.module)
-        monkeypatch.setitem(sys.modules, "tensorrt", standin_module("tensorrt", "0.0.0+standin"))
-        return standin
-
-    return install
+# 2. The backend's own code on the real Torch-TensorRT releases (dryrun, no TensorRT) ----------
 
 
 def test_not_installed_is_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -401,7 +427,8 @@ def test_not_installed_is_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_failing_import_gives_its_last_line_quietly(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    """Without TensorRT's libraries, Torch-TensorRT prints a diagnosis and raises a plain Exception."""
+    """Without TensorRT's libraries, Torch-TensorRT prints a diagnosis and raises a plain Exception
+    (a package on disk that fails the way the real one does, not a stand-in of its API)."""
     package = tmp_path / "torch_tensorrt"
     package.mkdir()
     (package / "__init__.py").write_text(
@@ -419,74 +446,20 @@ def test_failing_import_gives_its_last_line_quietly(
     assert backend.unavailable_reason("cuda") == reason  # the import result is cached
 
 
-def test_standin_without_dynamo_is_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "torch_tensorrt", standin_module("torch_tensorrt", "2.13.0+standin"))
-    reason = TensorRTBackend().unavailable_reason("cuda")
-    assert reason == "torch_tensorrt 2.13.0+standin has no dynamo frontend"
+def test_release_without_dynamo_is_unavailable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "torch_tensorrt").mkdir()
+    (tmp_path / "torch_tensorrt" / "__init__.py").write_text("__version__ = '1.4.0'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "torch_tensorrt", raising=False)
+    try:
+        assert TensorRTBackend().unavailable_reason("cuda") == "torch_tensorrt 1.4.0 has no dynamo frontend"
+    finally:
+        del sys.modules["torch_tensorrt"]  # imported for real: later tests expect it absent
 
 
-def test_standin_on_cpu_is_unavailable(standin_torch_tensorrt: Callable[..., StandInTorchTensorRT]) -> None:
-    standin_torch_tensorrt()
-    backend = TensorRTBackend()
-    assert backend.unavailable_reason("cpu") == "TensorRT needs a CUDA device; this run uses cpu"
-    assert backend.unavailable_reason("cuda:0") is None
-
-
-def test_standin_records_the_call_for_2_13(
-        standin_torch_tensorrt: Callable[..., StandInTorchTensorRT]) -> None:
-    standin = standin_torch_tensorrt((2, 13))
-    args = rope_inputs()
-    profile = Profile("p", truncate_double=True, min_block_size=2,
-                      settings={"enabled_precisions": ["float16"], "use_explicit_typing": True,
-                                "optimization_level": 3})
-    # The "cuda" device only labels the job: the stand-in runs on CPU tensors.
-    compiled = TensorRTBackend().compile(job_for(RoPE(), args, profile))
-
-    [call] = standin.calls
-    assert call["arg_inputs"] == list(args) and call["kwarg_inputs"] == {}
-    assert {k: v for k, v in call.items() if not k.endswith("inputs")} == {
-        "truncate_double": True, "require_full_compilation": False, "min_block_size": 2}
-    ev = compiled.evidence
-    assert ev.versions["torch_tensorrt"] == "2.13.0+standin" and ev.versions["tensorrt"] == "0.0.0+standin"
-    assert ev.settings == {"truncate_double": True, "require_full_compilation": False, "min_block_size": 2}
-    assert [n.split(":")[0] for n in ev.notes] == [
-        "enabled_precisions dropped", "use_explicit_typing dropped",
-        "optimization_level dropped", "no TensorRT engine was built"]
-    assert compiled.fn(*args).shape == (1, 16, 64)
-
-
-def test_standin_engine_cache_settings_and_hits_are_recorded(
-        standin_torch_tensorrt: Callable[..., StandInTorchTensorRT]) -> None:
-    standin = standin_torch_tensorrt((2, 13))
-    job = job_for(RoPE(), rope_inputs(), Profile("p", settings={"engine_cache_size": 2**30}))
-    compiled = TensorRTBackend().compile(replace(job, engine_cache=True, cache_dir="/c"))
-    [call] = standin.calls
-    assert {k: call[k] for k in CACHE_PARAMETERS} == {
-        "cache_built_engines": True, "reuse_cached_engines": True, "immutable_weights": False,
-        "engine_cache_dir": "/c", "timing_cache_path": "/c/timing_cache.bin",
-        "engine_cache_size": 2**30}
-    assert compiled.evidence.details == {"engine_cache": {"from_cache": 1, "saved": 0}}
-    assert any(n.startswith("1 of 0 TensorRT engines loaded from") for n in compiled.evidence.notes)
-    off = TensorRTBackend().compile(job)  # the cache off: only the profile's own setting passed
-    assert CACHE_PARAMETERS & set(standin.calls[1]) == {"engine_cache_size"}
-    assert off.evidence.details == {}
-
-
-def test_standin_results_are_never_reported_as_tensorrt(
-        standin_torch_tensorrt: Callable[..., StandInTorchTensorRT]) -> None:
-    """The stand-in builds no engine, so the evidence says every op ran in PyTorch."""
-    standin_torch_tensorrt((2, 13))
-    ev = TensorRTBackend().compile(job_for(RoPE(), rope_inputs())).evidence
-    assert ev.engines == 0 and ev.boundaries == []
-    assert "aten.mul.Tensor" in ev.fallbacks
-    assert ev.path == ["complex → real (complex_graph_rewrite)", "no TensorRT engine", "PyTorch fallback"]
-    assert ev.notes == ["no TensorRT engine was built: the whole graph runs in PyTorch"]
-
-
-def test_standin_in_a_cpu_run_gives_skipped_rows(
-        standin_torch_tensorrt: Callable[..., StandInTorchTensorRT],
-        make_zoo: Callable[[dict[str, str]], Path]) -> None:
-    standin = standin_torch_tensorrt((2, 13))
+def test_unavailable_backend_gives_skipped_rows(monkeypatch: pytest.MonkeyPatch,
+                                                make_zoo: Callable[[dict[str, str]], Path]) -> None:
+    monkeypatch.setitem(sys.modules, "torch_tensorrt", None)
     root = make_zoo({"m.py": """
         import torch
         import trtcheck
@@ -502,55 +475,144 @@ def test_standin_in_a_cpu_run_gives_skipped_rows(
     opts = Options(paths=(root,), device="cpu")
     [case] = collect(opts).cases
     [row] = [r for r in iter_rows(case, opts, {"tensorrt": TensorRTBackend()}) if isinstance(r, Row)]
-    assert row.status is Status.SKIPPED
-    assert row.message == "TensorRT needs a CUDA device; this run uses cpu"
-    assert row.latency is None and standin.calls == []
+    assert row.status is Status.SKIPPED and row.message == NOT_INSTALLED
+    assert row.latency is None
 
 
-@pytest.mark.parametrize("version", [(2, 5), (2, 8), (2, 10), (2, 11)])
-def test_standin_complex_inputs_unsupported_before_2_12(
-        standin_torch_tensorrt: Callable[..., StandInTorchTensorRT], version: Version) -> None:
-    standin = standin_torch_tensorrt(version)
-    with pytest.raises(Unsupported) as info:
-        TensorRTBackend().compile(job_for(RoPE(), rope_inputs()))
-    assert str(info.value) == (f"complex inputs need Torch-TensorRT >= 2.12 "
-                               f"(installed {version[0]}.{version[1]}.0+standin)")
-    assert standin.calls == []
+REAL = ("2.12.1", "2.13.0", "2.14.0")
 
 
-@pytest.mark.parametrize("version", [(2, 12), (2, 14)])
-def test_standin_complex_inputs_accepted_from_2_12(
-        standin_torch_tensorrt: Callable[..., StandInTorchTensorRT], version: Version) -> None:
-    standin = standin_torch_tensorrt(version)
-    TensorRTBackend().compile(job_for(RoPE(), rope_inputs()))
-    assert len(standin.calls) == 1
+@pytest.fixture(scope="module")
+def release(ttrt_releases: dict[str, Path]) -> Iterator[Callable[[str], RealRelease]]:
+    """One subprocess per release, started on first use and shared by this module's tests."""
+    started: dict[str, RealRelease] = {}
+
+    def get(version: str) -> RealRelease:
+        if version not in started:
+            started[version] = RealRelease(locate(str(ttrt_releases[version])))
+        return started[version]
+
+    yield get
+    for host in started.values():
+        host.close()
 
 
-def test_standin_2_10_passes_enabled_precisions_and_records_warnings(
-        standin_torch_tensorrt: Callable[..., StandInTorchTensorRT]) -> None:
-    warning = "`use_explicit_typing` is deprecated."
-    standin = standin_torch_tensorrt((2, 10), warning=warning)
-    profile = Profile("p", settings={"enabled_precisions": ["float32"], "use_explicit_typing": False})
-    ev = TensorRTBackend().compile(job_for(ScatterIds(), scatter_inputs(), profile)).evidence
-    [call] = standin.calls
-    assert call["enabled_precisions"] == {torch.float32} and call["use_explicit_typing"] is False
-    assert ev.settings["enabled_precisions"] == ["torch.float32"]  # JSON-friendly in the record
-    assert f"Torch-TensorRT warned: {warning}" in ev.notes
-    assert "int64 native" in ev.path
+class TwoComplexOutputs(torch.nn.Module):
+    def forward(self, z: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return z * w, z + w
 
 
-def test_standin_2_2_gets_truncate_long_and_double_and_inputs(
-        standin_torch_tensorrt: Callable[..., StandInTorchTensorRT]) -> None:
-    standin = standin_torch_tensorrt((2, 2))
-    args = scatter_inputs()
-    ev = TensorRTBackend().compile(
-        job_for(ScatterIds(), args, Profile("i", int64="int32"), device="cuda:0")).evidence
-    [call] = standin.calls
-    assert call["inputs"] == list(args)
-    assert {k: v for k, v in call.items() if k != "inputs"} == {
-        "output_format": "graph_module", "device": "cuda:0", "truncate_long_and_double": True,
-        "require_full_compilation": False, "min_block_size": 1}
-    assert ev.path[0] == "int64 → int32"
+class ComplexProduct(torch.nn.Module):
+    def forward(self, z: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return z * w
+
+
+def complex_pair() -> tuple[torch.Tensor, torch.Tensor]:
+    return torch.randn(2, 8, dtype=torch.complex64), torch.randn(2, 8, dtype=torch.complex64)
+
+
+EXPLICIT_TYPING_WARNING = "Torch-TensorRT warned: `use_explicit_typing` is deprecated"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", REAL)
+def test_real_release_rope(release: Callable[[str], RealRelease], version: str) -> None:
+    """The default profile on each release: the call, the partition read from the real module,
+    and no note for 2.10-2.12's always-on use_explicit_typing warning (the user did not set it)."""
+    args = rope_inputs()
+    result = release(version).compile(RoPE(), args)
+    assert result.call == {"truncate_double": False, "require_full_compilation": False, "min_block_size": 1}
+    ev = result.evidence
+    assert ev.versions["torch_tensorrt"] == version and ev.engines == 1
+    assert ev.boundaries == ["aten.view_as_real.default"] and ev.fallbacks == []
+    assert ev.path == ["complex → real (complex_graph_rewrite)", "1 TensorRT engine"]
+    assert not [n for n in ev.notes if n.startswith(EXPLICIT_TYPING_WARNING)], ev.notes
+    torch.testing.assert_close(result.outputs, RoPE()(*args))
+
+
+@pytest.mark.slow
+def test_real_2_12_keeps_the_warning_when_the_user_sets_use_explicit_typing(
+        release: Callable[[str], RealRelease]) -> None:
+    profile = Profile("e", settings={"use_explicit_typing": True})
+    result = release("2.12.1").compile(ScatterIds(), scatter_inputs(), profile)
+    assert result.call["use_explicit_typing"] is True
+    assert any(n.startswith(EXPLICIT_TYPING_WARNING) for n in result.evidence.notes)
+    assert "use_explicit_typing is deprecated from Torch-TensorRT 2.10 (on by default there)" in (
+        result.evidence.notes)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", REAL)
+def test_real_enabled_precisions(release: Callable[[str], RealRelease], version: str) -> None:
+    """2.12 asserts on float16 unless use_explicit_typing is False; 2.13 on ignore the setting."""
+    profile = Profile("p", settings={"enabled_precisions": ["float16"]})
+    result = release(version).compile(ScatterIds(), scatter_inputs(), profile)
+    if version == "2.12.1":
+        assert result.call["use_explicit_typing"] is False
+        assert result.call["enabled_precisions"] == ["torch.float16"]
+        assert ("use_explicit_typing = False passed: Torch-TensorRT 2.12 defaults it to True, where "
+                "enabled_precisions other than float32 raise an AssertionError") in result.evidence.notes
+    else:
+        assert "enabled_precisions" not in result.call and "use_explicit_typing" not in result.call
+    assert result.evidence.engines == 1 and "int64 native" in result.evidence.path
+    assert torch.equal(result.outputs, ScatterIds()(*scatter_inputs()))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ["2.12.1", "2.13.0"])
+def test_real_complex_outputs_through_getitem(release: Callable[[str], RealRelease], version: str) -> None:
+    """A TensorRT block with two complex outputs: both leave it through getitem, get no
+    view_as_complex, and come back as float32 (..., 2); the row says so."""
+    result = release(version).compile(TwoComplexOutputs(), complex_pair())
+    assert result.checked
+    assert [(o.dtype, tuple(o.shape)) for o in result.outputs] == [(torch.float32, (2, 8, 2))] * 2
+    found = [n for n in result.evidence.notes if n.startswith("Torch-TensorRT returned float32 (..., 2)")]
+    assert [n.split(":")[0] for n in found] == [
+        f"Torch-TensorRT returned float32 (..., 2) for a complex64 output out[{i}]" for i in (0, 1)]
+    assert "leaves a TensorRT block through getitem" in found[0]
+
+
+@pytest.mark.slow
+def test_real_early_return_names_the_retyped_inputs(release: Callable[[str], RealRelease]) -> None:
+    """Fewer convertible ops than min_block_size: the real compile returns the rewritten graph."""
+    result = release("2.13.0").compile(ComplexProduct(), complex_pair(), Profile("b", min_block_size=50))
+    assert result.evidence.engines == 0
+    assert any(n.startswith("Torch-TensorRT returned the graph unpartitioned (fewer TensorRT-convertible "
+                            "ops than min_block_size 50) after its complex rewrite retyped the complex "
+                            "inputs z, w to float (..., 2)") for n in result.evidence.notes)
+    assert result.outputs.shape != (2, 8)  # the retyped graph misreads the complex inputs
+
+
+@pytest.mark.slow
+def test_real_dryrun_blocks_are_not_engines(release: Callable[[str], RealRelease]) -> None:
+    """Dryrun's _run_on_acc_* blocks are GraphModules run by PyTorch: no engine, every op a fallback."""
+    result = release("2.13.0").compile(ComplexProduct(), complex_pair(), engines=False)
+    ev = result.evidence
+    assert ev.engines == 0 and ev.boundaries == []
+    assert {"aten.mul.Tensor", "aten.view_as_real.default"} <= set(ev.fallbacks)
+    assert "no TensorRT engine was built: the whole graph runs in PyTorch" in ev.notes
+    assert ev.path[-2:] == ["no TensorRT engine", "PyTorch fallback"]
+
+
+@pytest.mark.slow
+def test_real_2_14_decomposition_fallback_is_in_the_path(release: Callable[[str], RealRelease]) -> None:
+    """use_complex_decomposition on torch < 2.14: 2.14.0 logs that it falls back to its own rewrite."""
+    profile = Profile("d", settings={"use_complex_decomposition": True})
+    result = release("2.14.0").compile(RoPE(), rope_inputs(), profile)
+    ev = result.evidence
+    assert result.call["use_complex_decomposition"] is True
+    assert ev.path[0] == ("complex → real (complex_graph_rewrite, fallen back from PyTorch's complex "
+                          "decomposition)")
+    assert ("Torch-TensorRT fell back from PyTorch's complex decomposition: complex decomposition requires "
+            "torch>=2.14.dev; falling back to the legacy complex_graph_detection pass.") in ev.notes
+
+
+@pytest.mark.slow
+def test_real_signature_drops_unknown_settings(release: Callable[[str], RealRelease]) -> None:
+    result = release("2.13.0").compile(RoPE(), rope_inputs(), Profile("t", settings={"min_blok_size": 3}))
+    assert "min_blok_size" not in result.call
+    assert ("min_blok_size dropped: not a parameter of torch_tensorrt.dynamo.compile in Torch-TensorRT "
+            "2.13, which would silently ignore it; did you mean 'min_block_size'?") in result.evidence.notes
 
 
 # 3. Real Torch-TensorRT on CUDA ---------------------------------------------------------------

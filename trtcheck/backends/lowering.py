@@ -72,14 +72,16 @@ def _raised(type_name: str, message: str) -> Exception:
 class LoweringHost:
     """One ``python -m trtcheck.backends.lowering_host`` for one Torch-TensorRT release."""
 
-    def __init__(self, source: CodeSource) -> None:
+    def __init__(self, source: CodeSource,
+                 entry: tuple[str, ...] = ("-m", "trtcheck.backends.lowering_host")) -> None:
+        """``entry``: what ``python`` runs, given the host's four arguments."""
         self.source = source
         self.log: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
         to_host_r, to_host_w = os.pipe()
         to_us_r, to_us_w = os.pipe()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "trtcheck.backends.lowering_host", str(to_host_r), str(to_us_w),
-             str(os.getpid()), str(source.path or "")],
+            [sys.executable, *entry, str(to_host_r), str(to_us_w), str(os.getpid()),
+             str(source.path or "")],
             pass_fds=(to_host_r, to_us_w), stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
         )
         os.close(to_host_r)

@@ -200,26 +200,32 @@ class Compiler:
                 settings: dict[str, Any], device: str) -> tuple[torch.nn.Module, dict[str, Any]]:
         """The compiled module, and evidence: partition, notes, the early return if taken."""
         seen: dict[str, Any] = {}
-        original = self.compiler.compile_module
-        self.compiler.compile_module = self._early_returning(original, seen)
-        try:
-            with warnings.catch_warnings(record=True) as caught, \
-                    contextlib.redirect_stdout(io.StringIO()):
-                warnings.simplefilter("always")
-                module = self.ttrt.dynamo.compile(program, **call, **settings, dryrun=True)
-        finally:
-            self.compiler.compile_module = original
+        with self.as_real(seen), warnings.catch_warnings(record=True) as caught, \
+                contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("always")
+            module = self.ttrt.dynamo.compile(program, **call, **settings, dryrun=True)
         notes = list(dict.fromkeys(f"Torch-TensorRT warned: {w.message}" for w in caught
                                    if "torch_tensorrt" in Path(w.filename).parts))
         options = seen["settings"]
         if "early_return" in seen:
             notes.append(seen["early_return"])
         else:
-            notes += self._as_engines(module, bool(options.truncate_double))
+            notes += self.as_engines(module, bool(options.truncate_double))
         module = module.to(device)
         split = partition_summary(module)
         return module, {"notes": notes, "engines": split.engines, "fallbacks": split.fallbacks,
                         "boundaries": split.boundaries}
+
+    @contextlib.contextmanager
+    def as_real(self, seen: dict[str, Any]) -> Iterator[None]:
+        """Within this, ``dynamo.compile(dryrun=True)`` returns early where a real compile does;
+        ``seen`` gets the compile's ``settings`` and, if taken, the ``early_return`` note."""
+        original = self.compiler.compile_module
+        self.compiler.compile_module = self._early_returning(original, seen)
+        try:
+            yield
+        finally:
+            self.compiler.compile_module = original
 
     def _early_returning(self, original: Callable[..., Any], seen: dict[str, Any]) -> Callable[..., Any]:
         """``compile_module`` as a real compile runs it: dryrun partitions a graph with fewer
@@ -245,7 +251,7 @@ class Compiler:
 
         return compile_module
 
-    def _as_engines(self, module: torch.nn.Module, truncate: bool) -> list[str]:
+    def as_engines(self, module: torch.nn.Module, truncate: bool) -> list[str]:
         """Apply to each TensorRT block what conversion and the engine would do and dryrun skips."""
         notes: list[str] = []
         cite = self.sources.cite
@@ -301,7 +307,12 @@ class Compiler:
         return notes
 
 
-def serve(requests: Connection, replies: Connection, code_dir: str) -> None:
+Handler = Callable[[tuple[Any, ...], Compiler, dict[int, Any]], Any]
+
+
+def serve(requests: Connection, replies: Connection, code_dir: str, handle: Handler | None = None) -> None:
+    """Load the release, reply how that went, then answer requests with ``handle``."""
+    handle = handle or _handle
     try:
         ttrt, info = load(code_dir)
         compiler = Compiler(ttrt)
@@ -309,21 +320,21 @@ def serve(requests: Connection, replies: Connection, code_dir: str) -> None:
         send(replies, _error(exc))
         return
     send(replies, ("ok", info))
-    modules: dict[int, torch.nn.Module] = {}
+    modules: dict[int, Any] = {}
     while True:
         try:
             request = receive(requests)
         except EOFError:
             return
         try:
-            send(replies, ("ok", _handle(request, compiler, modules)))
+            send(replies, ("ok", handle(request, compiler, modules)))
         except Rejected as exc:
             send(replies, ("unsupported", str(exc)))
         except Exception as exc:
             send(replies, _error(exc))
 
 
-def _handle(request: tuple[Any, ...], compiler: Compiler, modules: dict[int, torch.nn.Module]) -> Any:
+def _handle(request: tuple[Any, ...], compiler: Compiler, modules: dict[int, Any]) -> Any:
     kind, key, *rest = request
     if kind == "compile":
         blob, call, settings, device, dropped = rest
@@ -343,12 +354,11 @@ def _error(exc: BaseException) -> tuple[str, str, str, str]:
     return ("error", type(exc).__name__, str(exc), "".join(traceback.format_exception(exc)))
 
 
-def main(argv: list[str]) -> int:
-
+def main(argv: list[str], handle: Handler | None = None) -> int:
     die_with_parent(int(argv[2]))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     serve(Connection(int(argv[0]), writable=False), Connection(int(argv[1]), readable=False),
-          argv[3] if len(argv) > 3 else "")
+          argv[3] if len(argv) > 3 else "", handle)
     return 0
 
 

@@ -54,6 +54,14 @@ _DTYPE_SETTINGS = frozenset({"enabled_precisions", "autocast_low_precision_type"
 # (conversion/truncate_double.py) and complex I/O views (_compiler._insert_complex_io_adapters).
 _BOUNDARY_OPS = frozenset({"aten._to_copy.default", "aten.to.dtype", "aten.view_as_real.default",
                            "aten.view_as_complex.default"})
+# What Torch-TensorRT 2.14 logs when PyTorch's complex decomposition cannot run and it falls back
+# to its own rewrite (lowering/passes/complex_decomposition_adapter.py).
+_DECOMPOSITION_FALLBACK = "falling back to the legacy complex_graph_detection pass"
+# The deprecation warning 2.10-2.12 give on every compile: their check reads **kwargs, where the
+# named parameter use_explicit_typing never is (dynamo/_compiler.py, "if not kwargs.get(...)").
+_EXPLICIT_TYPING_WARNING = "`use_explicit_typing` is deprecated"
+# Torch-TensorRT's own default; trtcheck's profiles pass 1 (see adapt_settings).
+TTRT_MIN_BLOCK_SIZE = 5
 # Keys that dynamo.compile reads from **kwargs in some releases rather than naming as parameters.
 _READ_FROM_KWARGS = frozenset(
     {"debug", "refit", "make_refittable", "truncate_long_and_double", "enable_cross_compile_for_windows"}
@@ -77,12 +85,16 @@ def supports_complex_inputs(version: Version) -> bool:
     return version >= (2, 12)
 
 
-def complex_rewrite(version: Version, torch_version: Version, use_decomposition: bool = True) -> str:
-    """Which complex-to-real rewrite a release applies to complex subgraphs."""
+def complex_rewrite(version: Version, torch_version: Version, use_decomposition: bool = True,
+                    fell_back: bool = False) -> str:
+    """Which complex-to-real rewrite a release applies to complex subgraphs; ``fell_back``: the
+    compile logged that PyTorch's complex decomposition could not run (2.14)."""
     if version < (2, 8):
         return "no complex rewrite"
     if version < (2, 12):
         return "complex_graph_rewrite, mul only"
+    if fell_back:
+        return "complex_graph_rewrite, fallen back from PyTorch's complex decomposition"
     if version >= (2, 14) and torch_version >= (2, 14) and use_decomposition:
         return "PyTorch's complex decomposition"
     return "complex_graph_rewrite"
@@ -121,6 +133,13 @@ def adapt_settings(version: Version, profile: Profile) -> tuple[dict[str, Any], 
         notes.append(f'coverage = "{profile.coverage}" is an emulate setting and does not apply: '
                      f"Torch-TensorRT {v} applies its own complex rewrite (see the path)")
 
+    if (2, 10) <= version < (2, 13) and "use_explicit_typing" not in extra and not _f32_only(
+            _dtypes("enabled_precisions", extra.get("enabled_precisions", {torch.float32}))):
+        # 2.10-2.12 default use_explicit_typing to True and then assert that enabled_precisions
+        # is float32 alone (dynamo/_compiler.py: "use_explicit_typing was set to True, ...").
+        settings["use_explicit_typing"] = False
+        notes.append(f"use_explicit_typing = False passed: Torch-TensorRT {v} defaults it to True, "
+                     "where enabled_precisions other than float32 raise an AssertionError")
     for key, value in extra.items():
         if key == "use_explicit_typing" and version < (2, 6):
             notes.append(f"use_explicit_typing dropped: added in Torch-TensorRT 2.6 (installed {v})")
@@ -136,6 +155,13 @@ def adapt_settings(version: Version, profile: Profile) -> tuple[dict[str, Any], 
                              "(on by default there)")
             settings[key] = _dtypes(key, value) if key in _DTYPE_SETTINGS else value
     return settings, notes
+
+
+def _f32_only(precisions: Any) -> bool:
+    """Whether ``enabled_precisions`` passes 2.10-2.12's explicit-typing check: float32 (or fp4) alone."""
+    allowed = {torch.float32, getattr(torch, "float4_e2m1fn_x2", torch.float32)}
+    values = precisions if isinstance(precisions, (set, frozenset, list, tuple)) else {precisions}
+    return len(values) == 1 and next(iter(values)) in allowed
 
 
 def _dtypes(key: str, value: Any) -> Any:
@@ -265,22 +291,27 @@ class Partition:
 
 def partition_summary(module: Any) -> Partition:
     """Read a compiled module: Torch-TensorRT names TensorRT engines ``_run_on_acc_*`` and PyTorch
-    submodules ``_run_on_gpu_*``; ops in the top-level graph also run in PyTorch."""
+    submodules ``_run_on_gpu_*``; ops in the top-level graph also run in PyTorch.
+
+    Only a ``_run_on_acc_*`` child that is not a GraphModule is an engine (a converted TensorRT
+    module); one that is still a GraphModule (a dryrun) runs in PyTorch, its ops as fallbacks.
+    The lowering host replaces each dryrun block with its own engine module before reading the
+    partition, so that its predicted engines count here the same way."""
     if not isinstance(module, torch.fx.GraphModule):
         return Partition(0, [], [])
     engines, inner = 0, []
     for name, child in module.named_children():
-        if name.startswith("_run_on_acc"):
+        if name.startswith("_run_on_acc") and not isinstance(child, torch.fx.GraphModule):
             engines += 1
         elif isinstance(child, torch.fx.GraphModule):
             inner.append(child.graph)
-    top = _ops(module.graph)
     # Around engines, the top level holds the casts (truncate_double) and complex I/O views
-    # (2.12+) that Torch-TensorRT inserts; with no engine, it is the user's whole graph.
-    boundaries = top & _BOUNDARY_OPS if engines else set()
-    fallbacks = top - boundaries
-    for graph in inner:
-        fallbacks |= _ops(graph)
+    # (2.12+) that Torch-TensorRT inserts; with no engine, it is the user's whole graph. 2.14 on
+    # torch >= 2.14 leaves view_as_real of a complex input to a _run_on_gpu_* block of its own,
+    # as TensorRT has no converter for it: a boundary there too.
+    ops = [_ops(module.graph), *(_ops(graph) for graph in inner)]
+    boundaries = set().union(*(found & _BOUNDARY_OPS for found in ops)) if engines else set()
+    fallbacks = set().union(*ops) - boundaries
     return Partition(engines, sorted(fallbacks), sorted(boundaries))
 
 
@@ -322,12 +353,13 @@ def _ops(graph: torch.fx.Graph) -> set[str]:
 
 
 def path_steps(version: Version, torch_version: Version, settings: Mapping[str, Any],
-               dtypes: Collection[torch.dtype], engines: int, fallbacks: Collection[str]) -> list[str]:
+               dtypes: Collection[torch.dtype], engines: int, fallbacks: Collection[str],
+               fell_back: bool = False) -> list[str]:
     """The dtype path a compiled program took, in short steps for the report's path column."""
     steps = []
     if any(d.is_complex for d in dtypes):
         rewrite = complex_rewrite(version, torch_version,
-                                  bool(settings.get("use_complex_decomposition", True)))
+                                  bool(settings.get("use_complex_decomposition", True)), fell_back)
         steps.append(f"complex → real ({rewrite})")
     truncate = settings.get("truncate_double", settings.get("truncate_long_and_double", False))
     if truncate and (torch.float64 in dtypes or torch.complex128 in dtypes):
@@ -345,6 +377,78 @@ def program_dtypes(program: ExportedProgram) -> set[torch.dtype]:
     return {leaf.dtype for node in program.graph.nodes
             for leaf in pytree.tree_leaves(node.meta.get("val"))
             if isinstance(leaf, torch.Tensor)}
+
+
+def output_dtypes(program: ExportedProgram) -> list[torch.dtype | None]:
+    """The dtype of each of the program's user outputs, in the order a call returns them."""
+    vals = {node.name: node.meta.get("val") for node in program.graph.nodes}
+    return [getattr(vals.get(name), "dtype", None) for name in program.graph_signature.user_outputs]
+
+
+def unadapted_complex(expected: list[torch.dtype | None], actual: list[Any], cause: str) -> list[str]:
+    """A note for each output that should be complex and came back as its real ``(..., 2)`` layout."""
+    notes = []
+    for i, (dtype, leaf) in enumerate(zip(expected, actual, strict=False)):
+        if (dtype is not None and dtype.is_complex and isinstance(leaf, torch.Tensor)
+                and leaf.dtype == dtype.to_real() and leaf.dim() > 0 and leaf.shape[-1] == 2):
+            notes.append(f"Torch-TensorRT returned {str(leaf.dtype).removeprefix('torch.')} (..., 2) "
+                         f"for a {str(dtype).removeprefix('torch.')} output out[{i}]: {cause}")
+    return notes
+
+
+def _partitioned(module: Any) -> bool:
+    return any(name.startswith("_run_on_") for name, _ in getattr(module, "named_children", list)())
+
+
+def retyped_inputs(module: Any) -> list[str]:
+    """Complex inputs of a graph returned unpartitioned (fewer TensorRT-convertible ops than
+    min_block_size) that the complex rewrite already turned into ``(..., 2)`` placeholders."""
+    if not isinstance(module, torch.fx.GraphModule) or _partitioned(module):
+        return []
+    return [n.name.removesuffix("_unpacked_complex") for n in module.graph.nodes
+            if n.op == "placeholder" and n.name.endswith("_unpacked_complex")]
+
+
+def _unadapted_cause(module: Any) -> str:
+    if _partitioned(module):
+        return ("its complex I/O adapters add view_as_complex only to an output taken straight from "
+                "a block, not to one that leaves a TensorRT block through getitem (a block with "
+                "several outputs)")
+    return ("the graph came back unpartitioned (fewer TensorRT-convertible ops than min_block_size), "
+            "after the complex rewrite and before the complex I/O adapters")
+
+
+class CheckedOutputs:
+    """The compiled module; its first call notes complex outputs that came back as ``(..., 2)``
+    real tensors. The outputs are returned as Torch-TensorRT gave them, so the row fails the
+    dtype check, as a caller of the compiled module would."""
+
+    def __init__(self, module: Callable[..., Any], expected: list[torch.dtype | None],
+                 notes: list[str]) -> None:
+        self.module = module
+        self.expected: list[torch.dtype | None] | None = expected
+        self.notes = notes  # the evidence's notes, which the row carries
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        outputs = self.module(*args, **kwargs)
+        if self.expected is not None:
+            expected, self.expected = self.expected, None
+            self.notes += unadapted_complex(expected, pytree.tree_leaves(outputs),
+                                            _unadapted_cause(self.module))
+        return outputs
+
+
+class _FallbackLog(logging.Handler):
+    """Collects Torch-TensorRT's log lines saying its complex decomposition fell back."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if _DECOMPOSITION_FALLBACK in message:
+            self.lines.append(message)
 
 
 def _parameters(fn: Callable[..., Any]) -> frozenset[str] | None:
@@ -420,13 +524,23 @@ class TensorRTBackend(Backend):
             notes += dropped
 
         caching = bool(settings.get("cache_built_engines") or settings.get("reuse_cached_engines"))
-        with warnings.catch_warnings(record=True) as caught, _cache_log(caching) as logged:
-            warnings.simplefilter("always")
-            module = ttrt.dynamo.compile(job.program, **call, **settings)
+        log, logger = _FallbackLog(), logging.getLogger("torch_tensorrt")
+        logger.addHandler(log)
+        try:
+            with warnings.catch_warnings(record=True) as caught, _cache_log(caching) as logged:
+                warnings.simplefilter("always")
+                module = ttrt.dynamo.compile(job.program, **call, **settings)
+        finally:
+            logger.removeHandler(log)
         cached, skipped = cache_outcome(logged)
         notes += skipped
-        notes += list(dict.fromkeys(f"Torch-TensorRT warned: {w.message}" for w in caught
-                                    if issubclass(w.category, (DeprecationWarning, FutureWarning))))
+        user_typing = "use_explicit_typing" in job.profile.settings
+        notes += list(dict.fromkeys(
+            f"Torch-TensorRT warned: {w.message}" for w in caught
+            if issubclass(w.category, (DeprecationWarning, FutureWarning))
+            and (user_typing or _EXPLICIT_TYPING_WARNING not in str(w.message))))
+        notes += [f"Torch-TensorRT fell back from PyTorch's complex decomposition: {line}"
+                  for line in dict.fromkeys(log.lines)]
 
         split = partition_summary(module)
         if not split.engines:
@@ -434,13 +548,24 @@ class TensorRTBackend(Backend):
         if cached["from_cache"]:
             notes.append(f"{cached['from_cache']} of {split.engines} TensorRT engines loaded from "
                          "Torch-TensorRT's engine cache (refitted with this model's weights)")
+        retyped = retyped_inputs(module)
+        if retyped:
+            notes.append(f"Torch-TensorRT returned the graph unpartitioned (fewer TensorRT-convertible "
+                         f"ops than min_block_size {settings.get('min_block_size')}) after its complex "
+                         f"rewrite retyped the complex inputs {', '.join(retyped)} to float (..., 2), "
+                         "with no complex I/O adapters: complex inputs are misread and complex outputs "
+                         "come back as float (..., 2)")
         passed = {k: v for k, v in call.items() if k not in ("arg_inputs", "kwarg_inputs", "inputs")}
         passed.update(settings)
         trt = sys.modules.get("tensorrt")
         engine_bytes = engine_memory(module)
-        return Compiled(module, Evidence(
+        expected = output_dtypes(job.program)
+        fn = CheckedOutputs(module, expected, notes) if any(
+            d is not None and d.is_complex for d in expected) else module
+        return Compiled(fn, Evidence(
             path=path_steps(version, parse_version(torch.__version__), settings,
-                            program_dtypes(job.program), split.engines, split.fallbacks),
+                            program_dtypes(job.program), split.engines, split.fallbacks,
+                            fell_back=bool(log.lines)),
             fallbacks=split.fallbacks,
             boundaries=split.boundaries,
             engines=split.engines,

@@ -7,6 +7,7 @@ from typing import Any
 
 from tabulate import tabulate
 
+from trtcheck.backends.tensorrt import TTRT_MIN_BLOCK_SIZE
 from trtcheck.compare import OUTPUT_METRICS, ROW_METRICS
 from trtcheck.record import Record
 from trtcheck.render.changes import render_changes
@@ -73,7 +74,18 @@ def _profiles(record: Record) -> str:
     if not rows:
         return ""
     headers = ["profile", "settings, and what emulate predicts under them"]
-    return f"## Settings profiles\n\n{_table(headers, rows)}"
+    return f"## Settings profiles\n\n{_table(headers, rows)}{_min_block_size(record)}"
+
+
+def _min_block_size(record: Record) -> str:
+    """A line when Torch-TensorRT ran with another min_block_size than its own default."""
+    passed = sorted({str(r.evidence.settings["min_block_size"]) for r in record.rows
+                     if r.evidence.settings.get("min_block_size") not in (None, TTRT_MIN_BLOCK_SIZE)})
+    if not passed:
+        return ""
+    return (f"\n\nTorch-TensorRT ran with `min_block_size` = {md(', '.join(passed))}, not its default of "
+            f"{TTRT_MIN_BLOCK_SIZE}: blocks of fewer TensorRT-convertible ops became engines here, where "
+            "a compile with the default leaves them (or a whole small graph) to PyTorch.")
 
 
 def _summary(record: Record, *, strict_xfail: bool) -> str:

@@ -1,0 +1,107 @@
+"""Runs the ``tensorrt`` backend's own code on a real Torch-TensorRT release, without TensorRT.
+
+A subprocess per release (started by :class:`RealRelease`, the lowering host's machinery with this
+file as its entry point) imports the release's real Python code over the generated ``tensorrt``
+stand-in and CUDA shims (:mod:`trtcheck.ttrt_standin`; they patch the process, hence a
+subprocess). It then runs ``TensorRTBackend().compile`` unchanged: settings adaptation, call
+arguments, the release's own ``dynamo.compile`` with its signature, warnings and logs, partition
+reading, and the first call's output check. Only ``dynamo.compile`` is wrapped, to add
+``dryrun=True`` (no TensorRT builder here) with the real compile's early return reproduced
+(``Compiler.as_real``).
+
+Dryrun builds no TensorRT engine. With ``engines=True`` each ``_run_on_acc_*`` block is replaced
+by the lowering host's ``Engine``: a STAND-IN for a TensorRT engine that runs the block with
+PyTorch, with an engine's input checks and output dtypes. It is the only stand-in here, and its
+numbers are PyTorch's, never TensorRT's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import io
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from trtcheck.backends.base import CompileJob
+from trtcheck.backends.lowering import LoweringHost
+from trtcheck.backends.lowering_host import Compiler, main
+from trtcheck.backends.tensorrt import TensorRTBackend, plain_setting
+from trtcheck.options import Profile
+from trtcheck.rows import Evidence
+from trtcheck.tensors import clone
+from trtcheck.ttrt_code import CodeSource
+
+
+@dataclass
+class Result:
+    """What the backend returned on the real release, and what ``dynamo.compile`` was given."""
+
+    evidence: Evidence
+    call: dict[str, Any]  # dynamo.compile's keyword arguments, inputs left out
+    outputs: Any  # the compiled module's first call, on copies of the inputs
+    checked: bool  # whether compiled.fn checks its outputs (a complex output)
+
+
+class RealRelease:
+    """One subprocess holding one Torch-TensorRT release; ``compile`` runs the backend there."""
+
+    def __init__(self, source: CodeSource) -> None:
+        self.host = LoweringHost(source, entry=(str(Path(__file__).resolve()),))
+
+    def compile(self, model: torch.nn.Module, args: tuple[Any, ...], profile: Profile | None = None,
+                kwargs: dict[str, Any] | None = None, engines: bool = True) -> Result:
+        kwargs = kwargs or {}
+        blob = io.BytesIO()
+        torch.export.save(torch.export.export(model, args, kwargs), blob)
+        return Result(**self.host.request("tensorrt", blob.getvalue(), args, kwargs,
+                                          profile or Profile("default"), engines))
+
+    def close(self) -> None:
+        self.host.close()
+
+
+# In the subprocess ------------------------------------------------------------------------------
+
+_STATE: dict[str, Any] = {"engines": True, "calls": [], "wrapped": False}
+
+
+def _dryrun(compiler: Compiler) -> None:
+    """Wrap the release's ``dynamo.compile`` (keeping its signature) to compile as a dryrun."""
+    real = compiler.ttrt.dynamo.compile
+
+    @functools.wraps(real)
+    def compile(program: Any, *args: Any, **kwargs: Any) -> Any:
+        _STATE["calls"].append({k: plain_setting(v) for k, v in kwargs.items()
+                                if k not in ("arg_inputs", "kwarg_inputs", "inputs")})
+        seen: dict[str, Any] = {}
+        with compiler.as_real(seen), contextlib.redirect_stdout(io.StringIO()):
+            module = real(program, *args, **kwargs, dryrun=True)
+        if _STATE["engines"] and "early_return" not in seen:
+            compiler.as_engines(module, bool(seen["settings"].truncate_double))
+        return module
+
+    compiler.ttrt.dynamo.compile = compile
+    _STATE["wrapped"] = True
+
+
+def handle(request: tuple[Any, ...], compiler: Compiler, modules: dict[int, Any]) -> dict[str, Any]:
+    _, blob, args, kwargs, profile, engines = request
+    if not _STATE["wrapped"]:
+        _dryrun(compiler)
+    _STATE["engines"] = engines
+    program = torch.export.load(io.BytesIO(blob))
+    compiled = TensorRTBackend().compile(CompileJob(program, args, kwargs, profile, "cpu"))
+    inputs = clone((args, kwargs))
+    with torch.no_grad():
+        outputs = compiled.fn(*inputs[0], **inputs[1])
+    return {"evidence": compiled.evidence, "call": _STATE["calls"][-1], "outputs": outputs,
+            "checked": not isinstance(compiled.fn, torch.nn.Module)}
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:], handle))
