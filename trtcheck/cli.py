@@ -72,6 +72,8 @@ def cli() -> None:
 @_selection
 @click.option("--backend", "backends_", multiple=True, help=SETTINGS["backends"].help)
 @click.option("--profile", "profiles", multiple=True, help=SETTINGS["run_profiles"].help)
+@click.option("--torch-tensorrt", "torch_tensorrt", multiple=True, metavar="PATH|VERSION",
+              help=SETTINGS["torch_tensorrt"].help)
 @click.option("--out", type=click.Path(path_type=Path), help=SETTINGS["out"].help)
 @click.option("--device", help=SETTINGS["device"].help)
 @click.option("--isolate/--no-isolate", default=None, help=SETTINGS["isolate"].help)
@@ -93,6 +95,7 @@ def cli() -> None:
 @click.option("-v", "--verbose", count=True, help="More output.")
 def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | None,
             config: Path | None, backends_: tuple[str, ...], profiles: tuple[str, ...],
+            torch_tensorrt: tuple[str, ...],
             out: Path | None, device: str | None, isolate: bool | None, workers: int | None,
             shard: str | None, baseline: Path | None, cache_dir: Path | None,
             engine_cache: bool | None, timeout: float | None, memory_limit_mb: int | None,
@@ -104,7 +107,8 @@ def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | N
         device=device, isolate=isolate, workers=workers, shard=shard, baseline=baseline,
         cache_dir=cache_dir, engine_cache=engine_cache, timeout=timeout,
         memory_limit_mb=memory_limit_mb, resume=resume, verbosity=verbose - quiet,
-        fail_on=fail_on, allow_empty=allow_empty, allow_skipped=allow_skipped)
+        fail_on=fail_on, allow_empty=allow_empty, allow_skipped=allow_skipped,
+        torch_tensorrt=torch_tensorrt)
     from trtcheck import backends, record
     from trtcheck import baseline as baselines
     from trtcheck.render import write_reports
@@ -115,7 +119,7 @@ def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | N
     base = record.load(opts.baseline) if opts.baseline else None  # a bad baseline stops us early
     if opts.backend_note and opts.verbosity >= 0:
         _echo(opts.backend_note, err=True)
-    chosen = {name: backends.get(name) for name in opts.backends}
+    chosen = backends.instantiate(opts)
     _check_writable(opts.out)
     with record.locked(opts.out), contextlib.closing(start(opts, chosen)) as executor:
         collection = collect(opts)  # the workers start meanwhile
@@ -171,6 +175,23 @@ def analyze_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str
     _echo(render_analysis(rec, verbose=verbose > 0))
     _echo(f"analysis: {opts.out / 'analysis.json'}")
     return _verdict(rec, strict_xfail=False)
+
+
+@cli.command("fetch")
+@click.argument("package", type=click.Choice(["torch-tensorrt"]))
+@click.argument("versions", nargs=-1)
+def fetch_cmd(package: str, versions: tuple[str, ...]) -> int:
+    """Fetch Torch-TensorRT's Python code (VERSIONS, default: the release for the installed
+    torch) into trtcheck's cache, for the lowering backend on an offline runner.
+
+    Only the Python files are kept, under $TRTCHECK_CACHE (default: the user cache directory);
+    TensorRT's libraries are never installed and site-packages is never touched."""
+    from trtcheck import ttrt_code
+
+    for version in versions or (None,):
+        where = ttrt_code.fetch(version)
+        _echo(f"{package} {where.name}: {where}")
+    return 0
 
 
 @cli.command("report")

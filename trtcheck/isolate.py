@@ -32,7 +32,7 @@ _START = ("import runpy, sys; del sys.path[0]; "
 
 
 class _Worker:
-    def __init__(self, opts: Options, names: list[str], log: IO[str],
+    def __init__(self, opts: Options, log: IO[str],
                  env: Mapping[str, str] | None = None) -> None:
         to_child_r, to_child_w = os.pipe()
         to_parent_r, to_parent_w = os.pipe()
@@ -46,7 +46,7 @@ class _Worker:
         os.close(to_parent_w)
         self.requests = Connection(to_child_w, readable=False)
         self.replies = Connection(to_parent_r, writable=False)
-        self.requests.send((opts, names, opts.memory_limit))
+        self.requests.send((opts, opts.memory_limit))
 
     def kill(self) -> None:
         if self.proc.poll() is None:
@@ -85,7 +85,7 @@ class IsolatedExecutor:
         self.env = env
         log_path.parent.mkdir(parents=True, exist_ok=True)
         self.log = log_path.open("a", encoding="utf-8")
-        self.worker: _Worker | None = _Worker(opts, list(backends), self.log, env)
+        self.worker: _Worker | None = _Worker(opts, self.log, env)
 
     def rows(self, case: Case, hook: StageHook = no_hook) -> Iterator[Item]:
         remaining = {slot.key(case.case_id): slot for slot in plan(self.backends, self.opts.profiles)}
@@ -139,7 +139,7 @@ class IsolatedExecutor:
                 return self.worker
             except OSError:  # it died between cases
                 self.worker.kill()
-        self.worker = _Worker(self.opts, list(self.backends), self.log, self.env)
+        self.worker = _Worker(self.opts, self.log, self.env)
         self.worker.requests.send(request)
         return self.worker
 

@@ -120,6 +120,10 @@ SETTINGS: dict[str, Setting] = {
     "backends": Setting(list, [], "Backend to run (repeatable): " + ", ".join(BACKENDS)
                         + " [tensorrt where it runs, else emulate]."),
     "variants": Setting(list, [], "Only these variants (repeatable) [all]."),
+    "torch_tensorrt": Setting(list, [], "The Torch-TensorRT code the lowering backend runs: a "
+                                        "wheel, an unpacked release or a version (repeatable: "
+                                        "one set of lowering@VERSION rows per release) [the "
+                                        "installed one, else the release for this torch]."),
     "run_profiles": Setting(list, ["default"], "Settings profile (repeatable) [default]."),
     "device": Setting(str, "auto", "cpu, cuda, cuda:N, a list of GPUs cuda:0,cuda:1 (one worker "
                                    "each) or auto [auto: cuda when available]."),
@@ -193,6 +197,7 @@ class Options:
     verbosity: int = 0
     config_file: Path | None = None
     backend_note: str | None = None
+    torch_tensorrt: tuple[str, ...] = ()
     baseline: Path | None = None
     gate: Gate = field(default_factory=Gate)
 
@@ -220,6 +225,7 @@ class Options:
             "timeout": self.timeout,
             "memory_limit": self.memory_limit,
             "config_file": str(self.config_file) if self.config_file else None,
+            "torch_tensorrt": list(self.torch_tensorrt),
             "baseline": str(self.baseline) if self.baseline else None,
             "gate": asdict(self.gate),
         }
@@ -358,6 +364,7 @@ def resolve(
     cache_dir: Path | None = None,
     engine_cache: bool | None = None,
     verbosity: int = 0,
+    torch_tensorrt: tuple[str, ...] = (),
     baseline: Path | None = None,
     fail_on: str | None = None,
 ) -> Options:
@@ -383,6 +390,7 @@ def resolve(
         "device": device, "out": out, "isolate": isolate, "timeout": timeout,
         "memory_limit_mb": memory_limit_mb, "baseline": baseline, "fail_on": fail_on,
         "allow_empty": allow_empty, "allow_skipped": allow_skipped, "workers": workers,
+        "torch_tensorrt": list(torch_tensorrt),
         "cache_dir": cache_dir, "engine_cache": engine_cache,
     }).get
 
@@ -440,6 +448,7 @@ def resolve(
         memory_limit=limit_mb * 2**20 if limit_mb else None,
         verbosity=verbosity,
         config_file=config_path,
+        torch_tensorrt=tuple(dict.fromkeys(_lowering_code(*value("torch_tensorrt"), backend_names))),
         baseline=Path(base) if base is not None else None,
         gate=gate(value("fail_on"), value("regression_metric"), value("regression_threshold")),
     )
@@ -469,6 +478,15 @@ def saved_gate(saved: Mapping[str, Any], **cli: Any) -> Gate:
              (recorded[f], "the record's options") if f in recorded else
              (SETTINGS[k].default, "default") for k, f in keys.items()]
     return gate(*pairs)
+
+
+def _lowering_code(specs: list[str], source: str, backends: list[str]) -> list[str]:
+    """``torch_tensorrt`` picks the lowering backend's code: named with other backends only,
+    it would do nothing, so that is an error."""
+    if specs and backends and not any(b.split("@")[0] == "lowering" for b in backends):
+        raise ConfigError(f"{_name(source, 'torch_tensorrt')}: picks the code of the lowering "
+                          "backend, which is not among the backends (add --backend lowering)")
+    return specs
 
 
 def _name(source: str, key: str) -> str:

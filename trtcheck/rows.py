@@ -9,7 +9,7 @@ import) have backend :data:`NO_BACKEND` and variant :data:`NO_VARIANT`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from enum import Enum
 from typing import Any, NamedTuple, Protocol
 
@@ -154,7 +154,7 @@ class Row:
         if self.latency is not None:
             d["latency"] = self.latency.to_dict()
         if self.memory is not None:
-            d["memory"]["ratio"] = self.memory_ratio
+            d["memory"] = {**asdict(self.memory), "ratio": self.memory_ratio}
         return d
 
     @classmethod

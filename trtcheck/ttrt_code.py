@@ -78,6 +78,10 @@ class CodeSource:
                 f"{_text(self.built_for)}, its code ran on torch {_text(self.torch)}")
 
 
+# A release as a user names one: ``2.13``, ``2.13.0``, ``2.13.*``, ``2.14.0.dev20260101``.
+VERSION = re.compile(r"\d+\.\d+(\.\d+)?(\.\*)?|\d+\.\d+\.\d+[\w.+-]*")
+
+
 def _text(version: Version) -> str:
     return f"{version[0]}.{version[1]}"
 
@@ -329,7 +333,7 @@ def locate(spec: str | None = None) -> CodeSource:
         return _from_cache(unpack(path), "wheel")
     if path.is_dir():
         return _from_cache(unpack(path), "directory")
-    if not re.fullmatch(r"\d+\.\d+(\.\d+)?(\.\*)?|\d+\.\d+\.\d+[\w.+-]*", spec):
+    if not VERSION.fullmatch(spec):
         raise CodeUnavailable(f"{spec!r} is neither a file, a directory nor a torch-tensorrt version",
                               f"give a wheel file, an unpacked wheel, or a version such as "
                               f"`{fetch_command(default_release(torch_minor()))}`")

@@ -24,14 +24,14 @@ from trtcheck.zoo import ModelSpec
 
 def serve(requests: Connection, replies: Connection) -> None:
     opts: Options
-    opts, names, memory_limit = requests.recv()
+    opts, memory_limit = requests.recv()
     if memory_limit:
         resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
     if opts.device.startswith("cuda:"):  # CUDA events and streams then belong to this GPU
         import torch
 
         torch.cuda.set_device(opts.device)
-    chosen = {n: backends.get(n) for n in names}
+    chosen = backends.instantiate(opts)
     baseline = memory.in_use(opts.device)
     loaded: dict[str, tuple[ModelSpec, ...] | discover.ImportFailure] = {}
     while True:

@@ -34,12 +34,14 @@ class ModelSpec:
 
     def xfail_reason(self, variant: str, backend: str, profile: str) -> str | None:
         """The declared reason a row is expected to fail, if any: the most specific key wins,
-        ``backend:profile``, then ``profile``, then ``backend``, then ``variant``."""
+        ``backend:profile``, then ``profile``, then ``backend``, then ``variant`` (a backend
+        ``lowering@VERSION`` also answers to ``lowering``)."""
         if self.xfail is None:
             return None
         if isinstance(self.xfail, str):
             return self.xfail
-        for key in (f"{backend}:{profile}", profile, backend, variant):
+        base = backend.partition("@")[0]  # lowering@2.14.0 is a lowering row too
+        for key in (f"{backend}:{profile}", f"{base}:{profile}", profile, backend, base, variant):
             if key in self.xfail:
                 return self.xfail[key]
         return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 from trtcheck.backends.base import Backend, Compiled, CompileJob
 from trtcheck.backends.eager import EagerBackend
@@ -12,8 +13,9 @@ from trtcheck.backends.inductor import InductorBackend
 from trtcheck.backends.lowering import LoweringBackend
 from trtcheck.backends.tensorrt import TensorRTBackend
 from trtcheck.options import Options
+from trtcheck.ttrt_code import VERSION, CodeUnavailable, locate
 
-REGISTRY: dict[str, Callable[[], Backend]] = {
+REGISTRY: dict[str, Callable[..., Backend]] = {
     TensorRTBackend.name: TensorRTBackend,
     EmulateBackend.name: EmulateBackend,
     LoweringBackend.name: LoweringBackend,
@@ -22,22 +24,72 @@ REGISTRY: dict[str, Callable[[], Backend]] = {
 }
 
 
+LOWERING = LoweringBackend.name
+
+
 def get(name: str) -> Backend:
+    """A backend by its registry name, with its defaults."""
     return REGISTRY[name]()
 
 
+def instantiate(opts: Options) -> dict[str, Backend]:
+    """The run's backends by row name; ``lowering@VERSION`` is the lowering backend on the
+    ``--torch-tensorrt`` release with that label, ``lowering`` on the only (or default) one."""
+    made: dict[str, Backend] = {}
+    labels = {lowering_label(spec): spec for spec in opts.torch_tensorrt}
+    for name in opts.backends:
+        base, _, label = name.partition("@")
+        if base == LOWERING:
+            made[name] = LoweringBackend(labels.get(label) if label else
+                                         next(iter(opts.torch_tensorrt), None))
+        else:
+            made[name] = REGISTRY[name]()
+    return made
+
+
+def lowering_label(spec: str) -> str:
+    """How rows name one Torch-TensorRT release: its version (read from a wheel or directory)."""
+    if VERSION.fullmatch(spec):
+        return spec
+    try:
+        return locate(spec).version
+    except CodeUnavailable:
+        return Path(spec).name
+
+
 def choose(opts: Options) -> Options:
-    """The options with the default backend filled in when none was named, and one line
-    (``backend_note``) saying which and why."""
-    if opts.backends:
-        return opts
-    reason = TensorRTBackend().unavailable_reason(opts.device)
-    if reason is None:
+    """The options with the default backend filled in when none was named, with one line
+    (``backend_note``) saying which and why; ``lowering`` becomes one ``lowering@VERSION``
+    per release when ``--torch-tensorrt`` names several.
+
+    The default: ``tensorrt`` where Torch-TensorRT runs with TensorRT on CUDA, else ``lowering``
+    where Torch-TensorRT's code is installed, cached or can be fetched now, else ``emulate``."""
+    if not opts.backends:
+        opts = _default(opts)
+    if len(opts.torch_tensorrt) > 1 and LOWERING in opts.backends:
+        names: list[str] = []
+        for name in opts.backends:
+            names += ([f"{LOWERING}@{lowering_label(s)}" for s in opts.torch_tensorrt]
+                      if name == LOWERING else [name])
+        opts = replace(opts, backends=tuple(dict.fromkeys(names)))
+    return opts
+
+
+def _default(opts: Options) -> Options:
+    trt_reason = TensorRTBackend().unavailable_reason(opts.device)
+    if trt_reason is None and not opts.torch_tensorrt:
         return replace(opts, backends=("tensorrt",),
                        backend_note="no backend named: using tensorrt (Torch-TensorRT on CUDA)")
+    lowering = LoweringBackend(next(iter(opts.torch_tensorrt), None))
+    low_reason = lowering.unavailable_reason(opts.device)
+    if low_reason is None:
+        return replace(opts, backends=(LOWERING,), backend_note=(
+            f"no backend named: using lowering, Torch-TensorRT {lowering.version}'s own lowering "
+            "and partitioning with its TensorRT blocks run by PyTorch: a prediction at the graph "
+            f"level, not TensorRT ({trt_reason or 'a Torch-TensorRT release was named'})"))
     return replace(opts, backends=("emulate",), backend_note=(
         f"no backend named: using emulate, trtcheck's prediction of TensorRT's dtype behaviour, "
-        f"not TensorRT ({reason})"))
+        f"not TensorRT (tensorrt: {trt_reason}; lowering: {low_reason})"))
 
 
 __all__ = [
@@ -47,4 +99,6 @@ __all__ = [
     "Compiled",
     "choose",
     "get",
+    "instantiate",
+    "lowering_label",
 ]

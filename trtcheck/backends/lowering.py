@@ -211,6 +211,12 @@ class LoweringBackend(Backend):
                           f"installed here (pip install {' '.join(missing)})")
         return source, None
 
+    @property
+    def version(self) -> str | None:
+        """The release whose code this backend runs, once found."""
+        source, _ = self._source
+        return source.version if source else None
+
     def unavailable_reason(self, device: str) -> str | None:
         _, reason = self._source
         if reason is None and torch.device(device).type == "cuda" and not torch.cuda.is_available():
