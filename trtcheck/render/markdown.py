@@ -46,6 +46,8 @@ def render_markdown(record: Record, *, strict_xfail: bool) -> str:
         _accuracy(record, strict_xfail=strict_xfail),
         _latency(record),
         _drift(record),
+        _releases(record),
+        _disagreements(record),
         _details(record),
     ]
     return "\n\n".join(s for s in sections if s) + "\n"
@@ -151,6 +153,68 @@ def _drift(record: Record) -> str:
             "clear error or a cast that leaves the caller's tensors untouched; a wrong result or "
             f"a modified input fails the row.\n\n{meaning}\n\n"
             + _table(["case", "backend", "profile", "inputs", "outcome", "detail"], rows))
+
+
+def _releases(record: Record) -> str:
+    """With several ``--torch-tensorrt`` releases: each case's status on each, side by side."""
+    releases = list(dict.fromkeys(r.backend for r in record.rows if r.backend.startswith("lowering@")))
+    if len(releases) < 2:
+        return ""
+    cells: dict[tuple[str, str], dict[str, str]] = {}
+    for r in record.rows:
+        if r.backend in releases:
+            cells.setdefault((r.case_id, r.profile), {})[r.backend] = _status(r, strict_xfail=False)
+    rows = [[md(case), md(profile), *(cells[(case, profile)].get(b, NONE) for b in releases)]
+            for case, profile in cells]
+    headers = ["case", "profile", *(md(b.partition("@")[2]) for b in releases)]
+    return ("## Torch-TensorRT releases\n\nThe lowering backend on each release named with "
+            f"`--torch-tensorrt` ({PREDICTION_MARK} predictions at the graph level).\n\n"
+            + _table(headers, rows))
+
+
+def _disagreements(record: Record) -> str:
+    """Where the guide's rules (emulate) and a Torch-TensorRT release's own lowering disagree
+    on a case: how a user learns of a bug in Torch-TensorRT itself."""
+    found: dict[tuple[str, str], dict[str, list[Row]]] = {}
+    for r in record.rows:
+        base = r.backend.partition("@")[0]
+        if base in ("emulate", "lowering"):
+            found.setdefault((r.case_id, r.profile), {}).setdefault(base, []).append(r)
+    lines = []
+    for (case, profile), rows in found.items():
+        for low in rows.get("lowering", []):
+            for rule in rows.get("emulate", []):
+                if _passes(rule) == _passes(low):
+                    continue
+                version = low.evidence.versions.get("torch_tensorrt") or low.backend.partition("@")[2]
+                ops = _complex_ops(record, case)
+                lines.append(f"- {md(case)} · {md(profile)}{f' ({md(ops)})' if ops else ''}: the "
+                             f"guide's rule (emulate) predicts {md(_outcome(rule))}; Torch-TensorRT "
+                             f"{md(version or '')}'s lowering gives {md(_outcome(low))}")
+    if not lines:
+        return ""
+    return ("## Where emulate and lowering disagree\n\n`emulate` applies the documented rules; "
+            "`lowering` runs Torch-TensorRT's own code. Where one passes and the other does not, "
+            "either the guide or that release is wrong: a failure under `lowering` alone is "
+            "likely a bug in Torch-TensorRT.\n\n" + "\n".join(lines))
+
+
+def _passes(row: Row) -> bool:
+    return row.status in (Status.PASS, Status.XPASS)
+
+
+def _outcome(row: Row, width: int = 160) -> str:
+    """``pass``, or ``fail: <message>`` cut at ``width``."""
+    if _passes(row):
+        return "pass"
+    text = headline(row)
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def _complex_ops(record: Record, case_id: str) -> str:
+    """The complex ops the case's analysis found, by name."""
+    ops = ((record.analyses.get(case_id) or {}).get("complex") or {}).get("ops") or []
+    return ", ".join(dict.fromkeys(str(op.get("op")) for op in ops))
 
 
 def _details(record: Record) -> str:
