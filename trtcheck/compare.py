@@ -230,21 +230,25 @@ def _other_problems(e: Any, a: Any) -> list[str]:
     return [] if equal else [f"value {reprlib.repr(a)} != eager {reprlib.repr(e)}"]
 
 
-# Elements per step. Every figure is computed chunk by chunk, on the device where eager's
-# output lives, so comparing one output pair needs a fixed amount of scratch memory (tens of
-# MB of float64/complex128 temporaries), not copies of the whole outputs.
+# Elements per step, at most. Every figure is computed chunk by chunk, on the device where
+# eager's output lives, so comparing one output pair needs scratch memory for one chunk (about
+# 150 bytes an element of float64/complex128 temporaries), not copies of the whole outputs.
+# A pair is cut into at least SLICES chunks, so that the scratch stays well under the pair's
+# own size for small pairs too (a 64 MiB complex64 pair in whole 2M-element chunks needed 2.4×).
 CHUNK = 1 << 21
+SLICES = 16
 
 
 def _chunks(e: torch.Tensor, a: torch.Tensor, common: torch.dtype,
             only: Callable[[int], bool] | None = None) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-    """Both tensors flattened, in slices of :data:`CHUNK` elements (those whose index ``only``
+    """Both tensors flattened, in slices of at most :data:`CHUNK` elements (those whose index ``only``
     accepts), converted to ``common`` on eager's device. Slices are new tensors or read-only
     views: the outputs are never modified."""
     flat_e, flat_a = e.reshape(-1), a.reshape(-1)
-    for i, start in enumerate(range(0, flat_e.numel(), CHUNK)):
+    step = max(1, min(CHUNK, -(-flat_e.numel() // SLICES)))
+    for i, start in enumerate(range(0, flat_e.numel(), step)):
         if only is None or only(i):
-            stop = start + CHUNK
+            stop = start + step
             yield (flat_e[start:stop].to(common).resolve_conj(),
                    flat_a[start:stop].to(e.device).to(common).resolve_conj())
 

@@ -31,13 +31,13 @@ from trtcheck.backends.base import Backend, Compiled, CompileJob
 from trtcheck.backends.tensorrt import (
     adapt_settings,
     call_arguments,
+    check_inputs,
     complex_rewrite,
     drop_unaccepted,
     parse_version,
     path_steps,
     plain_setting,
     program_dtypes,
-    supports_complex_inputs,
 )
 from trtcheck.errors import Unsupported, last_line
 from trtcheck.pipes import receive, send
@@ -230,10 +230,7 @@ class LoweringBackend(Backend):
         host = host_for(source)
         installed = str(host.info["version"])
         version, torch_version = parse_version(installed), parse_version(torch.__version__)
-        if not supports_complex_inputs(version) and any(
-                isinstance(x, torch.Tensor) and x.is_complex()
-                for x in pytree.tree_leaves((job.args, job.kwargs))):
-            raise Unsupported(f"complex inputs need Torch-TensorRT >= 2.12 (installed {installed})")
+        check_inputs(version, installed, job)
         call = call_arguments(version, job.args, job.kwargs, job.device)
         settings, notes = adapt_settings(version, job.profile)
         settings, dropped = drop_unaccepted(settings, host.info["parameters"], version)

@@ -100,6 +100,14 @@ def complex_rewrite(version: Version, torch_version: Version, use_decomposition:
     return "complex_graph_rewrite"
 
 
+def check_inputs(version: Version, installed: str, job: CompileJob) -> None:
+    """Raise :class:`Unsupported` for inputs the release's ``dynamo.compile`` refuses."""
+    if not supports_complex_inputs(version) and any(
+            isinstance(x, torch.Tensor) and x.is_complex()
+            for x in pytree.tree_leaves((job.args, job.kwargs))):
+        raise Unsupported(f"complex inputs need Torch-TensorRT >= 2.12 (installed {installed})")
+
+
 def adapt_settings(version: Version, profile: Profile) -> tuple[dict[str, Any], list[str]]:
     """The settings to pass to ``dynamo.compile`` of Torch-TensorRT ``version`` for ``profile``,
     and one note for each setting that was mapped, dropped or does nothing there."""
@@ -506,10 +514,7 @@ class TensorRTBackend(Backend):
             raise RuntimeError(reason)
         installed = str(ttrt.__version__)
         version = parse_version(installed)
-        if not supports_complex_inputs(version) and any(
-                isinstance(x, torch.Tensor) and x.is_complex()
-                for x in pytree.tree_leaves((job.args, job.kwargs))):
-            raise Unsupported(f"complex inputs need Torch-TensorRT >= 2.12 (installed {installed})")
+        check_inputs(version, installed, job)
         call = call_arguments(version, job.args, job.kwargs, job.device)
         settings, notes = adapt_settings(version, job.profile)
         if job.engine_cache:
