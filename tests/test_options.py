@@ -17,7 +17,7 @@ def test_defaults_without_config(tmp_path: Path) -> None:
     opts = resolve([tmp_path])
     assert opts.backends == ()  # left to backends.choose, which knows what runs here
     chosen = backends.choose(opts)
-    assert chosen.backends in (("tensorrt",), ("emulate",)) and chosen.backend_note
+    assert chosen.backends in (("tensorrt",), ("lowering",), ("emulate",)) and chosen.backend_note
     assert [p.name for p in opts.profiles] == ["default"]
     assert opts.tolerances["float64"].rtol < 6e-8 < opts.tolerances["float32"].rtol
     assert opts.device == ("cuda" if torch.cuda.is_available() else "cpu")

@@ -117,6 +117,7 @@ def test_one_worker_per_gpu_gives_the_rows_of_one_gpu(tmp_path: Path) -> None:
     record = json.loads((two / "results.json").read_text())
     assert record["options"]["workers"] == 2
     assert record["environment"]["devices"] == ["cuda:0", "cuda:1"]
-    assert {r["latency"]["backend"]["timer"] for r in record["rows"] if r["latency"]} == {"cuda-event"}
+    assert {r["latency"]["backend_device"]["timer"] for r in record["rows"] if r["latency"]} == \
+        {"cuda-event"}
     too_many = trtcheck(*run, "--device", "cuda:0", "--workers", "2", "--out", str(tmp_path / "x"))
     assert too_many.returncode == 2 and "one worker per GPU" in too_many.stderr
