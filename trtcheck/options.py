@@ -118,7 +118,8 @@ class Setting:
 
 SETTINGS: dict[str, Setting] = {
     "backends": Setting(list, [], "Backend to run (repeatable): " + ", ".join(BACKENDS)
-                        + " [tensorrt where it runs, else emulate]."),
+                        + " [tensorrt where it runs, else lowering where Torch-TensorRT's "
+                          "code is found or fetched, else emulate]."),
     "variants": Setting(list, [], "Only these variants (repeatable) [all]."),
     "torch_tensorrt": Setting(list, [], "The Torch-TensorRT code the lowering backend runs: a "
                                         "wheel, an unpacked release or a version (repeatable: "
