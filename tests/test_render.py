@@ -400,3 +400,16 @@ def test_terminal_keeps_the_end_of_a_long_message() -> None:
     rows = [_row("m.py", "x", "float32", "eager", Status.XPASS, message=message)]
     line = render_summary(Record({}, {}, rows), strict_xfail=False).splitlines()[2]
     assert line.endswith("but passed") and "…" in line
+
+
+def test_an_export_error_is_detailed_once_for_all_the_cases_rows() -> None:
+    error = dict(status=Status.ERROR, stage="export", message="Unsupported: data-dependent shape",
+                 location="zoo/m.py:7")
+    rows = [Row("m::dyn[float32]", "m", "dyn", "float32", backend, profile, **error)
+            for backend, profile in (("emulate", "default"), ("emulate", "seed"), ("eager", "-"))]
+    rows.append(Row("m::other[float32]", "m", "other", "float32", "eager", "-",
+                    status=Status.FAIL, stage="compare", message="values differ"))
+    details = render_markdown(Record({}, {}, rows), strict_xfail=False).split("## Details")[1]
+    assert details.count("data-dependent shape") == 1
+    assert "### m::dyn\\[float32\\] · every backend and profile (3 rows)" in details
+    assert "### m::other\\[float32\\] · eager · -" in details

@@ -217,14 +217,28 @@ def _complex_ops(record: Record, case_id: str) -> str:
     return ", ".join(dict.fromkeys(str(op.get("op")) for op in ops))
 
 
+# Stages that fail before any backend runs: every row of the case carries the same error.
+_CASE_STAGES = frozenset({"import", "collect", "build", "eager", "export"})
+
+
 def _details(record: Record) -> str:
-    parts = [_detail(r) for r in record.rows if r.status is not Status.PASS]
+    """A section per row that did not pass; a case that failed before any backend ran (build,
+    eager, export) gets one section for all its rows, not the same error once per profile."""
+    groups: dict[tuple[object, ...], list[Row]] = {}
+    for r in record.rows:
+        if r.status is Status.PASS:
+            continue
+        whole_case = r.stage in _CASE_STAGES
+        key = (r.case_id, r.status, r.stage, r.message) if whole_case else (id(r),)
+        groups.setdefault(key, []).append(r)
+    parts = [_detail(rows[0], len(rows)) for rows in groups.values()]
     return "## Details\n\n" + "\n\n".join(parts) if parts else ""
 
 
-def _detail(row: Row) -> str:
-    lines = [f"### {md(row.case_id)} · {_backend(row)} · {md(row.profile)}", "",
-             f"- {md(headline(row))}"]
+def _detail(row: Row, rows: int = 1) -> str:
+    where = (f"every backend and profile ({rows} rows)" if rows > 1
+             else f"{_backend(row)} · {md(row.profile)}")
+    lines = [f"### {md(row.case_id)} · {where}", "", f"- {md(headline(row))}"]
     if row.location:
         lines.append(f"- location: {md(row.location)}")
     if row.evidence.fallbacks:
