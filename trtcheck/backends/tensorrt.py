@@ -226,8 +226,8 @@ def cache_outcome(messages: Sequence[str]) -> tuple[dict[str, int], list[str]]:
 
 
 class _Messages(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.INFO)
+    def __init__(self, level: int) -> None:
+        super().__init__(level)
         self.messages: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -235,21 +235,23 @@ class _Messages(logging.Handler):
 
 
 @contextlib.contextmanager
-def _cache_log(on: bool) -> Iterator[list[str]]:
-    """The messages Torch-TensorRT's conversion logs at INFO and above while caching is on."""
-    handler = _Messages()
-    logger = logging.getLogger(_CACHE_LOGGER)
+def _logged(name: str, level: int, on: bool = True) -> Iterator[list[str]]:
+    """The messages a Torch-TensorRT logger emits at ``level`` and above meanwhile (none when
+    not ``on``)."""
+    handler = _Messages(level)
+    logger = logging.getLogger(name)
     if not on:
         yield handler.messages
         return
-    level = logger.level
+    previous = logger.level
     logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
+    if logger.getEffectiveLevel() > level:
+        logger.setLevel(level)
     try:
         yield handler.messages
     finally:
         logger.removeHandler(handler)
-        logger.setLevel(level)
+        logger.setLevel(previous)
 
 
 def drop_unaccepted(settings: Mapping[str, Any], parameters: Collection[str],
@@ -446,19 +448,6 @@ class CheckedOutputs:
         return outputs
 
 
-class _FallbackLog(logging.Handler):
-    """Collects Torch-TensorRT's log lines saying its complex decomposition fell back."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        message = record.getMessage()
-        if _DECOMPOSITION_FALLBACK in message:
-            self.lines.append(message)
-
-
 def _parameters(fn: Callable[..., Any]) -> frozenset[str] | None:
     try:
         params = inspect.signature(fn).parameters.values()
@@ -529,14 +518,12 @@ class TensorRTBackend(Backend):
             notes += dropped
 
         caching = bool(settings.get("cache_built_engines") or settings.get("reuse_cached_engines"))
-        log, logger = _FallbackLog(), logging.getLogger("torch_tensorrt")
-        logger.addHandler(log)
-        try:
-            with warnings.catch_warnings(record=True) as caught, _cache_log(caching) as logged:
-                warnings.simplefilter("always")
-                module = ttrt.dynamo.compile(job.program, **call, **settings)
-        finally:
-            logger.removeHandler(log)
+        with (warnings.catch_warnings(record=True) as caught,
+              _logged(_CACHE_LOGGER, logging.INFO, caching) as logged,
+              _logged("torch_tensorrt", logging.WARNING) as warned):
+            warnings.simplefilter("always")
+            module = ttrt.dynamo.compile(job.program, **call, **settings)
+        fell_back = [line for line in dict.fromkeys(warned) if _DECOMPOSITION_FALLBACK in line]
         cached, skipped = cache_outcome(logged)
         notes += skipped
         user_typing = "use_explicit_typing" in job.profile.settings
@@ -545,7 +532,7 @@ class TensorRTBackend(Backend):
             if issubclass(w.category, (DeprecationWarning, FutureWarning))
             and (user_typing or _EXPLICIT_TYPING_WARNING not in str(w.message))))
         notes += [f"Torch-TensorRT fell back from PyTorch's complex decomposition: {line}"
-                  for line in dict.fromkeys(log.lines)]
+                  for line in fell_back]
 
         split = partition_summary(module)
         if not split.engines:
@@ -570,7 +557,7 @@ class TensorRTBackend(Backend):
         return Compiled(fn, Evidence(
             path=path_steps(version, parse_version(torch.__version__), settings,
                             program_dtypes(job.program), split.engines, split.fallbacks,
-                            fell_back=bool(log.lines)),
+                            fell_back=bool(fell_back)),
             fallbacks=split.fallbacks,
             boundaries=split.boundaries,
             engines=split.engines,
