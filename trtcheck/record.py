@@ -43,10 +43,6 @@ class Record:
     source_schema: int = field(default=SCHEMA_VERSION, compare=False)
 
     @property
-    def has_predictions(self) -> bool:
-        return any(r.prediction for r in self.rows)
-
-    @property
     def interrupted(self) -> bool:
         """Whether the run was stopped (Ctrl-C or SIGTERM) before every case finished."""
         return bool(self.environment.get("interrupted"))

@@ -102,9 +102,7 @@ class Latency:
     def speedup(self) -> float:
         """Above 1 means the backend is faster: the paired-block speedup, or for older records
         eager's median over the backend's."""
-        if self.paired_speedup is not None:
-            return self.paired_speedup
-        return self.eager.median_ms / self.backend.median_ms if self.backend.median_ms else math.inf
+        return self.paired_speedup if self.paired_speedup is not None else self.caller_speedup
 
     @property
     def caller_speedup(self) -> float:
