@@ -4,7 +4,7 @@ Downloads the newest ``torch-tensorrt`` wheel (or ``--version``), keeps its Pyth
 temporary cache, imports it in a lowering host over the stand-in and CUDA shims, and lowers the
 complex guide's RoPE with ``dryrun``. Exits 1, saying why, when the release touches TensorRT or CUDA
 at import (or in lowering) in a way the stand-in cannot absorb; a new release that needs it is the
-moment to extend :mod:`trtcheck.ttrt_standin`. Needs the network; not part of CI.
+moment to extend :mod:`trtcheck.backends.lowering.standin`. Needs the network; not part of CI.
 
     python benchmarks/canary_torch_tensorrt.py [--version 2.15.0]
 """
@@ -22,9 +22,9 @@ from pathlib import Path
 import torch
 
 from trtcheck.backends.base import CompileJob
-from trtcheck.backends.lowering import LoweringBackend, host_for
-from trtcheck.options import Profile
-from trtcheck.ttrt_code import CodeUnavailable, download, locate
+from trtcheck.backends.lowering.backend import LoweringBackend, host_for
+from trtcheck.backends.lowering.code import CodeUnavailable, download, locate
+from trtcheck.config.options import Profile
 
 
 class GuideRoPE(torch.nn.Module):

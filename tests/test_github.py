@@ -10,16 +10,16 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from trtcheck import github
 from trtcheck.cli import main
-from trtcheck.record import Record
+from trtcheck.render import github
 from trtcheck.render.annotations import (
     MAX_ANNOTATIONS,
     escape_data,
     escape_property,
     render_annotations,
 )
-from trtcheck.rows import Row
+from trtcheck.results.record import Record
+from trtcheck.results.rows import Row
 from trtcheck.status import Status
 
 SAMPLE = REPO / "tests" / "data" / "sample_zoo_results.json.gz"

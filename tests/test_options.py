@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from trtcheck import backends, options
+from trtcheck import backends
+from trtcheck.config import options
 from trtcheck.errors import ConfigError, UsageError
 
 

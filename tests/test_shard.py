@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from trtcheck import record
+from trtcheck.config.options import _workers, parse_shard
 from trtcheck.errors import ConfigError, RecordError, UsageError
-from trtcheck.isolate import Schedule
-from trtcheck.options import _workers, parse_shard
-from trtcheck.record import Record
-from trtcheck.rows import Row
-from trtcheck.shard import case_durations, describe, merge, split
+from trtcheck.execution.isolate import Schedule
+from trtcheck.results import record
+from trtcheck.results.record import Record
+from trtcheck.results.rows import Row
+from trtcheck.results.shard import case_durations, describe, merge, split
 from trtcheck.status import Status
 
 

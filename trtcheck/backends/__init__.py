@@ -10,10 +10,10 @@ from trtcheck.backends.base import Backend, Compiled, CompileJob
 from trtcheck.backends.eager import EagerBackend
 from trtcheck.backends.emulate import EmulateBackend
 from trtcheck.backends.inductor import InductorBackend
-from trtcheck.backends.lowering import LoweringBackend
-from trtcheck.backends.tensorrt import TensorRTBackend
-from trtcheck.options import Options
-from trtcheck.ttrt_code import VERSION, CodeUnavailable, locate
+from trtcheck.backends.lowering.backend import LoweringBackend
+from trtcheck.backends.lowering.code import VERSION, CodeUnavailable, locate
+from trtcheck.backends.torch_tensorrt.backend import TensorRTBackend
+from trtcheck.config.options import Options
 
 REGISTRY: dict[str, Callable[..., Backend]] = {
     TensorRTBackend.name: TensorRTBackend,

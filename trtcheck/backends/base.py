@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 
 from torch.export import ExportedProgram
 
-from trtcheck.options import Profile
-from trtcheck.rows import Evidence, Kind
+from trtcheck.config.options import Profile
+from trtcheck.results.rows import Evidence, Kind
 
 __all__ = ["Backend", "CompileJob", "Compiled"]
 

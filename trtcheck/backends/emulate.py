@@ -8,7 +8,7 @@ from trtcheck import emulation
 from trtcheck.backends.base import Backend, Compiled, CompileJob
 from trtcheck.emulation.dtype_policy import fp64_problem
 from trtcheck.errors import ConfigError, Unsupported
-from trtcheck.rows import Evidence, Kind
+from trtcheck.results.rows import Evidence, Kind
 
 
 class EmulateBackend(Backend):

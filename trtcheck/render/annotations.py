@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from trtcheck.record import Record
 from trtcheck.render.text import headline, plain
-from trtcheck.rows import Row
+from trtcheck.results.record import Record
+from trtcheck.results.rows import Row
 from trtcheck.status import is_failure
 
 # GitHub shows at most 50 annotations of a kind per job; the rest are in the reports.

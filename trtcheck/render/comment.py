@@ -18,8 +18,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from trtcheck.github import RunLink
-from trtcheck.record import Record
+from trtcheck.render.github import RunLink
 from trtcheck.render.text import (
     NONE,
     PREDICTION_MARK,
@@ -30,7 +29,8 @@ from trtcheck.render.text import (
     status_counts,
     verdict_text,
 )
-from trtcheck.rows import Row
+from trtcheck.results.record import Record
+from trtcheck.results.rows import Row
 from trtcheck.status import Status, Verdict, is_failure
 
 LIMIT = 60_000

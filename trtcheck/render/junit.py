@@ -12,8 +12,6 @@ from typing import Any
 
 from junit_xml import TestCase, TestSuite, to_xml_report_string
 
-from trtcheck.compare import OUTPUT_METRICS, ROW_METRICS
-from trtcheck.record import Record
 from trtcheck.render.text import (
     KIND_NOTES,
     NONE,
@@ -27,7 +25,9 @@ from trtcheck.render.text import (
     speedup_text,
     xml_text,
 )
-from trtcheck.rows import Row
+from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
+from trtcheck.results.record import Record
+from trtcheck.results.rows import Row
 from trtcheck.status import Status
 
 DEFAULT_SUITE = "trtcheck"

@@ -7,9 +7,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from trtcheck.backends.tensorrt import TTRT_MIN_BLOCK_SIZE
-from trtcheck.compare import OUTPUT_METRICS, ROW_METRICS
-from trtcheck.record import Record
+from trtcheck.backends.torch_tensorrt.backend import TTRT_MIN_BLOCK_SIZE
 from trtcheck.render.changes import render_changes
 from trtcheck.render.text import (
     DRIFT_MEANING,
@@ -30,7 +28,9 @@ from trtcheck.render.text import (
     status_text,
     verdict_text,
 )
-from trtcheck.rows import Row
+from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
+from trtcheck.results.record import Record
+from trtcheck.results.rows import Row
 from trtcheck.status import Status, is_failure
 
 

@@ -10,8 +10,8 @@ import re
 from collections import Counter
 from typing import Any
 
-from trtcheck.record import Record
-from trtcheck.rows import Kind, Row
+from trtcheck.results.record import Record
+from trtcheck.results.rows import Kind, Row
 from trtcheck.status import ORDER, Status, Verdict, is_failure, nothing_tested
 
 NONE = "—"

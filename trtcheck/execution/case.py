@@ -12,19 +12,20 @@ from typing import Any
 import torch
 from torch.export import ExportedProgram
 
-from trtcheck import drift, memory
-from trtcheck.analyze import analyze_program
 from trtcheck.backends import Backend, CompileJob
-from trtcheck.cases import Case, build
-from trtcheck.compare import NO_NARROWING, TRUNCATE_DOUBLE, Comparison, compare
+from trtcheck.config.options import Options, Tolerance
 from trtcheck.errors import Unsupported, last_line, location
-from trtcheck.export import export
-from trtcheck.memory import Memory, Peak
-from trtcheck.options import Options, Tolerance
-from trtcheck.rows import NO_BACKEND, Analysis, Evidence, Row, Slot, plan, row_for, rows_for
+from trtcheck.measure import drift, memory
+from trtcheck.measure.compare import NO_NARROWING, TRUNCATE_DOUBLE, Comparison, compare
+from trtcheck.measure.memory import Peak
+from trtcheck.measure.timing import measure
+from trtcheck.program.analyze import analyze_program
+from trtcheck.program.export import export
+from trtcheck.results.figures import Memory
+from trtcheck.results.rows import NO_BACKEND, Analysis, Evidence, Row, Slot, plan, row_for, rows_for
 from trtcheck.status import Status
 from trtcheck.tensors import clone, to_device
-from trtcheck.timing import measure
+from trtcheck.zoo.cases import Case, build
 
 
 class StageError(Exception):

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from trtcheck.status import FAILING, Status
 
 if TYPE_CHECKING:  # the record imports torch; an argument error's outputs must not wait for it
-    from trtcheck.record import Record
+    from trtcheck.results.record import Record
 
 # Exit codes and the ``status`` output they give.
 STATUS_BY_CODE = {0: "pass", 1: "fail", 5: "empty", 130: "interrupted"}

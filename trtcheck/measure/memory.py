@@ -13,7 +13,7 @@ import gc
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -42,33 +42,6 @@ class Peak:
     def added(self) -> int:
         """The stage's own peak: how far it rose above what was already in use."""
         return max(0, self.peak - self.start)
-
-
-@dataclass(frozen=True)
-class Memory:
-    """A row's memory figures, in bytes (None where not measured).
-
-    ``eager`` and ``backend`` are the peaks of the eager call and of the compiled module's
-    first call above what was in use before each; ``compiled`` what compiling kept allocated;
-    ``engine`` the device memory the backend reports for its compiled artifact (TensorRT
-    engines), outside the allocator; ``before``/``after`` the GPU memory in use when the row
-    started and after it released its compiled module; ``notes`` name leaks."""
-
-    measure: str
-    eager: int | None = None
-    backend: int | None = None
-    compiled: int | None = None
-    engine: int | None = None
-    before: int | None = None
-    after: int | None = None
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def ratio(self) -> float | None:
-        """Backend peak over eager peak: below 1, the compiled module needs less."""
-        if self.eager and self.backend is not None:
-            return self.backend / self.eager
-        return None
 
 
 def _is_cuda(device: str) -> bool:

@@ -1,7 +1,7 @@
-"""The worker process: runs cases sent by :mod:`trtcheck.isolate`, reporting stages and rows.
+"""The worker process: runs cases sent by :mod:`trtcheck.execution.isolate`, reporting stages and rows.
 
-Started by :mod:`trtcheck.isolate` with ``REQUEST_FD REPLY_FD PARENT_PID``; speaks pickled messages over
-two pipes so that whatever the zoo prints cannot corrupt the protocol.
+Started by :mod:`trtcheck.execution.isolate` with ``REQUEST_FD REPLY_FD PARENT_PID``; speaks pickled
+messages over two pipes so that whatever the zoo prints cannot corrupt the protocol.
 """
 
 from __future__ import annotations
@@ -11,15 +11,17 @@ import sys
 from collections.abc import Iterable
 from multiprocessing.connection import Connection
 
-from trtcheck import backends, discover, memory
-from trtcheck.cases import Case
-from trtcheck.discover import ZooFile
-from trtcheck.execute import Item, iter_rows
-from trtcheck.options import Options
-from trtcheck.pipes import die_with_parent
-from trtcheck.rows import plan, rows_for
+from trtcheck import backends
+from trtcheck.config.options import Options
+from trtcheck.execution.case import Item, iter_rows
+from trtcheck.measure import memory
+from trtcheck.process import die_with_parent
+from trtcheck.results.rows import plan, rows_for
 from trtcheck.status import Status
-from trtcheck.zoo import ModelSpec
+from trtcheck.zoo import discover
+from trtcheck.zoo.api import ModelSpec
+from trtcheck.zoo.cases import Case
+from trtcheck.zoo.discover import ZooFile
 
 
 def serve(requests: Connection, replies: Connection) -> None:

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from trtcheck.compare import ROW_METRICS
-from trtcheck.record import Record
-from trtcheck.rows import Row, RowKey
+from trtcheck.results.metrics import ROW_METRICS
+from trtcheck.results.record import Record
+from trtcheck.results.rows import Row, RowKey
 
 # Environment facts that make absolute figures, and even speedups, incomparable when they differ.
 COMPARABLE = {"device_name": "GPU", "driver": "driver", "torch": "torch",

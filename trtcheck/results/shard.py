@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trtcheck.cases import Case
 from trtcheck.errors import RecordError
-from trtcheck.record import Record, load
-from trtcheck.rows import NO_BACKEND, NO_PROFILE, NO_VARIANT, Row
+from trtcheck.results.record import Record, load
+from trtcheck.results.rows import NO_BACKEND, NO_PROFILE, NO_VARIANT, Row
 from trtcheck.status import Status
+from trtcheck.zoo.cases import Case
 
 MERGE = "(merge)"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch.export import ExportedProgram
 
-from trtcheck.cases import Built, Case
+from trtcheck.zoo.cases import Built, Case
 
 
 def export(case: Case, built: Built) -> ExportedProgram:

@@ -13,11 +13,10 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from enum import Enum
 from typing import Any, NamedTuple, Protocol
 
-from trtcheck.cases import Case
-from trtcheck.memory import Memory
-from trtcheck.options import Profile
+from trtcheck.config.options import Profile
+from trtcheck.results.figures import Latency, Memory
 from trtcheck.status import Status, apply_xfail
-from trtcheck.timing import Latency
+from trtcheck.zoo.cases import Case
 
 NO_PROFILE = "-"  # the backend ignores settings profiles
 NO_BACKEND = "-"  # the row was made before any backend ran
@@ -80,7 +79,7 @@ class Evidence:
     number of compiled blocks (None when the backend has no such notion); ``notes`` what the
     backend says of settings and versions; ``settings`` what it passed; ``versions`` the
     releases whose code ran; ``details`` figures of one backend's own; ``drift`` what a call
-    with the sibling dtypes did (:mod:`trtcheck.drift`).
+    with the sibling dtypes did (:mod:`trtcheck.measure.drift`).
     """
 
     path: list[str] = field(default_factory=list)

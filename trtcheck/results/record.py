@@ -17,9 +17,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from trtcheck.config.options import Profile
 from trtcheck.errors import LockedError, RecordError
-from trtcheck.options import Profile
-from trtcheck.rows import Analysis, Row
+from trtcheck.results.rows import Analysis, Row
 from trtcheck.status import Verdict, verdict
 
 LOCK_FILE = ".trtcheck.lock"
@@ -37,7 +37,7 @@ class Record:
     rows: list[Row]
     analyses: dict[str, Any] = field(default_factory=dict)
     schema: int = SCHEMA_VERSION
-    # Changes against a baseline record (``trtcheck.baseline.Diff`` as a dict), when compared.
+    # Changes against a baseline record (``trtcheck.results.baseline.Diff`` as a dict), when compared.
     baseline: dict[str, Any] | None = None
     # The schema of the file it was read from: where it came from, not what it holds.
     source_schema: int = field(default=SCHEMA_VERSION, compare=False)

@@ -1,9 +1,10 @@
 """``lowering``: Torch-TensorRT's own lowering and partitioning, from its real Python code, run by PyTorch.
 
-The code of the user's Torch-TensorRT release (:mod:`trtcheck.ttrt_code`) runs in a host subprocess
-(:mod:`trtcheck.backends.lowering_host`) over a stand-in for ``tensorrt``: ``dynamo.compile(dryrun=True)``
-applies the release's decompositions, complex rewrite, truncate_double repair and partitioner, and
-each TensorRT block runs in PyTorch. This catches rewrite, partition and dtype-boundary bugs of that
+The code of the user's Torch-TensorRT release (:mod:`trtcheck.backends.lowering.code`) runs in a
+host subprocess (:mod:`trtcheck.backends.lowering.host`) over a stand-in for ``tensorrt``:
+``dynamo.compile(dryrun=True)`` applies the release's decompositions, complex rewrite,
+truncate_double repair and partitioner, and each TensorRT block runs in PyTorch. This catches
+rewrite, partition and dtype-boundary bugs of that
 release on any machine, but cannot see TensorRT's kernel numerics: a prediction at the graph level.
 Settings go through the same version-aware code as the ``tensorrt`` backend.
 """
@@ -28,7 +29,8 @@ import torch
 from torch.utils import _pytree as pytree
 
 from trtcheck.backends.base import Backend, Compiled, CompileJob
-from trtcheck.backends.tensorrt import (
+from trtcheck.backends.lowering.code import CodeSource, CodeUnavailable, locate
+from trtcheck.backends.torch_tensorrt.backend import (
     adapt_settings,
     call_arguments,
     check_inputs,
@@ -40,9 +42,8 @@ from trtcheck.backends.tensorrt import (
     program_dtypes,
 )
 from trtcheck.errors import Unsupported, last_line
-from trtcheck.pipes import receive, send
-from trtcheck.rows import Evidence, Kind
-from trtcheck.ttrt_code import CodeSource, CodeUnavailable, locate
+from trtcheck.process import receive, send
+from trtcheck.results.rows import Evidence, Kind
 
 _INPUT_KEYS = ("arg_inputs", "kwarg_inputs", "inputs")
 
@@ -70,10 +71,10 @@ def _raised(type_name: str, message: str) -> Exception:
 
 
 class LoweringHost:
-    """One ``python -m trtcheck.backends.lowering_host`` for one Torch-TensorRT release."""
+    """One ``python -m trtcheck.backends.lowering.host`` for one Torch-TensorRT release."""
 
     def __init__(self, source: CodeSource,
-                 entry: tuple[str, ...] = ("-m", "trtcheck.backends.lowering_host")) -> None:
+                 entry: tuple[str, ...] = ("-m", "trtcheck.backends.lowering.host")) -> None:
         """``entry``: what ``python`` runs, given the host's four arguments."""
         self.source = source
         self.log: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115

@@ -1,7 +1,7 @@
 """Getting Torch-TensorRT's Python code for the ``lowering`` backend, without TensorRT.
 
 The ``torch-tensorrt`` wheels are small (about 4 MB); their Python code runs on a CPU-only torch
-once the native libraries are left out (see :mod:`trtcheck.ttrt_standin`). This module finds that
+once the native libraries are left out (see :mod:`trtcheck.backends.lowering.standin`). This module finds that
 code: an installed ``torch_tensorrt`` where there is one, else a release fetched once with the
 user's own pip configuration and kept, Python files only, in a per-version cache directory. It never
 installs anything into site-packages and never fetches TensorRT itself.

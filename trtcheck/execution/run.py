@@ -11,17 +11,18 @@ from datetime import datetime, timezone
 from types import FrameType
 from typing import Any, Protocol
 
-from trtcheck import discover, environment, record, shard
 from trtcheck.backends import Backend
-from trtcheck.cases import Case, expand
+from trtcheck.config.options import BACKENDS, Options
 from trtcheck.errors import RecordError, did_you_mean
-from trtcheck.execute import Item, StageHook, analyze_case, iter_rows, no_hook
-from trtcheck.isolate import Event, IsolatedExecutor, StageListener, WorkerPool, hook_for
-from trtcheck.options import BACKENDS, Options
-from trtcheck.record import Journal, Record
-from trtcheck.rows import NO_BACKEND, NO_PROFILE, NO_VARIANT, Analysis, Row, RowKey, plan, rows_for
+from trtcheck.execution.case import Item, StageHook, analyze_case, iter_rows, no_hook
+from trtcheck.execution.isolate import Event, IsolatedExecutor, StageListener, WorkerPool, hook_for
+from trtcheck.results import environment, record, shard
+from trtcheck.results.record import Journal, Record
+from trtcheck.results.rows import NO_BACKEND, NO_PROFILE, NO_VARIANT, Analysis, Row, RowKey, plan, rows_for
 from trtcheck.status import Status
-from trtcheck.zoo import ModelSpec
+from trtcheck.zoo import discover
+from trtcheck.zoo.api import ModelSpec
+from trtcheck.zoo.cases import Case, expand
 
 COLLECT = "(collect)"
 JOURNAL = "results.jsonl"

@@ -17,18 +17,18 @@ from pathlib import Path
 from typing import IO, Any
 
 from trtcheck.backends import Backend
-from trtcheck.cases import Case
-from trtcheck.execute import Item, StageHook, no_hook
-from trtcheck.options import Options
-from trtcheck.rows import NO_BACKEND, Row, plan, rows_for
+from trtcheck.config.options import Options
+from trtcheck.execution.case import Item, StageHook, no_hook
+from trtcheck.results.rows import NO_BACKEND, Row, plan, rows_for
 from trtcheck.status import Status
+from trtcheck.zoo.cases import Case
 
 _POLL_S = 0.2
 # The worker starts with the current directory off sys.path (what ``python -P`` does, on every
 # Python): a folder named trtcheck/ there, such as ``--out trtcheck`` or the parent of a clone,
 # would otherwise shadow the installed package in the worker.
 _START = ("import runpy, sys; del sys.path[0]; "
-          "runpy.run_module('trtcheck.worker', run_name='__main__', alter_sys=True)")
+          "runpy.run_module('trtcheck.execution.worker', run_name='__main__', alter_sys=True)")
 
 
 class _Worker:

@@ -15,9 +15,9 @@ from typing import Any
 import torch
 from torch.utils import _pytree as pytree
 
-from trtcheck.compare import compare
+from trtcheck.config.options import Tolerance
 from trtcheck.errors import last_line
-from trtcheck.options import Tolerance
+from trtcheck.measure.compare import compare
 from trtcheck.tensors import clone
 
 EXACT = Tolerance(0.0, 0.0)

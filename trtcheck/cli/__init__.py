@@ -19,15 +19,17 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from trtcheck import __version__, github, options
+from trtcheck import __version__
+from trtcheck.config import options
+from trtcheck.config.options import BUILTIN_PROFILES, SETTINGS
 from trtcheck.errors import INTERRUPTED, TrtcheckError, UsageError
-from trtcheck.options import BUILTIN_PROFILES, SETTINGS
+from trtcheck.render import github
 
 if TYPE_CHECKING:
-    from trtcheck.cases import Case
-    from trtcheck.record import Record
-    from trtcheck.rows import Row
-    from trtcheck.run import Collection
+    from trtcheck.execution.run import Collection
+    from trtcheck.results.record import Record
+    from trtcheck.results.rows import Row
+    from trtcheck.zoo.cases import Case
 
 RUN_EPILOG = f"""\b
 Profiles: {", ".join(BUILTIN_PROFILES)} (built in), and your own under
@@ -109,11 +111,12 @@ def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | N
         memory_limit_mb=memory_limit_mb, resume=resume, verbosity=verbose - quiet,
         fail_on=fail_on, allow_empty=allow_empty, allow_skipped=allow_skipped,
         torch_tensorrt=torch_tensorrt)
-    from trtcheck import backends, record
-    from trtcheck import baseline as baselines
+    from trtcheck import backends
+    from trtcheck.execution.run import collect, run, start
     from trtcheck.render import write_reports
     from trtcheck.render.terminal import render_summary
-    from trtcheck.run import collect, run, start
+    from trtcheck.results import baseline as baselines
+    from trtcheck.results import record
 
     opts = backends.choose(resolved)
     base = record.load(opts.baseline) if opts.baseline else None  # a bad baseline stops us early
@@ -143,8 +146,8 @@ def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | N
 def list_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | None,
              config: Path | None) -> int:
     """Print the cases under PATHS without running them."""
+    from trtcheck.execution.run import collect
     from trtcheck.render.text import plain
-    from trtcheck.run import collect
 
     opts = _resolve(paths, config, variants, keyword)
     collection = collect(opts)
@@ -163,9 +166,9 @@ def list_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | 
 def analyze_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | None,
                 config: Path | None, out: Path | None, verbose: int) -> int:
     """Predict each case's complex, int64 and float64 paths, without compiling (CPU)."""
-    from trtcheck import record
+    from trtcheck.execution.run import analyze, collect
     from trtcheck.render.analysis import render_analysis
-    from trtcheck.run import analyze, collect
+    from trtcheck.results import record
 
     opts = _resolve(paths, config, variants, keyword, out=out, device="cpu", verbosity=-1)
     _check_writable(opts.out)
@@ -186,7 +189,7 @@ def fetch_cmd(package: str, versions: tuple[str, ...]) -> int:
 
     Only the Python files are kept, under $TRTCHECK_CACHE (default: the user cache directory);
     TensorRT's libraries are never installed and site-packages is never touched."""
-    from trtcheck import ttrt_code
+    from trtcheck.backends.lowering import code as ttrt_code
 
     for version in versions or (None,):
         where = ttrt_code.fetch(version)
@@ -200,7 +203,7 @@ def fetch_cmd(package: str, versions: tuple[str, ...]) -> int:
               help="Where to write the reports [the record's directory].")
 def report_cmd(results: Path, out: Path | None) -> int:
     """Re-render junit.xml, report.md and results.json from a results.json or results.jsonl."""
-    from trtcheck import record
+    from trtcheck.results import record
 
     return _write(record.load(results), out or results.parent)
 
@@ -215,15 +218,15 @@ def merge_cmd(results: tuple[Path, ...], out: Path) -> int:
     Refuses records that cannot be combined (other versions, device kind, backends, profiles,
     variants, tolerances or timing settings) and shards that overlap; a missing shard becomes
     an error row."""
-    from trtcheck.shard import merge
+    from trtcheck.results.shard import merge
 
     return _write(merge(results), out)
 
 
 def _write(rec: Record, out_dir: Path) -> int:
     """Write every report of ``rec`` into ``out_dir``; the exit code its rows give."""
-    from trtcheck import record
     from trtcheck.render import write_reports
+    from trtcheck.results import record
 
     strict = bool(rec.options.get("strict_xfail", False))
     _check_writable(out_dir)
@@ -247,8 +250,8 @@ def _write(rec: Record, out_dir: Path) -> int:
 def diff_cmd(base: Path, head: Path, out: Path | None, **gate: object) -> int:
     """Print HEAD's changes against BASE (two results.json) without running anything; exits
     as the run of HEAD would have with --baseline BASE."""
-    from trtcheck import baseline, record
     from trtcheck.render import render_changes, write_reports
+    from trtcheck.results import baseline, record
 
     before, rec = record.load(base), record.load(head)
     chosen = options.saved_gate(rec.options, **gate)
@@ -265,8 +268,8 @@ def diff_cmd(base: Path, head: Path, out: Path | None, **gate: object) -> int:
 
 def _say_baseline(rec: Record) -> None:
     """The baseline's warnings and how many rows regressed against it."""
-    from trtcheck import baseline
     from trtcheck.render.text import plain
+    from trtcheck.results import baseline
 
     diff = baseline.read(rec.baseline)
     if diff is None:
@@ -347,7 +350,7 @@ def _verdict(rec: Record, strict_xfail: bool, gate: options.Gate | None = None) 
 
     A run that would pass exits 1 when the gate fails on regressions and a row regressed
     against the baseline."""
-    from trtcheck import baseline
+    from trtcheck.results import baseline
     from trtcheck.status import Verdict, nothing_tested
 
     result = rec.verdict(strict_xfail=strict_xfail)

@@ -12,9 +12,9 @@ from typing import Any
 
 import torch
 
-from trtcheck.discover import Discovered, ZooFile, use_root
 from trtcheck.errors import UsageError
-from trtcheck.zoo import ModelSpec
+from trtcheck.zoo.api import ModelSpec
+from trtcheck.zoo.discover import Discovered, ZooFile, use_root
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from trtcheck.config.timing import TIMING_KEYS, Timing
 from trtcheck.errors import ConfigError, UsageError, did_you_mean
-from trtcheck.timing import TIMING_KEYS, Timing
-from trtcheck.zoo import VARIANTS
+from trtcheck.zoo.api import VARIANTS
 
 if sys.version_info >= (3, 11):
     import tomllib

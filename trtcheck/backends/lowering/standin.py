@@ -8,7 +8,7 @@ code that does call TensorRT gets placeholders back, never an engine. The CUDA s
 Torch-TensorRT believe device 0 is a GPU while every tensor stays on the CPU.
 
 :func:`install` patches ``sys.modules`` and torch process-wide, so it is only ever called inside
-the lowering host subprocess (:mod:`trtcheck.backends.lowering_host`), never in the trtcheck process.
+the lowering host subprocess (:mod:`trtcheck.backends.lowering.host`), never in the trtcheck process.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from trtcheck import zoo
 from trtcheck.errors import last_line, location
+from trtcheck.zoo import api as zoo
 
 SKIP_FILES = frozenset({"conftest.py", "setup.py"})
 ZOO_MODULE_PREFIX = "trtcheck_zoo_"

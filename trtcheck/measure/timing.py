@@ -1,4 +1,4 @@
-"""Latency: its settings, its statistics, and the measurement itself.
+"""Latency: its statistics, and the measurement itself.
 
 Two figures per row, for eager and the backend alike. The *caller* figure is what one call
 costs the code that makes it: host time from the call to its result being ready, launch
@@ -13,11 +13,12 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from trtcheck.errors import ConfigError
+from trtcheck.config.timing import Timing
+from trtcheck.results.figures import Latency, Stats
 
 if TYPE_CHECKING:
     import numpy as np
@@ -25,112 +26,6 @@ if TYPE_CHECKING:
 MAX_BLOCK = 1 << 16  # calls per block: a bound for callables too fast for the timer
 BOOTSTRAP = 2000  # resamples behind each interval
 CONFIDENCE = 0.95
-
-
-@dataclass(frozen=True)
-class Timing:
-    """Latency measurement: at least ``warmup`` rounds and ``warmup_s`` seconds of warm-up, then
-    at least ``repeats`` rounds and ``min_time_s`` seconds measured, at most ``max_repeats``.
-    A round is one timed block of each callable and one timed single call of each. Blocks hold
-    enough calls to last ``block_ms``; a speedup whose interval is wider than
-    ±``unstable_ci`` (relative) is flagged unstable."""
-
-    warmup: int = 3
-    repeats: int = 20
-    warmup_s: float = 0.05
-    min_time_s: float = 0.2
-    max_repeats: int = 10_000
-    block_ms: float = 1.0
-    unstable_ci: float = 0.05
-
-    @classmethod
-    def from_config(cls, table: Mapping[str, Any], where: str) -> Timing:
-        """The ``[timing]`` table checked and applied over the defaults; ConfigError if invalid."""
-        timing = cls(**table)
-        if timing.repeats < 1 or timing.warmup < 0 or timing.max_repeats < timing.repeats:
-            raise ConfigError(f"{where}: repeats must be >= 1, warmup >= 0 and "
-                              "max_repeats >= repeats")
-        if min(timing.warmup_s, timing.min_time_s, timing.block_ms) < 0 or timing.unstable_ci <= 0:
-            raise ConfigError(f"{where}: warmup_s, min_time_s and block_ms must be >= 0, "
-                              "unstable_ci > 0")
-        return timing
-
-
-# The config schema of the ``[timing]`` table: key -> accepted types.
-TIMING_KEYS: dict[str, Any] = {f.name: (int, float) if f.type == "float" else int
-                               for f in fields(Timing)}
-
-
-@dataclass(frozen=True)
-class Stats:
-    """Latency of one callable per call: fixed fields, times in milliseconds. ``block`` is the
-    number of calls each sample timed together; ``ci_low_ms``/``ci_high_ms`` bound the median
-    (a bootstrap interval; None when not computed)."""
-
-    timer: str
-    warmup: int
-    repeats: int
-    median_ms: float
-    p90_ms: float
-    min_ms: float
-    mean_ms: float
-    stdev_ms: float
-    block: int = 1
-    ci_low_ms: float | None = None
-    ci_high_ms: float | None = None
-
-
-@dataclass(frozen=True)
-class Latency:
-    """Eager and a backend, timed together.
-
-    ``eager``/``backend`` are the caller figures; ``eager_device``/``backend_device`` the
-    per-call times from blocks. ``paired_speedup`` is the median over paired blocks of eager's
-    time over the backend's, ``speedup_low``/``speedup_high`` its interval. Records made before
-    blocks were timed have only the caller figures."""
-
-    eager: Stats
-    backend: Stats
-    eager_device: Stats | None = None
-    backend_device: Stats | None = None
-    paired_speedup: float | None = None
-    speedup_low: float | None = None
-    speedup_high: float | None = None
-    unstable: bool = False
-
-    @property
-    def speedup(self) -> float:
-        """Above 1 means the backend is faster: the paired-block speedup, or for older records
-        eager's median over the backend's."""
-        return self.paired_speedup if self.paired_speedup is not None else self.caller_speedup
-
-    @property
-    def caller_speedup(self) -> float:
-        """Eager's caller median over the backend's."""
-        return self.eager.median_ms / self.backend.median_ms if self.backend.median_ms else math.inf
-
-    @property
-    def interval(self) -> tuple[float, float] | None:
-        """The speedup's interval, when measured."""
-        if self.speedup_low is None or self.speedup_high is None:
-            return None
-        return self.speedup_low, self.speedup_high
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "speedup": self.speedup}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Latency:
-        """A latency from its dict; older records carry only ``eager`` and ``backend``."""
-        known = {f.name for f in fields(Stats)}
-
-        def stats(side: Mapping[str, Any]) -> Stats:
-            return Stats(**{k: v for k, v in side.items() if k in known})
-
-        device = [stats(d[k]) if d.get(k) else None for k in ("eager_device", "backend_device")]
-        return cls(stats(d["eager"]), stats(d["backend"]), *device,
-                   d.get("paired_speedup"), d.get("speedup_low"), d.get("speedup_high"),
-                   bool(d.get("unstable", False)))
 
 
 Call = Callable[..., Any]

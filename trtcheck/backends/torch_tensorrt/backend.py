@@ -31,9 +31,9 @@ from torch.export import ExportedProgram
 from torch.utils import _pytree as pytree
 
 from trtcheck.backends.base import Backend, Compiled, CompileJob
+from trtcheck.config.options import Profile
 from trtcheck.errors import Unsupported, did_you_mean, last_line
-from trtcheck.options import Profile
-from trtcheck.rows import Evidence
+from trtcheck.results.rows import Evidence
 from trtcheck.tensors import op_name
 
 Version = tuple[int, int]

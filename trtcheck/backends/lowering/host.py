@@ -1,9 +1,10 @@
 """The lowering host: a subprocess that runs Torch-TensorRT's real Python code on PyTorch.
 
-Started as ``python -m trtcheck.backends.lowering_host REQUEST_FD REPLY_FD PARENT_PID CODE_DIR`` (``CODE_DIR``
-empty for an installed ``torch_tensorrt``). It puts the release's code on ``sys.path``, installs the
-``tensorrt`` stand-in and CUDA shims (:mod:`trtcheck.ttrt_standin`; they patch torch, which is why
-this is a separate process), imports ``torch_tensorrt`` and serves requests, each a pickled tuple
+Started as ``python -m trtcheck.backends.lowering.host REQUEST_FD REPLY_FD PARENT_PID CODE_DIR``
+(``CODE_DIR`` empty for an installed ``torch_tensorrt``). It puts the release's code on
+``sys.path``, installs the ``tensorrt`` stand-in and CUDA shims
+(:mod:`trtcheck.backends.lowering.standin`; they patch torch, which is why this is a separate
+process), imports ``torch_tensorrt`` and serves requests, each a pickled tuple
 over a pipe:
 
 - ``("compile", key, program_bytes, call, settings, device, dropped)``: ``dynamo.compile(program,
@@ -42,9 +43,9 @@ from typing import Any
 import torch
 from torch.utils import _pytree as pytree
 
-from trtcheck import ttrt_standin
-from trtcheck.backends.tensorrt import partition_summary
-from trtcheck.pipes import die_with_parent, receive, send
+from trtcheck.backends.lowering import standin as ttrt_standin
+from trtcheck.backends.torch_tensorrt.backend import partition_summary
+from trtcheck.process import die_with_parent, receive, send
 
 _COMPLEX_TO_REAL = {torch.complex64: torch.float32, torch.complex128: torch.float64,
                     torch.complex32: torch.float16}
