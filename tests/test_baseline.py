@@ -132,9 +132,9 @@ def test_reports_show_the_changes_first_and_a_status_change_always(tmp_path: Pat
     report = render_markdown(again, strict_xfail=False)
     assert report.index("## Changes against the baseline") < report.index("## Summary")
     changes = report.split("## Changes against the baseline")[1].split("## ")[0]
-    assert "1 latency regressions, 1 status changes" in changes
+    assert "1 latency regression, 1 status change, 1 accuracy change; 0 rows unchanged" in changes
     assert "| zoo::a\\[float32\\] | inductor | - | pass → **fail** | 1e-06 → 0.3 |" in changes
-    assert "**+20.0% slower: regression**" in changes
+    assert "**0.833× of the baseline, 17% slower: regression**" in changes
     comment = render_comment(again, strict_xfail=False,
                              changes=render_changes(again, heading="####"))
     assert comment.index("#### Changes against the baseline") < comment.index("Needs attention")
@@ -173,7 +173,7 @@ def test_diff_command_renders_without_running_and_gates(tmp_path: Path) -> None:
     plain = diff()
     assert plain.returncode == 0, plain.stderr
     assert plain.stdout.startswith("## Changes against the baseline")
-    assert "**+20.0% slower: regression**" in plain.stdout
+    assert "**0.833× of the baseline, 17% slower: regression**" in plain.stdout
     assert diff("--fail-on", "regression").returncode == 1
     assert diff("--fail-on", "regression", "--threshold", "0.25").returncode == 0
     out = tmp_path / "out"

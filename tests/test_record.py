@@ -10,7 +10,7 @@ from trtcheck.backends import get
 from trtcheck.config.options import Options
 from trtcheck.execution.isolate import IsolatedExecutor
 from trtcheck.results.figures import Latency, Stats
-from trtcheck.results.record import Journal, Record, save
+from trtcheck.results.record import SCHEMA_VERSION, Journal, Record, save
 from trtcheck.results.record import load as load_record
 from trtcheck.results.rows import Analysis, Evidence, Kind, Row
 from trtcheck.status import Status
@@ -57,7 +57,7 @@ def test_journal_merges_resumed_runs_last_row_wins(tmp_path: Path) -> None:
     assert [(r.case_id, r.status, r.message) for r in record.rows] == [
         ("m::a[float32]", Status.PASS, "second try"), ("m::b[float32]", Status.PASS, "")]
     assert record.analyses == {"m::a[float32]": {"path": []}}
-    assert json.loads(path.read_text().splitlines()[0])["schema"] == 2
+    assert json.loads(path.read_text().splitlines()[0])["schema"] == SCHEMA_VERSION
 
 
 def test_worker_protocol_sends_the_analysis_then_each_row(make_zoo, tmp_path: Path) -> None:

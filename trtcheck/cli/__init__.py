@@ -93,6 +93,8 @@ def cli() -> None:
               help=SETTINGS["fail_on"].help)
 @click.option("--allow-empty", is_flag=True, default=None, help=SETTINGS["allow_empty"].help)
 @click.option("--allow-skipped", is_flag=True, default=None, help=SETTINGS["allow_skipped"].help)
+@click.option("--nan", type=click.Choice(options.NAN_POLICIES), help=SETTINGS["nan"].help)
+@click.option("--fallback", type=click.Choice(options.FALLBACKS), help=SETTINGS["fallback"].help)
 @click.option("-q", "--quiet", count=True, help="Less output.")
 @click.option("-v", "--verbose", count=True, help="More output.")
 def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | None,
@@ -102,7 +104,8 @@ def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | N
             shard: str | None, baseline: Path | None, cache_dir: Path | None,
             engine_cache: bool | None, timeout: float | None, memory_limit_mb: int | None,
             resume: bool, fail_on: str | None, allow_empty: bool | None,
-            allow_skipped: bool | None, quiet: int, verbose: int) -> int:
+            allow_skipped: bool | None, nan: str | None, fallback: str | None, quiet: int,
+            verbose: int) -> int:
     """Run every case of the zoo under PATHS and write reports."""
     resolved = _resolve(
         paths, config, variants, keyword, backends_=backends_, profiles=profiles, out=out,
@@ -110,7 +113,7 @@ def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | N
         cache_dir=cache_dir, engine_cache=engine_cache, timeout=timeout,
         memory_limit_mb=memory_limit_mb, resume=resume, verbosity=verbose - quiet,
         fail_on=fail_on, allow_empty=allow_empty, allow_skipped=allow_skipped,
-        torch_tensorrt=torch_tensorrt)
+        torch_tensorrt=torch_tensorrt, nan=nan, fallback=fallback)
     from trtcheck import backends
     from trtcheck.execution.run import collect, run, start
     from trtcheck.render import write_reports
@@ -268,6 +271,7 @@ def diff_cmd(base: Path, head: Path, out: Path | None, **gate: object) -> int:
 
 def _say_baseline(rec: Record) -> None:
     """The baseline's warnings and how many rows regressed against it."""
+    from trtcheck.render.changes import count_line
     from trtcheck.render.text import plain
     from trtcheck.results import baseline
 
@@ -276,8 +280,7 @@ def _say_baseline(rec: Record) -> None:
         return
     for warning in diff.warnings:
         _echo(f"warning: {plain(warning)}", err=True)
-    _echo(f"against the baseline: {len(diff.regressions)} latency regressions, "
-               f"{sum(c.status_changed for c in diff.changes)} status changes")
+    _echo(f"against the baseline: {count_line(diff)}")
 
 
 def _resolve(paths: tuple[Path, ...], config: Path | None, variants: tuple[str, ...],

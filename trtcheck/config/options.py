@@ -6,6 +6,7 @@ and help text; the CLI's help reads it too."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -93,6 +94,8 @@ BACKENDS = ("tensorrt", "lowering", "emulate", "inductor", "eager")
 
 
 FAIL_ON = ("failures", "regression")
+NAN_POLICIES = ("warn", "fail")  # trtcheck.results.nonfinite says what each does
+FALLBACKS = ("emulate", "none")
 GATE_METRICS = ("speedup", "latency")
 
 
@@ -148,6 +151,13 @@ SETTINGS: dict[str, Setting] = {
                                     "cache on [none]."),
     "engine_cache": Setting(bool, None, "Torch-TensorRT's engine cache: build engines refittable, "
                                         "save and reuse them [on when cache_dir is set]."),
+    "nan": Setting(NAN_POLICIES, "warn", "NaN or Inf in eager's or the backend's output: warn "
+                                         "(matching ones pass, marked ⚠) or fail every such "
+                                         "row [warn]."),
+    "fallback": Setting(FALLBACKS, None, "With no backend named and lowering's code neither "
+                                         "cached nor fetchable: emulate runs instead, or none "
+                                         "(exit 2 with the fix) [none when CI is set, else "
+                                         "emulate]."),
     "profiles": Setting(dict, {}, "Settings profiles of your own, by name."),
     "tolerances": Setting(dict, {}, "Tolerances by effective dtype."),
     "timing": Setting(dict, {}, "Latency measurement settings."),
@@ -198,6 +208,10 @@ class Options:
     verbosity: int = 0
     config_file: Path | None = None
     backend_note: str | None = None
+    nan: str = "warn"
+    fallback: str = "emulate"
+    ci: bool = False  # the CI environment variable is set
+    fallback_note: str | None = None  # which backend ran instead of the default, and why
     torch_tensorrt: tuple[str, ...] = ()
     baseline: Path | None = None
     gate: Gate = field(default_factory=Gate)
@@ -229,6 +243,9 @@ class Options:
             "torch_tensorrt": list(self.torch_tensorrt),
             "baseline": str(self.baseline) if self.baseline else None,
             "gate": asdict(self.gate),
+            "nan": self.nan,
+            "fallback": self.fallback,
+            "fallback_note": self.fallback_note,
         }
 
 
@@ -368,6 +385,8 @@ def resolve(
     torch_tensorrt: tuple[str, ...] = (),
     baseline: Path | None = None,
     fail_on: str | None = None,
+    nan: str | None = None,
+    fallback: str | None = None,
 ) -> Options:
     """Resolve defaults, config file and command line; ConfigError/UsageError on anything invalid.
 
@@ -392,7 +411,7 @@ def resolve(
         "memory_limit_mb": memory_limit_mb, "baseline": baseline, "fail_on": fail_on,
         "allow_empty": allow_empty, "allow_skipped": allow_skipped, "workers": workers,
         "torch_tensorrt": list(torch_tensorrt),
-        "cache_dir": cache_dir, "engine_cache": engine_cache,
+        "cache_dir": cache_dir, "engine_cache": engine_cache, "nan": nan, "fallback": fallback,
     }).get
 
     known_profiles = _profiles(config, where)
@@ -452,7 +471,16 @@ def resolve(
         torch_tensorrt=tuple(dict.fromkeys(_lowering_code(*value("torch_tensorrt"), backend_names))),
         baseline=Path(base) if base is not None else None,
         gate=gate(value("fail_on"), value("regression_metric"), value("regression_threshold")),
+        nan=value("nan")[0],
+        fallback=value("fallback")[0] or ("none" if in_ci() else "emulate"),
+        ci=in_ci(),
     )
+
+
+def in_ci() -> bool:
+    """Whether the ``CI`` environment variable is set (GitHub Actions and most CI services
+    set ``CI=true``); ``false``, ``0`` and empty count as unset."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
 def gate(fail_on: tuple[str, str], metric: tuple[str, str],

@@ -21,6 +21,7 @@ from trtcheck.measure.memory import Peak
 from trtcheck.measure.timing import measure
 from trtcheck.program.analyze import analyze_program
 from trtcheck.program.export import export
+from trtcheck.results import nonfinite
 from trtcheck.results.figures import Memory
 from trtcheck.results.rows import NO_BACKEND, Analysis, Evidence, Row, Slot, plan, row_for, rows_for
 from trtcheck.status import Status
@@ -270,7 +271,11 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
     status, message = _verdict(result, inputs_check)
     if status is Status.PASS and truncate_double:
         message = _precision_lost(result)
-    message = "; ".join(m for m in (message, result.eager_nonfinite) if m)
+    outputs = [leaf.to_dict() for leaf in result.leaves]
+    found = nonfinite.describe(outputs)
+    if found and status is Status.PASS and opts.nan == "fail":
+        status, found = Status.FAIL, f'nan = "fail": {found}'
+    message = "; ".join(m for m in (message, found) if m)
     if opts.dtype_drift:
         try:
             with stages.stage("drift"):
@@ -293,7 +298,7 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
     except StageError as err:  # the outputs were judged already: the row keeps its status
         message = "; ".join(m for m in (message, f"timing failed, no latency: {err}") if m)
     return dict(status=status, message=message, stage=None if status is Status.PASS else "compare",
-                timings=stages.timings, outputs=[leaf.to_dict() for leaf in result.leaves],
+                timings=stages.timings, outputs=outputs,
                 latency=latency, evidence=evidence, memory=stages.memory(engine))
 
 
