@@ -14,6 +14,7 @@ from trtcheck.cli import _verdict as exit_code
 from trtcheck.config.options import Gate
 from trtcheck.render import render_changes, render_comment, render_junit, render_markdown
 from trtcheck.render.changes import change_text, count_line
+from trtcheck.results.backends import Kind
 from trtcheck.results.baseline import (
     IMPROVEMENT,
     NOISE,
@@ -26,7 +27,7 @@ from trtcheck.results.baseline import (
 )
 from trtcheck.results.figures import Latency, Stats
 from trtcheck.results.record import FIGURES_SCHEMA, Record, load, save
-from trtcheck.results.rows import Kind, Row
+from trtcheck.results.rows import Row
 from trtcheck.status import Status
 
 ENV = {"device_name": "NVIDIA H200", "driver": "570.1", "torch": "2.11.0",

@@ -36,8 +36,9 @@ from trtcheck.render.text import (
     verdict_text,
     warned,
 )
+from trtcheck.results.backends import NO_BACKEND
 from trtcheck.results.record import Record
-from trtcheck.results.rows import Row
+from trtcheck.results.rows import NO_PROFILE, Row
 from trtcheck.status import Status, Verdict, is_failure
 
 LIMIT = 60_000
@@ -124,7 +125,7 @@ def _facts(record: Record) -> str:
     env = record.environment
     kinds: dict[str, bool] = {}
     for row in record.rows:
-        if row.backend != "-":
+        if row.backend != NO_BACKEND:
             kinds[row.backend] = kinds.get(row.backend, False) or row.prediction
     ran = releases(record)
 
@@ -143,7 +144,7 @@ def _facts(record: Record) -> str:
 
 def _row_name(row: Row) -> str:
     mark = f" {PREDICTION_MARK}" if row.prediction else ""
-    profile = "" if row.profile in ("-", "default") else f" · {inert(row.profile)}"
+    profile = "" if row.profile in (NO_PROFILE, "default") else f" · {inert(row.profile)}"
     return f"{inert(row.backend)}{mark}{profile}"
 
 
