@@ -36,7 +36,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
 def _opts(keyword: str, profiles: tuple[str, ...] = ("default",)) -> options.Options:
-    return options.resolve((FIXTURES,), keyword=keyword, device="cuda", profiles=profiles,
+    return options.resolve((FIXTURES,), keyword=keyword, device="cuda", run_profiles=profiles,
                            backends=("eager", "emulate", "inductor"))
 
 
