@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from trtcheck.config.profiles import Profile
-from trtcheck.results.backends import BackendRef, Kind
+from trtcheck.results.backends import NO_BACKEND, BackendRef, Kind
 from trtcheck.results.figures import Latency, Memory
 from trtcheck.status import Status, apply_xfail
 
@@ -177,6 +177,13 @@ class Analysis:
 
     case_id: str
     data: dict[str, Any]
+
+
+def file_row(case_id: str, file: str, model: str, **fields_: Any) -> Row:
+    """An error row that stands for more than a case: a zoo file that could not be collected,
+    or a shard missing from a merge (no backend, variant or profile)."""
+    return Row(case_id, file, model, NO_VARIANT, NO_BACKEND, NO_PROFILE,
+               **{"status": Status.ERROR, **fields_})
 
 
 def row_for(case: Case, slot: Slot, **fields_: Any) -> Row:
