@@ -11,6 +11,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from trtcheck.results.metrics import NONFINITE
+
 MARK = "⚠"
 
 
@@ -46,15 +48,11 @@ def _holds(nan: int, inf: int) -> str:
 
 def count(outputs: Iterable[Mapping[str, Any]]) -> NonFinite:
     """The counts over a row's saved outputs (records without them count none)."""
-    totals = dict.fromkeys(("eager_nan", "eager_inf", "nan", "inf"), 0)
-    where = []
-    for output in outputs:
-        found = {k: output.get(k) or 0 for k in totals}
-        if any(found.values()):
-            where.append(f"out{output.get('path') or ''}")
-        for key, n in found.items():
-            totals[key] += int(n)
-    return NonFinite(**totals, where=tuple(where))
+    outputs = list(outputs)
+    totals = {m.field: int(m.of_row(outputs) or 0) for m in NONFINITE}
+    where = tuple(f"out{o.get('path') or ''}" for o in outputs
+                  if any(m.of(o) for m in NONFINITE))
+    return NonFinite(**totals, where=where)
 
 
 def describe(outputs: list[Mapping[str, Any]]) -> str:
