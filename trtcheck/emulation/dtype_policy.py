@@ -13,9 +13,10 @@ Inside the engine every node is retyped, not only the boundary:
   engine's dtype, and the Python integers an int64 op takes as values (not its dims,
   sizes or indices) wrap to int32, as TensorRT truncates int64 constants;
 - an op that still yields a wide dtype from narrow inputs (``cumsum``/``sum`` of int32,
-  ``argmax``, ``arange``) is cast to the engine's dtype right after it. For int64 this is
-  bit-identical to int32 arithmetic: wrapping commutes with +, - and ×, and every other op
-  already sees int32 inputs;
+  ``argmax``, ``arange``) is cast to the engine's dtype right after it, and an op of several
+  results (the indices of ``topk``, ``sort``, ``max.dim``, ``unique``) where each result is
+  taken out. For int64 this is bit-identical to int32 arithmetic: wrapping commutes with +,
+  - and ×, indices fit in int32, and every other op already sees int32 inputs;
 - an op PyTorch only runs on int64 indices (``one_hot``, ``nll_loss``) becomes an *int64
   island*: its truncated int32 inputs are cast back to int64 for that op alone, as the
   RFC's Torch blocks do around an engine.
@@ -23,6 +24,7 @@ Inside the engine every node is retyped, not only the boundary:
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -136,6 +138,7 @@ def retype(graph_module: fx.GraphModule, policy: Policy) -> list[str]:
         if not runs and policy.int32 and _int64_island(node, before, mode):
             notes.append(f"node {node.name} ({op_name(node.target)}): int32 -> int64 "
                          "(needs int64 inputs)")
+        _mark_wide_parts(node, policy)
         notes.extend(_narrow_output(node, policy, mode))
     graph_module.recompile()
     return notes
@@ -180,6 +183,17 @@ def _int64_island(node: fx.Node, before: dict[fx.Node, Any], mode: Any) -> bool:
     return evaluate(node, mode)
 
 
+def _mark_wide_parts(node: fx.Node, policy: Policy) -> None:
+    """Mark an op of several results (``topk``, ``sort``, ``max.dim``) that yields a wide dtype.
+
+    Its results are narrowed where the graph takes them apart (each ``getitem``), as a
+    single-result op is narrowed right after it."""
+    val = node.meta.get("val")
+    if isinstance(val, (list, tuple)) and any(
+            policy.engine_dtype(t.dtype) != t.dtype for t in tensor_leaves(val)):
+        node.meta.setdefault("trtcheck", NARROWED)
+
+
 def _narrow_output(node: fx.Node, policy: Policy, mode: Any) -> list[str]:
     val = node.meta.get("val")
     if not isinstance(val, torch.Tensor) or policy.engine_dtype(val.dtype) == val.dtype:
@@ -190,8 +204,10 @@ def _narrow_output(node: fx.Node, policy: Policy, mode: Any) -> list[str]:
     node.replace_all_uses_with(cast, delete_user_cb=lambda user: user is not cast)
     node.meta.setdefault("trtcheck", NARROWED)
     evaluate(cast, mode)
-    return [f"node {node.name} ({op_name(node.target)}): "
-            f"{dtype_name(val.dtype)} -> {dtype_name(dtype)}"]
+    what = op_name(node.target)
+    if node.target is operator.getitem and isinstance(node.args[0], fx.Node):
+        what = f"{op_name(node.args[0].target)}[{node.args[1]}]"
+    return [f"node {node.name} ({what}): {dtype_name(val.dtype)} -> {dtype_name(dtype)}"]
 
 
 def census(program: ExportedProgram) -> dict[str, dict[str, list[dict[str, Any]]]]:

@@ -14,7 +14,7 @@ from torch.export import ExportedProgram
 
 from trtcheck.backends import Backend, CompileJob
 from trtcheck.config.options import Options, Tolerance
-from trtcheck.errors import Unsupported, last_line, location
+from trtcheck.errors import INTERNAL, InternalError, Unsupported, last_line, location
 from trtcheck.measure import drift, memory
 from trtcheck.measure.compare import NO_NARROWING, TRUNCATE_DOUBLE, Comparison, compare
 from trtcheck.measure.memory import Peak
@@ -85,6 +85,8 @@ class Stages:
                 yield
         except Unsupported:
             raise
+        except InternalError as exc:  # trtcheck's bug: no user file:line to blame
+            raise StageError(INTERNAL, exc, "", self.device) from exc
         except Exception as exc:
             # No frame of the zoo in the traceback (a factory's bad return value, an export
             # error raised inside torch): point at the model's declaration instead.
