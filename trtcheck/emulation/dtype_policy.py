@@ -34,6 +34,7 @@ from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
 
 from trtcheck.config.options import Profile
+from trtcheck.emulation.converters import ConverterTable
 from trtcheck.emulation.graph import (
     COMPLEX_DTYPES,
     FALLBACK,
@@ -79,20 +80,30 @@ class Policy:
         return self.narrowing.get(dtype, dtype)
 
 
-def fp64_problem(graph: fx.Graph) -> str | None:
+def fp64_problem(graph: fx.Graph, converters: ConverterTable) -> str | None:
     """Why TensorRT cannot build this engine graph without truncate_double, or None.
 
-    TensorRT has no FP64 (Torch-TensorRT's converters reject float64 tensors and constants
-    in a TensorRT block unless ``truncate_double`` is on); complex128 values are float64 views
-    here. Complex ops left to PyTorch (fallbacks) may hold them."""
+    TensorRT has no FP64: Torch-TensorRT refuses float64 tensors and constants in a TensorRT
+    block unless ``truncate_double`` is on (complex128 values are float64 views here). A node
+    holds float64 when its value or one of its tensor inputs is float64; it is in a TensorRT block
+    when the release converts its op (``converters``). Ops that run in PyTorch may hold float64:
+    complex fallbacks, ops with no converter, and ops whose converter's validator refuses them."""
     for node in graph.nodes:
-        if node.op == "output" or node.meta.get("trtcheck") == FALLBACK:
+        if node.op != "call_function" or node.meta.get("trtcheck") == FALLBACK:
             continue
-        if any(t.dtype == torch.float64 for t in tensor_leaves(node.meta.get("val"))):
-            what = op_name(node.target) if node.op == "call_function" else node.op
-            return (f"TensorRT has no FP64: node {node.name} ({what}) holds float64; "
-                    "truncate_double = true computes it in float32")
+        if not any(t.dtype == torch.float64 for t in _held(node)):
+            continue
+        why = converters.reaches_tensorrt(node)
+        if why:
+            return (f"TensorRT has no FP64: node {node.name} ({op_name(node.target)}) holds "
+                    f"float64 and {why}; truncate_double = true computes it in float32")
     return None
+
+
+def _held(node: fx.Node) -> list[torch.Tensor]:
+    """The tensors a node takes and makes."""
+    inputs = [t for i in node.all_input_nodes for t in tensor_leaves(i.meta.get("val"))]
+    return inputs + tensor_leaves(node.meta.get("val"))
 
 
 def returned_dtypes(program: ExportedProgram) -> dict[torch.dtype, torch.dtype]:
