@@ -13,11 +13,13 @@ import pytest
 from trtcheck.backends import Backend, Compiled, CompileJob
 from trtcheck.backends.emulate import EmulateBackend
 from trtcheck.backends.lowering.backend import LoweringBackend
-from trtcheck.config.options import BUILTIN_PROFILES, Options
+from trtcheck.config.options import Options
+from trtcheck.config.profiles import BUILTIN_PROFILES
 from trtcheck.config.timing import Timing
 from trtcheck.errors import INTERNAL, InternalError
 from trtcheck.execution.case import iter_rows
 from trtcheck.execution.run import collect
+from trtcheck.results.backends import Kind, Traits
 from trtcheck.results.rows import Row
 from trtcheck.status import Status
 
@@ -70,7 +72,7 @@ def test_emulate_passes_every_row_the_real_lowering_passes(ttrt_releases) -> Non
 class _Broken(Backend):
     """A backend whose own code breaks one of its invariants while compiling."""
 
-    name = "broken"
+    traits = Traits("broken", Kind.MEASURED, rewrites=False, uses_profiles=False)
 
     def compile(self, job: CompileJob) -> Compiled:
         raise InternalError("the node left int64 behind")

@@ -13,7 +13,8 @@ import torch
 from torch.export import ExportedProgram
 
 from trtcheck.backends import Backend, CompileJob
-from trtcheck.config.options import Options, Tolerance
+from trtcheck.config.options import Options
+from trtcheck.config.profiles import Tolerance
 from trtcheck.errors import INTERNAL, InternalError, Unsupported, last_line, location
 from trtcheck.measure import drift, memory
 from trtcheck.measure.compare import NO_NARROWING, TRUNCATE_DOUBLE, Comparison, compare
@@ -22,8 +23,9 @@ from trtcheck.measure.mutation import inputs_changed, mutation_problem
 from trtcheck.measure.timing import measure
 from trtcheck.program.analyze import analyze_program
 from trtcheck.program.export import export
+from trtcheck.results.backends import NO_BACKEND
 from trtcheck.results.figures import Memory
-from trtcheck.results.rows import NO_BACKEND, Analysis, Evidence, Row, Slot, plan, row_for, rows_for
+from trtcheck.results.rows import Analysis, Evidence, Row, Slot, plan, row_for, rows_for
 from trtcheck.status import Status
 from trtcheck.tensors import StateSnapshot, clone, to_device
 from trtcheck.zoo.cases import Case, build
@@ -266,8 +268,8 @@ class Eager:
         """``""``, or the line every row of a module that changes its own buffers carries."""
         if not self.changes_state:
             return ""
-        return (f"the module changes its own buffers between calls: {', '.join(self.changes_state)}"
-                " (eager and the backend are compared from the same starting state)")
+        return (f"{STATE_CHANGES}: {', '.join(self.changes_state)} (eager and the backend are "
+                "compared from the same starting state)")
 
 
 def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
