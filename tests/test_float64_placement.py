@@ -1,8 +1,9 @@
 """float64 that stays in PyTorch passes; float64 in a TensorRT block is unsupported without
 truncate_double (tests/zoos/float64_placement), and the converter table ``emulate`` decides by.
 
-The table (trtcheck/emulation/converters.json) is what tools/gen_converter_table.py generates from
-Torch-TensorRT 2.13.0's real converter registry; ``lowering`` runs that release's partitioner.
+The table (trtcheck/emulation/converters.json) is what ``python -m
+trtcheck.backends.lowering.converter_table`` generates from Torch-TensorRT 2.13.0's real converter
+registry; ``lowering`` runs that release's partitioner.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
 
 from trtcheck.backends import Backend
 from trtcheck.backends.emulate import EmulateBackend
@@ -48,7 +48,7 @@ def test_float64_in_pytorch_passes_and_in_tensorrt_is_unsupported() -> None:
         row = rows[(name, "emulate")]
         assert row.status is Status.PASS, row.message
         assert row.evidence.details["converter_table"] == (
-            "Torch-TensorRT 2.13.0 converter registry (tools/gen_converter_table.py)")
+            "Torch-TensorRT 2.13.0's converter registry (trtcheck/emulation/converters.json)")
     for name, words in IN_TENSORRT.items():
         row = rows[(name, "emulate")]
         assert (row.status, row.stage) == (Status.UNSUPPORTED, "compile")
@@ -77,8 +77,8 @@ def test_the_table_names_its_release_and_a_validator_that_refuses_float64() -> N
 @pytest.mark.slow
 def test_the_committed_table_is_what_the_script_generates(ttrt_releases, tmp_path: Path) -> None:
     out = tmp_path / "converters.json"
-    subprocess.run([sys.executable, str(REPO / "tools" / "gen_converter_table.py"),
+    subprocess.run([sys.executable, "-m", "trtcheck.backends.lowering.converter_table",
                     "--release", converters.table().release, "--out", str(out)],
-                   check=True, capture_output=True, cwd=REPO)
+                   check=True, capture_output=True, cwd=tmp_path)
     assert json.loads(out.read_text()) == json.loads(converters.TABLE.read_text())
     assert out.read_text() == converters.TABLE.read_text()

@@ -3,7 +3,7 @@
 Torch-TensorRT refuses float64 only inside TensorRT blocks: an op with no converter, or whose
 converter's validator refuses the node, runs in PyTorch, where float64 is fine. ``emulate`` runs
 where Torch-TensorRT's code is not available, so it reads ``converters.json``, generated from
-that release's real converter registry by ``tools/gen_converter_table.py``.
+that release's real converter registry by ``python -m trtcheck.backends.lowering.converter_table``.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class ConverterTable:
     @property
     def source(self) -> str:
         """Where the table comes from, for a row's evidence."""
-        return f"Torch-TensorRT {self.release} converter registry (tools/gen_converter_table.py)"
+        return f"Torch-TensorRT {self.release}'s converter registry (trtcheck/emulation/{TABLE.name})"
 
     def reaches_tensorrt(self, node: fx.Node) -> str | None:
         """Why this node would be converted to TensorRT, or None if it runs in PyTorch.

@@ -2,22 +2,21 @@
 
 ``emulate`` runs where Torch-TensorRT's code is not available, yet needs to know which ops would
 reach TensorRT (where float64 is refused unless truncate_double is on) and which stay in PyTorch.
-This script imports the release's real Python code as the ``lowering`` backend does (over the
-``tensorrt`` stand-in, on CPU) and writes, per op:
+This module imports the release's real Python code as the ``lowering`` backend does (over the
+``tensorrt`` stand-in, on CPU, so it runs in a process of its own) and writes, per op:
 
 - ``validated``: whether a converter's capability validator decides per node;
 - ``accepts``: for a validated op, whether the registry accepts a probe node whose tensor
   arguments have one dtype and whose dtype arguments another (keyed ``float64>float32``, ``-``
   for none), or ``null`` when its validator cannot judge a probe (it reads what the probe does
-  not have). Most
-  validators look at a node's users, shapes or arguments, not its dtype, and refuse or accept
-  both probes alike; ``_to_copy`` to float64 is the one a probe finds refused;
+  not have). Most validators look at a node's users, shapes or arguments, not its dtype, and
+  refuse or accept every probe alike; ``_to_copy`` to float64 is one a probe finds refused;
 
-and the ops the release decomposes before partitioning. Run from the repository root::
+and the ops the release decomposes before partitioning. Run::
 
-    python tools/gen_converter_table.py [--release 2.13.0] [--out PATH]
+    python -m trtcheck.backends.lowering.converter_table [--release 2.13.0] [--out PATH]
 
-``tests/test_converter_table.py`` checks that the committed table is what this script writes.
+``tests/test_float64_placement.py`` checks that the committed table is what this writes.
 """
 
 from __future__ import annotations
@@ -35,9 +34,8 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 from trtcheck.backends.lowering.code import locate
 from trtcheck.backends.lowering.host import load
-from trtcheck.emulation.converters import probe_key
+from trtcheck.emulation.converters import TABLE, probe_key
 
-OUT = Path(__file__).resolve().parent.parent / "trtcheck" / "emulation" / "converters.json"
 RELEASE = "2.13.0"
 INPUTS = (torch.float32, torch.float64, torch.int64)  # the dtype of every tensor argument
 TARGETS = (torch.float32, torch.float64)  # the dtype of every dtype argument (``_to_copy``'s)
@@ -136,7 +134,7 @@ def generate(release: str) -> dict[str, Any]:
     return {
         "release": release,
         "torch": torch.__version__.split("+")[0],
-        "generated_by": "tools/gen_converter_table.py",
+        "generated_by": "python -m trtcheck.backends.lowering.converter_table",
         "converters": dict(sorted(ops.items())),
         "decomposed": decomposed,
     }
@@ -149,7 +147,7 @@ def render(table: dict[str, Any]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--release", default=RELEASE)
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--out", type=Path, default=TABLE)
     options = parser.parse_args()
     options.out.write_text(render(generate(options.release)))
     return 0
