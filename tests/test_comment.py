@@ -56,7 +56,8 @@ def test_sample_zoo_comment_is_small_and_shows_the_failure(tmp_path: Path) -> No
     assert len(text.encode()) < 8 * 1024
     table_rows = [line for line in (tmp_path / "report.md").read_text().splitlines()
                   if line.startswith("| ")]
-    assert len(table_rows) > 4 * len([line for line in text.splitlines() if line.startswith("| ")])
+    # a summary: under a third of the report's table rows
+    assert len(table_rows) > 3 * len([line for line in text.splitlines() if line.startswith("| ")])
     shown = _visible(text)
     assert shown.startswith("### trtcheck: ❌ FAIL: 1 of 78 rows fail the run")
     assert "fail 1 · xpass 6 · unsupported 2 · xfail 2 · pass 67" in shown

@@ -50,6 +50,17 @@ class Unsupported(Exception):
     """A known limitation: the row becomes ``unsupported`` with this reason, not ``error``."""
 
 
+INTERNAL = "internal"  # the stage of a row that trtcheck's own error ended
+
+
+class InternalError(Exception):
+    """A broken invariant of trtcheck's own code: an ``error`` row at stage ``internal`` that
+    asks for a report, never blamed on the model."""
+
+    def __str__(self) -> str:
+        return f"trtcheck's own error, not the model's (please report it): {super().__str__()}"
+
+
 def last_line(exc: BaseException, *, cut: bool = False) -> str:
     """``Type: message`` on one line — what tables show for an exception. With ``cut``, a
     message of several lines (torch.export's, with a graph and advice) gives only its first
