@@ -263,6 +263,7 @@ def resolve(paths: tuple[Path, ...], **given: Any) -> Options:
     devices = resolve_devices(*value("device"))  # imports torch: after the checks that need none
     cache_path, use_cache = value("cache_dir")[0], value("engine_cache")[0]
     base = _baseline(*value("baseline"))
+    ci = in_ci()
     return Options(
         paths=tuple(p.resolve() for p in paths),
         backends=tuple(dict.fromkeys(backend_names)),
@@ -293,8 +294,8 @@ def resolve(paths: tuple[Path, ...], **given: Any) -> Options:
         baseline=base,
         gate=gate(value("fail_on"), value("regression_metric"), value("regression_threshold")),
         nan=value("nan")[0],
-        fallback=value("fallback")[0] or ("none" if in_ci() else "emulate"),
-        ci=in_ci(),
+        fallback=value("fallback")[0] or ("none" if ci else "emulate"),
+        ci=ci,
     )
 
 
@@ -302,6 +303,8 @@ def in_ci() -> bool:
     """Whether the ``CI`` environment variable is set (GitHub Actions and most CI services
     set ``CI=true``); ``false``, ``0`` and empty count as unset."""
     return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
 def _config(paths: tuple[Path, ...], given: Path | None) -> tuple[Path | None, dict[str, Any]]:
     """The config file named, else the nearest one, and its table."""
     if given is not None:

@@ -19,7 +19,6 @@ from trtcheck.render.text import (
     warned,
 )
 from trtcheck.results.record import Record
-from trtcheck.results.rows import Row
 from trtcheck.status import Status, Verdict
 
 MESSAGE_WIDTH = 80
@@ -32,7 +31,7 @@ def render_summary(record: Record, *, strict_xfail: bool) -> str:
     rows = [
         [status_text(r) if warned(r) else str(r.status), plain(r.case_id),
          plain(r.backend) + (f" {PREDICTION_MARK}" if r.prediction else ""),
-         plain(r.profile), plain(r.stage or ""), _message(r)]
+         plain(r.profile), plain(r.stage or ""), shortened(r, plain(r.message), _shorten)]
         for r in shown
     ]
     lines = [f"note: {plain(fallback_text(record))}"] if fallback_text(record) else []
@@ -50,10 +49,6 @@ def render_summary(record: Record, *, strict_xfail: bool) -> str:
     for kind in kinds_present(record):
         lines.append(f"{PREDICTION_MARK} on a row of kind {kind} marks {KIND_NOTES[kind]}")
     return "\n".join(lines)
-
-
-def _message(row: Row) -> str:
-    return shortened(row, plain(row.message), _shorten)
 
 
 def _shorten(text: str) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from trtcheck.results import nonfinite
-from trtcheck.results.backends import Kind, traits_of
+from trtcheck.results.backends import NO_BACKEND, Kind, traits_of
 from trtcheck.results.nonfinite import MARK as NONFINITE_MARK
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
@@ -192,7 +192,7 @@ def releases(record: Record) -> dict[str, list[str]]:
     """Each backend's Torch-TensorRT releases whose code ran, from its rows' evidence."""
     found: dict[str, list[str]] = {}
     for row in record.rows:
-        if row.backend != "-":
+        if row.backend != NO_BACKEND:
             versions = found.setdefault(row.backend, [])
             version = row.evidence.versions.get("torch_tensorrt")
             if version and version not in versions:
