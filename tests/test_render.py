@@ -99,7 +99,7 @@ def make_record() -> Record:
         _row("audio/stft.py", "spectrum", "complex64", "inductor", Status.XPASS,
              message="expected to fail (issue 12) but passed"),
         _row("audio/stft.py", "spectrum", "complex64", "tensorrt", Status.SKIPPED,
-             message="torch_tensorrt is not installed (pip install trtcheck[tensorrt])"),
+             message="torch_tensorrt is not installed (pip install \"torch-trtcheck[tensorrt]\")"),
         _row("", "slow_model", "float64", "inductor", Status.TIMEOUT, stage="run",
              message="no result after 300 s"),
         _row("sci/fp64.py", "solver", "float64", "inductor", Status.CRASH, stage="run",

@@ -38,7 +38,7 @@ from trtcheck.tensors import op_name
 
 Version = tuple[int, int]
 
-NOT_INSTALLED = "torch_tensorrt is not installed (pip install trtcheck[tensorrt])"
+NOT_INSTALLED = "torch_tensorrt is not installed (pip install \"torch-trtcheck[tensorrt]\")"
 
 # Profile fields that Torch-TensorRT also knows as settings: the profile's value is the one
 # passed, because trtcheck picks tolerances from the profile (truncate_double).

@@ -27,6 +27,8 @@ from trtcheck.render.text import (
     md,
     num,
     speedup_text,
+    stack_facts,
+    stack_warnings,
     status_counts,
     verdict_text,
 )
@@ -120,9 +122,8 @@ def _facts(record: Record) -> str:
                          for b, p in kinds.items()) or NONE
     device = env.get("device") or NONE
     gpu = env.get("device_name") if str(device).startswith("cuda") else f"none ({device})"
-    return (f"Backends: {backends}<br>torch {inert(env.get('torch') or NONE)} · "
-            f"torch_tensorrt {inert(env.get('torch_tensorrt') or 'not installed')} · "
-            f"TensorRT {inert(env.get('tensorrt') or 'not installed')} · GPU: {inert(gpu)}")
+    facts = f"Backends: {backends}<br>{' · '.join(stack_facts(env, inert))} · GPU: {inert(gpu)}"
+    return "<br>".join([facts, *stack_warnings(env, inert)])
 
 
 def _row_name(row: Row) -> str:
