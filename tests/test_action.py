@@ -3,6 +3,7 @@ comment script run by node against a fake GitHub client."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -176,32 +177,119 @@ def _recorder(tmp_path: Path, body: str) -> Path:
     return path
 
 
-def test_install_step_makes_a_venv_that_reuses_site_packages(tmp_path: Path) -> None:
-    venv = tmp_path / "runner-temp" / "trtcheck-venv"
-    python = _recorder(tmp_path, 'printf "%s\\n" "$@" > "$ARGS_FILE.venv"\n'
-                                 f'mkdir -p "{venv}/bin"; cp "$0.pip" "{venv}/bin/python"\n')
-    pip = Path(f"{python}.pip")
-    pip.write_text('#!/usr/bin/env bash\nprintf "%s\\n" "$@" > "$ARGS_FILE.pip"\n')
-    pip.chmod(0o755)
-    inputs = {"python": str(python), "extras": "tensorrt,dev",
-              "torch-index-url": "https://download.pytorch.org/whl/cpu $(touch pwned)"}
-    env = {**runner_env(tmp_path, ARGS_FILE=str(tmp_path / "args")),
+def tagged_checkout(tmp_path: Path, tag: str = "v9.8.7") -> Path:
+    """This working tree committed into a new repository and tagged ``tag``."""
+    repo = tmp_path / "origin"
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                           cwd=REPO, capture_output=True, check=True).stdout.split(b"\0")
+    for name in filter(None, (f.decode() for f in files)):
+        if (REPO / name).is_file():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, repo / name)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo)]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "release"], ["tag", tag]):
+        subprocess.run([*git, *args], check=True, capture_output=True)
+    return repo
+
+
+def install(tmp_path: Path, action_path: Path, **inputs: str) -> subprocess.CompletedProcess[str]:
+    """The install step under a simulated runner, with the action at ``action_path`` and, unless
+    ``python`` is given, this test's interpreter (a venv holding torch) as the runner's."""
+    inputs = {"python": sys.executable, **inputs}
+    env = {**runner_env(tmp_path, GITHUB_ACTION_PATH=str(action_path),
+                        PIP_CACHE_DIR=str(tmp_path / "pip-cache")),
            **step_env("Install trtcheck", inputs, {})}
-    proc = run_step("Install trtcheck", env, tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert (tmp_path / "args.venv").read_text().splitlines() == [
-        "-m", "venv", "--system-site-packages", str(venv)]
-    assert (tmp_path / "args.pip").read_text().splitlines() == [
-        "-m", "pip", "install", "--disable-pip-version-check", "--extra-index-url",
-        "https://download.pytorch.org/whl/cpu $(touch pwned)", f"{REPO}[tensorrt,dev]"]
+    return run_step("Install trtcheck", env, tmp_path)
+
+
+def _installed_version(venv: Path) -> str:
+    proc = subprocess.run([str(venv / "bin" / "python"), "-m", "trtcheck", "--version"],
+                          capture_output=True, text=True, check=True, cwd=venv)
+    return proc.stdout.split()[1]
+
+
+@pytest.mark.slow
+def test_install_from_a_tagged_clone_keeps_the_runners_torch(tmp_path: Path) -> None:
+    """``uses: ./`` (a git checkout): version 9.8.7 from the tag; the runner's python is a venv
+    holding torch, which the Action's venv imports and pip leaves alone."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(tagged_checkout(tmp_path)), str(clone)], check=True)
+    proc = install(tmp_path, clone)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    venv = tmp_path / "runner-temp" / "trtcheck-venv"
     assert read_outputs(tmp_path / "output") == {"python": f"{venv}/bin/python"}
-    assert not (tmp_path / "pwned").exists()
+    assert _installed_version(venv) == "9.8.7"
+    assert "trtcheck 9.8.7 (distribution torch-trtcheck)" in proc.stdout
+    # the log says which interpreter, how its packages are seen, what was found and held
+    import torch
+
+    assert f"python {sys.executable} (" in proc.stdout and ") is a venv at " in proc.stdout
+    assert f"found torch {torch.__version__} (" in proc.stdout
+    assert f"held to them by constraints: torch=={torch.__version__}" in proc.stdout
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    assert not (site / "torch").exists() and not list(site.glob("torch-*.dist-info"))
+    assert "Requirement already satisfied: torch" in proc.stdout
+    # nothing built in the action's folder
+    assert subprocess.run(["git", "-C", str(clone), "status", "--porcelain", "--ignored"],
+                          capture_output=True, text=True, check=True).stdout == ""
+    # the run reports the runner's torch, and where it came from
+    out = tmp_path / "report"
+    inputs = {"paths": "fixtures/", "backends": "eager", "device": "cpu", "out": str(out),
+              "args": "-k\nid_hash\n--no-isolate"}
+    run = run_step("Run trtcheck", {**runner_env(tmp_path, GITHUB_ACTION_PATH=str(clone)),
+                                    **step_env("Run trtcheck", inputs, read_outputs(
+                                        tmp_path / "output"))}, clone)
+    assert run.returncode == 0, run.stdout + run.stderr
+    environment = json.loads((out / "results.json").read_text())["environment"]
+    assert (environment["trtcheck"], environment["torch"]) == ("9.8.7", torch.__version__)
+    assert environment["sources"] == {"torch": "runner"}
+    header = (out / "report.md").read_text().splitlines()[2]
+    assert header.startswith(f"trtcheck 9.8.7 · torch {torch.__version__} (from the runner) · "
+                             "Torch-TensorRT not installed · TensorRT not installed")
+    assert f"torch {torch.__version__} (from the runner)" in (out / "comment.md").read_text()
+
+
+@pytest.mark.slow
+def test_install_from_a_git_archive_of_the_tag(tmp_path: Path) -> None:
+    """``uses: org/trtcheck@v9.8.7`` downloads a tarball made by git archive: no .git."""
+    origin = tagged_checkout(tmp_path)
+    unpacked = tmp_path / "org" / "trtcheck" / "v9.8.7"
+    unpacked.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(origin), "archive", "--format=tar", "v9.8.7"],
+                             capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(unpacked)], input=archive, check=True)
+    assert "describe-name: v9.8.7" in (unpacked / ".git_archival.txt").read_text()
+    before = sorted(p.relative_to(unpacked) for p in unpacked.rglob("*"))
+    proc = install(tmp_path, unpacked)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert _installed_version(tmp_path / "runner-temp" / "trtcheck-venv") == "9.8.7"
+    assert sorted(p.relative_to(unpacked) for p in unpacked.rglob("*")) == before
+
+
+def test_tensorrt_extra_without_a_matching_torch_tensorrt_stops_before_pip(tmp_path: Path) -> None:
+    """This interpreter has torch and no Torch-TensorRT: the extra would bring another torch."""
+    import torch
+
+    pytest.importorskip("torch")
+    if importlib.util.find_spec("torch_tensorrt") is not None:
+        pytest.skip("Torch-TensorRT is installed here")
+    proc = install(tmp_path, REPO, extras="tensorrt")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    (error,) = [x for x in proc.stdout.splitlines() if x.startswith("::error")]
+    assert f"torch {torch.__version__}, torch_tensorrt not installed, tensorrt not installed" in error
+    assert "torch-tensorrt==2.13.0 with TensorRT 11.0" in error and "install-torch: true" in error
+    assert read_outputs(tmp_path / "output") == {"exit-code": "2", "status": "error"}
+    # stopped before any venv or download
+    assert not (tmp_path / "runner-temp" / "trtcheck-venv").exists()
+    assert not (tmp_path / "pip-cache").exists()
 
 
 @pytest.mark.parametrize(("inputs", "message"), [
     ({"extras": "tensorrt] --index-url=https://evil"}, "extras must be"),
     ({"fail-on": "regressions"}, "fail-on must be failures, regression or never"),
     ({"summary": "yes"}, "summary must be true or false"),
+    ({"install-torch": "yes"}, "install-torch must be true or false"),
+    ({"cache": "off"}, "cache must be true or false"),
 ])
 def test_install_step_rejects_bad_inputs(tmp_path: Path, inputs: dict[str, str],
                                          message: str) -> None:
@@ -212,6 +300,7 @@ def test_install_step_rejects_bad_inputs(tmp_path: Path, inputs: dict[str, str],
     assert proc.returncode == 2
     assert f"::error title=trtcheck::{message}" in proc.stdout
     assert not (tmp_path / "ran").exists()
+    assert read_outputs(tmp_path / "output") == {"exit-code": "2", "status": "error"}
 
 
 def test_run_step_maps_hostile_inputs_to_arguments(tmp_path: Path) -> None:

@@ -264,19 +264,17 @@ def _escape(text: str) -> str:
 
 # --- at run time, in the environment trtcheck runs in ------------------------------------------
 
-def sources(prefix: str = sys.prefix) -> dict[str, str]:
-    """Where each of the three came from: ``runner`` (the runner's environment, seen through the
-    Action's ``.pth``), ``action`` (installed by the Action) or ``environment`` (trtcheck was not
-    installed by the Action: the environment it runs in)."""
+def sources(prefix: str = sys.prefix, found: dict[str, Found] | None = None) -> dict[str, str]:
+    """Where each installed one of the three came from: ``runner`` (the runner's environment,
+    seen through the Action's ``.pth``), ``action`` (installed by the Action) or ``environment``
+    (trtcheck was not installed by the Action: the environment it runs in)."""
     marked = os.path.isfile(os.path.join(prefix, MARKER))
-    found = {}
-    for module in MODULES:
-        f = find(module)
-        if not f.installed:
-            continue
-        inside = os.path.abspath(f.location or "").startswith(os.path.abspath(prefix) + os.sep)
-        found[module] = ("action" if inside else "runner") if marked else "environment"
-    return found
+    where = {}
+    for module, f in (found if found is not None else {m: find(m) for m in MODULES}).items():
+        if f.installed:
+            inside = os.path.abspath(f.location or "").startswith(os.path.abspath(prefix) + os.sep)
+            where[module] = ("action" if inside else "runner") if marked else "environment"
+    return where
 
 
 if __name__ == "__main__":
