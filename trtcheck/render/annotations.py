@@ -7,8 +7,8 @@ from trtcheck.render.text import headline, plain
 from trtcheck.rows import Row
 from trtcheck.status import is_failure
 
-# GitHub shows at most 50 annotations of a kind per job; the rest are in the reports.
-MAX_ANNOTATIONS = 50
+# GitHub shows at most 10 error annotations per step; the rest are counted in one notice.
+MAX_ANNOTATIONS = 10
 
 
 def escape_data(text: str) -> str:
@@ -26,8 +26,9 @@ def render_annotations(record: Record, *, strict_xfail: bool) -> list[str]:
     failing = [r for r in record.rows if is_failure(r.status, strict_xfail=strict_xfail)]
     lines = [_annotation(r) for r in failing[:MAX_ANNOTATIONS]]
     if len(failing) > MAX_ANNOTATIONS:
-        lines.append(f"::warning title=trtcheck::{len(failing) - MAX_ANNOTATIONS} more failing rows "
-                     "are not annotated; see report.md")
+        lines.append(f"::notice title=trtcheck::{len(failing) - MAX_ANNOTATIONS} more failing rows "
+                     f"are not annotated (GitHub shows {MAX_ANNOTATIONS} errors per step): they "
+                     "are in the job summary and in report.md of the report artifact")
     return lines
 
 
