@@ -72,7 +72,9 @@ def test_outputs_of_the_main_action() -> None:
                                       "report-dir", "comment-file", "results-json"}
     assert ACTION["inputs"]["comment"]["default"] == "false"
     assert ACTION["inputs"]["device"]["default"] == ACTION["inputs"]["out"]["default"] == ""
-    token_steps = [s["name"] for s in ACTION["runs"]["steps"] if "inputs.github-token" in str(s)]
+    # the token's value reaches only the comment step (another step only tests it for empty)
+    token_steps = [s["name"] for s in ACTION["runs"]["steps"]
+                   if "inputs.github-token" in str([s.get("with"), s.get("env"), s.get("run")])]
     assert token_steps == ["Sticky pull-request comment"]
     assert ACTION["runs"]["steps"][-2]["name"] == "Sticky pull-request comment"
 
@@ -477,3 +479,79 @@ def test_workflow_run_finds_a_fork_pull_request_by_its_head_commit(tmp_path: Pat
     assert created["issue_number"] == 9 and "actions/runs/9" in created["body"]
     stale = sticky(tmp_path, payload={"workflow_run": run}, pulls=pulls[:1])
     assert stale["result"] == "skipped"
+
+
+def test_two_jobs_at_once_leave_one_comment(tmp_path: Path) -> None:
+    """Both find no comment and both create one: the re-find after creating keeps one."""
+    files = []
+    for i in range(2):
+        files.append(tmp_path / f"comment{i}.md")
+        files[-1].write_text(f"### trtcheck: job {i}\n")
+    done = sticky(tmp_path, jobs=2, job_env=[{"TRTCHECK_COMMENT_FILE": str(f)} for f in files])
+    assert len(_calls(done, "createComment")) == 2  # the race did happen
+    (left,) = done["comments"]
+    assert left["body"].startswith("<!-- trtcheck-sticky-comment:trtcheck -->\n### trtcheck: job ")
+    assert sorted(done["results"]) == ["created", "updated"]
+    # a later job finds that one comment and updates it
+    again = sticky(tmp_path, comments=done["comments"])
+    assert again["result"] == "updated" and not _calls(again, "createComment")
+
+
+def _node_limit() -> int:
+    node = _tool("node")
+    code = f"console.log(require({str(REPO / 'comment' / 'sticky.js')!r}).LIMIT)"
+    return int(subprocess.run([node, "-e", code], capture_output=True, text=True,
+                              check=True).stdout)
+
+
+def test_python_and_js_cut_at_one_limit_in_code_points(tmp_path: Path) -> None:
+    from trtcheck.render.comment import LIMIT
+
+    assert _node_limit() == LIMIT
+    marker = "<!-- trtcheck-sticky-comment:trtcheck -->\n"
+    # 59,013 code points, 89,013 UTF-16 units: within the limit, so posted whole
+    text = "🔥" * 30_000 + "x" * 29_013
+    (tmp_path / "comment.md").write_text(text, encoding="utf-8")
+    env = {"TRTCHECK_COMMENT_FILE": str(tmp_path / "comment.md")}
+    (created,) = _calls(sticky(tmp_path, env=env), "createComment")
+    assert created["body"] == marker + text
+    # over it: cut to the limit, never between the two halves of a surrogate pair
+    (tmp_path / "comment.md").write_text("a" + "🔥" * LIMIT, encoding="utf-8")
+    (created,) = _calls(sticky(tmp_path, env=env), "createComment")
+    body = created["body"].removeprefix(marker)
+    assert len(body) == LIMIT and body.endswith("… cut: see the report artifact.\n")
+    body.encode("utf-8")  # a lone surrogate would not encode
+
+
+def test_the_posted_comment_makes_no_live_reference(tmp_path: Path) -> None:
+    """comment.md comes from a job that ran pull-request code: it is defused again."""
+    hostile = ("see #1, org/repo#12, GH-5 and gh-6; ping &#64;user, &#x40;team, &commat;x, "
+               "@user, @org/team; ![pixel](https://e.x/p.png) <img src=https://e.x/p.png> "
+               "<IMG SRC=x> <a href=x>a</a>\n<details><summary>kept</summary>\n</details><br>")
+    (tmp_path / "comment.md").write_text(hostile)
+    done = sticky(tmp_path, env={"TRTCHECK_COMMENT_FILE": str(tmp_path / "comment.md")})
+    (created,) = _calls(done, "createComment")
+    body = created["body"].split("\n", 1)[1]
+    assert not re.search(r"#\d|gh-\d|@\w|&#0*64;|&#x0*40;|&commat;|!\[|<img|<a ", body, re.I), body
+    assert "<details><summary>kept</summary>" in body and body.endswith("</details><br>")
+    assert body.replace("\u200d", "").replace("&amp;", "&").replace("&lt;", "<") == hostile
+
+
+def test_an_empty_token_skips_the_comment_with_a_warning(tmp_path: Path) -> None:
+    """A fork's pull request gets no secret: an empty github-token must not fail the job."""
+    for manifest in MANIFESTS:
+        steps = {s["name"]: s for s in yaml.safe_load(manifest.read_text())["runs"]["steps"]}
+        post = steps["Sticky pull-request comment"]
+        assert "inputs.github-token != ''" in post["if"] and post["continue-on-error"] is True
+        skip = steps["No token for the comment"]
+        assert skip["if"].endswith("inputs.github-token == '' }}") and "env" not in skip
+        env = runner_env(tmp_path)
+        proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", skip["run"]],
+                              env=env, capture_output=True, text=True, check=False)
+        assert proc.returncode == 0
+        assert proc.stdout.startswith("::warning title=trtcheck::comment skipped: github-token is empty")
+        assert read_outputs(tmp_path / "output") == {"result": "skipped"}
+        (tmp_path / "output").unlink()
+    comment = yaml.safe_load((REPO / "comment" / "action.yml").read_text())
+    assert comment["outputs"]["result"]["value"] == (
+        "${{ steps.post.outputs.result || steps.no-token.outputs.result || 'failed' }}")

@@ -12,10 +12,12 @@ ping people or plant links through a model name.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import statistics
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any
 
 from trtcheck.github import RunLink
@@ -35,7 +37,8 @@ from trtcheck.render.text import (
 from trtcheck.rows import Row
 from trtcheck.status import Status, Verdict, is_failure
 
-LIMIT = 60_000
+# The comment's size limit, shared with comment/sticky.js.
+LIMIT: int = json.loads(resources.files("trtcheck").joinpath("limits.json").read_text("utf-8"))["comment"]
 TITLE = "trtcheck"
 ARTIFACT_NOTE = "the full report is `report.md` in the run's report artifact"
 ATTENTION = frozenset({Status.FAIL, Status.ERROR, Status.CRASH, Status.TIMEOUT, Status.XPASS})
