@@ -31,6 +31,7 @@ PINS = {
     "actions/download-artifact": ("3e5f45b2cfb9172054b4087a40e8e0b5a5461e7c", "v8.0.1"),
     "actions/github-script": ("ed597411d8f924073f98dfc5c65a23a2325f34cd", "v8.0.0"),
     "actions/cache": ("27d5ce7f107fe9357f9df03efb73ab90386fccae", "v5.0.5"),
+    "pypa/gh-action-pypi-publish": ("ed0c53931b1dc9bd32cbe73a98c7f6766f8a527e", "v1.13.0"),
 }
 USES = re.compile(r"^\s*(?:-\s+)?uses:\s*(\S+?)(?:@(\S+))?(?:\s+#\s*(\S+))?\s*$", re.M)
 
@@ -111,13 +112,52 @@ def test_actionlint_on_the_workflows_and_the_readme(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_zizmor_finds_nothing_at_medium_or_higher() -> None:
+def test_zizmor_finds_nothing_at_low_or_higher(tmp_path: Path) -> None:
+    """The actions, .github/ and every example of the README and the docs, extracted to files."""
     zizmor = _tool("zizmor")
-    proc = subprocess.run([zizmor, "--offline", "--min-severity", "medium", "--no-progress",
-                           "action.yml", "comment/action.yml", ".github/"],
+    examples = tmp_path / "examples" / ".github" / "workflows"
+    examples.mkdir(parents=True)
+    for name, text in readme_workflows().items():
+        (examples / f"{name}.yml").write_text(text)
+    proc = subprocess.run([zizmor, "--offline", "--min-severity", "low", "--no-progress",
+                           "action.yml", "comment/action.yml", ".github/", str(tmp_path / "examples")],
                           capture_output=True, text=True, check=False, cwd=REPO)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "No findings to report" in proc.stdout
+    # the check itself: an unpinned example is found
+    (examples / "bad.yml").write_text("on: push\npermissions: {}\njobs:\n  a:\n    runs-on: x\n"
+                                      "    steps:\n      - uses: org/trtcheck@v1\n")
+    bad = subprocess.run([zizmor, "--offline", "--min-severity", "low", "--no-progress",
+                          str(tmp_path / "examples")], capture_output=True, text=True, check=False)
+    assert bad.returncode != 0 and "unpinned-uses" in bad.stdout
+
+
+def test_examples_pin_trtcheck_by_commit_with_the_tag_in_a_comment() -> None:
+    for name, text in readme_workflows().items():
+        uses = [(n, ref, tag) for n, ref, tag in USES.findall(text) if n.startswith("org/trtcheck")]
+        assert uses, name
+        for n, ref, tag in uses:
+            assert re.fullmatch(r"[0-9a-f]{40}", ref) and re.fullmatch(r"v\d+\.\d+\.\d+", tag), \
+                (name, n, ref, tag)
+
+
+def test_pull_request_recipes_are_safe_as_written() -> None:
+    for name, text in readme_workflows().items():
+        workflow = yaml.safe_load(text)
+        triggers = workflow[True] if True in workflow else workflow["on"]  # YAML reads `on` as True
+        assert "pull_request_target" not in str(triggers), name
+        assert "always()" not in text, f"{name}: use !cancelled(), which a cancelled run skips"
+        if "pull_request" in str(triggers):
+            assert "github.event.pull_request.number" in workflow["concurrency"]["group"], name
+            for job_name, job in workflow["jobs"].items():
+                if "self-hosted" in str(job.get("runs-on")):
+                    # a fork's code waits for a maintainer's approval before it runs there
+                    assert "head.repo.full_name != github.repository" in str(job["environment"]), \
+                        (name, job_name)
+        if "workflow_run" in str(triggers):
+            for job in workflow["jobs"].values():
+                assert "github.event.workflow_run.conclusion != 'skipped'" in job["if"], name
+            assert "checkout" not in text, f"{name} must run no code of the pull request"
 
 
 @pytest.mark.parametrize("manifest", MANIFESTS, ids=lambda p: str(p.relative_to(REPO)))
@@ -555,3 +595,74 @@ def test_an_empty_token_skips_the_comment_with_a_warning(tmp_path: Path) -> None
     comment = yaml.safe_load((REPO / "comment" / "action.yml").read_text())
     assert comment["outputs"]["result"]["value"] == (
         "${{ steps.post.outputs.result || steps.no-token.outputs.result || 'failed' }}")
+
+
+# --- releases and the Marketplace ------------------------------------------------------------
+
+RELEASE = yaml.safe_load((REPO / ".github" / "workflows" / "release.yml").read_text())
+
+
+def test_release_runs_on_version_tags_after_ci_and_publishes_by_trusted_publishing() -> None:
+    assert RELEASE[True] == {"push": {"tags": ["v[0-9]+.[0-9]+.[0-9]+"]}}
+    jobs = RELEASE["jobs"]
+    assert [jobs[j].get("needs") for j in ("ci", "build", "release", "publish")] == [
+        None, "ci", "build", "release"]
+    wait = jobs["ci"]["steps"][0]["run"]
+    assert "--workflow ci.yml --commit \"$SHA\"" in wait and "completed:success" in wait
+    assert jobs["ci"]["permissions"] == {"actions": "read"}
+    assert jobs["release"]["permissions"] == {"contents": "write"}
+    assert "--notes-file release-notes.md" in jobs["release"]["steps"][1]["run"]
+    assert "refs/tags/$major" in jobs["release"]["steps"][1]["run"]
+    publish = jobs["publish"]
+    assert publish["permissions"] == {"id-token": "write"} and publish["environment"]["name"] == "pypi"
+    assert publish["steps"][-1]["uses"].startswith("pypa/gh-action-pypi-publish@")
+    assert "secrets." not in (REPO / ".github" / "workflows" / "release.yml").read_text()
+
+
+def _notes_step() -> str:
+    (step,) = [s for s in RELEASE["jobs"]["build"]["steps"]
+               if s.get("name") == "The changelog's section for this version"]
+    return step["run"]
+
+
+def test_release_notes_are_the_changelogs_section(tmp_path: Path) -> None:
+    (tmp_path / "CHANGELOG.md").write_text(
+        "# Changelog\n\n## [Unreleased]\n\n- next\n\n## [1.2.0] - 2026-12-01\n\n### Fixed\n\n"
+        "- one\n\n## [1.1.0] - 2026-11-01\n\n- older\n\n[1.2.0]: https://x/compare\n")
+    env = {**os.environ, "TAG": "v1.2.0"}
+    proc = subprocess.run(["bash", "-eo", "pipefail", "-c", _notes_step()], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "release-notes.md").read_text().strip() == "### Fixed\n\n- one"
+    missing = subprocess.run(["bash", "-eo", "pipefail", "-c", _notes_step()], cwd=tmp_path,
+                             env={**env, "TAG": "v9.9.9"}, capture_output=True, text=True,
+                             check=False)
+    assert missing.returncode == 1 and "no section for 9.9.9" in missing.stdout
+
+
+def test_changelog_keeps_a_changelog() -> None:
+    text = (REPO / "CHANGELOG.md").read_text()
+    assert text.startswith("# Changelog\n") and "keepachangelog.com" in text
+    headings = re.findall(r"^## (.*)$", text, re.M)
+    assert headings[0] == "[Unreleased]"
+    for heading in headings[1:]:
+        assert re.fullmatch(r"\[\d+\.\d+\.\d+\] - \d{4}-\d{2}-\d{2}", heading), heading
+    kinds = set(re.findall(r"^### (.*)$", text, re.M))
+    assert kinds <= {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}
+
+
+# The Marketplace: GitHub's list of colors, and the icons used here (Feather icon names).
+BRANDING_COLORS = {"white", "black", "yellow", "blue", "green", "orange", "red", "purple",
+                   "gray-dark"}
+
+
+def test_marketplace_metadata_of_the_listed_action() -> None:
+    """The root action.yml is the one listed; comment/ is a sub-action, used by path."""
+    assert not (REPO / "action.yaml").exists()
+    assert ACTION["name"] == "trtcheck for Torch-TensorRT"
+    assert 0 < len(ACTION["description"]) <= 125
+    assert ACTION["branding"] == {"icon": "check-circle", "color": "green"}
+    comment = yaml.safe_load((REPO / "comment" / "action.yml").read_text())
+    assert comment["name"] != ACTION["name"] and comment["branding"]["color"] in BRANDING_COLORS
+    decision = (REPO / "docs" / "action.md").read_text()
+    assert "## The Marketplace" in decision and "org/trtcheck/comment@" in decision
