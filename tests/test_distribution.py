@@ -91,7 +91,7 @@ def _tracked_text_files() -> list[Path]:
 
 
 # An install command naming the other project: `trtcheck` or `trtcheck[extra]` as a requirement.
-_OTHER_INSTALL = re.compile(r"pip3? install\b[^\n]*?(?<![\w./-])[\"']?trtcheck(?:\[[^\]]*\])?"
+_OTHER_INSTALL = re.compile(r"pip3? install\b[^\n&;|]*?(?<![\w./-])[\"']?trtcheck(?:\[[^\]]*\])?"
                             r"(?=[\"'\s=<>~!;]|$)", re.M)
 
 
@@ -108,5 +108,6 @@ def test_the_install_line_check_itself() -> None:
                 "pip3 install trtcheck==1.0"):
         assert _OTHER_INSTALL.search(bad), bad
     for good in ('pip install "torch-trtcheck[tensorrt]"', "pip install -e .",
-                 "pip uninstall -y trtcheck torch-trtcheck", "pip install ./trtcheck/"):
+                 "pip uninstall -y trtcheck torch-trtcheck", "pip install ./trtcheck/",
+                 "pip install -e . && ruff check trtcheck tests"):
         assert not _OTHER_INSTALL.search(good), good
