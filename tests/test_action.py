@@ -409,6 +409,8 @@ def test_simulated_run_on_the_sample_zoo(tmp_path: Path, fork: bool) -> None:
     comment = (out / "comment.md").read_text()
     assert comment.startswith("### trtcheck: ❌ FAIL: 1 of 6 rows fail the run")
     assert f"commit {'d' * 40} · [run](https://github.com/o/r/actions/runs/77)" in comment
+    # report.md's header names the same commit: the pull request's head, not the merge commit
+    assert (out / "report.md").read_text().splitlines()[2].endswith(f"· commit {'d' * 40}")
 
     summary = run_step("Job summary", {**env, **step_env("Job summary", {}, outputs)}, REPO)
     assert summary.returncode == 0, summary.stderr

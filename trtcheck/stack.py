@@ -132,13 +132,15 @@ class Found:
         return self.location is not None
 
 
-def find(module: str) -> Found:
+def find(module: str, providers: dict[str, list[str]] | None = None) -> Found:
+    """``providers``: ``importlib.metadata.packages_distributions()``, when the caller has it."""
     spec = importlib.util.find_spec(module)
     if spec is None or not (spec.origin or spec.submodule_search_locations):
         return Found(module)
     package = next(iter(spec.submodule_search_locations or []), None)
     location = os.path.dirname(os.path.abspath(package or spec.origin or ""))
-    names = list(importlib.metadata.packages_distributions().get(module, []))
+    names = (providers if providers is not None
+             else importlib.metadata.packages_distributions()).get(module, [])
     dists: list[str] = []
     for name in [MODULES[module], *names]:
         try:
@@ -149,6 +151,12 @@ def find(module: str) -> Found:
             dists.append(dist.metadata["Name"])
     version = importlib.metadata.version(dists[0]) if dists else "unknown"
     return Found(module, version, location, tuple(dists))
+
+
+def find_all() -> dict[str, Found]:
+    """The three, as this interpreter imports them."""
+    providers = importlib.metadata.packages_distributions()
+    return {m: find(m, providers) for m in MODULES}
 
 
 def interpreter() -> dict[str, object]:
@@ -236,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     extras = {e.strip() for e in args.extras.split(",") if e.strip()}
     install_torch = args.install_torch == "true"
-    found = {m: find(m) for m in MODULES}
+    found = find_all()
     info = interpreter()
     pins = [] if install_torch else constraints(found)
     for line in log_lines(info, found, pins, install_torch):
@@ -270,7 +278,7 @@ def sources(prefix: str = sys.prefix, found: dict[str, Found] | None = None) -> 
     (trtcheck was not installed by the Action: the environment it runs in)."""
     marked = os.path.isfile(os.path.join(prefix, MARKER))
     where = {}
-    for module, f in (found if found is not None else {m: find(m) for m in MODULES}).items():
+    for module, f in (found if found is not None else find_all()).items():
         if f.installed:
             inside = os.path.abspath(f.location or "").startswith(os.path.abspath(prefix) + os.sep)
             where[module] = ("action" if inside else "runner") if marked else "environment"
