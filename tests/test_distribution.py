@@ -76,6 +76,8 @@ def test_version_and_start_up_warn_of_the_collision(tmp_path: Path) -> None:
     (warning,) = proc.stderr.splitlines()
     assert warning.startswith("trtcheck: warning: the distribution trtcheck 1.1.0")
     assert "Fix: pip uninstall -y trtcheck torch-trtcheck" in warning
+    # both distributions' metadata: theirs, and our own version
+    assert f"whichever of it and torch-trtcheck {distribution.version()} was installed" in warning
     # every command warns at start-up, before it does anything else
     listing = subprocess.run([sys.executable, "-m", "trtcheck", "list", str(tmp_path / "none")],
                              capture_output=True, text=True, check=False, env=env)

@@ -49,7 +49,7 @@ class Collision:
         about = f' ("{self.summary}")' if self.summary else ""
         return (f"trtcheck: warning: the distribution {self.name} {self.version}{about} is "
                 f"installed in this environment too and ships {what}: whichever of it and {DIST} "
-                f"was installed last has overwritten the other's files. Fix: {FIX}.")
+                f"{version()} was installed last has overwritten the other's files. Fix: {FIX}.")
 
 
 def _ships(dist: importlib.metadata.Distribution) -> tuple[str, ...]:
