@@ -24,8 +24,8 @@ DTYPES = ("float32", "complex64", "int64")
 def measure(dtype_name: str, device: str, mib: int) -> dict[str, float]:
     import torch
 
-    from trtcheck.compare import compare
-    from trtcheck.options import Tolerance
+    from trtcheck.config.profiles import Tolerance
+    from trtcheck.measure.compare import compare
 
     dtype = getattr(torch, dtype_name)
     n = mib * 2**20 // torch.empty((), dtype=dtype).element_size()

@@ -73,12 +73,13 @@ def tools(device: str, keyword: str | None) -> Figures:
     import torch
     import torch.utils.benchmark as tub
 
-    from trtcheck import backends, options
+    from trtcheck import backends
     from trtcheck.backends import CompileJob
-    from trtcheck.cases import build
-    from trtcheck.export import export
-    from trtcheck.run import collect
+    from trtcheck.config import options
+    from trtcheck.execution.run import collect
+    from trtcheck.program.export import export
     from trtcheck.tensors import to_device
+    from trtcheck.zoo.cases import build
 
     try:
         from triton.testing import do_bench

@@ -34,7 +34,7 @@ def loop(root: Path) -> int:
     import torch
     from torch.utils import _pytree as pytree
 
-    from trtcheck import zoo
+    from trtcheck.zoo import api as zoo
 
     def timed(fns: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[float]:
         samples: list[list[float]] = [[] for _ in fns]

@@ -30,7 +30,7 @@ def ttrt_releases() -> dict[str, Path]:
     """The Torch-TensorRT releases trtcheck knows, their Python code fetched once into the cache
     (``TRTCHECK_CACHE``, else the user cache dir), which CI keeps. Skips only when no package index
     can be reached."""
-    from trtcheck import ttrt_code
+    from trtcheck.backends.lowering import code as ttrt_code
 
     found = {}
     for version in ttrt_code.KNOWN_RELEASES:

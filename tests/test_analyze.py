@@ -19,10 +19,10 @@ from test_emulation_models import (
 )
 from torch import nn
 
-from trtcheck.analyze import analyze_program
+from trtcheck.config.profiles import Profile
 from trtcheck.emulation import lower
 from trtcheck.errors import Unsupported
-from trtcheck.options import Profile
+from trtcheck.program.analyze import analyze_program
 
 
 def _analyze(model: Any, *args: Any) -> dict[str, Any]:

@@ -10,14 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from trtcheck.baseline import IMPROVEMENT, NOISE, REGRESSION, SMALL, Diff, compare
 from trtcheck.cli import _verdict as exit_code
-from trtcheck.options import Gate
-from trtcheck.record import Record, load, save
+from trtcheck.config.options import Gate
 from trtcheck.render import render_changes, render_comment, render_junit, render_markdown
-from trtcheck.rows import Kind, Row
+from trtcheck.results.backends import Kind
+from trtcheck.results.baseline import IMPROVEMENT, NOISE, REGRESSION, SMALL, Diff, compare
+from trtcheck.results.figures import Latency, Stats
+from trtcheck.results.record import Record, load, save
+from trtcheck.results.rows import Row
 from trtcheck.status import Status
-from trtcheck.timing import Latency, Stats
 
 ENV = {"device_name": "NVIDIA H200", "driver": "570.1", "torch": "2.11.0",
        "torch_tensorrt": None, "git_commit": "a" * 40}
@@ -186,8 +187,8 @@ def test_diff_command_renders_without_running_and_gates(tmp_path: Path) -> None:
 
 
 def test_gate_settings_resolve_from_config_and_command_line(tmp_path: Path) -> None:
+    from trtcheck.config.options import resolve, saved_gate
     from trtcheck.errors import ConfigError, UsageError
-    from trtcheck.options import resolve, saved_gate
 
     (tmp_path / "trtcheck.toml").write_text('regression_metric = "latency"\n'
                                             "regression_threshold = 0.1\n")

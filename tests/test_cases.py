@@ -5,10 +5,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from trtcheck import cases as case_module
-from trtcheck.discover import Discovered, ZooFile
 from trtcheck.errors import UsageError
-from trtcheck.zoo import ModelSpec, model
+from trtcheck.zoo import cases as case_module
+from trtcheck.zoo.api import ModelSpec, model
+from trtcheck.zoo.discover import Discovered, ZooFile
 
 
 def spec(name: str, factory=None, vs=("float32", "complex64"), tags=()) -> ModelSpec:

@@ -157,7 +157,7 @@ def test_out_naming_a_file_says_so(make_zoo, tmp_path: Path, capsys) -> None:
 
 def test_a_second_run_into_the_same_out_exits_2_naming_the_holder(
         make_zoo, tmp_path: Path, capsys) -> None:
-    from trtcheck.record import locked
+    from trtcheck.results.record import locked
 
     root = make_zoo(ZOO)
     out_dir = tmp_path / "out"

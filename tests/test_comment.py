@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from trtcheck.github import RunLink
-from trtcheck.record import Record
 from trtcheck.render.comment import ARTIFACT_NOTE, inert, render_comment
-from trtcheck.rows import Kind, Row
+from trtcheck.render.github import RunLink
+from trtcheck.results.backends import Kind
+from trtcheck.results.figures import Latency, Stats
+from trtcheck.results.record import Record
+from trtcheck.results.rows import Row
 from trtcheck.status import Status
-from trtcheck.timing import Latency, Stats
 
 SAMPLE = REPO / "tests" / "data" / "sample_zoo_results.json.gz"
 HOSTILE = "pipe|and<b>html</b>$(echo x) @org/team #1 https://x.y"

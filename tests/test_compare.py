@@ -1,4 +1,4 @@
-"""Tests for trtcheck.compare: the gate, the reported figures and the messages."""
+"""Tests for trtcheck.measure.compare: the gate, the reported figures and the messages."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trtcheck.compare import Comparison, LeafResult, compare
-from trtcheck.options import DEFAULT_TOLERANCES, Tolerance
+from trtcheck.config.profiles import DEFAULT_TOLERANCES, Tolerance
+from trtcheck.measure.compare import Comparison, LeafResult, compare
 
 INF, NAN = math.inf, math.nan
 FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
@@ -540,11 +540,11 @@ def test_chunked_comparison_equals_one_piece(pair: tuple[torch.Tensor, torch.Ten
                                              atol: float, chunk: int) -> None:
     from unittest import mock
 
-    import trtcheck.compare
+    import trtcheck.measure.compare
 
     e, a = pair
     whole = only_leaf(compare(e, a, fixed(rtol, atol))).to_dict()
-    with mock.patch.object(trtcheck.compare, "CHUNK", chunk):
+    with mock.patch.object(trtcheck.measure.compare, "CHUNK", chunk):
         pieces = only_leaf(compare(e, a, fixed(rtol, atol))).to_dict()
     cosine_whole, cosine_pieces = whole.pop("cosine"), pieces.pop("cosine")
     assert pieces == whole
@@ -557,11 +557,11 @@ def test_chunked_comparison_equals_one_piece(pair: tuple[torch.Tensor, torch.Ten
 def test_chunked_int64_overflow_explanation_matches() -> None:
     from unittest import mock
 
-    import trtcheck.compare
+    import trtcheck.measure.compare
 
     e = torch.tensor([1, 2**40, -(2**35), 7, 2**33 + 5])
     wrapped = e.to(torch.int32).to(torch.int64)
-    with mock.patch.object(trtcheck.compare, "CHUNK", 2):
+    with mock.patch.object(trtcheck.measure.compare, "CHUNK", 2):
         leaf = only_leaf(compare(e, wrapped, never_called))
     assert leaf.int32_overflow == 3 and leaf.n_diff == 3
     assert "actual equals eager wrapped to int32" in leaf.message
@@ -570,12 +570,12 @@ def test_chunked_int64_overflow_explanation_matches() -> None:
 def test_comparison_leaves_both_outputs_untouched() -> None:
     from unittest import mock
 
-    import trtcheck.compare
+    import trtcheck.measure.compare
 
     e = torch.tensor([1.0, NAN, 3.0, -INF], dtype=torch.float64)
     a = torch.tensor([1.5, NAN, 2.0, -INF], dtype=torch.float64)
     e_before, a_before = e.clone(), a.clone()
-    with mock.patch.object(trtcheck.compare, "CHUNK", 3):
+    with mock.patch.object(trtcheck.measure.compare, "CHUNK", 3):
         compare(e, a, fixed(0.0, 0.0))
     assert torch.equal(e.nan_to_num(), e_before.nan_to_num())
     assert torch.equal(a.nan_to_num(), a_before.nan_to_num())

@@ -15,13 +15,16 @@ from pathlib import Path
 import pytest
 import torch
 
-from trtcheck import backends, memory, options
-from trtcheck.compare import METRICS
-from trtcheck.execute import iter_rows
-from trtcheck.rows import Row
-from trtcheck.run import collect
+from trtcheck import backends
+from trtcheck.config import options
+from trtcheck.config.timing import Timing
+from trtcheck.execution.case import iter_rows
+from trtcheck.execution.run import collect
+from trtcheck.measure import memory
+from trtcheck.measure.timing import measure
+from trtcheck.results.metrics import METRICS
+from trtcheck.results.rows import Row
 from trtcheck.status import Status
-from trtcheck.timing import Timing, measure
 
 pytestmark = [
     pytest.mark.gpu,
@@ -189,8 +192,8 @@ def test_out_of_gpu_memory_is_an_error_and_the_next_case_passes(tmp_path: Path) 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.complex64, torch.int64])
 def test_compare_stays_on_the_device_within_twice_the_pair(dtype: torch.dtype) -> None:
-    from trtcheck.compare import compare
-    from trtcheck.options import Tolerance
+    from trtcheck.config.profiles import Tolerance
+    from trtcheck.measure.compare import compare
 
     n = 64 * 2**20 // torch.empty((), dtype=dtype).element_size()  # 64 MiB per output
     if dtype == torch.int64:

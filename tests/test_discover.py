@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import sys
 
-from trtcheck import discover
-from trtcheck.options import Options
-from trtcheck.run import collect
+from trtcheck.config.options import Options
+from trtcheck.execution.run import collect
 from trtcheck.status import Status
+from trtcheck.zoo import discover
 
 MODEL = """
 import torch, trtcheck
@@ -116,7 +116,7 @@ def {name}(variant):
 
 
 def test_two_roots_each_import_their_own_helpers(tmp_path) -> None:
-    from trtcheck.cases import build, expand
+    from trtcheck.zoo.cases import build, expand
 
     roots = []
     for name, width in (("first", 2), ("second", 3)):

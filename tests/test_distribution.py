@@ -13,7 +13,7 @@ import pytest
 from conftest import REPO
 
 from trtcheck import distribution
-from trtcheck.options import tomllib
+from trtcheck.config.options import tomllib
 
 # The other project's wheel (trtcheck 1.1.0 on the index), as its metadata describes it.
 OTHER_METADATA = ("Metadata-Version: 2.4\nName: trtcheck\nVersion: 1.1.0\n"

@@ -8,14 +8,15 @@ from typing import Any
 
 import torch
 
-from trtcheck import drift
 from trtcheck.backends.base import Backend, Compiled, CompileJob
-from trtcheck.cases import Case
-from trtcheck.discover import ZooFile, load
-from trtcheck.execute import iter_rows
-from trtcheck.options import Options, Tolerance
-from trtcheck.rows import Row
+from trtcheck.config.options import Options
+from trtcheck.config.profiles import Tolerance
+from trtcheck.execution.case import iter_rows
+from trtcheck.measure import drift
+from trtcheck.results.rows import Row
 from trtcheck.status import Status
+from trtcheck.zoo.cases import Case
+from trtcheck.zoo.discover import ZooFile, load
 
 TOL = Tolerance(rtol=5e-3, atol=5e-3)
 

@@ -25,10 +25,10 @@ from test_emulation_models import (
 )
 from torch import fx
 
+from trtcheck.config.profiles import Profile
 from trtcheck.emulation import lower
 from trtcheck.emulation.graph import FALLBACK, check_invariants, tensor_leaves
 from trtcheck.errors import Unsupported
-from trtcheck.options import Profile
 from trtcheck.tensors import clone
 
 BROAD = Profile("default")

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from trtcheck.backends import get
-from trtcheck.execute import iter_rows
-from trtcheck.options import Options
-from trtcheck.rows import Row
-from trtcheck.run import collect
+from trtcheck.config.options import Options
+from trtcheck.execution.case import iter_rows
+from trtcheck.execution.run import collect
+from trtcheck.results.rows import Row
 from trtcheck.status import Status
 
 ZOO = {"m.py": """

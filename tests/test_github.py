@@ -10,16 +10,16 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from trtcheck import github
 from trtcheck.cli import main
-from trtcheck.record import Record
+from trtcheck.render import github
 from trtcheck.render.annotations import (
     MAX_ANNOTATIONS,
     escape_data,
     escape_property,
     render_annotations,
 )
-from trtcheck.rows import Row
+from trtcheck.results.record import Record
+from trtcheck.results.rows import Row
 from trtcheck.status import Status
 
 SAMPLE = REPO / "tests" / "data" / "sample_zoo_results.json.gz"
@@ -82,7 +82,7 @@ def test_report_writes_outputs_annotations_and_comment(
 
 def test_fifteen_failing_rows_give_ten_errors_and_one_notice(
         actions_env: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from trtcheck.record import save
+    from trtcheck.results.record import save
 
     rows = [Row(f"z::m{i}[int64]", "z", f"m{i}", "int64", "eager", status=Status.FAIL,
                 message="mismatch") for i in range(15)]

@@ -16,12 +16,15 @@ import pytest
 import torch
 
 from trtcheck.backends.base import CompileJob
-from trtcheck.backends.lowering import LoweringBackend
+from trtcheck.backends.lowering.backend import LoweringBackend
+from trtcheck.config.options import Options
+from trtcheck.config.profiles import BUILTIN_PROFILES, Profile
+from trtcheck.config.timing import Timing
 from trtcheck.errors import Unsupported
-from trtcheck.execute import iter_rows
-from trtcheck.options import BUILTIN_PROFILES, Options, Profile, Timing
-from trtcheck.rows import Evidence, Kind, Row
-from trtcheck.run import collect
+from trtcheck.execution.case import iter_rows
+from trtcheck.execution.run import collect
+from trtcheck.results.backends import Kind
+from trtcheck.results.rows import Evidence, Row
 from trtcheck.status import Status
 
 pytestmark = pytest.mark.slow

@@ -8,13 +8,14 @@ from pathlib import Path
 import pytest
 
 from trtcheck import backends
-from trtcheck.backends.lowering import LoweringBackend
+from trtcheck.backends.lowering.backend import LoweringBackend
 from trtcheck.cli import main
+from trtcheck.config.options import resolve
 from trtcheck.errors import ConfigError
-from trtcheck.options import resolve
-from trtcheck.record import Record
 from trtcheck.render import render_markdown
-from trtcheck.rows import Evidence, Kind, Row
+from trtcheck.results.backends import Kind
+from trtcheck.results.record import Record
+from trtcheck.results.rows import Evidence, Row
 from trtcheck.status import Status
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

@@ -16,16 +16,20 @@ from typing import Any
 import pytest
 import torch
 
-from trtcheck import backends, memory, options
-from trtcheck.backends.tensorrt import engine_memory
-from trtcheck.execute import iter_rows
-from trtcheck.isolate import IsolatedExecutor
-from trtcheck.memory import LEAK_MARGIN, MIB, Memory, Peak
-from trtcheck.record import Record
+from trtcheck import backends
+from trtcheck.backends.torch_tensorrt.backend import engine_memory
+from trtcheck.config import options
+from trtcheck.execution.case import iter_rows
+from trtcheck.execution.isolate import IsolatedExecutor
+from trtcheck.execution.run import collect
+from trtcheck.measure import memory
+from trtcheck.measure.memory import LEAK_MARGIN, MIB, Peak
 from trtcheck.render.junit import render_junit
 from trtcheck.render.markdown import render_markdown
-from trtcheck.rows import Kind, Row
-from trtcheck.run import collect
+from trtcheck.results.backends import Kind
+from trtcheck.results.figures import Memory
+from trtcheck.results.record import Record
+from trtcheck.results.rows import Row
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 # A real message of torch.OutOfMemoryError from the caching allocator (torch 2.11 on an H200).
@@ -104,7 +108,7 @@ def test_ratio_for_measured_rows_only_and_round_trip() -> None:
 def test_reports_show_peaks_ratio_and_notes() -> None:
     mem = Memory(memory.ALLOCATOR, eager=4 * MIB, backend=2 * MIB,
                  notes=["case z::m\\[default] left 100.0 MiB allocated"])
-    from trtcheck.timing import Latency, Stats
+    from trtcheck.results.figures import Latency, Stats
     stats = Stats("cuda-event", 3, 20, 1.0, 1.0, 1.0, 1.0, 0.0)
     rows = [Row("z::m[default]", "z.py", "m", "default", b, kind=k, memory=mem,
                 latency=Latency(stats, stats)) for b, k in (("inductor", Kind.MEASURED),

@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from trtcheck import backends, options
+from trtcheck import backends
+from trtcheck.config import options
 from trtcheck.errors import ConfigError, UsageError
 
 
@@ -101,10 +102,6 @@ def test_each_value_names_where_it_came_from(tmp_path: Path) -> None:
         resolve([tmp_path])
     with pytest.raises(ConfigError, match=r"^command line: unknown backend 'eagr'; did you mean 'eager'"):
         resolve([tmp_path], backends=("eagr",))
-
-
-def test_the_backend_vocabulary_is_the_registry() -> None:
-    assert set(options.BACKENDS) == set(backends.REGISTRY)
 
 
 def test_cli_help_reads_the_settings_table() -> None:

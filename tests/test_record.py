@@ -7,15 +7,16 @@ import math
 from pathlib import Path
 
 from trtcheck.backends import get
-from trtcheck.cases import Case
-from trtcheck.discover import ZooFile, load
-from trtcheck.isolate import IsolatedExecutor
-from trtcheck.options import Options
-from trtcheck.record import Journal, Record, save
-from trtcheck.record import load as load_record
-from trtcheck.rows import Analysis, Evidence, Kind, Row
+from trtcheck.config.options import Options
+from trtcheck.execution.isolate import IsolatedExecutor
+from trtcheck.results.backends import Kind
+from trtcheck.results.figures import Latency, Stats
+from trtcheck.results.record import Journal, Record, save
+from trtcheck.results.record import load as load_record
+from trtcheck.results.rows import Analysis, Evidence, Row
 from trtcheck.status import Status
-from trtcheck.timing import Latency, Stats
+from trtcheck.zoo.cases import Case
+from trtcheck.zoo.discover import ZooFile, load
 
 
 def _row(case: str, backend: str = "eager", profile: str = "-", **fields) -> Row:

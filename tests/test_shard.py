@@ -9,13 +9,14 @@ from typing import Any
 
 import pytest
 
-from trtcheck import record
+from trtcheck.config.options import _workers, parse_shard
 from trtcheck.errors import ConfigError, RecordError, UsageError
-from trtcheck.isolate import Schedule
-from trtcheck.options import _workers, parse_shard
-from trtcheck.record import Record
-from trtcheck.rows import Row
-from trtcheck.shard import case_durations, describe, merge, split
+from trtcheck.execution.isolate import Schedule
+from trtcheck.execution.shard import case_durations, describe, split
+from trtcheck.results import record
+from trtcheck.results.merge import merge
+from trtcheck.results.record import Record
+from trtcheck.results.rows import Row
 from trtcheck.status import Status
 
 

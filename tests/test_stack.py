@@ -12,7 +12,7 @@ import pytest
 from conftest import REPO
 
 from trtcheck import stack
-from trtcheck.options import tomllib
+from trtcheck.config.options import tomllib
 from trtcheck.stack import Found
 
 

@@ -26,7 +26,8 @@ import torch
 from ttrt_contract import RealRelease
 
 from trtcheck.backends.base import CompileJob
-from trtcheck.backends.tensorrt import (
+from trtcheck.backends.lowering.code import locate
+from trtcheck.backends.torch_tensorrt.backend import (
     NOT_INSTALLED,
     CheckedOutputs,
     Partition,
@@ -45,13 +46,13 @@ from trtcheck.backends.tensorrt import (
     supports_complex_inputs,
     unadapted_complex,
 )
+from trtcheck.config.options import Options
+from trtcheck.config.profiles import Profile
 from trtcheck.errors import Unsupported
-from trtcheck.execute import iter_rows
-from trtcheck.options import Options, Profile
-from trtcheck.rows import Row
-from trtcheck.run import collect
+from trtcheck.execution.case import iter_rows
+from trtcheck.execution.run import collect
+from trtcheck.results.rows import Row
 from trtcheck.status import Status
-from trtcheck.ttrt_code import locate
 
 RELEASES: list[Version] = [(2, 5), (2, 8), (2, 10), (2, 12), (2, 13), (2, 14)]
 DEFAULT = Profile("default")

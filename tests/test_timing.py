@@ -8,9 +8,11 @@ from dataclasses import asdict
 import pytest
 import torch
 
+from trtcheck.config.options import resolve
+from trtcheck.config.timing import TIMING_KEYS, Timing
 from trtcheck.errors import ConfigError
-from trtcheck.options import resolve
-from trtcheck.timing import TIMING_KEYS, Latency, Stats, Timing, measure, paired, summarize
+from trtcheck.measure.timing import measure, paired, summarize
+from trtcheck.results.figures import Latency, Stats
 
 
 def test_timing_settings_are_checked_where_they_live() -> None:

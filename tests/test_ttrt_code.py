@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from trtcheck import ttrt_code
-from trtcheck.ttrt_code import CodeSource, CodeUnavailable
+from trtcheck.backends.lowering import code as ttrt_code
+from trtcheck.backends.lowering.code import CodeSource, CodeUnavailable
 
 
 @pytest.fixture(scope="session")

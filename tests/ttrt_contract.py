@@ -2,7 +2,7 @@
 
 A subprocess per release (started by :class:`RealRelease`, the lowering host's machinery with this
 file as its entry point) imports the release's real Python code over the generated ``tensorrt``
-stand-in and CUDA shims (:mod:`trtcheck.ttrt_standin`; they patch the process, hence a
+stand-in and CUDA shims (:mod:`trtcheck.backends.lowering.standin`; they patch the process, hence a
 subprocess). It then runs ``TensorRTBackend().compile`` unchanged: settings adaptation, call
 arguments, the release's own ``dynamo.compile`` with its signature, warnings and logs, partition
 reading, and the first call's output check. Only ``dynamo.compile`` is wrapped, to add
@@ -28,13 +28,13 @@ from typing import Any
 import torch
 
 from trtcheck.backends.base import CompileJob
-from trtcheck.backends.lowering import LoweringHost
-from trtcheck.backends.lowering_host import Compiler, main
-from trtcheck.backends.tensorrt import TensorRTBackend, plain_setting
-from trtcheck.options import Profile
-from trtcheck.rows import Evidence
+from trtcheck.backends.lowering.client import LoweringHost
+from trtcheck.backends.lowering.code import CodeSource
+from trtcheck.backends.lowering.host import Compiler, main
+from trtcheck.backends.torch_tensorrt.backend import TensorRTBackend, plain_setting
+from trtcheck.config.profiles import Profile
+from trtcheck.results.rows import Evidence
 from trtcheck.tensors import clone
-from trtcheck.ttrt_code import CodeSource
 
 
 @dataclass
@@ -51,7 +51,7 @@ class RealRelease:
     """One subprocess holding one Torch-TensorRT release; ``compile`` runs the backend there."""
 
     def __init__(self, source: CodeSource) -> None:
-        self.host = LoweringHost(source, entry=(str(Path(__file__).resolve()),))
+        self.host = LoweringHost(source, target=str(Path(__file__).resolve()))
 
     def compile(self, model: torch.nn.Module, args: tuple[Any, ...], profile: Profile | None = None,
                 kwargs: dict[str, Any] | None = None, engines: bool = True) -> Result:

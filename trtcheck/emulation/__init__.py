@@ -13,12 +13,12 @@ from __future__ import annotations
 import torch
 from torch.export import ExportedProgram
 
+from trtcheck.config.profiles import Profile
 from trtcheck.emulation import detect, dtype_policy
 from trtcheck.emulation.engine import Lowered
 from trtcheck.emulation.graph import check_invariants
 from trtcheck.emulation.rewrite import rewrite
 from trtcheck.errors import Unsupported
-from trtcheck.options import Profile
 
 __all__ = ["Lowered", "lower", "prepare"]
 

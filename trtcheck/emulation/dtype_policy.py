@@ -31,6 +31,7 @@ from torch import fx
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
 
+from trtcheck.config.profiles import Profile
 from trtcheck.emulation.graph import (
     COMPLEX_DTYPES,
     FALLBACK,
@@ -44,7 +45,6 @@ from trtcheck.emulation.graph import (
     output_node,
     tensor_leaves,
 )
-from trtcheck.options import Profile
 from trtcheck.tensors import INT32_MIN, op_name
 
 aten = torch.ops.aten

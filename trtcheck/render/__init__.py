@@ -5,14 +5,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from trtcheck.github import run_link
-from trtcheck.record import Record, save, write_atomic
 from trtcheck.render.annotations import render_annotations
 from trtcheck.render.changes import render_changes
 from trtcheck.render.comment import inert, render_comment
+from trtcheck.render.github import run_link
 from trtcheck.render.junit import render_junit
 from trtcheck.render.markdown import render_markdown
 from trtcheck.render.terminal import render_summary
+from trtcheck.results.record import Record, save, write_atomic
 
 __all__ = ["render_annotations", "render_changes", "render_comment", "render_junit", "render_markdown",
            "render_summary", "write_reports"]

@@ -6,8 +6,8 @@ from typing import Any
 
 from tabulate import tabulate
 
-from trtcheck.record import Record
 from trtcheck.render.text import NONE, headline, plain
+from trtcheck.results.record import Record
 
 
 def _complex(analysis: dict[str, Any]) -> str:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from trtcheck.baseline import IMPROVEMENT, REGRESSION, Diff, LatencyChange, RowChange, read
-from trtcheck.record import Record
 from trtcheck.render.text import NONE, md, num
+from trtcheck.results.baseline import IMPROVEMENT, REGRESSION, Diff, LatencyChange, RowChange, read
+from trtcheck.results.record import Record
 from trtcheck.status import FAILING, Status
 
 Escape = Callable[[object], str]

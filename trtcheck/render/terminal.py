@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
-from trtcheck.record import Record
 from trtcheck.render.text import (
     KIND_NOTES,
     PREDICTION_MARK,
@@ -14,6 +13,7 @@ from trtcheck.render.text import (
     status_counts,
     verdict_text,
 )
+from trtcheck.results.record import Record
 from trtcheck.status import Status, Verdict
 
 MESSAGE_WIDTH = 80

@@ -1,0 +1,128 @@
+"""``lowering``: Torch-TensorRT's own lowering and partitioning, from its real Python code, run by PyTorch.
+
+The code of the user's Torch-TensorRT release (:mod:`trtcheck.backends.lowering.code`) runs in a
+host subprocess (:mod:`trtcheck.backends.lowering.host`) over a stand-in for ``tensorrt``:
+``dynamo.compile(dryrun=True)`` applies the release's decompositions, complex rewrite,
+truncate_double repair and partitioner, and each TensorRT block runs in PyTorch. This catches
+rewrite, partition and dtype-boundary bugs of that
+release on any machine, but cannot see TensorRT's kernel numerics: a prediction at the graph level.
+Settings go through the same version-aware code as the ``tensorrt`` backend.
+"""
+
+from __future__ import annotations
+
+import io
+from functools import cached_property
+
+import torch
+
+from trtcheck.backends.base import Backend, Compiled, CompileJob
+from trtcheck.backends.lowering.client import LoweringHost
+from trtcheck.backends.lowering.code import CodeSource, CodeUnavailable, locate
+from trtcheck.backends.torch_tensorrt.backend import (
+    adapt_settings,
+    call_arguments,
+    check_inputs,
+    complex_rewrite,
+    drop_unaccepted,
+    parse_version,
+    path_steps,
+    plain_setting,
+    program_dtypes,
+)
+from trtcheck.errors import last_line
+from trtcheck.results.backends import TRAITS
+from trtcheck.results.rows import Evidence
+
+_INPUT_KEYS = ("arg_inputs", "kwarg_inputs", "inputs")
+
+
+class LoweringBackend(Backend):
+    """Run the user's Torch-TensorRT release's lowering and partitioning; blocks run by PyTorch."""
+
+    traits = TRAITS["lowering"]
+
+    def __init__(self, code: str | None = None) -> None:
+        self.code = code  # a wheel, an unpacked release, a version; None: installed, else fetched
+        self._host: LoweringHost | Exception | None = None
+
+    @cached_property
+    def _source(self) -> tuple[CodeSource | None, str | None]:
+        try:
+            source = locate(self.code)
+        except CodeUnavailable as exc:
+            return None, str(exc)
+        missing = source.missing()
+        if missing:
+            return None, (f"Torch-TensorRT {source.version}'s code imports {', '.join(missing)}, not "
+                          f"installed here (pip install {' '.join(missing)})")
+        return source, None
+
+    @property
+    def version(self) -> str | None:
+        """The release whose code this backend runs, once found."""
+        source, _ = self._source
+        return source.version if source else None
+
+    def unavailable_reason(self, device: str) -> str | None:
+        _, reason = self._source
+        if reason is None and torch.device(device).type == "cuda" and not torch.cuda.is_available():
+            reason = f"this torch cannot use {device}"
+        return reason
+
+    def compile(self, job: CompileJob) -> Compiled:
+        source, reason = self._source
+        if source is None:
+            raise RuntimeError(reason)
+        host = self.host(source)
+        installed = str(host.info["version"])
+        version, torch_version = parse_version(installed), parse_version(torch.__version__)
+        check_inputs(version, installed, job)
+        call = call_arguments(version, job.args, job.kwargs, job.device)
+        settings, notes = adapt_settings(version, job.profile)
+        settings, dropped = drop_unaccepted(settings, host.info["parameters"], version)
+        notes = [*([source.note] if source.note else []), *notes, *dropped]
+
+        blob = io.BytesIO()
+        torch.export.save(job.program, blob)
+        module, found = host.compile(blob.getvalue(), call, settings, job.device)
+
+        passed = {k: v for k, v in call.items() if k not in _INPUT_KEYS}
+        passed.update(settings, dryrun=True)
+        dtypes = program_dtypes(job.program)
+        return Compiled(module, Evidence(
+            path=path_steps(version, torch_version, settings, dtypes, found["engines"],
+                            found["fallbacks"]),
+            fallbacks=found["fallbacks"],
+            engines=found["engines"],
+            boundaries=found["boundaries"],
+            notes=notes + found["notes"],
+            settings={k: plain_setting(v) for k, v in passed.items()},
+            versions={"torch_tensorrt": installed},
+            details={"complex_path": (
+                complex_rewrite(version, torch_version,
+                                bool(settings.get("use_complex_decomposition", True)))
+                if any(d.is_complex for d in dtypes) else "no complex tensors")},
+        ))
+
+    def host(self, source: CodeSource) -> LoweringHost:
+        """This backend's host, started on first use (and again if it died); a host that failed
+        to start is remembered, so that each later case does not pay the import again."""
+        if isinstance(self._host, Exception):
+            raise RuntimeError(f"the lowering host for Torch-TensorRT {source.version} failed to "
+                               f"start: {last_line(self._host)}") from self._host
+        if self._host is None or not self._host.alive():
+            if self._host is not None:
+                self._host.close()
+            try:
+                self._host = LoweringHost(source)
+            except Exception as exc:
+                self._host = exc
+                raise
+        return self._host
+
+    def deactivate(self) -> None:
+        """Stop the host (the kernel also stops it if trtcheck dies, on Linux)."""
+        if isinstance(self._host, LoweringHost):
+            self._host.close()
+        self._host = None

@@ -1,0 +1,1 @@
+"""The `tensorrt` backend: Torch-TensorRT's dynamo path, release compatibility, module inspection."""

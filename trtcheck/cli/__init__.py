@@ -1,0 +1,511 @@
+"""Command line: ``trtcheck run``, ``list``, ``analyze``, ``report``, ``merge``. Only this
+module exits.
+
+Modules that import torch are imported inside the commands, so that ``--help``, ``--version``
+and argument errors answer without loading torch (about 3 s)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from trtcheck import __version__, distribution
+from trtcheck.config import options
+from trtcheck.config.options import SETTINGS
+from trtcheck.config.profiles import BUILTIN_PROFILES
+from trtcheck.errors import INTERRUPTED, TrtcheckError, UsageError
+from trtcheck.render import github
+from trtcheck.results.backends import NO_BACKEND
+
+if TYPE_CHECKING:
+    from trtcheck.execution.run import Collection
+    from trtcheck.results.record import Record
+    from trtcheck.results.rows import Row
+    from trtcheck.zoo.cases import Case
+
+RUN_EPILOG = f"""\b
+Profiles: {", ".join(BUILTIN_PROFILES)} (built in), and your own under
+[tool.trtcheck.profiles]; a row is a case on one backend under one profile.
+\b
+Expected failures: xfail="reason", or a mapping whose keys are a variant, a
+backend, a profile or backend:profile (the most specific wins). An xpass fails
+the run only with strict_xfail = true in the config.
+\b
+Exit codes:
+  0    no row fails: pass, xfail, xpass, skipped, unsupported
+  1    a row is fail, error, timeout or crash (or xpass under strict_xfail)
+  2    usage or configuration error
+  5    nothing tested: no case selected (--allow-empty accepts it), or
+       every row skipped (--allow-skipped accepts it)
+  130  interrupted (Ctrl-C, SIGTERM): --resume runs the cases left
+"""
+
+paths_arg = click.argument("paths", nargs=-1, required=True,
+                           type=click.Path(path_type=Path))
+
+
+def _selection(f):  # type: ignore[no-untyped-def]
+    for decorator in reversed((
+        paths_arg,
+        click.option("--variant", "variants", multiple=True, help=SETTINGS["variants"].help),
+        click.option("-k", "keyword", help="Select cases by expression, like pytest -k."),
+        click.option("--config", "config", type=click.Path(path_type=Path),
+                     help="Config file (default: nearest trtcheck.toml or pyproject.toml)."),
+    )):
+        f = decorator(f)
+    return f
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="trtcheck",
+                      message=f"%(prog)s %(version)s (distribution {distribution.DIST})")
+def cli() -> None:
+    """Check a PyTorch model zoo against Torch-TensorRT and eager PyTorch."""
+
+
+@cli.command("run", epilog=RUN_EPILOG)
+@_selection
+@click.option("--backend", "backends_", multiple=True, help=SETTINGS["backends"].help)
+@click.option("--profile", "profiles", multiple=True, help=SETTINGS["run_profiles"].help)
+@click.option("--torch-tensorrt", "torch_tensorrt", multiple=True, metavar="PATH|VERSION",
+              help=SETTINGS["torch_tensorrt"].help)
+@click.option("--out", type=click.Path(path_type=Path), help=SETTINGS["out"].help)
+@click.option("--device", help=SETTINGS["device"].help)
+@click.option("--isolate/--no-isolate", default=None, help=SETTINGS["isolate"].help)
+@click.option("--workers", type=int, help=SETTINGS["workers"].help)
+@click.option("--shard", metavar="I/N",
+              help="Run only the I-th of N shards of the cases (from 1), for a CI matrix; "
+                   "'trtcheck merge' combines the shards' results.")
+@click.option("--baseline", type=click.Path(path_type=Path), help=SETTINGS["baseline"].help)
+@click.option("--cache-dir", type=click.Path(path_type=Path), help=SETTINGS["cache_dir"].help)
+@click.option("--cache/--no-cache", "engine_cache", default=None, help=SETTINGS["engine_cache"].help)
+@click.option("--timeout", type=float, help=SETTINGS["timeout"].help)
+@click.option("--memory-limit", "memory_limit_mb", type=int, help=SETTINGS["memory_limit_mb"].help)
+@click.option("--resume", is_flag=True, help="Skip cases already recorded in OUT/results.jsonl.")
+@click.option("--fail-on", "fail_on", type=click.Choice(options.FAIL_ON),
+              help=SETTINGS["fail_on"].help)
+@click.option("--allow-empty", is_flag=True, default=None, help=SETTINGS["allow_empty"].help)
+@click.option("--allow-skipped", is_flag=True, default=None, help=SETTINGS["allow_skipped"].help)
+@click.option("-q", "--quiet", count=True, help="Less output.")
+@click.option("-v", "--verbose", count=True, help="More output.")
+def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | None,
+            config: Path | None, backends_: tuple[str, ...], profiles: tuple[str, ...],
+            torch_tensorrt: tuple[str, ...],
+            out: Path | None, device: str | None, isolate: bool | None, workers: int | None,
+            shard: str | None, baseline: Path | None, cache_dir: Path | None,
+            engine_cache: bool | None, timeout: float | None, memory_limit_mb: int | None,
+            resume: bool, fail_on: str | None, allow_empty: bool | None,
+            allow_skipped: bool | None, quiet: int, verbose: int) -> int:
+    """Run every case of the zoo under PATHS and write reports."""
+    resolved = _resolve(
+        paths, config, variants, keyword, backends_=backends_, profiles=profiles, out=out,
+        device=device, isolate=isolate, workers=workers, shard=shard, baseline=baseline,
+        cache_dir=cache_dir, engine_cache=engine_cache, timeout=timeout,
+        memory_limit_mb=memory_limit_mb, resume=resume, verbosity=verbose - quiet,
+        fail_on=fail_on, allow_empty=allow_empty, allow_skipped=allow_skipped,
+        torch_tensorrt=torch_tensorrt)
+    from trtcheck import backends
+    from trtcheck.execution.run import collect, run, start
+    from trtcheck.render import write_reports
+    from trtcheck.render.terminal import render_summary
+    from trtcheck.results import baseline as baselines
+    from trtcheck.results import record
+
+    opts = backends.choose(resolved)
+    base = record.load(opts.baseline) if opts.baseline else None  # a bad baseline stops us early
+    if opts.backend_note and opts.verbosity >= 0:
+        _echo(opts.backend_note, err=True)
+    chosen = backends.instantiate(opts)
+    _check_writable(opts.out)
+    with record.locked(opts.out), contextlib.closing(start(opts, chosen)) as executor:
+        collection = collect(opts)  # the workers start meanwhile
+        say = _Progress(opts.verbosity, collection)
+        say.collection(collection)
+        with say:
+            rec, _ = run(opts, chosen, collection, say.case, say.stage, executor)
+        if base is not None:
+            rec.baseline = baselines.compare(base, rec, metric=opts.gate.metric,
+                                             threshold=opts.gate.threshold).to_dict()
+        written = write_reports(rec, opts.out, strict_xfail=opts.strict_xfail)
+    if opts.verbosity >= 0:
+        _echo(render_summary(rec, strict_xfail=opts.strict_xfail))
+        _say_baseline(rec)
+        _echo(f"reports: {', '.join(str(p) for p in written)}")
+    return _publish(_verdict(rec, opts.strict_xfail, opts.gate), opts.out, rec, opts.strict_xfail)
+
+
+@cli.command("list")
+@_selection
+def list_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | None,
+             config: Path | None) -> int:
+    """Print the cases under PATHS without running them."""
+    from trtcheck.execution.run import collect
+    from trtcheck.render.text import plain
+
+    opts = _resolve(paths, config, variants, keyword)
+    collection = collect(opts)
+    for case in collection.cases:
+        tags = f"  [{', '.join(case.spec.tags)}]" if case.spec.tags else ""
+        _echo(plain(f"{case.case_id}{tags}"))
+    for row in collection.problems:
+        _echo(f"error: {plain(row.location or row.file)}: {plain(row.message)}", err=True)
+    return 1 if collection.problems else 0
+
+
+@cli.command("analyze")
+@_selection
+@click.option("--out", type=click.Path(path_type=Path), help=SETTINGS["out"].help)
+@click.option("-v", "--verbose", count=True, help="Print each case's complex ops and predictions.")
+def analyze_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | None,
+                config: Path | None, out: Path | None, verbose: int) -> int:
+    """Predict each case's complex, int64 and float64 paths, without compiling (CPU)."""
+    from trtcheck.execution.run import analyze, collect
+    from trtcheck.render.analysis import render_analysis
+    from trtcheck.results import record
+
+    opts = _resolve(paths, config, variants, keyword, out=out, device="cpu", verbosity=-1)
+    _check_writable(opts.out)
+    with _output_to(opts.out / "analyze.log"):
+        rec = analyze(opts, collect(opts))
+    record.save(rec, opts.out / "analysis.json")
+    _echo(render_analysis(rec, verbose=verbose > 0))
+    _echo(f"analysis: {opts.out / 'analysis.json'}")
+    return _verdict(rec, strict_xfail=False)
+
+
+@cli.command("fetch")
+@click.argument("package", type=click.Choice(["torch-tensorrt"]))
+@click.argument("versions", nargs=-1)
+def fetch_cmd(package: str, versions: tuple[str, ...]) -> int:
+    """Fetch Torch-TensorRT's Python code (VERSIONS, default: the release for the installed
+    torch) into trtcheck's cache, for the lowering backend on an offline runner.
+
+    Only the Python files are kept, under $TRTCHECK_CACHE (default: the user cache directory);
+    TensorRT's libraries are never installed and site-packages is never touched."""
+    from trtcheck.backends.lowering import code as ttrt_code
+
+    for version in versions or (None,):
+        where = ttrt_code.fetch(version)
+        _echo(f"{package} {where.name}: {where}")
+    return 0
+
+
+@cli.command("report")
+@click.argument("results", type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path),
+              help="Where to write the reports [the record's directory].")
+def report_cmd(results: Path, out: Path | None) -> int:
+    """Re-render junit.xml, report.md and results.json from a results.json or results.jsonl."""
+    from trtcheck.results import record
+
+    return _write(record.load(results), out or results.parent)
+
+
+@cli.command("merge")
+@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), required=True,
+              help="Where to write the combined reports.")
+def merge_cmd(results: tuple[Path, ...], out: Path) -> int:
+    """Combine the results.json of several shards (--shard I/N) into one set of reports.
+
+    Refuses records that cannot be combined (other versions, device kind, backends, profiles,
+    variants, tolerances or timing settings) and shards that overlap; a missing shard becomes
+    an error row."""
+    from trtcheck.results.merge import merge
+
+    return _write(merge(results), out)
+
+
+def _write(rec: Record, out_dir: Path) -> int:
+    """Write every report of ``rec`` into ``out_dir``; the exit code its rows give."""
+    from trtcheck.render import write_reports
+    from trtcheck.results import record
+
+    strict = bool(rec.options.get("strict_xfail", False))
+    _check_writable(out_dir)
+    with record.locked(out_dir):
+        written = write_reports(rec, out_dir, strict_xfail=strict)
+    _echo(f"reports: {', '.join(str(p) for p in written)}")
+    return _publish(_verdict(rec, strict, options.saved_gate(rec.options)), out_dir, rec, strict)
+
+
+@cli.command("diff")
+@click.argument("base", type=click.Path(path_type=Path))
+@click.argument("head", type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path),
+              help="Also write HEAD's reports, with the changes, into this directory.")
+@click.option("--fail-on", "fail_on", type=click.Choice(options.FAIL_ON),
+              help=SETTINGS["fail_on"].help)
+@click.option("--metric", "regression_metric", type=click.Choice(options.GATE_METRICS),
+              help=SETTINGS["regression_metric"].help)
+@click.option("--threshold", "regression_threshold", type=float,
+              help=SETTINGS["regression_threshold"].help)
+def diff_cmd(base: Path, head: Path, out: Path | None, **gate: object) -> int:
+    """Print HEAD's changes against BASE (two results.json) without running anything; exits
+    as the run of HEAD would have with --baseline BASE."""
+    from trtcheck.render import render_changes, write_reports
+    from trtcheck.results import baseline, record
+
+    before, rec = record.load(base), record.load(head)
+    chosen = options.saved_gate(rec.options, **gate)
+    rec.baseline = baseline.compare(before, rec, metric=chosen.metric,
+                                    threshold=chosen.threshold).to_dict()
+    strict = bool(rec.options.get("strict_xfail", False))
+    _echo(render_changes(rec))
+    if out is not None:
+        _check_writable(out)
+        written = write_reports(rec, out, strict_xfail=strict)
+        _echo(f"reports: {', '.join(str(p) for p in written)}")
+    return _verdict(rec, strict, chosen)
+
+
+def _say_baseline(rec: Record) -> None:
+    """The baseline's warnings and how many rows regressed against it."""
+    from trtcheck.render.text import plain
+    from trtcheck.results import baseline
+
+    diff = baseline.read(rec.baseline)
+    if diff is None:
+        return
+    for warning in diff.warnings:
+        _echo(f"warning: {plain(warning)}", err=True)
+    _echo(f"against the baseline: {len(diff.regressions)} latency regressions, "
+               f"{sum(c.status_changed for c in diff.changes)} status changes")
+
+
+def _resolve(paths: tuple[Path, ...], config: Path | None, variants: tuple[str, ...],
+             keyword: str | None, *, backends_: tuple[str, ...] = (),
+             profiles: tuple[str, ...] = (), **kw: object) -> options.Options:
+    return options.resolve(paths, config_path=config, variants=variants, keyword=keyword,
+                           backends=backends_, profiles=profiles, **kw)  # type: ignore[arg-type]
+
+
+@contextmanager
+def _output_to(log: Path) -> Iterator[None]:
+    """Send what is printed meanwhile (torch's graph dumps and warnings, the zoo's own prints)
+    to ``log`` rather than the terminal, at the file-descriptor level so C++ output goes too."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        with log.open("a", encoding="utf-8") as fh:
+            os.dup2(fh.fileno(), 1)
+            os.dup2(fh.fileno(), 2)
+            try:
+                yield
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+    finally:
+        for fd, saved_fd in ((1, saved[0]), (2, saved[1])):
+            os.dup2(saved_fd, fd)
+            os.close(saved_fd)
+
+
+def _echo(text: str, *, err: bool = False) -> None:
+    """``click.echo`` that survives a closed pipe (``trtcheck run … | head``): the rest of the
+    output is dropped, and the run goes on to write its reports."""
+    try:
+        click.echo(text, err=err)
+    except BrokenPipeError:
+        stream = sys.stderr if err else sys.stdout
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+
+
+def _check_writable(out: Path) -> None:
+    blocking = next((p for p in (out, *out.parents) if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise UsageError(f"cannot write reports to {out}: {blocking} is a file, not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".trtcheck-write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise UsageError(f"cannot write reports to {out}: {exc.strerror or exc}") from None
+
+
+def _publish(code: int, out: Path | None, rec: Record | None, strict_xfail: bool) -> int:
+    """Under GitHub Actions, annotate the failing rows and write the step outputs; ``code``."""
+    if github.active():
+        from trtcheck.render.annotations import render_annotations
+
+        for line in render_annotations(rec, strict_xfail=strict_xfail) if rec else []:
+            _echo(line)
+        github.write_outputs(code, out, rec, strict_xfail=strict_xfail)
+    return code
+
+
+def _verdict(rec: Record, strict_xfail: bool, gate: options.Gate | None = None) -> int:
+    """The run's exit code, after one line on stderr when it was interrupted or tested nothing.
+
+    A run that would pass exits 1 when the gate fails on regressions and a row regressed
+    against the baseline."""
+    from trtcheck.results import baseline
+    from trtcheck.status import Verdict, nothing_tested
+
+    result = rec.verdict(strict_xfail=strict_xfail)
+    if result is Verdict.INTERRUPTED:
+        _echo("trtcheck: interrupted: reports cover the cases that finished", err=True)
+    elif result is Verdict.EMPTY:
+        _echo(f"trtcheck: nothing tested: {nothing_tested(r.status for r in rec.rows)}", err=True)
+    diff = baseline.read(rec.baseline)
+    if (result is Verdict.PASS and gate is not None and gate.fail_on == "regression" and diff
+            and diff.regressions):
+        return Verdict.FAIL.exit_code
+    return result.exit_code
+
+
+STILL_RUNNING_EVERY_S = 30.0  # CI logs: how often a long stage says it is still running
+
+
+class _Progress:
+    """What is printed while cases run. On a terminal, a progress bar with the ETA and the
+    running case's stage and elapsed time; under GitHub Actions, one line per finished case,
+    each zoo file's lines in a ``::group::`` fold printed when the file completes, and a
+    still-running line every 30 s of a long stage; elsewhere one line per finished case."""
+
+    def __init__(self, verbosity: int, collection: Collection) -> None:
+        self.verbosity = verbosity
+        self.total = len(collection.cases)
+        self.done = 0
+        self.mode = ("quiet" if verbosity < 0 else "ci" if github.active()
+                     else "bar" if sys.stdout.isatty() and self.total else "lines")
+        self.in_file = Counter(c.file.rel for c in collection.cases)
+        self.left_in_file = Counter(self.in_file)
+        self.fold: dict[str, list[str]] = {}
+        self.running: tuple[str, str, float] | None = None  # case id, stage text, started
+        self.noted = 0.0
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.bar: Any = None
+        self.ticker: threading.Thread | None = None
+
+    def __enter__(self) -> _Progress:
+        if self.mode == "bar":
+            self.bar = click.progressbar(length=self.total, label="running", show_eta=True,
+                                         show_pos=True, item_show_func=self._running_text)
+            self.bar.__enter__()
+        if self.mode in ("bar", "ci"):
+            self.ticker = threading.Thread(target=self._tick, daemon=True)
+            self.ticker.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        if self.ticker is not None:
+            self.ticker.join()
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+
+    def collection(self, c: Collection) -> None:
+        from trtcheck.render.text import plain
+
+        if self.verbosity >= 0:
+            for rel in c.empty_files:
+                _echo(f"note: {plain(rel)}.py declares no models (helpers belong in "
+                      "files whose names start with _)", err=True)
+            part = (f" (shard {c.shard['index']}/{c.shard['count']} of {c.shard['collected']})"
+                    if c.shard else "")
+            _echo(f"collected {len(c.cases)} cases{part}"
+                  + (f", {len(c.problems)} collection errors" if c.problems else ""))
+
+    def stage(self, case: Case, backend: str, profile: str | None, stage: str) -> None:
+        where = "" if backend == NO_BACKEND else f" ({backend}{':' + profile if profile else ''})"
+        with self.lock:
+            self.running = (case.case_id, f"{stage}{where}", time.monotonic())
+            self.noted = time.monotonic()
+
+    def case(self, case: Case | None, rows: list[Row]) -> None:
+        from trtcheck.render.text import plain
+
+        if self.mode == "quiet":
+            return
+        with self.lock:
+            if case is None:
+                for row in rows:
+                    self._say(f"ERROR {plain(row.location or row.file)}: {plain(row.message)}")
+                return
+            self.done += 1
+            self.running = None
+            parts = " ".join(f"{r.backend}{'' if r.profile == '-' else ':' + r.profile}="
+                             f"{r.status}" for r in rows)
+            lines = [f"[{self.done}/{self.total}] {plain(case.case_id)}  {parts}"]
+            if self.verbosity >= 1:
+                lines += [f"    {r.backend}: {plain(r.message)}" for r in rows if r.message]
+            if self.mode == "bar":
+                self.bar.update(1)
+            elif self.mode == "lines":
+                for line in lines:
+                    _echo(line)
+            else:
+                self._fold(case.file.rel, lines)
+
+    def _fold(self, rel: str, lines: list[str]) -> None:
+        """CI: keep a file's lines until its last case finishes, then print them in one fold."""
+        from trtcheck.render.text import plain
+
+        self.fold.setdefault(rel, []).extend(lines)
+        self.left_in_file[rel] -= 1
+        if self.left_in_file[rel] == 0:
+            _echo(f"::group::{plain(rel)}.py ({self.in_file[rel]} cases)")
+            for line in self.fold.pop(rel):
+                _echo(line)
+            _echo("::endgroup::")
+
+    def _say(self, line: str) -> None:
+        _echo(f"\r\x1b[K{line}" if self.mode == "bar" else line)
+
+    def _running_text(self, _: object) -> str:
+        from trtcheck.render.text import plain
+
+        if self.running is None:
+            return ""
+        case_id, stage, started = self.running
+        return f"{plain(case_id)}: {stage} {time.monotonic() - started:.0f}s"
+
+    def _tick(self) -> None:
+        while not self.stop.wait(1.0):
+            with self.lock:
+                if self.mode == "bar":
+                    self.bar.render_progress()
+                elif self.running and time.monotonic() - self.noted >= STILL_RUNNING_EVERY_S:
+                    self.noted = time.monotonic()
+                    _echo(f"still running: {self._running_text(None)}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: returns the exit code instead of exiting, so it can be called in-process."""
+    for collision in distribution.collisions():
+        _echo(collision.warning(), err=True)
+    try:
+        result = cli.main(args=list(argv) if argv is not None else None,
+                          prog_name="trtcheck", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        return _publish(exc.exit_code, None, None, False)
+    except click.exceptions.Abort:
+        _echo("aborted", err=True)
+        return INTERRUPTED
+    except TrtcheckError as exc:
+        _echo(f"trtcheck: error: {exc}", err=True)
+        return _publish(exc.exit_code, None, None, False)
+    return result if isinstance(result, int) else 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

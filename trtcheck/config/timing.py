@@ -1,0 +1,43 @@
+"""The latency measurement's settings: the ``[timing]`` table, checked once."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from trtcheck.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Latency measurement: at least ``warmup`` rounds and ``warmup_s`` seconds of warm-up, then
+    at least ``repeats`` rounds and ``min_time_s`` seconds measured, at most ``max_repeats``.
+    A round is one timed block of each callable and one timed single call of each. Blocks hold
+    enough calls to last ``block_ms``; a speedup whose interval is wider than
+    ±``unstable_ci`` (relative) is flagged unstable."""
+
+    warmup: int = 3
+    repeats: int = 20
+    warmup_s: float = 0.05
+    min_time_s: float = 0.2
+    max_repeats: int = 10_000
+    block_ms: float = 1.0
+    unstable_ci: float = 0.05
+
+    @classmethod
+    def from_config(cls, table: Mapping[str, Any], where: str) -> Timing:
+        """The ``[timing]`` table checked and applied over the defaults; ConfigError if invalid."""
+        timing = cls(**table)
+        if timing.repeats < 1 or timing.warmup < 0 or timing.max_repeats < timing.repeats:
+            raise ConfigError(f"{where}: repeats must be >= 1, warmup >= 0 and "
+                              "max_repeats >= repeats")
+        if min(timing.warmup_s, timing.min_time_s, timing.block_ms) < 0 or timing.unstable_ci <= 0:
+            raise ConfigError(f"{where}: warmup_s, min_time_s and block_ms must be >= 0, "
+                              "unstable_ci > 0")
+        return timing
+
+
+# The config schema of the ``[timing]`` table: key -> accepted types.
+TIMING_KEYS: dict[str, Any] = {f.name: (int, float) if f.type == "float" else int
+                               for f in fields(Timing)}

@@ -1,0 +1,328 @@
+"""Run one case: build → eager → export → for each backend and profile: compile → run → compare → time."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import torch
+from torch.export import ExportedProgram
+
+from trtcheck.backends import Backend, CompileJob
+from trtcheck.config.options import Options
+from trtcheck.config.profiles import Tolerance
+from trtcheck.errors import Unsupported, last_line, location
+from trtcheck.measure import drift, memory
+from trtcheck.measure.compare import NO_NARROWING, TRUNCATE_DOUBLE, Comparison, compare
+from trtcheck.measure.memory import Peak
+from trtcheck.measure.timing import measure
+from trtcheck.program.analyze import analyze_program
+from trtcheck.program.export import export
+from trtcheck.results.backends import NO_BACKEND
+from trtcheck.results.figures import Memory
+from trtcheck.results.rows import Analysis, Evidence, Row, Slot, plan, row_for, rows_for
+from trtcheck.status import Status
+from trtcheck.tensors import clone, to_device
+from trtcheck.zoo.cases import Case, build
+
+
+class StageError(Exception):
+    """An exception in user or backend code, tagged with the stage it happened in."""
+
+    def __init__(self, stage: str, exc: BaseException, where: str, device: str = "cpu") -> None:
+        line = last_line(exc, cut=True)
+        if isinstance(exc, torch.OutOfMemoryError) and torch.device(device).type == "cuda":
+            line = memory.gpu_oom_message(stage, exc, device)
+        elif is_out_of_memory(exc):
+            line = f"out of memory: {line}"
+        super().__init__(line)
+        self.stage = stage
+        self.location = where
+        self.traceback = "".join(traceback.format_exception(exc))
+
+
+StageHook = Callable[[str, str | None, str], None]
+
+
+def no_hook(backend: str, profile: str | None, stage: str) -> None:
+    return None
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return isinstance(exc, (MemoryError, torch.OutOfMemoryError)) or any(
+        marker in text for marker in ("out of memory", "can't allocate memory",
+                                      "cannot allocate memory"))
+
+
+@dataclass
+class Stages:
+    """Runs a case's stages: announces each to the hook, times it, records its memory peak, and
+    turns an exception in it into a :class:`StageError` that names the stage and the user's
+    ``file:line``."""
+
+    case: Case
+    timings: dict[str, float] = field(default_factory=dict)
+    hook: StageHook = no_hook
+    backend: str = NO_BACKEND
+    profile: str | None = None
+    device: str = "cpu"
+    peaks: dict[str, Peak] = field(default_factory=dict)
+
+    def for_slot(self, slot: Slot) -> Stages:
+        """The same case's stages on one backend and profile, starting from the shared figures."""
+        return Stages(self.case, dict(self.timings), self.hook, slot.backend,
+                      slot.profile.name if slot.profile else None, self.device, dict(self.peaks))
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        self.hook(self.backend, self.profile, name)
+        t0 = time.perf_counter()
+        try:
+            with memory.peak(self.device, self.peaks, name):
+                yield
+        except Unsupported:
+            raise
+        except Exception as exc:
+            # No frame of the zoo in the traceback (a factory's bad return value, an export
+            # error raised inside torch): point at the model's declaration instead.
+            where = (location(exc, self.case.file.root)
+                     or f"{self.case.file.path}:{self.case.spec.line}")
+            raise StageError(name, exc, where, self.device) from exc
+        finally:
+            self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - t0
+
+    def memory(self, engine: int | None = None) -> Memory | None:
+        """The figures of the eager call, compile and the first run; None where not measured."""
+        measure = memory.measure_name(self.device)
+        if measure is None:
+            return None
+        eager, compiled, run = (self.peaks.get(s) for s in ("eager", "compile", "run"))
+        return Memory(measure, eager=eager.added if eager else None,
+                      backend=run.added if run else None,
+                      compiled=max(0, compiled.end - compiled.start) if compiled else None,
+                      engine=engine)
+
+
+def effective_dtype(dtype: torch.dtype, truncate_double: bool) -> str:
+    """The floating precision an output is judged at."""
+    name = {torch.complex64: "float32", torch.complex128: "float64", torch.float64: "float64",
+            torch.float16: "float16", torch.bfloat16: "bfloat16"}.get(dtype, "float32")
+    return "float32" if truncate_double and name == "float64" else name
+
+
+def tolerance_for(case: Case, tolerances: Mapping[str, Tolerance],
+                  truncate_double: bool) -> Callable[[torch.dtype], Tolerance]:
+    def pick(dtype: torch.dtype) -> Tolerance:
+        base = tolerances[effective_dtype(dtype, truncate_double)]
+        return Tolerance(rtol=base.rtol if case.spec.rtol is None else case.spec.rtol,
+                         atol=base.atol if case.spec.atol is None else case.spec.atol)
+    return pick
+
+
+Item = Row | Analysis
+
+
+def analyze_case(case: Case) -> Iterator[Item]:
+    """Build and export a case on CPU and analyse its dtype paths: no eager run, no compile.
+
+    Yields the analysis, then the case's one ``analyze`` row (an ``error`` row on failure)."""
+    stages = Stages(case)
+    slot = Slot("analyze", None)
+    try:
+        with stages.stage("build"):
+            built = build(case)
+            built = replace(built, module=built.module.eval())
+        with stages.stage("export"):
+            program = export(case, built)
+        with stages.stage("analyze"):
+            analysis = analyze_program(program, built.args, built.kwargs)
+    except StageError as err:
+        yield row_for(case, slot, status=Status.ERROR, stage=err.stage, message=str(err),
+                      location=err.location, traceback=err.traceback, timings=stages.timings)
+        return
+    yield Analysis(case.case_id, analysis)
+    yield row_for(case, slot, timings=stages.timings)
+
+
+def iter_rows(case: Case, opts: Options, backends: Mapping[str, Backend],
+              hook: StageHook = no_hook) -> Iterator[Item]:
+    """The case's analysis, then its rows as each slot finishes; ``hook`` hears each stage start.
+
+    The last row is held until the case has released its model and inputs, and notes GPU
+    memory the case left allocated."""
+    before = memory.in_use(opts.device)
+    last: Row | None = None
+    for item in _case_items(case, opts, backends, hook):
+        if isinstance(item, Row):
+            if last is not None:
+                yield last
+            last = item
+        else:
+            yield item
+    if last is None:
+        return
+    memory.release(opts.device)
+    note = memory.leak_note(f"case {case.case_id}", before, memory.in_use(opts.device),
+                            opts.device)
+    if note:
+        held = last.memory or Memory(memory.measure_name(opts.device) or memory.ALLOCATOR)
+        last = replace(last, memory=replace(held, notes=[*held.notes, note]))
+    yield last
+
+
+def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
+                hook: StageHook) -> Iterator[Item]:
+    slots = plan(backends, opts.profiles)
+    stages = Stages(case, hook=hook, device=opts.device)
+    try:
+        with stages.stage("build"):
+            built = build(case)
+            module = built.module.to(opts.device).eval()
+            inputs = to_device((built.args, built.kwargs), opts.device)
+            built = replace(built, module=module, args=inputs[0], kwargs=inputs[1])
+        with stages.stage("eager"), torch.no_grad():
+            eager_in = clone(inputs)
+            expected = module(*eager_in[0], **eager_in[1])
+        with stages.stage("compare"):  # announced, so that a crash here is not blamed on eager
+            eager = Eager(module, mutates=_mutated(inputs, eager_in))
+        with stages.stage("export"):
+            program = export(case, built)
+    except StageError as err:
+        yield from rows_for(case, slots, status=Status.ERROR, stage=err.stage, message=str(err),
+                            location=err.location, traceback=err.traceback, timings=stages.timings,
+                            memory=stages.memory())
+        return
+    yield Analysis(case.case_id, _analyze(program, inputs, stages))
+
+    for slot in slots:
+        backend = backends[slot.backend]
+        reason = backend.unavailable_reason(opts.device)
+        if reason:
+            yield row_for(case, slot, status=Status.SKIPPED, message=reason)
+            continue
+        job = CompileJob(program, inputs[0], inputs[1], slot.profile or opts.profiles[0],
+                         opts.device, opts.engine_cache,
+                         str(opts.cache_dir.resolve()) if opts.cache_dir else None)
+        slot_before = memory.in_use(opts.device)
+        outcome = _run_backend(case, backend, job, expected, eager_in, eager, opts,
+                               truncate_double=bool(slot.profile and slot.profile.truncate_double),
+                               stages=stages.for_slot(slot))
+        outcome["memory"] = _slot_memory(outcome["memory"], slot, slot_before, opts.device)
+        yield row_for(case, slot, **outcome)
+
+
+def _slot_memory(figures: Memory | None, slot: Slot, before: int | None,
+                 device: str) -> Memory | None:
+    """A slot's figures with the GPU memory in use before it and after its compiled module
+    was released, and a note when the slot left more than the margin allocated."""
+    if figures is None:
+        return None
+    memory.release(device)
+    after = memory.in_use(device)
+    note = memory.leak_note(f"backend {slot.backend}", before, after, device)
+    return replace(figures, before=before, after=after, notes=[note] if note else [])
+
+
+def _analyze(program: ExportedProgram, inputs: Any, stages: Stages) -> dict[str, Any]:
+    """The case's dtype paths; a failure here is recorded, never fatal, since no result depends on it."""
+    try:
+        with stages.stage("analyze"):
+            return analyze_program(program, *inputs)
+    except StageError as err:
+        return {"error": str(err), "path": []}
+
+
+@dataclass(frozen=True)
+class Eager:
+    """The user's module as given, and whether a call modifies its inputs."""
+
+    module: torch.nn.Module
+    mutates: bool
+
+
+def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
+                 eager_after: Any, eager: Eager, opts: Options, *,
+                 truncate_double: bool, stages: Stages) -> dict[str, Any]:
+    evidence = Evidence()
+    engine = None
+    try:
+        with stages.stage("compile"):
+            compiled = backend.compile(job)
+        evidence, engine = compiled.evidence, compiled.memory
+        with stages.stage("run"), torch.no_grad():
+            backend_in = clone((job.args, job.kwargs))
+            actual = compiled.fn(*backend_in[0], **backend_in[1])
+        with stages.stage("compare"):
+            pick = tolerance_for(case, opts.tolerances, truncate_double)
+            result = compare(expected, actual, pick,
+                             TRUNCATE_DOUBLE if truncate_double else NO_NARROWING)
+            inputs_check = compare(eager_after, backend_in, pick, what="input")
+    except Unsupported as exc:
+        return dict(status=Status.UNSUPPORTED, stage="compile", message=str(exc),
+                    timings=stages.timings, evidence=evidence, memory=stages.memory(engine))
+    except StageError as err:
+        return dict(status=Status.ERROR, stage=err.stage, message=str(err), location=err.location,
+                    traceback=err.traceback, timings=stages.timings, evidence=evidence,
+                    memory=stages.memory(engine))
+    status, message = _verdict(result, inputs_check)
+    if status is Status.PASS and truncate_double:
+        message = _precision_lost(result)
+    message = "; ".join(m for m in (message, result.eager_nonfinite) if m)
+    if opts.dtype_drift:
+        try:
+            with stages.stage("drift"):
+                drifted = drift.check(eager.module, compiled.fn, (job.args, job.kwargs),
+                                      opts.tolerances["float32"])
+        except StageError as err:  # the outputs were judged already: the row keeps its status
+            drifted = drift.Drift(drift.CHECK_FAILED, "", str(err))
+        if drifted is not None:
+            evidence = replace(evidence, drift=drifted.to_dict())
+            if drifted.fails and status is Status.PASS:  # a failing row says its own cause first
+                status = Status.FAIL
+                message = "; ".join(m for m in (drifted.describe(), message) if m)
+    latency = None
+    try:
+        with stages.stage("timing"):
+            latency = measure(
+                (eager.module, compiled.fn), job.args, job.kwargs, timing=opts.timing,
+                device=opts.device,
+                fresh_inputs=(eager.mutates, _mutated((job.args, job.kwargs), backend_in)))
+    except StageError as err:  # the outputs were judged already: the row keeps its status
+        message = "; ".join(m for m in (message, f"timing failed, no latency: {err}") if m)
+    return dict(status=status, message=message, stage=None if status is Status.PASS else "compare",
+                timings=stages.timings, outputs=[leaf.to_dict() for leaf in result.leaves],
+                latency=latency, evidence=evidence, memory=stages.memory(engine))
+
+
+def _verdict(outputs: Comparison, inputs: Comparison) -> tuple[Status, str]:
+    problems = []
+    if not outputs:
+        problems.append(outputs.message)
+    if not inputs:
+        problems.append("inputs after the call differ from eager's (modified or re-typed by the "
+                        f"compiled module): {inputs.message}")
+    return (Status.FAIL, "; ".join(problems)) if problems else (Status.PASS, "")
+
+
+def _precision_lost(result: Comparison) -> str:
+    """Under truncate_double, how far float64 outputs moved when computed in float32, and which
+    came back in the narrower dtype (what truncate_double asks for)."""
+    wide = [leaf for leaf in result.leaves if leaf.eager_dtype in ("torch.float64", "torch.complex128")]
+    errors = [leaf.max_rel for leaf in wide if leaf.max_rel is not None]
+    if not errors:
+        return ""
+    narrowed = [f"out{leaf.path} as {leaf.dtype.removeprefix('torch.')}" for leaf in wide
+                if leaf.dtype != leaf.eager_dtype]
+    returned = f"; returned {', '.join(narrowed)}" if narrowed else ""
+    return (f"truncate_double: float64 outputs judged at float32 tolerance; precision lost "
+            f"relative to float64: max rel error {max(errors):.2g}{returned}")
+
+
+def _mutated(before: Any, after: Any) -> bool:
+    """Whether a call changed its inputs (so timing must give each call fresh copies)."""
+    return not compare(before, after, lambda _: Tolerance(0.0, 0.0), what="input")

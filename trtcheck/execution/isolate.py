@@ -1,0 +1,213 @@
+"""Run each case in a worker subprocess: a crash, hang or memory blow-up costs one case, not the run."""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import IO, Any
+
+from trtcheck.backends import Backend
+from trtcheck.config.options import Options
+from trtcheck.execution.case import Item, StageHook, no_hook
+from trtcheck.process import Child
+from trtcheck.results.backends import NO_BACKEND
+from trtcheck.results.rows import Row, plan, rows_for
+from trtcheck.status import Status
+from trtcheck.zoo.cases import Case
+
+_POLL_S = 0.2
+WORKER = "trtcheck.execution.worker"
+
+
+def _worker(opts: Options, log: IO[str], env: Mapping[str, str] | None = None) -> Child:
+    child = Child(WORKER, log=log, env=env)
+    child.send((opts, opts.memory_limit))
+    return child
+
+
+def _crash_message(returncode: int | None, where: str) -> str:
+    if returncode is not None and returncode < 0:
+        sig = signal.Signals(-returncode).name
+        why = (" (likely out of memory: the kernel's OOM killer sends SIGKILL)"
+               if sig == "SIGKILL" else "")
+        return f"worker killed by {sig}{why} {where}"
+    return f"worker exited with code {returncode} {where}"
+
+
+class IsolatedExecutor:
+    """Runs cases one at a time in a reusable worker, replaced after a crash or timeout.
+
+    The worker starts at once, so that it imports torch while the parent collects the cases."""
+
+    def __init__(self, opts: Options, backends: Mapping[str, Backend], log_path: Path,
+                 env: Mapping[str, str] | None = None) -> None:
+        self.opts = opts
+        self.backends = backends
+        self.env = env
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.log = log_path.open("a", encoding="utf-8")
+        self.worker: Child | None = _worker(opts, self.log, env)
+
+    def rows(self, case: Case, hook: StageHook = no_hook) -> Iterator[Item]:
+        remaining = {slot.key(case.case_id): slot for slot in plan(self.backends, self.opts.profiles)}
+        worker = self._send((case.file.root, case.file.path, case.spec.name, case.variant))
+        stage = (NO_BACKEND, None, "start")
+        deadline = time.monotonic() + self.opts.timeout
+        while True:
+            left = deadline - time.monotonic()
+            where = f"in stage {stage[2]}" + (f" (backend {stage[0]})" if stage[0] != NO_BACKEND else "")
+            if left <= 0:
+                worker.kill()
+                self.worker = None
+                yield from rows_for(case, list(remaining.values()), status=Status.TIMEOUT,
+                                    stage=stage[2],
+                                    message=f"timed out after {self.opts.timeout:g} s {where}")
+                return
+            try:
+                message: Any = worker.receive() if worker.poll(min(left, _POLL_S)) else None
+            except (EOFError, OSError):
+                rc = worker.kill()
+                self.worker = None
+                yield from rows_for(case, list(remaining.values()), status=Status.CRASH,
+                                    stage=stage[2], message=_crash_message(rc, where))
+                return
+            if message is None:
+                continue
+            if message[0] == "stage":
+                stage = message[1:]
+                hook(*stage)
+            elif message[0] == "item":
+                item = message[1]
+                if isinstance(item, Row):
+                    remaining.pop(item.key, None)
+                yield item
+            else:  # "done", and why the worker must be replaced (it then exits), or None
+                if message[1]:
+                    self.log.write(f"trtcheck: {message[1]}\n")
+                    self.log.flush()
+                    worker.stop()
+                    self.worker = None
+                return
+
+    def _send(self, request: tuple[Any, ...]) -> Child:
+        """Hand a case to a live worker, starting a new one if the last has gone."""
+        if self.worker is not None and self.worker.alive():
+            try:
+                self.worker.send(request)
+                return self.worker
+            except OSError:  # it died between cases
+                self.worker.kill()
+        self.worker = _worker(self.opts, self.log, self.env)
+        self.worker.send(request)
+        return self.worker
+
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.stop()
+            self.worker = None
+        self.log.close()
+
+
+# Hears (case, backend, profile, stage) as each stage of a case starts.
+StageListener = Callable[[Case, str, str | None, str], None]
+
+
+def hook_for(case: Case, on_stage: StageListener | None) -> StageHook:
+    """The stage hook of one case that tells ``on_stage``, or none."""
+    if on_stage is None:
+        return no_hook
+    return lambda backend, profile, stage: on_stage(case, backend, profile, stage)
+
+
+Event = tuple[int, Item | None]  # (index of the case, one of its items, or None when it is done)
+
+
+class Schedule:
+    """Which case a free worker takes next: one of the zoo file it has imported while that file
+    has cases left, else the first of a file no other worker is on, else the first left."""
+
+    def __init__(self, files: Sequence[Path]) -> None:
+        self.files = files
+        self.pending = list(range(len(files)))
+        self.on_file: dict[int, Path] = {}
+        self.lock = threading.Lock()
+
+    def take(self, worker: int) -> int | None:
+        """The index of the next case for ``worker``, or None when none is left."""
+        with self.lock:
+            if not self.pending:
+                return None
+            mine = self.on_file.get(worker)
+            others = {f for w, f in self.on_file.items() if w != worker}
+            pick = next((i for i in self.pending if self.files[i] == mine), None)
+            if pick is None:
+                pick = next((i for i in self.pending if self.files[i] not in others), self.pending[0])
+            self.pending.remove(pick)
+            self.on_file[worker] = self.files[pick]
+            return pick
+
+
+class WorkerPool:
+    """Runs cases on several isolated workers at once, each driven by a thread of its own.
+
+    On CUDA each worker owns one of the listed GPUs, so no two cases are timed on one GPU at
+    once; on CPU the workers split the cores between them. Cases go out by :class:`Schedule`."""
+
+    def __init__(self, opts: Options, backends: Mapping[str, Backend], log_path: Path) -> None:
+        devices = opts.devices or (opts.device,) * opts.workers
+        env = None
+        if not opts.device.startswith("cuda") and "OMP_NUM_THREADS" not in os.environ:
+            env = {**os.environ, "OMP_NUM_THREADS": str(max(1, (os.cpu_count() or 1) // len(devices)))}
+        self.executors = [IsolatedExecutor(replace(opts, device=d, devices=()), backends, log_path, env)
+                          for d in devices]
+        self.stopping = False
+        self.failure: BaseException | None = None
+
+    def run(self, cases: Sequence[Case],
+            on_stage: StageListener | None = None) -> Iterator[Event]:
+        """Every case's items as they come, from all workers at once, then ``(index, None)``;
+        ``on_stage`` hears each stage start (from the workers' threads)."""
+        events: queue.Queue[Event | None] = queue.Queue()
+        schedule = Schedule([case.file.path for case in cases])
+
+        def work(me: int, executor: IsolatedExecutor) -> None:
+            try:
+                while not self.stopping and (i := schedule.take(me)) is not None:
+                    for item in executor.rows(cases[i], hook_for(cases[i], on_stage)):
+                        if self.stopping:
+                            return
+                        events.put((i, item))
+                    events.put((i, None))
+            except BaseException as exc:
+                if not self.stopping:
+                    self.failure = exc
+            finally:
+                events.put(None)
+
+        threads = [threading.Thread(target=work, args=(me, ex), daemon=True)
+                   for me, ex in enumerate(self.executors)]
+        for t in threads:
+            t.start()
+        running = len(threads)
+        while running:
+            try:
+                event = events.get(timeout=_POLL_S)  # a timeout, so that Ctrl-C gets through
+            except queue.Empty:
+                continue
+            if event is None:
+                running -= 1
+            else:
+                yield event
+        if self.failure is not None:
+            raise self.failure
+
+    def close(self) -> None:
+        self.stopping = True
+        for executor in self.executors:
+            executor.close()

@@ -1,0 +1,266 @@
+"""A whole run: collect cases, execute each, journal rows as they finish, build the record."""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from types import FrameType
+from typing import Any, Protocol
+
+from trtcheck.backends import Backend
+from trtcheck.config.options import Options
+from trtcheck.errors import RecordError, did_you_mean
+from trtcheck.execution import shard
+from trtcheck.execution.case import Item, StageHook, analyze_case, iter_rows, no_hook
+from trtcheck.execution.isolate import Event, IsolatedExecutor, StageListener, WorkerPool, hook_for
+from trtcheck.results import environment, record
+from trtcheck.results.backends import NAMES, NO_BACKEND, BackendRef
+from trtcheck.results.record import Journal, Record
+from trtcheck.results.rows import NO_PROFILE, NO_VARIANT, Analysis, Row, RowKey, plan, rows_for
+from trtcheck.status import Status
+from trtcheck.zoo import discover
+from trtcheck.zoo.api import ModelSpec
+from trtcheck.zoo.cases import Case, expand
+
+COLLECT = "(collect)"
+JOURNAL = "results.jsonl"
+
+
+@dataclass(frozen=True)
+class Collection:
+    cases: list[Case]
+    problems: list[Row]
+    empty_files: list[str]
+    shard: dict[str, Any] | None = None  # this shard's description (shard.describe), if sharded
+
+
+def collect(opts: Options) -> Collection:
+    """Import every zoo file; failures and duplicate case ids become error rows."""
+    found, problems, empty = [], [], []
+    for file in discover.zoo_files(opts.paths):
+        result = discover.load(file)
+        if isinstance(result, discover.ImportFailure):
+            problems.append(_problem(file.rel, stage="import", message=result.message,
+                                     location=result.location, traceback=result.traceback,
+                                     source=file.source))
+            continue
+        rejected = [(bad.name, bad.line, bad.message) for bad in result.invalid]
+        rejected += [(spec.name, spec.line, message) for spec in result.specs
+                     if (message := _unknown_xfail_keys(spec, opts))]
+        problems += [_problem(file.rel, case_id=f"{file.rel}::{name}", stage="collect",
+                              message=f"invalid @trtcheck.model: {message}",
+                              location=f"{file.path}:{line}", source=file.source, line=line)
+                     for name, line, message in rejected]
+        names = {name for name, _, _ in rejected}
+        specs = tuple(s for s in result.specs if s.name not in names)
+        if specs:
+            found.append(replace(result, specs=specs))
+        elif not rejected:
+            empty.append(file.rel)
+    cases: list[Case] = []
+    seen: dict[str, Case] = {}
+    for case in expand(found, opts.variants, opts.keyword):
+        first = seen.get(case.case_id)
+        if first is None:
+            seen[case.case_id] = case
+            cases.append(case)
+            continue
+        problems.append(_problem(
+            case.file.rel, case_id=case.case_id, stage="collect",
+            message=(f"duplicate case id {case.case_id}: declared at {first.file.path}:"
+                     f"{first.spec.line} and {case.file.path}:{case.spec.line}"),
+            location=f"{case.file.path}:{case.spec.line}", source=case.file.source,
+            line=case.spec.line))
+    if opts.shard is None:
+        return Collection(cases, problems, empty)
+    index, count = opts.shard
+    durations = shard.case_durations(record.load(opts.baseline)) if opts.baseline else None
+    chosen = shard.split(cases, index, count, durations)
+    # Collection problems belong to the first shard, so that a merge holds each once.
+    return Collection(chosen, problems if index == 1 else [], empty,
+                      shard.describe(index, count, cases, chosen))
+
+
+def _unknown_xfail_keys(spec: ModelSpec, opts: Options) -> str:
+    """What is wrong with the model's xfail keys: each must name one of its variants, a
+    backend, a profile, or ``backend:profile``."""
+    if not isinstance(spec.xfail, Mapping):
+        return ""
+    known = {*spec.variants, *NAMES, *opts.known_profiles,
+             *(f"{b}:{p}" for b in NAMES for p in opts.known_profiles)}
+
+    def names_backend(key: str) -> bool:  # lowering@2.14.0, alone or with a profile
+        backend, _, profile = key.partition(":")
+        return BackendRef.parse(backend).traits is not None and (
+            not profile or profile in opts.known_profiles)
+
+    for key in spec.xfail:
+        if key not in known and not names_backend(key):
+            return (f"xfail key {key!r} names no variant of this model, backend or profile"
+                    f"{did_you_mean(key, known)}")
+    return ""
+
+
+def _problem(rel: str, *, case_id: str | None = None, **fields: object) -> Row:
+    return Row(case_id or f"{rel}::{COLLECT}", rel, COLLECT, NO_VARIANT, NO_BACKEND,
+               NO_PROFILE, status=Status.ERROR, **fields)  # type: ignore[arg-type]
+
+
+class Executor(Protocol):
+    def rows(self, case: Case, hook: StageHook = ...) -> Iterator[Item]: ...
+    def close(self) -> None: ...
+
+
+@dataclass
+class InProcessExecutor:
+    """Runs cases in this process: for debugging (``--no-isolate``); no timeouts."""
+
+    opts: Options
+    backends: Mapping[str, Backend]
+
+    def __post_init__(self) -> None:
+        for backend in self.backends.values():
+            backend.activate()
+
+    def rows(self, case: Case, hook: StageHook = no_hook) -> Iterator[Item]:
+        return iter_rows(case, self.opts, self.backends, hook)
+
+    def close(self) -> None:
+        for backend in self.backends.values():
+            backend.deactivate()
+
+
+def start(opts: Options, backends: Mapping[str, Backend]) -> Executor | WorkerPool:
+    """The executor a run uses; isolated workers start at once, while cases are collected."""
+    if not opts.isolate:
+        return InProcessExecutor(opts, backends)
+    log = opts.out / "worker.log"
+    return WorkerPool(opts, backends, log) if opts.workers > 1 else IsolatedExecutor(opts, backends, log)
+
+
+def _serially(executor: Executor, cases: list[Case],
+              on_stage: StageListener | None) -> Iterator[Event]:
+    for i, case in enumerate(cases):
+        for item in executor.rows(case, hook_for(case, on_stage)):
+            yield i, item
+        yield i, None
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM, delivered like Ctrl-C so that one handler stops the run cleanly."""
+
+
+@contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise Interrupted
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _previous(opts: Options) -> Record | None:
+    journal = opts.out / JOURNAL
+    if not (opts.resume and journal.exists()):
+        return None
+    try:
+        return record.load(journal)
+    except RecordError:
+        return None
+
+
+def run(opts: Options, backends: Mapping[str, Backend], collection: Collection,
+        on_case: Callable[[Case | None, list[Row]], None],
+        on_stage: StageListener | None = None,
+        executor: Executor | WorkerPool | None = None) -> tuple[Record, bool]:
+    """Execute every case (on ``executor``, by default :func:`start`'s), appending rows to the
+    journal as they finish; ``on_case`` hears each case's rows, ``on_stage`` each stage as it
+    starts. Closes the executor.
+
+    Returns the record, its rows in collection order whatever order the workers finished
+    in, and whether the run was interrupted (remaining rows are then ``skipped: interrupted``)."""
+    started = datetime.now(timezone.utc)
+    t0 = time.perf_counter()
+    env = environment.describe(opts.device, opts.paths[0])
+    env["started"] = started.isoformat(timespec="seconds")
+    if opts.devices:
+        env["devices"] = list(opts.devices)
+    if collection.shard:
+        env["shard"] = collection.shard
+    slots = plan(backends, opts.profiles)
+    before = _previous(opts)
+    previous: dict[RowKey, Row] = {r.key: r for r in before.rows} if before else {}
+    analyses: dict[str, Any] = dict(before.analyses) if before else {}
+    journal = Journal(opts.out / JOURNAL, env, opts.to_dict(), resume=bool(previous))
+    executor = executor or start(opts, backends)
+    journal.append(collection.problems)
+    if collection.problems:
+        on_case(None, collection.problems)
+    done: dict[str, list[Row]] = {}
+    todo: list[Case] = []
+    for case in collection.cases:
+        keys = [slot.key(case.case_id) for slot in slots]
+        if all(k in previous for k in keys):
+            done[case.case_id] = [previous[k] for k in keys]
+            on_case(case, done[case.case_id])
+        else:
+            todo.append(case)
+    partial: dict[str, list[Row]] = {}
+    interrupted = False
+    events = (executor.run(todo, on_stage) if isinstance(executor, WorkerPool)
+              else _serially(executor, todo, on_stage))
+    try:
+        with _sigterm_interrupts():
+            for i, item in events:
+                case_id = todo[i].case_id
+                if item is None:
+                    done[case_id] = partial.pop(case_id, [])
+                    on_case(todo[i], done[case_id])
+                    continue
+                journal.append([item])
+                if isinstance(item, Analysis):
+                    analyses[item.case_id] = item.data
+                else:
+                    partial.setdefault(case_id, []).append(item)
+    except KeyboardInterrupt:
+        interrupted = True
+        env["interrupted"] = True  # the reports say INTERRUPTED and ``report`` exits 130
+    finally:
+        executor.close()
+        journal.close()
+    rows: list[Row] = list(collection.problems)
+    for case in collection.cases:
+        if case.case_id in done:
+            rows += done[case.case_id]
+            continue
+        finished = partial.get(case.case_id, [])
+        have = {r.key for r in finished}
+        left = [slot for slot in slots if slot.key(case.case_id) not in have]
+        # Not journalled: --resume must run these cases, not take them as finished.
+        rows += finished + rows_for(case, left, status=Status.SKIPPED, message="interrupted")
+    env["duration_s"] = round(time.perf_counter() - t0, 3)
+    return Record(env, opts.to_dict(), rows, analyses), interrupted
+
+
+def analyze(opts: Options, collection: Collection) -> Record:
+    """Build, export and analyse every case on CPU, in this process: no eager run, no compile."""
+    rows: list[Row] = list(collection.problems)
+    analyses: dict[str, Any] = {}
+    for case in collection.cases:
+        for item in analyze_case(case):
+            if isinstance(item, Analysis):
+                analyses[item.case_id] = item.data
+            else:
+                rows.append(item)
+    return Record(environment.describe(opts.device, opts.paths[0]), opts.to_dict(), rows, analyses)

@@ -1,0 +1,1 @@
+"""Measurements of one case: latency, memory, the output comparison and dtype drift."""

@@ -1,0 +1,101 @@
+"""GitHub Actions: step outputs and the link to the run and commit a report is about.
+
+Active only when ``GITHUB_ACTIONS=true``; everything here reads the environment the runner
+sets, so the action always learns where trtcheck put its reports.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from trtcheck.status import FAILING, Status
+
+if TYPE_CHECKING:  # the record imports torch; an argument error's outputs must not wait for it
+    from trtcheck.results.record import Record
+
+# Exit codes and the ``status`` output they give.
+STATUS_BY_CODE = {0: "pass", 1: "fail", 5: "empty", 130: "interrupted"}
+
+_SHA = re.compile(r"[0-9a-f]{7,64}")
+_REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+_URL = re.compile(r"https://[A-Za-z0-9.-]+(:[0-9]+)?")
+
+
+@dataclass(frozen=True)
+class RunLink:
+    """The commit a report is about and, under GitHub Actions, the run that made it."""
+
+    sha: str | None
+    url: str | None = None
+
+
+def active(env: Mapping[str, str] = os.environ) -> bool:
+    return env.get("GITHUB_ACTIONS") == "true"
+
+
+def run_link(env: Mapping[str, str], commit: str | None) -> RunLink:
+    """The head commit and run URL from the runner's variables, each checked before use;
+    the record's git commit when not under GitHub Actions."""
+    candidates = (_head_sha(env), env.get("GITHUB_SHA"), commit)
+    sha = next((c.lower() for c in candidates if c and _SHA.fullmatch(c.lower())), None)
+    server, repo, run_id = (env.get(k, "") for k in
+                            ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"))
+    ok = _URL.fullmatch(server) and _REPO.fullmatch(repo) and run_id.isdigit()
+    return RunLink(sha=sha,
+                   url=f"{server}/{repo}/actions/runs/{run_id}" if ok else None)
+
+
+def _event(env: Mapping[str, str]) -> dict[str, object]:
+    try:
+        event = json.loads(Path(env["GITHUB_EVENT_PATH"]).read_text(encoding="utf-8"))
+    except (KeyError, OSError, ValueError):
+        return {}
+    return event if isinstance(event, dict) else {}
+
+
+def _head_sha(env: Mapping[str, str]) -> str | None:
+    """A pull request's head commit: ``GITHUB_SHA`` is the merge commit GitHub made for it."""
+    pr = _event(env).get("pull_request")
+    head = pr.get("head") if isinstance(pr, dict) else None
+    sha = head.get("sha") if isinstance(head, dict) else None
+    return sha if isinstance(sha, str) else None
+
+
+def write_outputs(code: int, out_dir: Path | None, record: Record | None, *,
+                  strict_xfail: bool = False, env: Mapping[str, str] = os.environ) -> None:
+    """Append the step outputs to ``$GITHUB_OUTPUT``.
+
+    ``out_dir`` is None when trtcheck stopped before it had one (a usage error)."""
+    if not active(env) or not env.get("GITHUB_OUTPUT"):
+        return
+    rows = record.rows if record else []
+    failing = {Status.FAIL} | ({Status.XPASS} if strict_xfail else set())
+    outputs = {
+        "status": STATUS_BY_CODE.get(code, "error"),
+        "exit-code": str(code),
+        "passed": str(sum(r.status is Status.PASS for r in rows)),
+        "failed": str(sum(r.status in failing for r in rows)),
+        "errors": str(sum(r.status in FAILING - {Status.FAIL} for r in rows)),
+        "report-dir": "",
+        "comment-file": "",
+        "results-json": "",
+    }
+    if out_dir is not None:
+        out = out_dir.resolve()
+        outputs["report-dir"] = str(out)
+        if (out / "comment.md").is_file():
+            outputs["comment-file"] = str(out / "comment.md")
+        if (out / "results.json").is_file():
+            outputs["results-json"] = str(out / "results.json")
+    with open(env["GITHUB_OUTPUT"], "a", encoding="utf-8") as fh:
+        for name, value in outputs.items():
+            delimiter = f"ghadelimiter_{uuid.uuid4()}"  # values may hold anything but this
+            fh.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+

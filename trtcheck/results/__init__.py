@@ -1,0 +1,1 @@
+"""The results layer, without torch: rows, the record, baselines, merging and the run environment."""

@@ -1,0 +1,193 @@
+"""Changes against a baseline: a results record of the base branch compared with this run, row
+by row — status changes, new and removed rows, accuracy, and a noise-aware latency verdict.
+
+The latency verdict compares the speedup (the backend normalised by eager in the same run,
+which cancels the drift of the machine between runs) or, with metric ``latency``, the
+backend's absolute GPU time. A row regresses only when it is slower by more than the
+threshold *and* the two runs' intervals do not overlap."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from trtcheck.results.metrics import ROW_METRICS
+from trtcheck.results.record import Record
+from trtcheck.results.rows import Row, RowKey
+
+# Environment facts that make absolute figures, and even speedups, incomparable when they differ.
+COMPARABLE = {"device_name": "GPU", "driver": "driver", "torch": "torch",
+              "torch_tensorrt": "torch_tensorrt"}
+_WORST_REL = next(m for m in ROW_METRICS if m.field == "max_rel")
+ACCURACY_FACTOR = 2.0  # a worst relative error that moved by more than this factor is shown
+
+REGRESSION, IMPROVEMENT, NOISE, SMALL = "regression", "improvement", "within noise", "below threshold"
+
+
+@dataclass(frozen=True)
+class LatencyChange:
+    """One row's latency against the baseline.
+
+    ``before``/``after`` are the gated figure (the speedup, or the backend's GPU ms);
+    ``slowdown`` how many times slower the backend got relative to the baseline (1.2: 20 %
+    slower), ``verdict`` one of regression, improvement, within noise, below threshold.
+    ``before_ms``/``after_ms`` are the backend's absolute times, shown as information."""
+
+    metric: str
+    before: float
+    after: float
+    slowdown: float
+    verdict: str
+    before_interval: tuple[float, float] | None = None
+    after_interval: tuple[float, float] | None = None
+    before_ms: float | None = None
+    after_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class RowChange:
+    """A row of this run against the same row of the baseline (``None`` where it has none)."""
+
+    case_id: str
+    backend: str
+    profile: str
+    before: str | None  # status in the baseline; None: a new row
+    after: str | None  # status now; None: the row was removed
+    before_error: float | None = None  # worst relative error
+    after_error: float | None = None
+    latency: LatencyChange | None = None
+
+    @property
+    def status_changed(self) -> bool:
+        return self.before != self.after
+
+    @property
+    def regressed(self) -> bool:
+        return self.latency is not None and self.latency.verdict == REGRESSION
+
+    @property
+    def accuracy_changed(self) -> bool:
+        a, b = self.before_error, self.after_error
+        if a is None or b is None:
+            return False
+        low, high = sorted((abs(a), abs(b)))
+        return high > 0 and (low == 0 or high / low > ACCURACY_FACTOR)
+
+    @property
+    def shown(self) -> bool:
+        """Whether the change is worth a line: anything but an unchanged row."""
+        return (self.status_changed or self.accuracy_changed
+                or (self.latency is not None and self.latency.verdict in (REGRESSION, IMPROVEMENT)))
+
+
+@dataclass(frozen=True)
+class Diff:
+    """Every row's change against the baseline, the gate's settings and any warnings."""
+
+    metric: str
+    threshold: float
+    base: dict[str, Any]
+    changes: list[RowChange] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def regressions(self) -> list[RowChange]:
+        return [c for c in self.changes if c.regressed]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Diff:
+        def latency(lat: Mapping[str, Any] | None) -> LatencyChange | None:
+            if not lat:
+                return None
+            # infinities come back from JSON as strings
+            numbers = {k: float(v) if isinstance(v, str) and k not in ("metric", "verdict") else v
+                       for k, v in lat.items()}
+            intervals = {k: tuple(lat[k]) if lat.get(k) else None
+                         for k in ("before_interval", "after_interval")}
+            return LatencyChange(**{**numbers, **intervals})
+
+        changes = [RowChange(**{**c, "latency": latency(c.get("latency"))})
+                   for c in d.get("changes", [])]
+        return cls(d["metric"], float(d["threshold"]), dict(d.get("base") or {}), changes,
+                   list(d.get("warnings", [])))
+
+
+def compare(base: Record, head: Record, *, metric: str = "speedup",
+            threshold: float = 0.07) -> Diff:
+    """This run (``head``) against the baseline, row by row, in the head's order, then the
+    rows only the baseline has."""
+    before = {r.key: r for r in base.rows}
+    after = {r.key: r for r in head.rows}
+    changes = [_change(k, before.get(k), r, metric, threshold) for k, r in after.items()]
+    changes += [_change(k, r, None, metric, threshold) for k, r in before.items() if k not in after]
+    env = base.environment
+    summary = {k: env.get(k) for k in ("git_commit", "started", "device_name", "torch",
+                                       "torch_tensorrt")}
+    return Diff(metric, threshold, summary, changes, environment_warnings(base.environment,
+                                                                          head.environment))
+
+
+def environment_warnings(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[str]:
+    """One line per fact that differs between the baseline's machine and this one."""
+    return [f"the baseline ran with another {label}: {base[key]} (now {head.get(key)}); "
+            "latency changes may come from that"
+            for key, label in COMPARABLE.items()
+            if base.get(key) is not None and base.get(key) != head.get(key)]
+
+
+def _change(key: RowKey, before: Row | None, after: Row | None, metric: str,
+            threshold: float) -> RowChange:
+    return RowChange(
+        *key,
+        before=str(before.status) if before else None,
+        after=str(after.status) if after else None,
+        before_error=_WORST_REL.of_row(before.outputs) if before else None,
+        after_error=_WORST_REL.of_row(after.outputs) if after else None,
+        latency=latency_change(before, after, metric, threshold) if before and after else None,
+    )
+
+
+def latency_change(before: Row, after: Row, metric: str, threshold: float) -> LatencyChange | None:
+    """The latency verdict for one row; None for predictions (their latency is PyTorch running a
+    rewritten graph) and rows without latency in either run. Without both intervals (a
+    baseline from an older trtcheck), the threshold alone decides."""
+    if before.prediction or after.prediction or not (before.latency and after.latency):
+        return None
+    b, a = before.latency, after.latency
+    b_dev, a_dev = b.backend_device or b.backend, a.backend_device or a.backend
+    if metric == "speedup":
+        old, new = b.speedup, a.speedup
+        old_iv, new_iv = b.interval, a.interval
+        slowdown = old / new if new > 0 else float("inf")
+        # slower beyond noise: the new interval lies wholly below the old one
+        apart_slower = old_iv is not None and new_iv is not None and new_iv[1] < old_iv[0]
+        apart_faster = old_iv is not None and new_iv is not None and new_iv[0] > old_iv[1]
+    else:
+        old, new = b_dev.median_ms, a_dev.median_ms
+        old_iv, new_iv = _ms_interval(b_dev.ci_low_ms, b_dev.ci_high_ms), \
+            _ms_interval(a_dev.ci_low_ms, a_dev.ci_high_ms)
+        slowdown = new / old if old > 0 else float("inf")
+        apart_slower = old_iv is not None and new_iv is not None and new_iv[0] > old_iv[1]
+        apart_faster = old_iv is not None and new_iv is not None and new_iv[1] < old_iv[0]
+    no_interval = old_iv is None or new_iv is None
+    if slowdown > 1 + threshold:
+        verdict = REGRESSION if apart_slower or no_interval else NOISE
+    elif slowdown < 1 / (1 + threshold):
+        verdict = IMPROVEMENT if apart_faster or no_interval else NOISE
+    else:
+        verdict = SMALL
+    return LatencyChange(metric, old, new, slowdown, verdict, old_iv, new_iv,
+                         b_dev.median_ms, a_dev.median_ms)
+
+
+def _ms_interval(low: float | None, high: float | None) -> tuple[float, float] | None:
+    return (low, high) if low is not None and high is not None else None
+
+
+def read(data: Mapping[str, Any] | None) -> Diff | None:
+    """The diff a record carries, if any."""
+    return Diff.from_dict(data) if data else None

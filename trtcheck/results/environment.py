@@ -1,0 +1,67 @@
+"""What a results record says about the machine and software it ran on."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import platform
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import trtcheck
+from trtcheck import stack
+
+
+def version_of(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def git_commit(where: Path) -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True,
+                             text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0:
+        return None
+    return out.stdout.strip() or None
+
+
+def gpu_driver() -> str | None:
+    """The NVIDIA driver version, from ``nvidia-smi``; None where it cannot be asked."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = out.stdout.split()
+    return lines[0] if out.returncode == 0 and lines else None
+
+
+def describe(device: str, where: Path) -> dict[str, Any]:
+    """The versions, device and commit of a run (the one function here that loads torch)."""
+    import torch
+
+    dev = torch.device(device)
+    name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else platform.processor() or "cpu"
+    versions = {"torch": torch.__version__,
+                "torch_tensorrt": version_of("torch-tensorrt") or version_of("torch_tensorrt"),
+                "tensorrt": version_of("tensorrt")}
+    return {
+        "trtcheck": trtcheck.__version__,
+        **versions,
+        # where each came from (the runner's environment or installed by the Action), and a
+        # Torch-TensorRT built for another torch minor
+        "sources": stack.sources(),
+        "stack_warnings": stack.pairing_warnings(versions),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "device": device,
+        "device_name": name,
+        "cuda": torch.version.cuda,
+        "driver": gpu_driver() if dev.type == "cuda" else None,
+        "git_commit": git_commit(where),
+    }

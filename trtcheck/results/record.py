@@ -1,0 +1,241 @@
+"""The results record: every row and each case's analysis, saved as versioned JSON.
+
+Rows and analyses are appended to ``results.jsonl`` as each case finishes; ``results.json``
+and every other report are rendered from the record at the end.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from trtcheck.config.profiles import Profile
+from trtcheck.errors import LockedError, RecordError
+from trtcheck.results.rows import Analysis, Row
+from trtcheck.status import Verdict, verdict
+
+LOCK_FILE = ".trtcheck.lock"
+SCHEMA_VERSION = 2
+# Schema 1 kept each case's analysis in every row's evidence and marked predictions there.
+READABLE_SCHEMAS = (1, 2)
+
+
+@dataclass
+class Record:
+    """A whole run: environment, resolved options, every row, and each case's analysis."""
+
+    environment: dict[str, Any]
+    options: dict[str, Any]
+    rows: list[Row]
+    analyses: dict[str, Any] = field(default_factory=dict)
+    schema: int = SCHEMA_VERSION
+    # Changes against a baseline record (``trtcheck.results.baseline.Diff`` as a dict), when compared.
+    baseline: dict[str, Any] | None = None
+    # The schema of the file it was read from: where it came from, not what it holds.
+    source_schema: int = field(default=SCHEMA_VERSION, compare=False)
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether the run was stopped (Ctrl-C or SIGTERM) before every case finished."""
+        return bool(self.environment.get("interrupted"))
+
+    def verdict(self, *, strict_xfail: bool) -> Verdict:
+        """The run's verdict, with the options it ran under (``allow_empty``, ``allow_skipped``)."""
+        return verdict((r.status for r in self.rows), strict_xfail=strict_xfail,
+                       interrupted=self.interrupted,
+                       allow_empty=bool(self.options.get("allow_empty")),
+                       allow_skipped=bool(self.options.get("allow_skipped")))
+
+    def to_dict(self) -> dict[str, Any]:
+        return _json_safe({
+            "schema": self.schema,
+            "environment": self.environment,
+            "options": self.options,
+            "rows": [r.to_dict() for r in self.rows],
+            "analyses": self.analyses,
+            **({"baseline": self.baseline} if self.baseline is not None else {}),
+        })
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Record:
+        schema = d.get("schema")
+        if schema not in READABLE_SCHEMAS:
+            raise RecordError(f"results record has schema {schema!r}; this trtcheck reads "
+                              f"{', '.join(map(str, READABLE_SCHEMAS))}")
+        raw_rows = d.get("rows", [])
+        analyses = dict(d.get("analyses") or d.get("paths") or {})
+        for r in raw_rows:  # schema 1: each row carried its case's analysis
+            legacy = (r.get("evidence") or {}).get("analysis")
+            if legacy is not None:
+                analyses.setdefault(r["case_id"], legacy)
+        options = dict(d.get("options", {}))
+        options["profiles"] = [_described(p) for p in options.get("profiles", [])]
+        return cls(
+            environment=d.get("environment", {}),
+            options=options,
+            rows=[Row.from_dict(_restore_numbers(r)) for r in raw_rows],
+            analyses=analyses,
+            baseline=d.get("baseline"),
+            source_schema=schema,
+        )
+
+
+_TEXT_FIELDS = frozenset({"path", "kind", "eager_dtype", "dtype", "message", "timer"})
+
+
+def _described(profile: dict[str, Any]) -> dict[str, Any]:
+    """A saved profile with its description; schema 1 saved none, so it is made from the fields."""
+    if "description" in profile:
+        return profile
+    known = {f.name for f in fields(Profile)}
+    try:
+        return {**profile, "description": Profile(**{k: v for k, v in profile.items()
+                                                      if k in known}).describe()}
+    except TypeError:  # not a profile this trtcheck can read: shown without a description
+        return profile
+
+
+def _number(value: Any) -> Any:
+    """Undo :func:`_json_safe` for a numeric field: "inf", "-inf" and "nan" become floats."""
+    return float(value) if value in ("inf", "-inf", "nan") else value
+
+
+def _restore_numbers(row: dict[str, Any]) -> dict[str, Any]:
+    """A saved row with the numbers of its outputs and latency back to floats."""
+    row = dict(row)
+    row["outputs"] = [{k: v if k in _TEXT_FIELDS else _number(v) for k, v in o.items()}
+                      for o in row.get("outputs", [])]
+    if row.get("latency"):
+        row["latency"] = {key: ({k: v if k in _TEXT_FIELDS else _number(v) for k, v in side.items()}
+                                if isinstance(side, dict) else _number(side))
+                          for key, side in row["latency"].items()}
+    return row
+
+
+def _finite(x: float) -> float | str:
+    return x if math.isfinite(x) else str(x)
+
+
+def _json_safe(obj: Any) -> Any:
+    """Make floats JSON-portable: NaN and infinities become strings."""
+    if isinstance(obj, float):
+        return _finite(obj)
+    if isinstance(obj, dict):
+        return {str(k): _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_safe(v) for v in obj]
+    return obj
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write a file so that readers see the old or the new content, never a partial one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; reports are ordinary files
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def locked(out_dir: Path) -> Iterator[None]:
+    """Hold an advisory lock on a report directory, so that two runs never write into it at
+    once. The kernel releases it when the process ends, even by SIGKILL, so a killed run never
+    blocks ``--resume``. Raises :class:`LockedError` naming the holder's PID."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(out_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            raise LockedError(f"{out_dir} is in use by another trtcheck run (pid {holder}); "
+                              "wait for it to finish, or give another --out") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # closing the only descriptor releases the lock
+
+
+def save(record: Record, path: Path) -> None:
+    write_atomic(path, json.dumps(record.to_dict(), indent=2, sort_keys=False) + "\n")
+
+
+def load(path: Path) -> Record:
+    """Read ``results.json``, or rebuild a record from a partial ``results.jsonl``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise RecordError(f"{path}: cannot read: {exc.strerror}") from None
+    if path.suffix == ".jsonl":
+        return _from_jsonl(text.splitlines(), path)
+    try:
+        return Record.from_dict(json.loads(text))
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise RecordError(f"{path}: not a trtcheck results record ({exc})") from None
+
+
+class Journal:
+    """Append-only ``results.jsonl``: a header line, then one line per row or case analysis,
+    flushed as written."""
+
+    def __init__(self, path: Path, environment: dict[str, Any], options: dict[str, Any],
+                 *, resume: bool = False) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not (resume and path.exists()):
+            header = {"schema": SCHEMA_VERSION, "environment": environment, "options": options}
+            path.write_text(json.dumps(_json_safe(header)) + "\n", encoding="utf-8")
+        self._fh = path.open("a", encoding="utf-8")
+
+    def append(self, items: Iterable[Row | Analysis]) -> None:
+        for item in items:
+            line = ({"analysis": item.case_id, "data": item.data} if isinstance(item, Analysis)
+                    else item.to_dict())
+            self._fh.write(json.dumps(_json_safe(line)) + "\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+def _from_jsonl(lines: list[str], path: Path) -> Record:
+    parsed = list(_parse_lines(lines))
+    if not parsed or "schema" not in parsed[0]:
+        raise RecordError(f"{path}: no trtcheck journal header")
+    header, *items = parsed
+    # A resumed run appends again: the last row for a key wins, in first-seen order.
+    latest: dict[tuple[str, str, str], dict[str, Any]] = {}
+    analyses: dict[str, Any] = {}
+    for item in items:
+        if "analysis" in item:
+            analyses[item["analysis"]] = item.get("data")
+        else:
+            latest[(item.get("case_id"), item.get("backend"), item.get("profile"))] = item
+    return Record.from_dict({**header, "rows": list(latest.values()), "analyses": analyses})
+
+
+def _parse_lines(lines: list[str]) -> Iterator[dict[str, Any]]:
+    for line in lines:
+        try:
+            yield json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut short by a kill mid-write

@@ -1,0 +1,197 @@
+"""The row contract: what one result is, how it is keyed, which rows a case gets, and its evidence.
+
+A *row* is a case run on one backend under one settings profile. Its key is
+``(case_id, backend, profile)``; a backend that ignores profiles has one slot per case, with
+profile :data:`NO_PROFILE`. Rows made before any backend applied (a zoo file that failed to
+import) have backend :data:`NO_BACKEND` and variant :data:`NO_VARIANT`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+
+from trtcheck.config.profiles import Profile
+from trtcheck.results.backends import BackendRef, Kind
+from trtcheck.results.figures import Latency, Memory
+from trtcheck.status import Status, apply_xfail
+
+if TYPE_CHECKING:  # a case's rows are made where it runs; the results layer needs no torch
+    from trtcheck.zoo.cases import Case
+
+NO_PROFILE = "-"  # the backend ignores settings profiles
+NO_VARIANT = "-"  # the row stands for a whole zoo file
+
+
+class RowKey(NamedTuple):
+    case_id: str
+    backend: str
+    profile: str
+
+
+class BackendClass(Protocol):
+    """What planning needs of a backend: whether profiles change it, and what its results are."""
+
+    uses_profiles: bool
+    kind: Kind
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A place for one row of a case: a backend, and a profile unless the backend ignores them."""
+
+    backend: str
+    profile: Profile | None
+    kind: Kind = Kind.MEASURED
+
+    @property
+    def profile_name(self) -> str:
+        return self.profile.name if self.profile else NO_PROFILE
+
+    def key(self, case_id: str) -> RowKey:
+        return RowKey(case_id, self.backend, self.profile_name)
+
+
+def plan(backends: Mapping[str, BackendClass], profiles: Iterable[Profile]) -> list[Slot]:
+    """The slots of every case: a backend that ignores profiles gets one, profile ``-``."""
+    profiles = tuple(profiles)
+    return [Slot(name, p, backend.kind) for name, backend in backends.items()
+            for p in (profiles if backend.uses_profiles else (None,))]
+
+
+@dataclass
+class Evidence:
+    """The path a backend took, filled the same way by every backend.
+
+    ``path`` is the dtype path in short steps; ``fallbacks`` the ops left to PyTorch;
+    ``boundaries`` the casts and complex views put around compiled blocks; ``engines`` the
+    number of compiled blocks (None when the backend has no such notion); ``notes`` what the
+    backend says of settings and versions; ``settings`` what it passed; ``versions`` the
+    releases whose code ran; ``details`` figures of one backend's own; ``drift`` what a call
+    with the sibling dtypes did (:mod:`trtcheck.measure.drift`).
+    """
+
+    path: list[str] = field(default_factory=list)
+    fallbacks: list[str] = field(default_factory=list)
+    boundaries: list[str] = field(default_factory=list)
+    engines: int | None = None
+    notes: list[str] = field(default_factory=list)
+    settings: dict[str, Any] = field(default_factory=dict)
+    versions: dict[str, str | None] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+    drift: dict[str, str] | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Evidence:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+
+@dataclass
+class Row:
+    """One result: a case run on one backend under one settings profile."""
+
+    case_id: str
+    file: str
+    model: str
+    variant: str
+    backend: str
+    profile: str = NO_PROFILE
+    kind: Kind = Kind.MEASURED
+    status: Status = Status.PASS
+    message: str = ""
+    stage: str | None = None
+    location: str | None = None
+    traceback: str | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+    latency: Latency | None = None
+    memory: Memory | None = None
+    evidence: Evidence = field(default_factory=Evidence)
+    tags: list[str] = field(default_factory=list)
+    # Where the model is declared, for annotations: its file relative to the workspace (the
+    # GitHub workspace, else the working directory) and the line of its ``@trtcheck.model``.
+    source: str | None = None
+    line: int | None = None
+
+    @property
+    def key(self) -> RowKey:
+        return RowKey(self.case_id, self.backend, self.profile)
+
+    @property
+    def prediction(self) -> bool:
+        """True when the backend predicts TensorRT's behaviour rather than running TensorRT."""
+        return self.kind is not Kind.MEASURED
+
+    @property
+    def memory_ratio(self) -> float | None:
+        """Backend over eager memory peak, for measured rows only: a prediction's memory is
+        PyTorch running a rewritten graph, not the compiled module's."""
+        return None if self.prediction or self.memory is None else self.memory.ratio
+
+    def to_dict(self) -> dict[str, Any]:
+        # Field by field: dataclasses.asdict deep-copies every output's metrics, which made it
+        # most of the time of saving a record of thousands of rows.
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d["status"] = self.status.value
+        d["kind"] = self.kind.value
+        d["timings"] = dict(self.timings)
+        d["outputs"] = [dict(o) for o in self.outputs]
+        d["tags"] = list(self.tags)
+        d["evidence"] = {f.name: _copy(getattr(self.evidence, f.name)) for f in fields(Evidence)}
+        if self.latency is not None:
+            d["latency"] = self.latency.to_dict()
+        if self.memory is not None:
+            d["memory"] = {**asdict(self.memory), "ratio": self.memory_ratio}
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Row:
+        """A row from its dict; schema 1's untyped evidence (with ``prediction``) is read too."""
+        known = {f.name for f in fields(cls)}
+        data = {k: v for k, v in d.items() if k in known}
+        data["status"] = Status(data.get("status", "error"))
+        evidence = dict(data.get("evidence") or {})
+        legacy_kind = Kind.EMULATED if evidence.pop("prediction", False) else Kind.MEASURED
+        data["kind"] = Kind(data["kind"]) if "kind" in data else legacy_kind
+        data["evidence"] = Evidence.from_dict(evidence)
+        data["latency"] = Latency.from_dict(data["latency"]) if data.get("latency") else None
+        mem = data.get("memory")
+        if mem:
+            known_mem = {f.name for f in fields(Memory)}
+            data["memory"] = Memory(**{k: v for k, v in mem.items() if k in known_mem})
+        return cls(**data)
+
+
+def _copy(value: Any) -> Any:
+    return type(value)(value) if isinstance(value, (list, dict)) else value
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """The dtype-path analysis of one case, recorded once per case (not per row)."""
+
+    case_id: str
+    data: dict[str, Any]
+
+
+def row_for(case: Case, slot: Slot, **fields_: Any) -> Row:
+    """The row of a case in one slot, with the zoo's expected failure applied to its status."""
+    row = Row(case.case_id, case.file.rel, case.spec.name, case.variant, slot.backend,
+              slot.profile_name, slot.kind, tags=list(case.spec.tags), source=case.file.source,
+              line=case.spec.line, **fields_)
+    return finish(case, row)
+
+
+def finish(case: Case, row: Row) -> Row:
+    """The row with the zoo's declared expected failure (xfail) applied to its status."""
+    status, message = apply_xfail(row.status, row.message,
+                                  case.spec.xfail_reason(case.variant, row.backend, row.profile,
+                                                            BackendRef.parse(row.backend).name))
+    return replace(row, status=status, message=message)
+
+
+def rows_for(case: Case, slots: Iterable[Slot], **fields_: Any) -> list[Row]:
+    """One row per slot of a case, all with the same fields — for whole-case outcomes."""
+    return [row_for(case, slot, **fields_) for slot in slots]
