@@ -115,6 +115,13 @@ def test_inert_defuses_references_and_links() -> None:
         assert out.replace("\u200d", "") == text
 
 
+def test_inert_defuses_cross_repository_references_entities_and_images() -> None:
+    for text in ("org/repo#1", "GH-5", "&#64;user", "&#x40;user", "![i](https://e.x/p.png)",
+                 "<img src=https://e.x/p.png>"):
+        out = inert(text)
+        assert not re.search(r"#\d|gh-\d|&#|!\[|<img|https?:", out, re.I), (text, out)
+
+
 def test_comment_stays_within_the_limit_cut_at_row_boundaries() -> None:
     long = "x" * 500
     rows = [_row(f"model{i}", "inductor", Status.FAIL, message=long) for i in range(2000)]

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from trtcheck import __version__
+from trtcheck import __version__, distribution
 from trtcheck.config import options, settings
 from trtcheck.config.profiles import BUILTIN_PROFILES
 from trtcheck.errors import INTERRUPTED, TrtcheckError, UsageError
@@ -54,7 +54,8 @@ paths_arg = click.argument("paths", nargs=-1, required=True,
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="trtcheck")
+@click.version_option(__version__, prog_name="trtcheck",
+                      message=f"%(prog)s %(version)s (distribution {distribution.DIST})")
 def cli() -> None:
     """Check a PyTorch model zoo against Torch-TensorRT and eager PyTorch."""
 
@@ -426,6 +427,8 @@ class _Progress:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: returns the exit code instead of exiting, so it can be called in-process."""
+    for collision in distribution.collisions():
+        _echo(collision.warning(), err=True)
     try:
         result = cli.main(args=list(argv) if argv is not None else None,
                           prog_name="trtcheck", standalone_mode=False)

@@ -12,10 +12,12 @@ ping people or plant links through a model name.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import statistics
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any
 
 from trtcheck.render.github import RunLink
@@ -31,6 +33,8 @@ from trtcheck.render.text import (
     releases,
     shortened,
     speedup_text,
+    stack_facts,
+    stack_warnings,
     status_counts,
     status_text,
     verdict_text,
@@ -42,7 +46,8 @@ from trtcheck.results.record import Record
 from trtcheck.results.rows import NO_PROFILE, Row
 from trtcheck.status import Status, Verdict, is_failure
 
-LIMIT = 60_000
+# The comment's size limit, shared with comment/sticky.js.
+LIMIT: int = json.loads(resources.files("trtcheck").joinpath("limits.json").read_text("utf-8"))["comment"]
 TITLE = "trtcheck"
 ARTIFACT_NOTE = "the full report is `report.md` in the run's report artifact"
 ATTENTION = frozenset({Status.FAIL, Status.ERROR, Status.CRASH, Status.TIMEOUT, Status.XPASS})
@@ -138,9 +143,8 @@ def _facts(record: Record) -> str:
     backends = ", ".join(described(b, p) for b, p in kinds.items()) or NONE
     device = env.get("device") or NONE
     gpu = env.get("device_name") if str(device).startswith("cuda") else f"none ({device})"
-    return (f"Backends: {backends}<br>torch {inert(env.get('torch') or NONE)} · "
-            f"torch_tensorrt {inert(env.get('torch_tensorrt') or 'not installed')} · "
-            f"TensorRT {inert(env.get('tensorrt') or 'not installed')} · GPU: {inert(gpu)}")
+    facts = f"Backends: {backends}<br>{' · '.join(stack_facts(env, inert))} · GPU: {inert(gpu)}"
+    return "<br>".join([facts, *stack_warnings(env, inert)])
 
 
 def _row_name(row: Row) -> str:

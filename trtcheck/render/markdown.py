@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from trtcheck.render.changes import render_changes
+from trtcheck.render.github import RunLink
 from trtcheck.render.text import (
     DRIFT_MEANING,
     KIND_NOTES,
@@ -23,6 +24,8 @@ from trtcheck.render.text import (
     num,
     path_text,
     speedup_text,
+    stack_facts,
+    stack_warnings,
     status_counts,
     status_text,
     verdict_text,
@@ -35,11 +38,12 @@ from trtcheck.results.rows import Row
 from trtcheck.status import Status, is_failure
 
 
-def render_markdown(record: Record, *, strict_xfail: bool) -> str:
-    """The record as a Markdown report: environment, counts, accuracy, latency, details."""
+def render_markdown(record: Record, *, strict_xfail: bool, link: RunLink | None = None) -> str:
+    """The record as a Markdown report: environment, counts, accuracy, latency, details.
+    ``link`` names the commit the run is about (a pull request's head, as the comment does)."""
     sections = [
         "# trtcheck report",
-        _environment(record.environment),
+        _environment(record.environment, link),
         f"> ⚠️ **{md(fallback_text(record))}**" if fallback_text(record) else "",
         render_changes(record),
         _prediction_notice(record),
@@ -55,14 +59,15 @@ def render_markdown(record: Record, *, strict_xfail: bool) -> str:
     return "\n\n".join(s for s in sections if s) + "\n"
 
 
-def _environment(env: dict[str, Any]) -> str:
-    return " · ".join([
+def _environment(env: dict[str, Any], link: RunLink | None) -> str:
+    sha = (link.sha if link else None) or env.get("git_commit")
+    line = " · ".join([
         f"trtcheck {md(env.get('trtcheck') or NONE)}",
-        f"torch {md(env.get('torch') or NONE)}",
-        f"Torch-TensorRT {md(env.get('torch_tensorrt') or 'not installed')}",
+        *stack_facts(env, md),
         f"device {md(env.get('device') or NONE)}",
-        f"commit {md(env.get('git_commit') or NONE)}",
+        f"commit {md(sha or NONE)}",
     ])
+    return "\n\n".join([line, *(f"> {w}" for w in stack_warnings(env, md))])
 
 
 def _prediction_notice(record: Record) -> str:

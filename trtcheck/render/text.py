@@ -32,6 +32,10 @@ KIND_NOTES = {
                    "numbers are PyTorch's, not TensorRT's kernels; not a TensorRT measurement"),
 }
 
+# Where torch, Torch-TensorRT and TensorRT came from, under the Action (``stack.sources``).
+SOURCE_WORDS = {"runner": "from the runner", "action": "installed by the Action"}
+STACK = (("torch", "torch"), ("torch_tensorrt", "Torch-TensorRT"), ("tensorrt", "TensorRT"))
+
 UNSTABLE_MARK = "⚠ unstable"
 LATENCY_NOTE = (
     "*caller*: host time of one call until its result is ready, launch overhead included; "
@@ -236,3 +240,21 @@ def verdict_text(record: Record, *, strict_xfail: bool) -> tuple[Verdict, str]:
     if result is Verdict.FAIL:
         return result, fails
     return result, f"{len(record.rows)} rows, none fails the run"
+
+
+def stack_facts(env: dict[str, Any], escape: Callable[[object], str]) -> list[str]:
+    """torch, Torch-TensorRT and TensorRT with their versions and, under the Action, where
+    each came from; ``escape`` is the renderer's escaping of record text."""
+    sources = env.get("sources") or {}
+    facts = []
+    for key, label in STACK:
+        version = env.get(key)
+        where = SOURCE_WORDS.get(sources.get(key)) if version else None
+        text = f"{label} {escape(version)}" if version else f"{label} not installed"
+        facts.append(f"{text} ({where})" if where else text)
+    return facts
+
+
+def stack_warnings(env: dict[str, Any], escape: Callable[[object], str]) -> list[str]:
+    """The record's warnings on a mismatched torch / Torch-TensorRT / TensorRT set."""
+    return [f"⚠ {escape(w)}" for w in env.get("stack_warnings") or []]
