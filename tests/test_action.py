@@ -251,6 +251,18 @@ def test_run_step_passes_the_baseline_and_the_regression_gate(tmp_path: Path, ex
     assert ("::notice title=trtcheck::no baseline file" in proc.stdout) is not exists
 
 
+@pytest.mark.parametrize(("nan", "expected"), [("fail", ["--nan", "fail"]), ("", [])])
+def test_run_step_passes_the_nan_policy_only_when_given(tmp_path: Path, nan: str,
+                                                        expected: list[str]) -> None:
+    python = _recorder(tmp_path, 'printf "%s\\n" "$@" > "$ARGS_FILE"\n')
+    env = {**runner_env(tmp_path, ARGS_FILE=str(tmp_path / "args")),
+           **step_env("Run trtcheck", {"paths": "models/", "nan": nan}, {"python": str(python)})}
+    proc = run_step("Run trtcheck", env, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "args").read_text().splitlines() == [
+        "-m", "trtcheck", "run", *expected, "--", "models/"]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("fork", [False, True], ids=["pull_request", "fork"])
 def test_simulated_run_on_the_sample_zoo(tmp_path: Path, fork: bool) -> None:

@@ -27,7 +27,7 @@ from trtcheck.render.github import RunLink
 from trtcheck.render.text import md, plain, xml_text
 from trtcheck.results.backends import Kind
 from trtcheck.results.figures import Latency, Stats
-from trtcheck.results.record import Record, load
+from trtcheck.results.record import SCHEMA_VERSION, Record, load
 from trtcheck.results.rows import Evidence, Row
 from trtcheck.status import Status
 
@@ -148,14 +148,14 @@ def test_markdown_golden() -> None:
     _check_golden("report.md", render_markdown(load(SCHEMA_1), strict_xfail=False))
 
 
-def test_schema_1_record_reads_as_schema_2() -> None:
+def test_schema_1_record_reads_as_the_current_schema() -> None:
     old = load(SCHEMA_1)
     assert len(old.rows) == 39 and set(old.analyses) == {r.case_id for r in old.rows}
     assert {r.kind for r in old.rows if r.backend == "emulate"} == {Kind.EMULATED}
     assert {r.kind for r in old.rows if r.backend == "eager"} == {Kind.MEASURED}
     assert all(p["description"] for p in old.options["profiles"])
     again = Record.from_dict(json.loads(json.dumps(old.to_dict())))
-    assert again == old and again.schema == 2
+    assert again == old and again.schema == SCHEMA_VERSION
 
 
 # --- JUnit --------------------------------------------------------------------------------

@@ -216,6 +216,7 @@ def diff_cmd(base: Path, head: Path, out: Path | None, **gate: object) -> int:
 
 def _say_baseline(rec: Record) -> None:
     """The baseline's warnings and how many rows regressed against it."""
+    from trtcheck.render.changes import count_line
     from trtcheck.render.text import plain
     from trtcheck.results import baseline
 
@@ -224,8 +225,7 @@ def _say_baseline(rec: Record) -> None:
         return
     for warning in diff.warnings:
         _echo(f"warning: {plain(warning)}", err=True)
-    _echo(f"against the baseline: {len(diff.regressions)} latency regressions, "
-               f"{sum(c.status_changed for c in diff.changes)} status changes")
+    _echo(f"against the baseline: {count_line(diff)}")
 
 
 @contextmanager

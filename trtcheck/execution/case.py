@@ -23,6 +23,7 @@ from trtcheck.measure.mutation import inputs_changed, mutation_problem
 from trtcheck.measure.timing import measure
 from trtcheck.program.analyze import analyze_program
 from trtcheck.program.export import export
+from trtcheck.results import nonfinite
 from trtcheck.results.backends import NO_BACKEND
 from trtcheck.results.figures import Memory
 from trtcheck.results.rows import Analysis, Evidence, Row, Slot, plan, row_for, rows_for
@@ -301,7 +302,11 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
     status, message = _verdict(result, mutation)
     if status is Status.PASS and truncate_double:
         message = _precision_lost(result)
-    message = "; ".join(m for m in (message, result.eager_nonfinite, eager.state_note) if m)
+    outputs = [leaf.to_dict() for leaf in result.leaves]
+    found = nonfinite.describe(outputs)
+    if found and status is Status.PASS and opts.nan == "fail":
+        status, found = Status.FAIL, f'nan = "fail": {found}'
+    message = "; ".join(m for m in (message, found, eager.state_note) if m)
     if opts.dtype_drift:
         try:
             with stages.stage("drift"):
@@ -326,7 +331,7 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
     except StageError as err:  # the outputs were judged already: the row keeps its status
         message = "; ".join(m for m in (message, f"timing failed, no latency: {err}") if m)
     return dict(status=status, message=message, stage=None if status is Status.PASS else "compare",
-                timings=stages.timings, outputs=[leaf.to_dict() for leaf in result.leaves],
+                timings=stages.timings, outputs=outputs,
                 latency=latency, evidence=evidence, memory=stages.memory(engine))
 
 

@@ -11,8 +11,10 @@ from trtcheck.render.text import (
     KIND_NOTES,
     LATENCY_NOTE,
     NONE,
+    NONFINITE_NOTE,
     PREDICTION_MARK,
     failing_outputs,
+    fallback_text,
     headline,
     kinds_present,
     md,
@@ -24,6 +26,7 @@ from trtcheck.render.text import (
     status_counts,
     status_text,
     verdict_text,
+    warned,
 )
 from trtcheck.results.backends import TTRT_MIN_BLOCK_SIZE, BackendRef, Kind
 from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
@@ -37,6 +40,7 @@ def render_markdown(record: Record, *, strict_xfail: bool) -> str:
     sections = [
         "# trtcheck report",
         _environment(record.environment),
+        f"> ⚠️ **{md(fallback_text(record))}**" if fallback_text(record) else "",
         render_changes(record),
         _prediction_notice(record),
         _summary(record, strict_xfail=strict_xfail),
@@ -106,7 +110,10 @@ def _accuracy(record: Record, *, strict_xfail: bool) -> str:
     ]
     headers = ["case", "backend", "profile", "status", "path",
                *(str(m.row_label) for m in ROW_METRICS)]
-    return f"## Accuracy\n\n{_table(headers, rows)}" if rows else ""
+    if not rows:
+        return ""
+    note = f"\n\n{NONFINITE_NOTE}" if any(warned(r) for r in record.rows) else ""
+    return f"## Accuracy\n\n{_table(headers, rows)}{note}"
 
 
 def _latency(record: Record) -> str:
@@ -221,11 +228,12 @@ _CASE_STAGES = frozenset({"import", "collect", "build", "eager", "export"})
 
 
 def _details(record: Record) -> str:
-    """A section per row that did not pass; a case that failed before any backend ran (build,
-    eager, export) gets one section for all its rows, not the same error once per profile."""
+    """A section per row that did not pass or passed with NaN or Inf; a case that failed before
+    any backend ran (build, eager, export) gets one section for all its rows, not the same error
+    once per profile."""
     groups: dict[tuple[object, ...], list[Row]] = {}
     for r in record.rows:
-        if r.status is Status.PASS:
+        if r.status is Status.PASS and not warned(r):
             continue
         whole_case = r.stage in _CASE_STAGES
         key = (r.case_id, r.status, r.stage, r.message) if whole_case else (id(r),)
