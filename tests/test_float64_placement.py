@@ -32,7 +32,8 @@ IN_PYTORCH = ("returns_double", "cumprod_in_double", "lgamma_in_double")
 IN_TENSORRT = {"scale_in_double": "node mul (aten.mul.Tensor) holds float64 and Torch-TensorRT "
                                   "2.13.0 converts aten.mul.Tensor",
                "back_to_float": "node to_1 (aten.to.dtype) holds float64 and aten.to.dtype "
-                                "decomposes to Torch-TensorRT 2.13.0 converts aten._to_copy.default"}
+                                "becomes aten._to_copy.default and Torch-TensorRT 2.13.0 converts "
+                                "aten._to_copy.default"}
 
 
 def _rows(backends: dict[str, Backend]) -> dict[tuple[str, str], Row]:

@@ -54,7 +54,7 @@ class ConverterTable:
             parts = _decompose(node)
             if parts is None:
                 return f"Torch-TensorRT {self.release} decomposes {name} before partitioning"
-            return next((f"{name} decomposes to {why}" for part in parts
+            return next((f"{name} becomes {part.target} and {why}" for part in parts
                          if (why := self.reaches_tensorrt(part))), None)
         if entry is None:
             return None
