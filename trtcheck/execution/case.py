@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -21,6 +21,7 @@ from trtcheck.measure.memory import Peak
 from trtcheck.measure.timing import measure
 from trtcheck.program.analyze import analyze_program
 from trtcheck.program.export import export
+from trtcheck.program.shapes import ShapePlan, ShapeSet, plan_shapes, resize, shapes_record
 from trtcheck.results.figures import Memory
 from trtcheck.results.rows import NO_BACKEND, Analysis, Evidence, Row, Slot, plan, row_for, rows_for
 from trtcheck.status import Status
@@ -190,6 +191,8 @@ def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
             eager = Eager(module, mutates=_mutated(inputs, eager_in))
         with stages.stage("export"):
             program = export(case, built)
+            shapes = plan_shapes(program, inputs)
+        others = _other_shapes(module, program, inputs, shapes, stages)
     except StageError as err:
         yield from rows_for(case, slots, status=Status.ERROR, stage=err.stage, message=str(err),
                             location=err.location, traceback=err.traceback, timings=stages.timings,
@@ -205,11 +208,12 @@ def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
             continue
         job = CompileJob(program, inputs[0], inputs[1], slot.profile or opts.profiles[0],
                          opts.device, opts.engine_cache,
-                         str(opts.cache_dir.resolve()) if opts.cache_dir else None)
+                         str(opts.cache_dir.resolve()) if opts.cache_dir else None,
+                         shapes.ranges)
         slot_before = memory.in_use(opts.device)
         outcome = _run_backend(case, backend, job, expected, eager_in, eager, opts,
                                truncate_double=bool(slot.profile and slot.profile.truncate_double),
-                               stages=stages.for_slot(slot))
+                               stages=stages.for_slot(slot), others=others, shapes=shapes)
         outcome["memory"] = _slot_memory(outcome["memory"], slot, slot_before, opts.device)
         yield row_for(case, slot, **outcome)
 
@@ -236,6 +240,33 @@ def _analyze(program: ExportedProgram, inputs: Any, stages: Stages) -> dict[str,
 
 
 @dataclass(frozen=True)
+class AtShape:
+    """A case's inputs at one of its other shapes, and eager's outputs and inputs after its call."""
+
+    shapes: ShapeSet
+    inputs: Any
+    expected: Any
+    eager_after: Any
+
+
+def _other_shapes(module: torch.nn.Module, program: ExportedProgram, inputs: Any,
+                  shapes: ShapePlan, stages: Stages) -> list[AtShape]:
+    """Eager at each shape of a dynamic case other than the example; a failure names the shape."""
+    others = []
+    for at in shapes.sets[1:]:
+        resized = resize(program, inputs, at)
+        try:
+            with stages.stage("eager"), torch.no_grad():
+                after = clone(resized)
+                expected = module(*after[0], **after[1])
+        except StageError as err:
+            err.args = (f"at shape {at.describe()}: {err}",)
+            raise
+        others.append(AtShape(at, resized, expected, after))
+    return others
+
+
+@dataclass(frozen=True)
 class Eager:
     """The user's module as given, and whether a call modifies its inputs."""
 
@@ -245,9 +276,13 @@ class Eager:
 
 def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
                  eager_after: Any, eager: Eager, opts: Options, *,
-                 truncate_double: bool, stages: Stages) -> dict[str, Any]:
+                 truncate_double: bool, stages: Stages, others: Sequence[AtShape] = (),
+                 shapes: ShapePlan | None = None) -> dict[str, Any]:
     evidence = Evidence()
     engine = None
+    ran = 1
+    pick = tolerance_for(case, opts.tolerances, truncate_double)
+    narrowing = TRUNCATE_DOUBLE if truncate_double else NO_NARROWING
     try:
         with stages.stage("compile"):
             compiled = backend.compile(job)
@@ -256,18 +291,34 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
             backend_in = clone((job.args, job.kwargs))
             actual = compiled.fn(*backend_in[0], **backend_in[1])
         with stages.stage("compare"):
-            pick = tolerance_for(case, opts.tolerances, truncate_double)
-            result = compare(expected, actual, pick,
-                             TRUNCATE_DOUBLE if truncate_double else NO_NARROWING)
+            result = compare(expected, actual, pick, narrowing)
             inputs_check = compare(eager_after, backend_in, pick, what="input")
+        status, message = _verdict(result, inputs_check)
+        for at in others:
+            if status is not Status.PASS:
+                break
+            ran += 1
+            try:
+                with stages.stage("run"), torch.no_grad():
+                    other_in = clone(at.inputs)
+                    other = compiled.fn(*other_in[0], **other_in[1])
+                with stages.stage("compare"):
+                    result = compare(at.expected, other, pick, narrowing)
+                    status, message = _verdict(result, compare(at.eager_after, other_in, pick,
+                                                               what="input"))
+            except StageError as err:
+                err.args = (f"at shape {at.shapes.describe()}: {err}",)
+                raise
+            if status is not Status.PASS:
+                message = f"at shape {at.shapes.describe()}: {message}"
     except Unsupported as exc:
         return dict(status=Status.UNSUPPORTED, stage="compile", message=str(exc),
                     timings=stages.timings, evidence=evidence, memory=stages.memory(engine))
     except StageError as err:
         return dict(status=Status.ERROR, stage=err.stage, message=str(err), location=err.location,
                     traceback=err.traceback, timings=stages.timings, evidence=evidence,
-                    memory=stages.memory(engine))
-    status, message = _verdict(result, inputs_check)
+                    memory=stages.memory(engine), shapes=shapes_record(shapes, ran) if shapes else None)
+    recorded = shapes_record(shapes, ran) if shapes else None
     if status is Status.PASS and truncate_double:
         message = _precision_lost(result)
     message = "; ".join(m for m in (message, result.eager_nonfinite) if m)
@@ -294,7 +345,7 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
         message = "; ".join(m for m in (message, f"timing failed, no latency: {err}") if m)
     return dict(status=status, message=message, stage=None if status is Status.PASS else "compare",
                 timings=stages.timings, outputs=[leaf.to_dict() for leaf in result.leaves],
-                latency=latency, evidence=evidence, memory=stages.memory(engine))
+                latency=latency, evidence=evidence, memory=stages.memory(engine), shapes=recorded)
 
 
 def _verdict(outputs: Comparison, inputs: Comparison) -> tuple[Status, str]:

@@ -189,3 +189,16 @@ def verdict_text(record: Record, *, strict_xfail: bool) -> tuple[Verdict, str]:
     if result is Verdict.FAIL:
         return result, fails
     return result, f"{len(record.rows)} rows, none fails the run"
+
+
+def shapes_text(shapes: list[dict[str, list[int]]] | None) -> str:
+    """``ids 4×8, 1×2, 8×16``: each input's shapes in the order run; inputs of one shape once."""
+    if not shapes:
+        return ""
+    names = list(dict.fromkeys(name for at in shapes for name in at))
+    parts = []
+    for name in names:
+        seen = list(dict.fromkeys("×".join(map(str, at[name])) or "scalar"
+                                  for at in shapes if name in at))
+        parts.append(f"{name} {', '.join(seen)}")
+    return "; ".join(parts)

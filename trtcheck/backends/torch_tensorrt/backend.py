@@ -33,6 +33,7 @@ from torch.utils import _pytree as pytree
 from trtcheck.backends.base import Backend, Compiled, CompileJob
 from trtcheck.config.options import Profile
 from trtcheck.errors import Unsupported, did_you_mean, last_line
+from trtcheck.program.shapes import ShapeRange, map_inputs
 from trtcheck.results.rows import Evidence
 from trtcheck.tensors import op_name
 
@@ -63,6 +64,8 @@ _EXPLICIT_TYPING_WARNING = "`use_explicit_typing` is deprecated"
 # Torch-TensorRT's own default; trtcheck's profiles pass 1 (see adapt_settings).
 TTRT_MIN_BLOCK_SIZE = 5
 # Keys that dynamo.compile reads from **kwargs in some releases rather than naming as parameters.
+# The keys of dynamo.compile's inputs.
+INPUT_KEYS = ("arg_inputs", "kwarg_inputs", "inputs")
 _READ_FROM_KWARGS = frozenset(
     {"debug", "refit", "make_refittable", "truncate_long_and_double", "enable_cross_compile_for_windows"}
 )
@@ -290,6 +293,32 @@ def call_arguments(version: Version, args: tuple[Any, ...], kwargs: Mapping[str,
     return call
 
 
+def dynamic_inputs(job: CompileJob) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The job's inputs with each dynamic one as its :class:`ShapeRange`, which
+    :func:`torch_tensorrt_inputs` makes a Torch-TensorRT ``Input`` of min, opt and max shapes."""
+    if not job.ranges:
+        return job.args, job.kwargs
+    return map_inputs(job.program, (job.args, job.kwargs),
+                      lambda name, tensor: job.ranges.get(name, tensor))
+
+
+def torch_tensorrt_inputs(call: Mapping[str, Any], ttrt: ModuleType) -> dict[str, Any]:
+    """``call`` with each :class:`ShapeRange` made a ``torch_tensorrt.Input`` of its shapes."""
+    def make(leaf: Any) -> Any:
+        if not isinstance(leaf, ShapeRange):
+            return leaf
+        return ttrt.Input(min_shape=leaf.min_shape, opt_shape=leaf.opt_shape,
+                          max_shape=leaf.max_shape, dtype=leaf.dtype)
+
+    return {k: pytree.tree_map(make, v) if k in INPUT_KEYS else v for k, v in call.items()}
+
+
+def shape_notes(ranges: Mapping[str, ShapeRange]) -> list[str]:
+    """What the evidence says of the dynamic inputs passed."""
+    return [f"dynamic input {name} passed as torch_tensorrt.Input(min_shape={r.min_shape}, "
+            f"opt_shape={r.opt_shape}, max_shape={r.max_shape})" for name, r in ranges.items()]
+
+
 @dataclass(frozen=True)
 class Partition:
     """How a compiled module splits between TensorRT and PyTorch."""
@@ -504,8 +533,9 @@ class TensorRTBackend(Backend):
         installed = str(ttrt.__version__)
         version = parse_version(installed)
         check_inputs(version, installed, job)
-        call = call_arguments(version, job.args, job.kwargs, job.device)
+        call = call_arguments(version, *dynamic_inputs(job), job.device)
         settings, notes = adapt_settings(version, job.profile)
+        notes += shape_notes(job.ranges)
         if job.engine_cache:
             cache, cache_notes = cache_settings(version, job.cache_dir)
             notes += cache_notes + [f"settings.{k} = {settings[k]!r} passed over the engine cache's "
@@ -522,7 +552,7 @@ class TensorRTBackend(Backend):
               _logged(_CACHE_LOGGER, logging.INFO, caching) as logged,
               _logged("torch_tensorrt", logging.WARNING) as warned):
             warnings.simplefilter("always")
-            module = ttrt.dynamo.compile(job.program, **call, **settings)
+            module = ttrt.dynamo.compile(job.program, **torch_tensorrt_inputs(call, ttrt), **settings)
         fell_back = [line for line in dict.fromkeys(warned) if _DECOMPOSITION_FALLBACK in line]
         cached, skipped = cache_outcome(logged)
         notes += skipped
@@ -547,7 +577,7 @@ class TensorRTBackend(Backend):
                          f"rewrite retyped the complex inputs {', '.join(retyped)} to float (..., 2), "
                          "with no complex I/O adapters: complex inputs are misread and complex outputs "
                          "come back as float (..., 2)")
-        passed = {k: v for k, v in call.items() if k not in ("arg_inputs", "kwarg_inputs", "inputs")}
+        passed = {k: v for k, v in call.items() if k not in INPUT_KEYS}
         passed.update(settings)
         trt = sys.modules.get("tensorrt")
         engine_bytes = engine_memory(module)
