@@ -395,11 +395,16 @@ def test_passing_rows_with_pytorch_fallbacks_are_marked_in_the_table() -> None:
     assert "complex rewrite" not in inductor  # inductor runs the exported graph as is
 
 
-def test_terminal_keeps_the_end_of_a_long_message() -> None:
-    message = "expected to fail (" + "a very long reason " * 8 + ") but passed"
-    rows = [_row("m.py", "x", "float32", "eager", Status.XPASS, message=message)]
-    line = render_summary(Record({}, {}, rows), strict_xfail=False).splitlines()[2]
-    assert line.endswith("but passed") and "…" in line
+def test_terminal_keeps_the_exception_type_and_the_head_of_a_long_message() -> None:
+    message = ("IndexError: tuple index out of range (raised inside Torch-TensorRT, in "
+               "sort_validator at torch_tensorrt/dynamo/conversion/aten_ops_converters.py:3003: "
+               "`dim = node.args[1]`: a bug in Torch-TensorRT; report it with this frame)")
+    rows = [_row("m.py", "x", "float32", "eager", Status.ERROR, message=message, stage="compile")]
+    lines = render_summary(Record({}, {}, rows), strict_xfail=False).splitlines()
+    assert lines[3].startswith("(messages cut at 120 characters")  # under the table
+    shown = lines[2].split(" compile ", 1)[1].strip()
+    assert shown.endswith("…") and message.startswith(shown[:-1])
+    assert "IndexError: tuple index out of range (raised inside Torch-TensorRT, in sort_validator" in shown
 
 
 def test_an_export_error_is_detailed_once_for_all_the_cases_rows() -> None:

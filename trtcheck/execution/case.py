@@ -14,7 +14,7 @@ from torch.export import ExportedProgram
 
 from trtcheck.backends import Backend, CompileJob
 from trtcheck.config.options import Options, Tolerance
-from trtcheck.errors import Unsupported, last_line, location
+from trtcheck.errors import Unsupported, last_line, location, raising_frame
 from trtcheck.measure import drift, memory
 from trtcheck.measure.compare import NO_NARROWING, TRUNCATE_DOUBLE, Comparison, compare
 from trtcheck.measure.memory import Peak
@@ -38,10 +38,24 @@ class StageError(Exception):
             line = memory.gpu_oom_message(stage, exc, device)
         elif is_out_of_memory(exc):
             line = f"out of memory: {line}"
-        super().__init__(line)
+        trace = "".join(traceback.format_exception(exc))
+        super().__init__(line + torch_tensorrt_frame(trace))
         self.stage = stage
         self.location = where
-        self.traceback = "".join(traceback.format_exception(exc))
+        self.traceback = trace
+
+
+def torch_tensorrt_frame(trace: str) -> str:
+    """What a message adds when Torch-TensorRT's own code raised: its frame, and, where it raised
+    by a slip rather than a ``raise``, that this is a Torch-TensorRT bug to report."""
+    frame = raising_frame(trace, "torch_tensorrt")
+    if frame is None:
+        return ""
+    code = f": `{frame.code}`" if frame.code else ""
+    if frame.deliberate:
+        return f" (raised by Torch-TensorRT in {frame.name} at {frame.where})"
+    return (f" (raised inside Torch-TensorRT, in {frame.name} at {frame.where}{code}: a bug in "
+            "Torch-TensorRT; report it to Torch-TensorRT with this frame)")
 
 
 StageHook = Callable[[str, str | None, str], None]
