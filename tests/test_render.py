@@ -418,3 +418,23 @@ def test_an_export_error_is_detailed_once_for_all_the_cases_rows() -> None:
     assert details.count("data-dependent shape") == 1
     assert "### m::dyn\\[float32\\] · every backend and profile (3 rows)" in details
     assert "### m::other\\[float32\\] · eager · -" in details
+
+
+def test_disagreement_names_the_release_of_a_row_that_failed_before_compiling() -> None:
+    from trtcheck.results.rows import Evidence, Kind
+
+    def pair(model: str, versions: dict[str, str | None]) -> list[Row]:
+        return [_row("m.py", model, "float32", "emulate", Status.PASS, kind=Kind.EMULATED),
+                _row("m.py", model, "float32", "lowering", Status.ERROR, kind=Kind.LOWERED,
+                     stage="compile", message="IndexError: tuple index out of range",
+                     evidence=Evidence(versions=versions))]
+
+    def section(rows: list[Row]) -> str:
+        return render_markdown(Record({}, {}, rows), strict_xfail=False).split(
+            "## Where emulate and lowering disagree")[1]
+
+    known = pair("a", {}) + pair("b", {"torch_tensorrt": "2.13.0"})
+    text = section(known)
+    assert text.count("Torch-TensorRT 2.13.0's lowering gives error at compile") == 2
+    alone = section(pair("a", {}))
+    assert "Torch-TensorRT's lowering gives error at compile" in alone and " 's" not in alone
