@@ -200,7 +200,8 @@ def test_junit_messages_and_system_out(record: Record) -> None:
     assert skipped is not None
     assert (skipped.get("message") or "").startswith("unsupported at export: complex conv")
 
-    predicted = by_name[("llm.rope", "rope_attention[complex64] emulate:truncate_double")]
+    predicted = by_name[("llm.rope",
+                         "rope_attention[complex64] emulate:truncate_double [prediction: emulated]")]
     out = predicted.findtext("system-out") or ""
     assert "PREDICTION: " in out and "not a TensorRT measurement" in out
     assert "path: complex rewrite+int64" in out
@@ -438,3 +439,27 @@ def test_disagreement_names_the_release_of_a_row_that_failed_before_compiling() 
     assert text.count("Torch-TensorRT 2.13.0's lowering gives error at compile") == 2
     alone = section(pair("a", {}))
     assert "Torch-TensorRT's lowering gives error at compile" in alone and " 's" not in alone
+
+
+def test_junit_marks_a_predictions_error_in_its_name_and_message() -> None:
+    """``spectral_gate[float32] lowering`` with ``error at compile: RuntimeError…`` read as a
+    real TensorRT error in CI test views: the kind is in the name and starts the message."""
+    from trtcheck.results.rows import Kind
+
+    rows = [_row("audio.py", "spectral_gate", "float32", "lowering", Status.ERROR, kind=Kind.LOWERED,
+                 stage="compile", message="RuntimeError: no converter", profile="default"),
+            _row("audio.py", "spectral_gate", "float32", "emulate", Status.FAIL, kind=Kind.EMULATED,
+                 stage="compare", message="1 of 1 outputs failed", profile="default"),
+            _row("audio.py", "spectral_gate", "float32", "inductor", Status.ERROR,
+                 stage="compile", message="RuntimeError: no converter")]
+    root = ET.fromstring(render_junit(Record({}, {}, rows), strict_xfail=False))
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    assert list(cases) == ["spectral_gate[float32] lowering [prediction: lowered]",
+                           "spectral_gate[float32] emulate [prediction: emulated]",
+                           "spectral_gate[float32] inductor"]
+    error = cases["spectral_gate[float32] lowering [prediction: lowered]"].find("error")
+    assert error.get("message") == "[prediction: lowered] error at compile: RuntimeError: no converter"
+    failure = cases["spectral_gate[float32] emulate [prediction: emulated]"].find("failure")
+    assert failure.get("message").startswith("[prediction: emulated] fail at compare")
+    measured = cases["spectral_gate[float32] inductor"].find("error")
+    assert measured.get("message") == "error at compile: RuntimeError: no converter"

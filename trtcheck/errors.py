@@ -42,6 +42,13 @@ class RecordError(TrtcheckError):
     exit_code = 2
 
 
+class OutputError(TrtcheckError):
+    """The report directory could not be written (a full disk, a quota): the rows that could
+    not be saved are lost to ``--resume``, so the run stops with its own exit code."""
+
+    exit_code = 3
+
+
 class Unsupported(Exception):
     """A known limitation: the row becomes ``unsupported`` with this reason, not ``error``."""
 

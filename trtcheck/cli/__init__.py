@@ -22,7 +22,7 @@ import click
 from trtcheck import __version__
 from trtcheck.config import options
 from trtcheck.config.options import BUILTIN_PROFILES, SETTINGS
-from trtcheck.errors import INTERRUPTED, TrtcheckError, UsageError
+from trtcheck.errors import INTERRUPTED, OutputError, TrtcheckError, UsageError
 from trtcheck.render import github
 
 if TYPE_CHECKING:
@@ -42,7 +42,9 @@ the run only with strict_xfail = true in the config.
 Exit codes:
   0    no row fails: pass, xfail, xpass, skipped, unsupported
   1    a row is fail, error, timeout or crash (or xpass under strict_xfail)
-  2    usage or configuration error
+  2    usage or configuration error (also --resume with other options)
+  3    the report directory could not be written (a full disk): the rows
+       that finished are in the reports that could be written
   5    nothing tested: no case selected (--allow-empty accepts it), or
        every row skipped (--allow-skipped accepts it)
   130  interrupted (Ctrl-C, SIGTERM): --resume runs the cases left
@@ -133,12 +135,32 @@ def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | N
         if base is not None:
             rec.baseline = baselines.compare(base, rec, metric=opts.gate.metric,
                                              threshold=opts.gate.threshold).to_dict()
-        written = write_reports(rec, opts.out, strict_xfail=opts.strict_xfail)
+        try:
+            written, unwritten = write_reports(rec, opts.out, strict_xfail=opts.strict_xfail), None
+        except OutputError as exc:
+            written, unwritten = [], exc
+    _echo(render_summary(rec, strict_xfail=opts.strict_xfail, failing_only=opts.verbosity < 0))
     if opts.verbosity >= 0:
-        _echo(render_summary(rec, strict_xfail=opts.strict_xfail))
         _say_baseline(rec)
-        _echo(f"reports: {', '.join(str(p) for p in written)}")
+        _say_resumed(rec, opts.out)
+        if written:
+            _echo(f"reports: {', '.join(str(p) for p in written)}")
+    stopped = rec.environment.get("output_error")
+    if stopped or unwritten:
+        done = sum(r.message != f"not run: the run stopped, {stopped}" for r in rec.rows)
+        raise OutputError("; ".join(filter(None, (
+            stopped and f"{stopped}: the run stopped with {done} of {len(rec.rows)} rows done",
+            str(unwritten) if unwritten else "reports written: results.json, junit.xml, "
+                                             "report.md, comment.md (the rows that finished)",
+            stopped and "--resume runs the rest once there is room"))))
     return _publish(_verdict(rec, opts.strict_xfail, opts.gate), opts.out, rec, opts.strict_xfail)
+
+
+def _say_resumed(rec: Record, out: Path) -> None:
+    resumed = rec.environment.get("resumed")
+    if resumed:
+        _echo(f"resumed: {resumed['reused']} of {resumed['cases']} cases reused from "
+              f"{out / 'results.jsonl'}, {resumed['cases'] - resumed['reused']} run")
 
 
 @cli.command("list")
@@ -202,9 +224,17 @@ def fetch_cmd(package: str, versions: tuple[str, ...]) -> int:
 @click.option("--out", type=click.Path(path_type=Path),
               help="Where to write the reports [the record's directory].")
 def report_cmd(results: Path, out: Path | None) -> int:
-    """Re-render junit.xml, report.md and results.json from a results.json or results.jsonl."""
+    """Re-render junit.xml, report.md and results.json from a results.json or results.jsonl,
+    or from a report directory (its results.json, else the journal of a run that stopped)."""
     from trtcheck.results import record
 
+    if results.is_dir():
+        found = next((results / name for name in ("results.json", "results.jsonl")
+                      if (results / name).is_file()), None)
+        if found is None:
+            raise UsageError(f"{results} is a directory without results.json or results.jsonl: "
+                             "give a report directory, or a record file")
+        results = found
     return _write(record.load(results), out or results.parent)
 
 
@@ -424,6 +454,10 @@ class _Progress:
         with self.lock:
             self.running = (case.case_id, f"{stage}{where}", time.monotonic())
             self.noted = time.monotonic()
+            if self.verbosity >= 1 and self.mode != "quiet":  # -v: a line per stage
+                from trtcheck.render.text import plain
+
+                self._say(f"    {plain(case.case_id)}: {stage}{where}")
 
     def case(self, case: Case | None, rows: list[Row]) -> None:
         from trtcheck.render.text import plain

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from trtcheck.backends import Backend
 from trtcheck.config.options import BACKENDS, Options
-from trtcheck.errors import RecordError, did_you_mean
+from trtcheck.errors import OutputError, RecordError, UsageError, did_you_mean
 from trtcheck.execution.case import Item, StageHook, analyze_case, iter_rows, no_hook
 from trtcheck.execution.isolate import Event, IsolatedExecutor, StageListener, WorkerPool, hook_for
 from trtcheck.results import environment, record, shard
@@ -157,14 +157,38 @@ def _sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+# The options a resumed run must share with the run it resumes: those that change which rows
+# there are or what they hold. Not the output, the workers, the timeout or the exit gate.
+RESUME_MUST_MATCH = ("paths", "backends", "variants", "keyword", "profiles", "tolerances", "timing",
+                     "device", "shard", "engine_cache", "cache_dir", "strict_xfail", "dtype_drift",
+                     "torch_tensorrt")
+
+
 def _previous(opts: Options) -> Record | None:
+    """The interrupted run's record, for ``--resume``; :class:`UsageError` when it ran with
+    other options, whose rows the two runs would mix."""
     journal = opts.out / JOURNAL
     if not (opts.resume and journal.exists()):
         return None
     try:
-        return record.load(journal)
+        before = record.load(journal)
     except RecordError:
         return None
+    now = opts.to_dict()
+    for key in RESUME_MUST_MATCH:
+        if key in before.options and before.options[key] != now.get(key):
+            raise UsageError(
+                f"--resume: {journal} was written with {key} = {_shown(before.options[key])}, "
+                f"this run has {key} = {_shown(now.get(key))}; resume with the same options, "
+                "or leave out --resume to start over")
+    return before
+
+
+def _shown(value: Any) -> str:
+    """An option's value, short: a profile list by its names."""
+    if isinstance(value, list) and value and all(isinstance(v, dict) and "name" in v for v in value):
+        return repr([v["name"] for v in value])
+    return repr(value)
 
 
 def run(opts: Options, backends: Mapping[str, Backend], collection: Collection,
@@ -203,8 +227,11 @@ def run(opts: Options, backends: Mapping[str, Backend], collection: Collection,
             on_case(case, done[case.case_id])
         else:
             todo.append(case)
+    if opts.resume:
+        env["resumed"] = {"reused": len(done), "cases": len(collection.cases)}
     partial: dict[str, list[Row]] = {}
     interrupted = False
+    stopped = "interrupted"
     events = (executor.run(todo, on_stage) if isinstance(executor, WorkerPool)
               else _serially(executor, todo, on_stage))
     try:
@@ -215,14 +242,17 @@ def run(opts: Options, backends: Mapping[str, Backend], collection: Collection,
                     done[case_id] = partial.pop(case_id, [])
                     on_case(todo[i], done[case_id])
                     continue
-                journal.append([item])
                 if isinstance(item, Analysis):
                     analyses[item.case_id] = item.data
                 else:
                     partial.setdefault(case_id, []).append(item)
+                journal.append([item])
     except KeyboardInterrupt:
         interrupted = True
         env["interrupted"] = True  # the reports say INTERRUPTED and ``report`` exits 130
+    except OutputError as exc:  # a full disk: what finished is kept for the reports
+        stopped = f"not run: the run stopped, {exc}"
+        env["output_error"] = str(exc)
     finally:
         executor.close()
         journal.close()
@@ -235,7 +265,7 @@ def run(opts: Options, backends: Mapping[str, Backend], collection: Collection,
         have = {r.key for r in finished}
         left = [slot for slot in slots if slot.key(case.case_id) not in have]
         # Not journalled: --resume must run these cases, not take them as finished.
-        rows += finished + rows_for(case, left, status=Status.SKIPPED, message="interrupted")
+        rows += finished + rows_for(case, left, status=Status.SKIPPED, message=stopped)
     env["duration_s"] = round(time.perf_counter() - t0, 3)
     return Record(env, opts.to_dict(), rows, analyses), interrupted
 

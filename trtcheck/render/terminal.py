@@ -14,18 +14,21 @@ from trtcheck.render.text import (
     verdict_text,
 )
 from trtcheck.results.record import Record
-from trtcheck.status import Status, Verdict
+from trtcheck.status import Status, Verdict, is_failure
 
 MESSAGE_WIDTH = 120
 
 
-def render_summary(record: Record, *, strict_xfail: bool) -> str:
-    """One line per row that did not pass, then the counts by status and how many fail the run."""
+def render_summary(record: Record, *, strict_xfail: bool, failing_only: bool = False) -> str:
+    """One line per row that did not pass, then the counts by status and how many fail the run;
+    ``failing_only`` (``-q``): only the rows that fail the run, and the verdict."""
+    shown = [r for r in record.rows if (is_failure(r.status, strict_xfail=strict_xfail)
+                                        if failing_only else r.status is not Status.PASS)]
     rows = [
         [str(r.status), plain(r.case_id),
          plain(r.backend) + (f" {PREDICTION_MARK}" if r.prediction else ""),
          plain(r.profile), plain(r.stage or ""), _shorten(plain(r.message))]
-        for r in record.rows if r.status is not Status.PASS
+        for r in shown
     ]
     lines = [tabulate(rows, headers=["status", "case", "backend", "profile", "stage", "message"],
                       tablefmt="simple", disable_numparse=True), ""] if rows else []
@@ -34,8 +37,10 @@ def render_summary(record: Record, *, strict_xfail: bool) -> str:
                         "results.json hold them whole)")
     counts = ", ".join(f"{n} {s}" for s, n in status_counts(record))
     failing = n_failing(record, strict_xfail=strict_xfail)
-    lines.append(f"total {len(record.rows)}: {counts or 'no rows'}; {failing} fail the run")
     result, why = verdict_text(record, strict_xfail=strict_xfail)
+    if failing_only:
+        return "\n".join([*lines, f"result: {result.title}: {why}"])
+    lines.append(f"total {len(record.rows)}: {counts or 'no rows'}; {failing} fail the run")
     if result is Verdict.INTERRUPTED:  # the counts alone would read as a pass
         lines.append(f"result: {result.title}: {why}")
     for kind in kinds_present(record):

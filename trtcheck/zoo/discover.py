@@ -60,7 +60,16 @@ class Discovered:
 
 
 def zoo_files(paths: Iterable[Path]) -> Iterator[ZooFile]:
-    """Every zoo file under the given paths, sorted; a path that is a file is its own zoo."""
+    """Every zoo file under the given paths, sorted; a path that is a file is its own zoo. A
+    file named twice (``a/llm.py a/``) is one file, taken where it is first named."""
+    seen: set[Path] = set()
+    for file in _named(paths):
+        if file.path not in seen:
+            seen.add(file.path)
+            yield file
+
+
+def _named(paths: Iterable[Path]) -> Iterator[ZooFile]:
     for given in paths:
         given = given.resolve()
         if given.is_file():
