@@ -165,21 +165,26 @@ def _say_resumed(rec: Record, out: Path) -> None:
               f"{out / 'results.jsonl'}, {resumed['cases'] - resumed['reused']} run")
 
 
+IMPORT_TIMEOUT = click.option("--timeout", type=float,
+                              help="Seconds each zoo file's import may take [the run's timeout].")
+
+
 @cli.command("list")
 @_selection
+@IMPORT_TIMEOUT
 def list_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | None,
-             config: Path | None) -> int:
+             config: Path | None, timeout: float | None) -> int:
     """Print the cases under PATHS without running them."""
     from trtcheck.execution.run import collect
     from trtcheck.render.text import plain
 
-    opts = _resolve(paths, config, variants, keyword)
+    opts = _resolve(paths, config, variants, keyword, timeout=timeout)
     collection = collect(opts)
     for case in collection.cases:
         tags = f"  [{', '.join(case.spec.tags)}]" if case.spec.tags else ""
         _echo(plain(f"{case.case_id}{tags}"))
     for row in collection.problems:
-        _echo(f"error: {plain(row.location or row.file)}: {plain(row.message)}", err=True)
+        _echo(f"{row.status}: {plain(row.location or row.file)}: {plain(row.message)}", err=True)
     return 1 if collection.problems else 0
 
 
@@ -187,14 +192,16 @@ def list_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | 
 @_selection
 @click.option("--out", type=click.Path(path_type=Path), help=SETTINGS["out"].help)
 @click.option("-v", "--verbose", count=True, help="Print each case's complex ops and predictions.")
+@IMPORT_TIMEOUT
 def analyze_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | None,
-                config: Path | None, out: Path | None, verbose: int) -> int:
+                config: Path | None, out: Path | None, verbose: int, timeout: float | None) -> int:
     """Predict each case's complex, int64 and float64 paths, without compiling (CPU)."""
     from trtcheck.execution.run import analyze, collect
     from trtcheck.render.analysis import render_analysis
     from trtcheck.results import record
 
-    opts = _resolve(paths, config, variants, keyword, out=out, device="cpu", verbosity=-1)
+    opts = _resolve(paths, config, variants, keyword, out=out, device="cpu", verbosity=-1,
+                    timeout=timeout)
     _check_writable(opts.out)
     with _output_to(opts.out / "analyze.log"):
         rec = analyze(opts, collect(opts))
@@ -469,7 +476,8 @@ class _Progress:
         with self.lock:
             if case is None:
                 for row in rows:
-                    self._say(f"ERROR {plain(row.location or row.file)}: {plain(row.message)}")
+                    where = plain(row.location or row.file)
+                    self._say(f"{str(row.status).upper()} {where}: {plain(row.message)}")
                 return
             self.done += 1
             self.running = None

@@ -15,16 +15,17 @@ from trtcheck.backends import Backend
 from trtcheck.config.options import Options
 from trtcheck.errors import OutputError, RecordError, UsageError, did_you_mean
 from trtcheck.execution import shard
-from trtcheck.execution.case import Item, StageHook, analyze_case, iter_rows, no_hook
+from trtcheck.execution.case import Item, StageHook, analyze_case, no_hook
 from trtcheck.execution.isolate import Event, IsolatedExecutor, StageListener, WorkerPool, hook_for
 from trtcheck.results import environment, record
 from trtcheck.results.backends import NAMES, NO_BACKEND, BackendRef
 from trtcheck.results.record import Journal, Record
-from trtcheck.results.rows import NO_PROFILE, NO_VARIANT, Analysis, Row, RowKey, plan, rows_for
+from trtcheck.results.rows import NO_PROFILE, NO_VARIANT, Analysis, Row, RowKey, Slot, plan, rows_for
 from trtcheck.status import Status
 from trtcheck.zoo import discover
 from trtcheck.zoo.api import ModelSpec
 from trtcheck.zoo.cases import Case, expand
+from trtcheck.zoo.collector import Collector, Lost
 
 COLLECT = "(collect)"
 JOURNAL = "results.jsonl"
@@ -39,10 +40,18 @@ class Collection:
 
 
 def collect(opts: Options) -> Collection:
-    """Import every zoo file; failures and duplicate case ids become error rows."""
+    """Import every zoo file in a collector process, each within the run's timeout; failures,
+    crashes and hangs at import and duplicate case ids become rows."""
+    with Collector(opts.timeout) as collector:
+        loaded = [collector.load(file) for file in discover.zoo_files(opts.paths)]
     found, problems, empty = [], [], []
-    for file in discover.zoo_files(opts.paths):
-        result = discover.load(file)
+    for result in loaded:
+        file = result.file
+        if isinstance(result, Lost):
+            problems.append(_problem(file.rel, status=result.status, stage="import",
+                                     message=result.message, location=result.location,
+                                     traceback=result.output or None, source=file.source))
+            continue
         if isinstance(result, discover.ImportFailure):
             problems.append(_problem(file.rel, stage="import", message=result.message,
                                      location=result.location, traceback=result.traceback,
@@ -105,9 +114,10 @@ def _unknown_xfail_keys(spec: ModelSpec, opts: Options) -> str:
     return ""
 
 
-def _problem(rel: str, *, case_id: str | None = None, **fields: object) -> Row:
+def _problem(rel: str, *, case_id: str | None = None, status: Status = Status.ERROR,
+             **fields: object) -> Row:
     return Row(case_id or f"{rel}::{COLLECT}", rel, COLLECT, NO_VARIANT, NO_BACKEND,
-               NO_PROFILE, status=Status.ERROR, **fields)  # type: ignore[arg-type]
+               NO_PROFILE, status=status, **fields)  # type: ignore[arg-type]
 
 
 class Executor(Protocol):
@@ -123,11 +133,14 @@ class InProcessExecutor:
     backends: Mapping[str, Backend]
 
     def __post_init__(self) -> None:
+        self.imported = discover.Imported()
         for backend in self.backends.values():
             backend.activate()
 
     def rows(self, case: Case, hook: StageHook = no_hook) -> Iterator[Item]:
-        return iter_rows(case, self.opts, self.backends, hook)
+        from trtcheck.execution.worker import case_rows
+
+        return iter(case_rows(case, self.imported, self.opts, self.backends, hook))
 
     def close(self) -> None:
         for backend in self.backends.values():
@@ -287,8 +300,14 @@ def analyze(opts: Options, collection: Collection) -> Record:
     """Build, export and analyse every case on CPU, in this process: no eager run, no compile."""
     rows: list[Row] = list(collection.problems)
     analyses: dict[str, Any] = {}
+    imported = discover.Imported()
     for case in collection.cases:
-        for item in analyze_case(case):
+        spec = imported.spec(case.file, case.spec.name)
+        if isinstance(spec, discover.ImportFailure):
+            rows += rows_for(case, [Slot("analyze", None)], status=Status.ERROR, stage="import",
+                             message=spec.message, location=spec.location, traceback=spec.traceback)
+            continue
+        for item in analyze_case(replace(case, spec=spec)):
             if isinstance(item, Analysis):
                 analyses[item.case_id] = item.data
             else:

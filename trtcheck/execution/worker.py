@@ -10,11 +10,12 @@ from __future__ import annotations
 import resource
 import sys
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 from trtcheck import backends
 from trtcheck.backends import Backend
 from trtcheck.config.options import Options
-from trtcheck.execution.case import Item, iter_rows
+from trtcheck.execution.case import Item, StageHook, iter_rows, no_hook
 from trtcheck.measure import memory
 from trtcheck.process import Parent
 from trtcheck.results.rows import plan, rows_for
@@ -41,27 +42,16 @@ def serve(parent: Parent) -> None:
 
 def _serve_cases(parent: Parent, opts: Options, chosen: Mapping[str, Backend]) -> None:
     baseline = memory.in_use(opts.device)
-    loaded: dict[str, tuple[ModelSpec, ...] | discover.ImportFailure] = {}
+    imported = discover.Imported()
     while True:
         try:
             root, path, name, variant = parent.receive()
         except EOFError:
             return
-        file = ZooFile(root, path)
-        if str(path) not in loaded:
-            result = discover.load(file)
-            loaded[str(path)] = result.specs if isinstance(result, discover.Discovered) else result
-        found = loaded[str(path)]
-        if isinstance(found, discover.ImportFailure):
-            spec = ModelSpec(name=name, factory=lambda v: None, variants=(variant,))
-            items: Iterable[Item] = rows_for(
-                Case(file, spec, variant), plan(chosen, opts.profiles), status=Status.ERROR,
-                stage="import", message=found.message, location=found.location,
-                traceback=found.traceback)
-        else:
-            spec = next(s for s in found if s.name == name)
-            items = iter_rows(Case(file, spec, variant), opts, chosen,
-                              hook=lambda b, p, s: parent.send(("stage", b, p, s)))
+        case = Case(ZooFile(root, path), ModelSpec(name=name, factory=None, variants=(variant,)),
+                    variant)
+        items = case_rows(case, imported, opts, chosen,
+                          hook=lambda b, p, s: parent.send(("stage", b, p, s)))
         for item in items:
             parent.send(("item", item))
         del items
@@ -70,9 +60,20 @@ def _serve_cases(parent: Parent, opts: Options, chosen: Mapping[str, Backend]) -
         if not memory.near_baseline(baseline, now):
             left = memory.mib((now or 0) - (baseline or 0))
             parent.send(("done", f"worker replaced: {left} of GPU memory still allocated "
-                                  f"after {Case(file, spec, variant).case_id}"))
+                                  f"after {case.case_id}"))
             return
         parent.send(("done", None))
+
+
+def case_rows(case: Case, imported: discover.Imported, opts: Options,
+              chosen: Mapping[str, Backend], hook: StageHook = no_hook) -> Iterable[Item]:
+    """A collected case's items, run from its file imported in this process (rows at stage
+    ``import`` when that import fails here)."""
+    spec = imported.spec(case.file, case.spec.name)
+    if isinstance(spec, discover.ImportFailure):
+        return rows_for(case, plan(chosen, opts.profiles), status=Status.ERROR, stage="import",
+                        message=spec.message, location=spec.location, traceback=spec.traceback)
+    return iter_rows(replace(case, spec=spec), opts, chosen, hook)
 
 
 def main(argv: list[str]) -> int:
