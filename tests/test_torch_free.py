@@ -57,5 +57,19 @@ def test_report_diff_and_merge_import_no_torch(tmp_path: Path) -> None:
 
 
 def test_the_block_does_block_torch(tmp_path: Path) -> None:
-    proc = trtcheck_without_torch("list", REPO / "fixtures")
-    assert "blocked" in proc.stderr or proc.returncode != 0
+    proc = trtcheck_without_torch("analyze", REPO / "fixtures", "--out", tmp_path)  # builds here
+    assert "blocked" in proc.stdout + proc.stderr or proc.returncode != 0
+
+
+def test_an_isolated_cpu_run_and_list_load_torch_only_in_their_children(tmp_path: Path) -> None:
+    """The zoo is imported by the collector and run by the workers: the parent of a run that
+    names its backends never loads torch (one torch import per run, not two)."""
+    zoo = REPO / "tests" / "zoos" / "healthy"
+    proc = trtcheck_without_torch("run", zoo, "--backend", "eager", "--device", "cpu",
+                                  "--out", tmp_path / "out")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = json.loads((tmp_path / "out" / "results.json").read_text())["rows"]
+    assert rows and {r["status"] for r in rows} == {"pass"}
+    assert json.loads((tmp_path / "out" / "results.json").read_text())["environment"]["torch"]
+    listed = trtcheck_without_torch("list", zoo)
+    assert listed.returncode == 0 and listed.stdout.strip(), listed.stderr

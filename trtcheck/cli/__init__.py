@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -115,18 +115,29 @@ def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | N
         memory_limit_mb=memory_limit_mb, resume=resume, verbosity=verbose - quiet,
         fail_on=fail_on, allow_empty=allow_empty, allow_skipped=allow_skipped,
         torch_tensorrt=torch_tensorrt)
-    from trtcheck import backends
     from trtcheck.execution.run import collect, run, start
     from trtcheck.render import write_reports
     from trtcheck.render.terminal import render_summary
     from trtcheck.results import baseline as baselines
     from trtcheck.results import record
+    from trtcheck.results.backends import traits_table
 
-    opts = backends.choose(resolved)
+    # Isolated, the backends load in the workers: with them named (one Torch-TensorRT release at
+    # most) and a CPU build of torch, this process never loads torch.
+    opts = resolved
+    if not resolved.backends or len(resolved.torch_tensorrt) > 1:
+        from trtcheck import backends
+
+        opts = backends.choose(resolved)
     base = record.load(opts.baseline) if opts.baseline else None  # a bad baseline stops us early
     if opts.backend_note and opts.verbosity >= 0:
         _echo(opts.backend_note, err=True)
-    chosen = backends.instantiate(opts)
+    if opts.isolate:
+        chosen: Mapping[str, Any] = traits_table(opts.backends)
+    else:
+        from trtcheck import backends
+
+        chosen = backends.instantiate(opts)
     _check_writable(opts.out)
     with record.locked(opts.out), contextlib.closing(start(opts, chosen)) as executor:
         collection = collect(opts)  # the workers start meanwhile

@@ -16,6 +16,7 @@ from trtcheck.backends import Backend, CompileJob
 from trtcheck.config.options import Options
 from trtcheck.config.profiles import Tolerance
 from trtcheck.errors import Unsupported, last_line, location, raising_frame
+from trtcheck.execution.events import Item, StageHook, no_hook
 from trtcheck.measure import drift, memory
 from trtcheck.measure.compare import NO_NARROWING, TRUNCATE_DOUBLE, Comparison, compare
 from trtcheck.measure.memory import Peak
@@ -58,13 +59,6 @@ def torch_tensorrt_frame(trace: str) -> str:
         return f" (raised by Torch-TensorRT in {frame.name} at {frame.where})"
     return (f" (raised inside Torch-TensorRT, in {frame.name} at {frame.where}{code}: a bug in "
             "Torch-TensorRT; report it to Torch-TensorRT with this frame)")
-
-
-StageHook = Callable[[str, str | None, str], None]
-
-
-def no_hook(backend: str, profile: str | None, stage: str) -> None:
-    return None
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
@@ -137,9 +131,6 @@ def tolerance_for(case: Case, tolerances: Mapping[str, Tolerance],
         return Tolerance(rtol=base.rtol if case.spec.rtol is None else case.spec.rtol,
                          atol=base.atol if case.spec.atol is None else case.spec.atol)
     return pick
-
-
-Item = Row | Analysis
 
 
 def analyze_case(case: Case) -> Iterator[Item]:

@@ -9,23 +9,35 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from types import FrameType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from trtcheck.backends import Backend
 from trtcheck.config.options import Options
 from trtcheck.errors import OutputError, RecordError, UsageError, did_you_mean
 from trtcheck.execution import shard
-from trtcheck.execution.case import Item, StageHook, analyze_case, no_hook
+from trtcheck.execution.events import Item, StageHook, no_hook
 from trtcheck.execution.isolate import Event, IsolatedExecutor, StageListener, WorkerPool, hook_for
 from trtcheck.results import environment, record
 from trtcheck.results.backends import NAMES, NO_BACKEND, BackendRef
 from trtcheck.results.record import Journal, Record
-from trtcheck.results.rows import NO_PROFILE, NO_VARIANT, Analysis, Row, RowKey, Slot, plan, rows_for
+from trtcheck.results.rows import (
+    NO_PROFILE,
+    NO_VARIANT,
+    Analysis,
+    BackendClass,
+    Row,
+    RowKey,
+    Slot,
+    plan,
+    rows_for,
+)
 from trtcheck.status import Status
 from trtcheck.zoo import discover
 from trtcheck.zoo.api import ModelSpec
 from trtcheck.zoo.cases import Case, expand
 from trtcheck.zoo.collector import Collector, Lost
+
+if TYPE_CHECKING:  # an isolated run's parent loads no backend, and so no torch
+    from trtcheck.backends import Backend
 
 COLLECT = "(collect)"
 JOURNAL = "results.jsonl"
@@ -147,7 +159,7 @@ class InProcessExecutor:
             backend.deactivate()
 
 
-def start(opts: Options, backends: Mapping[str, Backend]) -> Executor | WorkerPool:
+def start(opts: Options, backends: Mapping[str, BackendClass]) -> Executor | WorkerPool:
     """The executor a run uses; isolated workers start at once, while cases are collected."""
     if not opts.isolate:
         return InProcessExecutor(opts, backends)
@@ -217,7 +229,7 @@ def _shown(value: Any) -> str:
     return repr(value)
 
 
-def run(opts: Options, backends: Mapping[str, Backend], collection: Collection,
+def run(opts: Options, backends: Mapping[str, BackendClass], collection: Collection,
         on_case: Callable[[Case | None, list[Row]], None],
         on_stage: StageListener | None = None,
         executor: Executor | WorkerPool | None = None) -> tuple[Record, bool]:
@@ -298,6 +310,8 @@ def run(opts: Options, backends: Mapping[str, Backend], collection: Collection,
 
 def analyze(opts: Options, collection: Collection) -> Record:
     """Build, export and analyse every case on CPU, in this process: no eager run, no compile."""
+    from trtcheck.execution.case import analyze_case
+
     rows: list[Row] = list(collection.problems)
     analyses: dict[str, Any] = {}
     imported = discover.Imported()
