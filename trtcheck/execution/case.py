@@ -30,6 +30,7 @@ from trtcheck.results.rows import Analysis, Evidence, Row, Slot, plan, row_for, 
 from trtcheck.status import Status
 from trtcheck.tensors import clone, to_device
 from trtcheck.zoo.cases import Case, build
+from trtcheck.zoo.discover import Imported, ImportFailure
 
 
 class StageError(Exception):
@@ -133,12 +134,35 @@ def tolerance_for(case: Case, tolerances: Mapping[str, Tolerance],
     return pick
 
 
+def in_full(case: Case) -> Case | ImportFailure:
+    """The case with its full declaration (factory, dynamic shapes), from its file imported in
+    this process (once), when it was collected in another."""
+    if case.spec.factory is not None:
+        return case
+    spec = IMPORTED.spec(case.file, case.spec.name)
+    return spec if isinstance(spec, ImportFailure) else replace(case, spec=spec)
+
+
+def import_failed(case: Case, slots: list[Slot], failure: ImportFailure) -> list[Row]:
+    return rows_for(case, slots, status=Status.ERROR, stage="import", message=failure.message,
+                    location=failure.location, traceback=failure.traceback)
+
+
+# The zoo files this process imported to run the cases collected elsewhere.
+IMPORTED = Imported()
+
+
 def analyze_case(case: Case) -> Iterator[Item]:
     """Build and export a case on CPU and analyse its dtype paths: no eager run, no compile.
 
     Yields the analysis, then the case's one ``analyze`` row (an ``error`` row on failure)."""
-    stages = Stages(case)
     slot = Slot("analyze", None)
+    full = in_full(case)
+    if isinstance(full, ImportFailure):
+        yield import_failed(case, [slot], full)[0]
+        return
+    case = full
+    stages = Stages(case)
     try:
         with stages.stage("build"):
             built = build(case)
@@ -161,9 +185,13 @@ def iter_rows(case: Case, opts: Options, backends: Mapping[str, Backend],
 
     The last row is held until the case has released its model and inputs, and notes GPU
     memory the case left allocated."""
+    full = in_full(case)
+    if isinstance(full, ImportFailure):
+        yield from import_failed(case, plan(backends, opts.profiles), full)
+        return
     before = memory.in_use(opts.device)
     last: Row | None = None
-    for item in _case_items(case, opts, backends, hook):
+    for item in _case_items(full, opts, backends, hook):
         if isinstance(item, Row):
             if last is not None:
                 yield last

@@ -26,7 +26,6 @@ from trtcheck.results.rows import (
     BackendClass,
     Row,
     RowKey,
-    Slot,
     plan,
     rows_for,
 )
@@ -145,14 +144,13 @@ class InProcessExecutor:
     backends: Mapping[str, Backend]
 
     def __post_init__(self) -> None:
-        self.imported = discover.Imported()
         for backend in self.backends.values():
             backend.activate()
 
     def rows(self, case: Case, hook: StageHook = no_hook) -> Iterator[Item]:
-        from trtcheck.execution.worker import case_rows
+        from trtcheck.execution.case import iter_rows
 
-        return iter(case_rows(case, self.imported, self.opts, self.backends, hook))
+        return iter_rows(case, self.opts, self.backends, hook)
 
     def close(self) -> None:
         for backend in self.backends.values():
@@ -314,14 +312,8 @@ def analyze(opts: Options, collection: Collection) -> Record:
 
     rows: list[Row] = list(collection.problems)
     analyses: dict[str, Any] = {}
-    imported = discover.Imported()
     for case in collection.cases:
-        spec = imported.spec(case.file, case.spec.name)
-        if isinstance(spec, discover.ImportFailure):
-            rows += rows_for(case, [Slot("analyze", None)], status=Status.ERROR, stage="import",
-                             message=spec.message, location=spec.location, traceback=spec.traceback)
-            continue
-        for item in analyze_case(replace(case, spec=spec)):
+        for item in analyze_case(case):
             if isinstance(item, Analysis):
                 analyses[item.case_id] = item.data
             else:

@@ -9,18 +9,14 @@ from __future__ import annotations
 
 import resource
 import sys
-from collections.abc import Iterable, Mapping
-from dataclasses import replace
+from collections.abc import Mapping
 
 from trtcheck import backends
 from trtcheck.backends import Backend
 from trtcheck.config.options import Options
-from trtcheck.execution.case import Item, StageHook, iter_rows, no_hook
+from trtcheck.execution.case import iter_rows
 from trtcheck.measure import memory
 from trtcheck.process import Parent
-from trtcheck.results.rows import plan, rows_for
-from trtcheck.status import Status
-from trtcheck.zoo import discover
 from trtcheck.zoo.api import ModelSpec
 from trtcheck.zoo.cases import Case
 from trtcheck.zoo.discover import ZooFile
@@ -42,7 +38,6 @@ def serve(parent: Parent) -> None:
 
 def _serve_cases(parent: Parent, opts: Options, chosen: Mapping[str, Backend]) -> None:
     baseline = memory.in_use(opts.device)
-    imported = discover.Imported()
     while True:
         try:
             root, path, name, variant = parent.receive()
@@ -50,8 +45,7 @@ def _serve_cases(parent: Parent, opts: Options, chosen: Mapping[str, Backend]) -
             return
         case = Case(ZooFile(root, path), ModelSpec(name=name, factory=None, variants=(variant,)),
                     variant)
-        items = case_rows(case, imported, opts, chosen,
-                          hook=lambda b, p, s: parent.send(("stage", b, p, s)))
+        items = iter_rows(case, opts, chosen, hook=lambda b, p, s: parent.send(("stage", b, p, s)))
         for item in items:
             parent.send(("item", item))
         del items
@@ -63,17 +57,6 @@ def _serve_cases(parent: Parent, opts: Options, chosen: Mapping[str, Backend]) -
                                   f"after {case.case_id}"))
             return
         parent.send(("done", None))
-
-
-def case_rows(case: Case, imported: discover.Imported, opts: Options,
-              chosen: Mapping[str, Backend], hook: StageHook = no_hook) -> Iterable[Item]:
-    """A collected case's items, run from its file imported in this process (rows at stage
-    ``import`` when that import fails here)."""
-    spec = imported.spec(case.file, case.spec.name)
-    if isinstance(spec, discover.ImportFailure):
-        return rows_for(case, plan(chosen, opts.profiles), status=Status.ERROR, stage="import",
-                        message=spec.message, location=spec.location, traceback=spec.traceback)
-    return iter_rows(replace(case, spec=spec), opts, chosen, hook)
 
 
 def main(argv: list[str]) -> int:
