@@ -89,11 +89,13 @@ class Stages:
                       slot.profile.name if slot.profile else None, self.device, dict(self.peaks))
 
     @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
+    def stage(self, name: str, *, example: bool = True) -> Iterator[None]:
+        """``example=False``: the stage at another shape than the example, whose memory peak is
+        kept apart (the row's figures are the example's)."""
         self.hook(self.backend, self.profile, name)
         t0 = time.perf_counter()
         try:
-            with memory.peak(self.device, self.peaks, name):
+            with memory.peak(self.device, self.peaks, name if example else f"{name} (other shapes)"):
                 yield
         except Unsupported:
             raise
@@ -291,7 +293,7 @@ def _other_shapes(module: torch.nn.Module, program: ExportedProgram, inputs: Any
     for at in shapes.sets[1:]:
         resized = resize(program, inputs, at)
         try:
-            with stages.stage("eager"), torch.no_grad():
+            with stages.stage("eager", example=False), torch.no_grad():
                 after = clone(resized)
                 expected = module(*after[0], **after[1])
         except StageError as err:
@@ -334,10 +336,10 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
                 break
             ran += 1
             try:
-                with stages.stage("run"), torch.no_grad():
+                with stages.stage("run", example=False), torch.no_grad():
                     other_in = clone(at.inputs)
                     other = compiled.fn(*other_in[0], **other_in[1])
-                with stages.stage("compare"):
+                with stages.stage("compare", example=False):
                     result = compare(at.expected, other, pick, narrowing)
                     status, message = _verdict(result, compare(at.eager_after, other_in, pick,
                                                                what="input"))
