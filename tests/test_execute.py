@@ -116,11 +116,11 @@ def test_a_deliberate_raise_of_torch_tensorrt_is_named_but_not_called_a_bug(tmp_
 
 
 def test_trtchecks_own_torch_tensorrt_backend_is_not_torch_tensorrt() -> None:
-    from trtcheck.backends.torch_tensorrt import backend
+    from trtcheck.backends.torch_tensorrt import compat
 
     try:
-        backend.parse_version("garbage")
+        compat.parse_version("garbage")
     except ValueError as exc:
         trace = "".join(traceback.format_exception(exc))
-    assert "trtcheck/backends/torch_tensorrt/backend.py" in trace
+    assert "trtcheck/backends/torch_tensorrt/compat.py" in trace
     assert torch_tensorrt_frame(trace) == ""

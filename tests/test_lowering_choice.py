@@ -73,7 +73,7 @@ def test_report_sets_the_rules_against_each_release() -> None:
     text = render_markdown(Record({}, {}, rows, analyses), strict_xfail=False)
     matrix = text.split("## Torch-TensorRT releases")[1].split("## ")[0]
     assert "| 2.12.1" in matrix and "| 2.14.0" in matrix
-    assert "| m::one\\_minus\\[complex64\\] | default   | **fail** | pass     |" in matrix
+    assert "| m::one\\_minus\\[complex64\\] | default | **fail** | pass |" in matrix
     disagree = text.split("## Where emulate and lowering disagree")[1].split("## ")[0]
     assert ("(aten.rsub.Scalar): the guide's rule (emulate) predicts pass; Torch-TensorRT "
             "2.12.1's lowering gives fail at compare: max abs err 1 on out") in disagree

@@ -17,18 +17,9 @@ from trtcheck.execution import shard
 from trtcheck.execution.events import Item, StageHook, no_hook
 from trtcheck.execution.isolate import Event, IsolatedExecutor, StageListener, WorkerPool, hook_for
 from trtcheck.results import environment, record
-from trtcheck.results.backends import NAMES, NO_BACKEND, BackendRef
+from trtcheck.results.backends import NAMES, BackendRef
 from trtcheck.results.record import Journal, Record
-from trtcheck.results.rows import (
-    NO_PROFILE,
-    NO_VARIANT,
-    Analysis,
-    BackendClass,
-    Row,
-    RowKey,
-    plan,
-    rows_for,
-)
+from trtcheck.results.rows import Analysis, BackendClass, Row, RowKey, file_row, plan, rows_for
 from trtcheck.status import Status
 from trtcheck.zoo import discover
 from trtcheck.zoo.api import ModelSpec
@@ -125,10 +116,8 @@ def _unknown_xfail_keys(spec: ModelSpec, opts: Options) -> str:
     return ""
 
 
-def _problem(rel: str, *, case_id: str | None = None, status: Status = Status.ERROR,
-             **fields: object) -> Row:
-    return Row(case_id or f"{rel}::{COLLECT}", rel, COLLECT, NO_VARIANT, NO_BACKEND,
-               NO_PROFILE, status=status, **fields)  # type: ignore[arg-type]
+def _problem(rel: str, *, case_id: str | None = None, **fields: object) -> Row:
+    return file_row(case_id or f"{rel}::{COLLECT}", rel, COLLECT, **fields)
 
 
 class Executor(Protocol):

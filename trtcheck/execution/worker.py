@@ -2,7 +2,8 @@
 
 A child of :mod:`trtcheck.process`: the first request is ``(options, memory limit)``, then each is
 ``(root, path, model, variant)``; the replies are ``("stage", backend, profile, stage)``,
-``("item", row or analysis)`` and ``("done", why the worker must be replaced, or None)``.
+``("item", row or analysis)``, ``("import-failed", ImportFailure)`` when the zoo file the parent
+imported fails to import here, and ``("done", why the worker must be replaced, or None)``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from trtcheck.config.options import Options
 from trtcheck.execution.case import iter_rows
 from trtcheck.measure import memory
 from trtcheck.process import Parent
+from trtcheck.zoo import discover
 from trtcheck.zoo.api import ModelSpec
 from trtcheck.zoo.cases import Case
 from trtcheck.zoo.discover import ZooFile
@@ -38,14 +40,24 @@ def serve(parent: Parent) -> None:
 
 def _serve_cases(parent: Parent, opts: Options, chosen: Mapping[str, Backend]) -> None:
     baseline = memory.in_use(opts.device)
+    loaded: dict[str, tuple[ModelSpec, ...] | discover.ImportFailure] = {}
     while True:
         try:
             root, path, name, variant = parent.receive()
         except EOFError:
             return
-        case = Case(ZooFile(root, path), ModelSpec(name=name, factory=None, variants=(variant,)),
-                    variant)
-        items = iter_rows(case, opts, chosen, hook=lambda b, p, s: parent.send(("stage", b, p, s)))
+        file = ZooFile(root, path)
+        if str(path) not in loaded:
+            result = discover.load(file)
+            loaded[str(path)] = result.specs if isinstance(result, discover.Discovered) else result
+        found = loaded[str(path)]
+        if isinstance(found, discover.ImportFailure):  # the parent imported it; its rows say so
+            parent.send(("import-failed", found))
+            parent.send(("done", None))
+            continue
+        spec = next(s for s in found if s.name == name)
+        items = iter_rows(Case(file, spec, variant), opts, chosen,
+                          hook=lambda b, p, s: parent.send(("stage", b, p, s)))
         for item in items:
             parent.send(("item", item))
         del items
@@ -54,7 +66,7 @@ def _serve_cases(parent: Parent, opts: Options, chosen: Mapping[str, Backend]) -
         if not memory.near_baseline(baseline, now):
             left = memory.mib((now or 0) - (baseline or 0))
             parent.send(("done", f"worker replaced: {left} of GPU memory still allocated "
-                                  f"after {case.case_id}"))
+                                  f"after {Case(file, spec, variant).case_id}"))
             return
         parent.send(("done", None))
 

@@ -30,6 +30,7 @@ from trtcheck.render.text import (
     verdict_text,
 )
 from trtcheck.results.backends import NO_BACKEND
+from trtcheck.results.metrics import MAX_ABS, MAX_REL, MIN_ATOL, MIN_RTOL
 from trtcheck.results.record import Record
 from trtcheck.results.rows import NO_PROFILE, Row
 from trtcheck.status import Status, Verdict, is_failure
@@ -167,18 +168,19 @@ def _number(value: object) -> float:
 def _severity(output: dict[str, Any]) -> tuple[float, ...]:
     """Orders outputs worst first: failed, then the larger share of tolerance needed (the
     atol needed over the atol given, or the same for rtol), then the larger errors."""
-    shares = [_number(output.get(f"min_{t}")) / output[t] for t in ("atol", "rtol")
-              if _number(output.get(t)) > 0 and _number(output.get(f"min_{t}")) >= 0]
+    shares = [_number(needed.of(output)) / output[t] for t, needed in (("atol", MIN_ATOL),
+                                                                       ("rtol", MIN_RTOL))
+              if _number(output.get(t)) > 0 and _number(needed.of(output)) >= 0]
     return (float(not output.get("passed")), max(shares, default=-1.0),
-            _number(output.get("max_rel")), _number(output.get("max_abs")))
+            _number(MAX_REL.of(output)), _number(MAX_ABS.of(output)))
 
 
 def _verdict(output: dict[str, Any]) -> str:
     if output.get("passed"):
         return "within"
-    if output.get("min_atol") is None and output.get("min_rtol") is None:
+    if MIN_ATOL.of(output) is None and MIN_RTOL.of(output) is None:
         return "**mismatch**"
-    return f"**needs** atol ≥ {num(output.get('min_atol'))} or rtol ≥ {num(output.get('min_rtol'))}"
+    return f"**needs** atol ≥ {num(MIN_ATOL.of(output))} or rtol ≥ {num(MIN_RTOL.of(output))}"
 
 
 def _accuracy(record: Record) -> _Block | None:
@@ -191,7 +193,7 @@ def _accuracy(record: Record) -> _Block | None:
         row, o = max(compared, key=lambda ro: _severity(ro[1]))
         tol = (f"rtol {num(o.get('rtol'))}, atol {num(o.get('atol'))}"
                if _number(o.get("atol")) > 0 or _number(o.get("rtol")) > 0 else "exact")
-        lines.append(f"| {inert(case_id)} | {num(o.get('max_abs'))} / {num(o.get('max_rel'))} | "
+        lines.append(f"| {inert(case_id)} | {num(MAX_ABS.of(o))} / {num(MAX_REL.of(o))} | "
                      f"{tol} | {_verdict(o)} | {_row_name(row)}{_output_path(o)} |")
     if not lines:
         return None

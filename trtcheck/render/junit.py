@@ -10,6 +10,7 @@ dotted module path, so name and classname together are unique for every row.
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from typing import Any
 
 from junit_xml import TestCase, TestSuite, to_xml_report_string
@@ -47,12 +48,17 @@ def render_junit(record: Record, *, strict_xfail: bool) -> str:
         suites.setdefault(row.file or DEFAULT_SUITE, []).append(row)
     properties = _properties(record.environment)
     started = record.environment.get("started")
-    return to_xml_report_string([
+    flat = to_xml_report_string([
         TestSuite(plain(name), [_testcase(record, r, strict_xfail=strict_xfail) for r in rows],
                   properties={**properties, **_prediction_property(rows)},
                   timestamp=plain(started) if started else None)
         for name, rows in suites.items()
-    ])
+    ], prettyprint=False)
+    # Indented by ElementTree: junit-xml's pretty-printing through minidom was most of the time
+    # of writing the report of a big run.
+    tree = ET.fromstring(flat)
+    ET.indent(tree, space="\t")
+    return '<?xml version="1.0" ?>\n' + ET.tostring(tree, encoding="unicode") + "\n"
 
 
 def _prediction_property(rows: list[Row]) -> dict[str, str]:

@@ -1,11 +1,9 @@
-"""Markdown report for pull-request comments and job summaries (GitHub-flavoured, via tabulate)."""
+"""Markdown report for pull-request comments and job summaries (GitHub-flavoured tables)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
-
-from tabulate import tabulate
 
 from trtcheck.render.changes import render_changes
 from trtcheck.render.text import (
@@ -310,4 +308,9 @@ def _status(row: Row, *, strict_xfail: bool) -> str:
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:
-    return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+    """A GitHub pipe table; cells are escaped already (:func:`md`). Columns are not padded:
+    a table of 10,000 rows renders the same, and tabulate's width and type pass over every
+    cell was most of the time of writing a big report."""
+    lines = [f"| {' | '.join(headers)} |", f"|{'|'.join('---' for _ in headers)}|"]
+    lines += [f"| {' | '.join(row)} |" for row in rows]
+    return "\n".join(lines)

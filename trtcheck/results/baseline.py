@@ -12,14 +12,13 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from trtcheck.results.metrics import ROW_METRICS
+from trtcheck.results.metrics import MAX_REL
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row, RowKey
 
 # Environment facts that make absolute figures, and even speedups, incomparable when they differ.
 COMPARABLE = {"device_name": "GPU", "driver": "driver", "torch": "torch",
               "torch_tensorrt": "torch_tensorrt"}
-_WORST_REL = next(m for m in ROW_METRICS if m.field == "max_rel")
 ACCURACY_FACTOR = 2.0  # a worst relative error that moved by more than this factor is shown
 
 REGRESSION, IMPROVEMENT, NOISE, SMALL = "regression", "improvement", "within noise", "below threshold"
@@ -145,8 +144,8 @@ def _change(key: RowKey, before: Row | None, after: Row | None, metric: str,
         *key,
         before=str(before.status) if before else None,
         after=str(after.status) if after else None,
-        before_error=_WORST_REL.of_row(before.outputs) if before else None,
-        after_error=_WORST_REL.of_row(after.outputs) if after else None,
+        before_error=MAX_REL.of_row(before.outputs) if before else None,
+        after_error=MAX_REL.of_row(after.outputs) if after else None,
         latency=latency_change(before, after, metric, threshold) if before and after else None,
     )
 

@@ -55,14 +55,18 @@ class Record:
                        allow_skipped=bool(self.options.get("allow_skipped")))
 
     def to_dict(self) -> dict[str, Any]:
-        return _json_safe({
+        return _json_safe(self._plain())
+
+    def _plain(self) -> dict[str, Any]:
+        """The record as a dict whose floats may still be NaN or infinite."""
+        return {
             "schema": self.schema,
             "environment": self.environment,
             "options": self.options,
             "rows": [r.to_dict() for r in self.rows],
             "analyses": self.analyses,
             **({"baseline": self.baseline} if self.baseline is not None else {}),
-        })
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Record:
@@ -175,7 +179,24 @@ def locked(out_dir: Path) -> Iterator[None]:
 
 
 def save(record: Record, path: Path) -> None:
-    write_atomic(path, json.dumps(record.to_dict(), indent=2, sort_keys=False) + "\n")
+    """``results.json``: a key per line, and each row on a line of its own."""
+    parts = []
+    for key, value in record._plain().items():
+        if key == "rows" and value:
+            text = "[\n" + ",\n".join(_dumps(row) for row in value) + "\n]"
+        else:
+            text = _dumps(value)
+        parts.append(f"{json.dumps(key)}: {text}")
+    write_atomic(path, "{\n" + ",\n".join(parts) + "\n}\n")
+
+
+def _dumps(obj: Any) -> str:
+    """JSON by the C encoder; NaN and infinities, which it would write as bare tokens, become
+    strings (the slow path, for the few objects that hold them)."""
+    try:
+        return json.dumps(obj, allow_nan=False)
+    except ValueError:
+        return json.dumps(_json_safe(obj))
 
 
 def load(path: Path) -> Record:
@@ -203,7 +224,7 @@ class Journal:
             path.parent.mkdir(parents=True, exist_ok=True)
             if not (resume and path.exists()):
                 header = {"schema": SCHEMA_VERSION, "environment": environment, "options": options}
-                path.write_text(json.dumps(_json_safe(header)) + "\n", encoding="utf-8")
+                path.write_text(_dumps(header) + "\n", encoding="utf-8")
             self._fh = path.open("a", encoding="utf-8")
 
     def append(self, items: Iterable[Row | Analysis]) -> None:
@@ -212,7 +233,7 @@ class Journal:
             for item in items:
                 line = ({"analysis": item.case_id, "data": item.data} if isinstance(item, Analysis)
                         else item.to_dict())
-                self._fh.write(json.dumps(_json_safe(line)) + "\n")
+                self._fh.write(_dumps(line) + "\n")
             self._fh.flush()
             os.fsync(self._fh.fileno())
 

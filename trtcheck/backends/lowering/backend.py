@@ -19,7 +19,7 @@ import torch
 from trtcheck.backends.base import Backend, Compiled, CompileJob
 from trtcheck.backends.lowering.client import LoweringHost
 from trtcheck.backends.lowering.code import CodeSource, CodeUnavailable, locate
-from trtcheck.backends.torch_tensorrt.backend import (
+from trtcheck.backends.torch_tensorrt.compat import (
     INPUT_KEYS,
     adapt_settings,
     call_arguments,
@@ -30,9 +30,9 @@ from trtcheck.backends.torch_tensorrt.backend import (
     parse_version,
     path_steps,
     plain_setting,
-    program_dtypes,
     shape_notes,
 )
+from trtcheck.backends.torch_tensorrt.inspection import program_dtypes
 from trtcheck.errors import last_line
 from trtcheck.results.backends import TRAITS
 from trtcheck.results.rows import Evidence
