@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from trtcheck import __version__
+from trtcheck import __version__, distribution
 from trtcheck.config import options, settings
 from trtcheck.config.profiles import BUILTIN_PROFILES
 from trtcheck.errors import INTERRUPTED, OutputError, TrtcheckError, UsageError
@@ -56,7 +56,8 @@ paths_arg = click.argument("paths", nargs=-1, required=True,
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="trtcheck")
+@click.version_option(__version__, prog_name="trtcheck",
+                      message=f"%(prog)s %(version)s (distribution {distribution.DIST})")
 def cli() -> None:
     """Check a PyTorch model zoo against Torch-TensorRT and eager PyTorch."""
 
@@ -257,6 +258,7 @@ def diff_cmd(base: Path, head: Path, out: Path | None, **gate: object) -> int:
 
 def _say_baseline(rec: Record) -> None:
     """The baseline's warnings and how many rows regressed against it."""
+    from trtcheck.render.changes import count_line
     from trtcheck.render.text import plain
     from trtcheck.results import baseline
 
@@ -265,8 +267,7 @@ def _say_baseline(rec: Record) -> None:
         return
     for warning in diff.warnings:
         _echo(f"warning: {plain(warning)}", err=True)
-    _echo(f"against the baseline: {len(diff.regressions)} latency regressions, "
-               f"{sum(c.status_changed for c in diff.changes)} status changes")
+    _echo(f"against the baseline: {count_line(diff)}")
 
 
 @contextmanager
@@ -472,6 +473,8 @@ class _Progress:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: returns the exit code instead of exiting, so it can be called in-process."""
+    for collision in distribution.collisions():
+        _echo(collision.warning(), err=True)
     try:
         result = cli.main(args=list(argv) if argv is not None else None,
                           prog_name="trtcheck", standalone_mode=False)

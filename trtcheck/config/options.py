@@ -6,6 +6,7 @@ file against that declaration and turns the values into :class:`Options`."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
@@ -78,6 +79,10 @@ class Options:
     verbosity: int = 0
     config_file: Path | None = None
     backend_note: str | None = None
+    nan: str = "warn"
+    fallback: str = "emulate"
+    ci: bool = False  # the CI environment variable is set
+    fallback_note: str | None = None  # which backend ran instead of the default, and why
     torch_tensorrt: tuple[str, ...] = ()
     baseline: Path | None = None
     gate: Gate = field(default_factory=Gate)
@@ -109,6 +114,9 @@ class Options:
             "torch_tensorrt": list(self.torch_tensorrt),
             "baseline": str(self.baseline) if self.baseline else None,
             "gate": asdict(self.gate),
+            "nan": self.nan,
+            "fallback": self.fallback,
+            "fallback_note": self.fallback_note,
         }
 
 
@@ -256,6 +264,7 @@ def resolve(paths: tuple[Path, ...], **given: Any) -> Options:
     devices = resolve_devices(*value("device"))  # imports torch: after the checks that need none
     cache_path, use_cache = value("cache_dir")[0], value("engine_cache")[0]
     base = _baseline(*value("baseline"))
+    ci = in_ci()
     return Options(
         paths=tuple(p.resolve() for p in paths),
         backends=tuple(dict.fromkeys(backend_names)),
@@ -285,7 +294,16 @@ def resolve(paths: tuple[Path, ...], **given: Any) -> Options:
         torch_tensorrt=tuple(dict.fromkeys(_lowering_code(*value("torch_tensorrt"), backend_names))),
         baseline=base,
         gate=gate(value("fail_on"), value("regression_metric"), value("regression_threshold")),
+        nan=value("nan")[0],
+        fallback=value("fallback")[0] or ("none" if ci else "emulate"),
+        ci=ci,
     )
+
+
+def in_ci() -> bool:
+    """Whether the ``CI`` environment variable is set (GitHub Actions and most CI services
+    set ``CI=true``); ``false``, ``0`` and empty count as unset."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
 def _config(paths: tuple[Path, ...], given: Path | None) -> tuple[Path | None, dict[str, Any]]:

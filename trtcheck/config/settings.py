@@ -15,6 +15,8 @@ from trtcheck.results.backends import NAMES
 
 FAIL_ON = ("failures", "regression")
 GATE_METRICS = ("speedup", "latency")
+NAN_POLICIES = ("warn", "fail")  # trtcheck.results.nonfinite says what each does
+FALLBACKS = ("emulate", "none")
 CHOICE_OF_TORCH_TENSORRT = "PATH|VERSION"
 
 # The commands whose options come from here; ``select`` is what every command that collects a
@@ -111,6 +113,12 @@ SETTINGS: tuple[Setting, ...] = (
             flag="--allow-empty"),
     Setting("allow_skipped", bool, False, "Exit 0, not 5, when every row is skipped [false].",
             flag="--allow-skipped"),
+    Setting("nan", NAN_POLICIES, "warn", "NaN or Inf in eager's or the backend's output: warn "
+            "(matching ones pass, marked ⚠, the counts in every report) or fail every such row "
+            "[warn].", flag="--nan", action="nan"),
+    Setting("fallback", FALLBACKS, None, "No backend named and lowering's code neither cached "
+            "nor fetchable: emulate runs instead (every report's headline says so), or none: "
+            "exit 2 with the fix [none when CI is set, else emulate].", flag="--fallback"),
     Setting("strict_xfail", bool, False, "An xpass (a declared expected failure that passed) "
             "fails the run [false]."),
     Setting("dtype_drift", bool, True, "After the comparison, call the compiled module once more "

@@ -18,10 +18,13 @@ from junit_xml import TestCase, TestSuite, to_xml_report_string
 from trtcheck.render.text import (
     KIND_NOTES,
     NONE,
+    NONFINITE_MARK,
     drift_text,
     failing_outputs,
+    fallback_text,
     headline,
     memory_facts,
+    nonfinite_text,
     num,
     path_text,
     plain,
@@ -47,6 +50,8 @@ def render_junit(record: Record, *, strict_xfail: bool) -> str:
     for row in record.rows:
         suites.setdefault(row.file or DEFAULT_SUITE, []).append(row)
     properties = _properties(record.environment)
+    if fallback_text(record):
+        properties["backend fallback"] = plain(fallback_text(record))
     started = record.environment.get("started")
     flat = to_xml_report_string([
         TestSuite(plain(name), [_testcase(record, r, strict_xfail=strict_xfail) for r in rows],
@@ -115,6 +120,7 @@ def _system_out(record: Record, row: Row, *, strict_xfail: bool) -> str:
         "path": path_text(record, row) or NONE,
         "fallbacks": ", ".join(row.evidence.fallbacks) or NONE,
         "dtype drift": drift_text(row) or NONE,
+        "NaN/Inf": f"{NONFINITE_MARK} {nonfinite_text(row)}" if nonfinite_text(row) else NONE,
         **{m.row_label: num(m.of_row(row.outputs)) for m in ROW_METRICS},
         "eager median ms (caller)": num(eager_ms),
         "backend median ms (caller)": num(backend_ms),

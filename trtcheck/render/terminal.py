@@ -6,12 +6,17 @@ from tabulate import tabulate
 
 from trtcheck.render.text import (
     KIND_NOTES,
+    NONFINITE_NOTE,
     PREDICTION_MARK,
+    fallback_text,
     kinds_present,
     n_failing,
     plain,
+    shortened,
     status_counts,
+    status_text,
     verdict_text,
+    warned,
 )
 from trtcheck.results.record import Record
 from trtcheck.status import Status, Verdict, is_failure
@@ -20,21 +25,25 @@ MESSAGE_WIDTH = 120
 
 
 def render_summary(record: Record, *, strict_xfail: bool, failing_only: bool = False) -> str:
-    """One line per row that did not pass, then the counts by status and how many fail the run;
+    """One line per row that did not pass or passed with NaN or Inf, then the counts by
+    status and how many fail the run; first, which backend ran instead of the default.
     ``failing_only`` (``-q``): only the rows that fail the run, and the verdict."""
     shown = [r for r in record.rows if (is_failure(r.status, strict_xfail=strict_xfail)
-                                        if failing_only else r.status is not Status.PASS)]
+                                        if failing_only else r.status is not Status.PASS or warned(r))]
     rows = [
-        [str(r.status), plain(r.case_id),
+        [status_text(r) if warned(r) else str(r.status), plain(r.case_id),
          plain(r.backend) + (f" {PREDICTION_MARK}" if r.prediction else ""),
-         plain(r.profile), plain(r.stage or ""), _shorten(plain(r.message))]
+         plain(r.profile), plain(r.stage or ""), shortened(r, plain(r.message), _shorten)]
         for r in shown
     ]
-    lines = [tabulate(rows, headers=["status", "case", "backend", "profile", "stage", "message"],
-                      tablefmt="simple", disable_numparse=True), ""] if rows else []
-    if any(row[-1].endswith("…") for row in rows):
-        lines.insert(1, f"(messages cut at {MESSAGE_WIDTH} characters: report.md and "
-                        "results.json hold them whole)")
+    lines = [f"note: {plain(fallback_text(record))}"] if fallback_text(record) else []
+    if rows:
+        lines += [tabulate(rows, headers=["status", "case", "backend", "profile", "stage", "message"],
+                           tablefmt="simple", disable_numparse=True)]
+        if any("…" in row[-1] for row in rows):
+            lines.append(f"(messages cut at {MESSAGE_WIDTH} characters: report.md and "
+                         "results.json hold them whole)")
+        lines.append("")
     counts = ", ".join(f"{n} {s}" for s, n in status_counts(record))
     failing = n_failing(record, strict_xfail=strict_xfail)
     result, why = verdict_text(record, strict_xfail=strict_xfail)
@@ -43,6 +52,8 @@ def render_summary(record: Record, *, strict_xfail: bool, failing_only: bool = F
     lines.append(f"total {len(record.rows)}: {counts or 'no rows'}; {failing} fail the run")
     if result is Verdict.INTERRUPTED:  # the counts alone would read as a pass
         lines.append(f"result: {result.title}: {why}")
+    if any(warned(r) for r in record.rows):
+        lines.append(NONFINITE_NOTE.replace("`", ""))
     for kind in kinds_present(record):
         lines.append(f"{PREDICTION_MARK} on a row of kind {kind} marks {KIND_NOTES[kind]}")
     return "\n".join(lines)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import trtcheck
+from trtcheck import stack
 from trtcheck.config.build import torch_build
 
 
@@ -46,18 +47,22 @@ def describe(device: str, where: Path) -> dict[str, Any]:
     its build cannot be read without it)."""
     build = torch_build()
     cuda = device.startswith("cuda")
+    name = None
     if cuda or not build:
         import torch
 
         build = {"__version__": torch.__version__, "cuda": torch.version.cuda}
         name = torch.cuda.get_device_name(torch.device(device)) if cuda else None
-    else:
-        name = None
+    versions = {"torch": build["__version__"],
+                "torch_tensorrt": version_of("torch-tensorrt") or version_of("torch_tensorrt"),
+                "tensorrt": version_of("tensorrt")}
     return {
         "trtcheck": trtcheck.__version__,
-        "torch": build["__version__"],
-        "torch_tensorrt": version_of("torch-tensorrt") or version_of("torch_tensorrt"),
-        "tensorrt": version_of("tensorrt"),
+        **versions,
+        # where each came from (the runner's environment or installed by the Action), and a
+        # Torch-TensorRT built for another torch minor
+        "sources": stack.sources(),
+        "stack_warnings": stack.pairing_warnings(versions),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "device": device,

@@ -37,6 +37,7 @@ COMPATIBLE: tuple[tuple[str, Callable[[Record], Any]], ...] = (
     ("tolerances", lambda r: r.options.get("tolerances")),
     ("timing settings", lambda r: r.options.get("timing")),
     ("strict_xfail", lambda r: r.options.get("strict_xfail")),
+    ("nan policy", lambda r: r.options.get("nan")),
 )
 
 

@@ -35,6 +35,9 @@ MAX_ABS = Metric("max_abs", "worst abs err", "max abs")
 MAX_REL = Metric("max_rel", "worst rel err", "max rel")
 MIN_ATOL = Metric("min_atol", None, "min atol")
 MIN_RTOL = Metric("min_rtol", None, "min rtol")
+# NaN and Inf elements of eager's output and the backend's, summed over a row's outputs
+# (:mod:`trtcheck.results.nonfinite` says them in words).
+NONFINITE = tuple(Metric(f, None, None, worst=sum) for f in ("eager_nan", "eager_inf", "nan", "inf"))
 # Every figure a compared output carries (measure.compare.LeafResult), and where it shows.
 METRICS = (
     MAX_ABS,
@@ -47,7 +50,7 @@ METRICS = (
     Metric("max_phase_err", None, None),
     Metric("n_diff", None, None),
     Metric("int32_overflow", None, None),
-    Metric("eager_nonfinite", None, None),
+    *NONFINITE,
 )
 ROW_METRICS = tuple(m for m in METRICS if m.row_label)
 OUTPUT_METRICS = tuple(m for m in METRICS if m.output_label)

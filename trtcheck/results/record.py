@@ -19,13 +19,18 @@ from typing import Any
 
 from trtcheck.config.profiles import Profile
 from trtcheck.errors import LockedError, OutputError, RecordError
-from trtcheck.results.rows import Analysis, Row
+from trtcheck.results.rows import PREDICTION_TIMING, Analysis, Row
 from trtcheck.status import Verdict, verdict
 
 LOCK_FILE = ".trtcheck.lock"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # Schema 1 kept each case's analysis in every row's evidence and marked predictions there.
-READABLE_SCHEMAS = (1, 2)
+# Schema 3 changed what the control, the speedup and the memory figures mean (steady-state
+# peaks, the eager backend timed as the reference is) and counts NaN and Inf per output; a
+# prediction row keeps its timings apart, without a speedup. Figures of schemas 1 and 2 are
+# not comparable with schema 3's (see :data:`FIGURES_SCHEMA`).
+READABLE_SCHEMAS = (1, 2, 3)
+FIGURES_SCHEMA = 3  # the first schema whose speedup, latency and memory figures mean today's
 
 
 @dataclass
@@ -117,10 +122,11 @@ def _restore_numbers(row: dict[str, Any]) -> dict[str, Any]:
     row = dict(row)
     row["outputs"] = [{k: v if k in _TEXT_FIELDS else _number(v) for k, v in o.items()}
                       for o in row.get("outputs", [])]
-    if row.get("latency"):
-        row["latency"] = {key: ({k: v if k in _TEXT_FIELDS else _number(v) for k, v in side.items()}
+    for timed in ("latency", PREDICTION_TIMING):
+        if row.get(timed):
+            row[timed] = {key: ({k: v if k in _TEXT_FIELDS else _number(v) for k, v in side.items()}
                                 if isinstance(side, dict) else _number(side))
-                          for key, side in row["latency"].items()}
+                          for key, side in row[timed].items()}
     return row
 
 

@@ -22,6 +22,9 @@ if TYPE_CHECKING:  # a case's rows are made where it runs; the results layer nee
 
 NO_PROFILE = "-"  # the backend ignores settings profiles
 NO_VARIANT = "-"  # the row stands for a whole zoo file
+# Where a prediction row keeps its timings in the record: eager's and PyTorch running the
+# backend's rewritten graph, without any speedup (schema 3 on).
+PREDICTION_TIMING = "prediction_timing"
 
 
 class RowKey(NamedTuple):
@@ -141,11 +144,18 @@ class Row:
         d["outputs"] = [dict(o) for o in self.outputs]
         d["tags"] = list(self.tags)
         d["evidence"] = {name: _copy(getattr(self.evidence, name)) for name in _EVIDENCE_FIELDS}
-        if self.latency is not None:
+        if self.latency is not None and self.prediction:
+            # No speedup, interval or ratio: a dashboard reading the JSON must not take PyTorch
+            # running a rewritten graph for a TensorRT measurement.
+            d["latency"] = None
+            d[PREDICTION_TIMING] = {k: v for k, v in self.latency.to_dict().items()
+                                    if isinstance(v, dict)}
+        elif self.latency is not None:
             d["latency"] = self.latency.to_dict()
         if self.memory is not None:
-            d["memory"] = {**self.memory.__dict__, "notes": list(self.memory.notes),
-                           "ratio": self.memory_ratio}
+            d["memory"] = {**self.memory.__dict__, "notes": list(self.memory.notes)}
+            if not self.prediction:
+                d["memory"]["ratio"] = self.memory_ratio
         return d
 
     @classmethod
@@ -157,7 +167,8 @@ class Row:
         legacy_kind = Kind.EMULATED if evidence.pop("prediction", False) else Kind.MEASURED
         data["kind"] = Kind(data["kind"]) if "kind" in data else legacy_kind
         data["evidence"] = Evidence.from_dict(evidence)
-        data["latency"] = Latency.from_dict(data["latency"]) if data.get("latency") else None
+        timed = data.get("latency") or d.get(PREDICTION_TIMING)
+        data["latency"] = Latency.from_dict(timed) if timed else None
         mem = data.get("memory")
         if mem:
             data["memory"] = Memory(**{k: v for k, v in mem.items() if k in _MEMORY_FIELDS})

@@ -51,7 +51,7 @@ from trtcheck.errors import last_line
 from trtcheck.results.backends import TRAITS
 from trtcheck.results.rows import Evidence
 
-NOT_INSTALLED = "torch_tensorrt is not installed (pip install trtcheck[tensorrt])"
+NOT_INSTALLED = "torch_tensorrt is not installed (pip install \"torch-trtcheck[tensorrt]\")"
 
 
 # What Torch-TensorRT 2.14 logs when PyTorch's complex decomposition cannot run and it falls back
