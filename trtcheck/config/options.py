@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from trtcheck.config.build import cpu_only
 from trtcheck.config.profiles import (
     BUILTIN_PROFILES,
     COVERAGE_MODES,
@@ -422,6 +423,8 @@ def _workers(devices: tuple[str, ...], count: int | None, source: str, *, isolat
 
 
 def resolve_device(device: str) -> str:
+    if device == "cpu" or (device == "auto" and cpu_only()):  # answered without loading torch
+        return "cpu"
     import torch
 
     if device == "auto":

@@ -92,12 +92,14 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("engine_cache", bool, None, "Torch-TensorRT's engine cache: build engines "
             "refittable, save and reuse them [on when cache_dir is set].",
             flag="--cache/--no-cache"),
-    Setting("timeout", (int, float), None, "Seconds per case before it is stopped [900 on CUDA, "
-            "300 on CPU].", flag="--timeout", metavar="S"),
+    Setting("timeout", (int, float), None, "Seconds per case before it is stopped, and per zoo "
+            "file's import [900 on CUDA, 300 on CPU].", flag="--timeout", metavar="S",
+            commands=(SELECT,)),
     Setting("memory_limit_mb", int, None, "Address-space limit of the worker, in MiB (CPU runs "
             "only) [none].", flag="--memory-limit", metavar="MIB"),
-    Setting("resume", bool, False, "Skip cases already recorded in OUT/results.jsonl; use the "
-            "options of the run it resumes.", config=False, flag="--resume"),
+    Setting("resume", bool, False, "Skip cases already recorded in OUT/results.jsonl, and say "
+            "how many; other options than the run it resumes exit 2, naming the first.",
+            config=False, flag="--resume"),
     Setting("fail_on", FAIL_ON, "failures", "failures: exit 1 on failing rows; regression: also "
             "on latency regressions against --baseline [failures].", flag="--fail-on",
             action="fail-on", commands=(RUN, DIFF)),
@@ -124,8 +126,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("profiles", dict, {}, "Settings profiles of your own, by name."),
     Setting("tolerances", dict, {}, "Tolerances by effective dtype."),
     Setting("timing", dict, {}, "Latency measurement settings."),
-    Setting("quiet", int, 0, "Less output.", config=False, flag="-q", count=True),
-    Setting("verbose", int, 0, "More output.", config=False, flag="-v", count=True),
+    Setting("quiet", int, 0, "Less output: only the failing rows and the verdict.", config=False,
+            flag="-q", count=True),
+    Setting("verbose", int, 0, "More output: also a line per stage, and each row's message.",
+            config=False, flag="-v", count=True),
 )
 BY_KEY: Mapping[str, Setting] = {s.key: s for s in SETTINGS}
 CONFIG_SCHEMA: Mapping[str, Any] = {s.key: (str if s.type is Path else s.type)

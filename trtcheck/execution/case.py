@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -15,7 +15,8 @@ from torch.export import ExportedProgram
 from trtcheck.backends import Backend, CompileJob
 from trtcheck.config.options import Options
 from trtcheck.config.profiles import Tolerance
-from trtcheck.errors import INTERNAL, InternalError, Unsupported, last_line, location
+from trtcheck.errors import INTERNAL, InternalError, Unsupported, last_line, location, raising_frame
+from trtcheck.execution.events import Item, StageHook, no_hook
 from trtcheck.measure import drift, memory
 from trtcheck.measure.compare import NO_NARROWING, TRUNCATE_DOUBLE, Comparison, compare
 from trtcheck.measure.memory import Peak
@@ -23,6 +24,7 @@ from trtcheck.measure.mutation import inputs_changed, mutation_problem
 from trtcheck.measure.timing import measure
 from trtcheck.program.analyze import analyze_program
 from trtcheck.program.export import export
+from trtcheck.program.shapes import ShapePlan, ShapeSet, plan_shapes, resize, shapes_record
 from trtcheck.results import nonfinite
 from trtcheck.results.backends import NO_BACKEND
 from trtcheck.results.figures import Memory
@@ -30,6 +32,7 @@ from trtcheck.results.rows import Analysis, Evidence, Row, Slot, plan, row_for, 
 from trtcheck.status import Status
 from trtcheck.tensors import StateSnapshot, clone, to_device
 from trtcheck.zoo.cases import Case, build
+from trtcheck.zoo.discover import Imported, ImportFailure
 
 
 class StageError(Exception):
@@ -41,21 +44,29 @@ class StageError(Exception):
             line = memory.gpu_oom_message(stage, exc, device)
         elif is_out_of_memory(exc):
             line = f"out of memory: {line}"
-        super().__init__(line)
+        trace = "".join(traceback.format_exception(exc))
+        super().__init__(line + torch_tensorrt_frame(trace))
         self.stage = stage
         self.location = where
-        self.traceback = "".join(traceback.format_exception(exc))
+        self.traceback = trace
 
 
-StageHook = Callable[[str, str | None, str], None]
+def torch_tensorrt_frame(trace: str) -> str:
+    """What a message adds when Torch-TensorRT's own code raised: its frame, and, where it raised
+    by a slip rather than a ``raise``, that this is a Torch-TensorRT bug to report."""
+    frame = raising_frame(trace, "torch_tensorrt")
+    if frame is None:
+        return ""
+    code = f": `{frame.code}`" if frame.code else ""
+    if frame.deliberate:
+        return f" (raised by Torch-TensorRT in {frame.name} at {frame.where})"
+    return (f" (raised inside Torch-TensorRT, in {frame.name} at {frame.where}{code}: a bug in "
+            "Torch-TensorRT; report it to Torch-TensorRT with this frame)")
+
 
 # Why a module that changes its own buffers gets no dtype drift check: its compiled module's
 # second call starts from another state than eager's would.
 STATE_CHANGES = "the module changes its own buffers between calls"
-
-
-def no_hook(backend: str, profile: str | None, stage: str) -> None:
-    return None
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
@@ -85,11 +96,13 @@ class Stages:
                       slot.profile.name if slot.profile else None, self.device, dict(self.peaks))
 
     @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
+    def stage(self, name: str, *, example: bool = True) -> Iterator[None]:
+        """``example=False``: the stage at another shape than the example, whose memory peak is
+        kept apart (the row's figures are the example's)."""
         self.hook(self.backend, self.profile, name)
         t0 = time.perf_counter()
         try:
-            with memory.peak(self.device, self.peaks, name):
+            with memory.peak(self.device, self.peaks, name if example else f"{name} (other shapes)"):
                 yield
         except Unsupported:
             raise
@@ -132,15 +145,35 @@ def tolerance_for(case: Case, tolerances: Mapping[str, Tolerance],
     return pick
 
 
-Item = Row | Analysis
+def in_full(case: Case) -> Case | ImportFailure:
+    """The case with its full declaration (factory, dynamic shapes), from its file imported in
+    this process (once), when it was collected in another."""
+    if case.spec.factory is not None:
+        return case
+    spec = IMPORTED.spec(case.file, case.spec.name)
+    return spec if isinstance(spec, ImportFailure) else replace(case, spec=spec)
+
+
+def import_failed(case: Case, slots: list[Slot], failure: ImportFailure) -> list[Row]:
+    return rows_for(case, slots, status=Status.ERROR, stage="import", message=failure.message,
+                    location=failure.location, traceback=failure.traceback)
+
+
+# The zoo files this process imported to run the cases collected elsewhere.
+IMPORTED = Imported()
 
 
 def analyze_case(case: Case) -> Iterator[Item]:
     """Build and export a case on CPU and analyse its dtype paths: no eager run, no compile.
 
     Yields the analysis, then the case's one ``analyze`` row (an ``error`` row on failure)."""
-    stages = Stages(case)
     slot = Slot("analyze", None)
+    full = in_full(case)
+    if isinstance(full, ImportFailure):
+        yield import_failed(case, [slot], full)[0]
+        return
+    case = full
+    stages = Stages(case)
     try:
         with stages.stage("build"):
             built = build(case)
@@ -163,9 +196,13 @@ def iter_rows(case: Case, opts: Options, backends: Mapping[str, Backend],
 
     The last row is held until the case has released its model and inputs, and notes GPU
     memory the case left allocated."""
+    full = in_full(case)
+    if isinstance(full, ImportFailure):
+        yield from import_failed(case, plan(backends, opts.profiles), full)
+        return
     before = memory.in_use(opts.device)
     last: Row | None = None
-    for item in _case_items(case, opts, backends, hook):
+    for item in _case_items(full, opts, backends, hook):
         if isinstance(item, Row):
             if last is not None:
                 yield last
@@ -202,6 +239,8 @@ def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
             eager.restore()  # export, and every backend, start from the state eager started from
         with stages.stage("export"):
             program = export(case, built)
+            shapes = plan_shapes(program, inputs)
+        others = _other_shapes(eager, program, inputs, shapes, stages)
     except StageError as err:
         yield from rows_for(case, slots, status=Status.ERROR, stage=err.stage, message=str(err),
                             location=err.location, traceback=err.traceback, timings=stages.timings,
@@ -217,11 +256,11 @@ def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
             continue
         job = CompileJob(program, inputs[0], inputs[1], slot.profile or opts.profiles[0],
                          opts.device, opts.engine_cache,
-                         str(opts.cache_dir.resolve()) if opts.cache_dir else None)
+                         str(opts.cache_dir.resolve()) if opts.cache_dir else None, shapes.ranges)
         slot_before = memory.in_use(opts.device)
         outcome = _run_backend(case, backend, job, expected, eager_in, eager, opts,
                                truncate_double=bool(slot.profile and slot.profile.truncate_double),
-                               stages=stages.for_slot(slot))
+                               stages=stages.for_slot(slot), others=others, shapes=shapes)
         outcome["memory"] = _slot_memory(outcome["memory"], slot, slot_before, opts.device)
         yield row_for(case, slot, **outcome)
 
@@ -273,11 +312,45 @@ class Eager:
                 "compared from the same starting state)")
 
 
+@dataclass(frozen=True)
+class AtShape:
+    """A case's inputs at one of its other shapes, and eager's outputs and inputs after its call."""
+
+    shapes: ShapeSet
+    inputs: Any
+    expected: Any
+    eager_after: Any
+
+
+def _other_shapes(eager: Eager, program: ExportedProgram, inputs: Any, shapes: ShapePlan,
+                  stages: Stages) -> list[AtShape]:
+    """Eager at each shape of a dynamic case other than the example, each from the state eager
+    started from; a failure names the shape."""
+    others = []
+    for at in shapes.sets[1:]:
+        resized = resize(program, inputs, at)
+        try:
+            with stages.stage("eager", example=False), torch.no_grad():
+                after = clone(resized)
+                expected = eager.module(*after[0], **after[1])
+        except StageError as err:
+            err.args = (f"at shape {at.describe()}: {err}",)
+            raise
+        finally:
+            eager.restore()
+        others.append(AtShape(at, resized, expected, after))
+    return others
+
+
 def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
                  eager_after: Any, eager: Eager, opts: Options, *,
-                 truncate_double: bool, stages: Stages) -> dict[str, Any]:
+                 truncate_double: bool, stages: Stages, others: Sequence[AtShape] = (),
+                 shapes: ShapePlan | None = None) -> dict[str, Any]:
     evidence = Evidence()
     engine = None
+    ran = 1
+    pick = tolerance_for(case, opts.tolerances, truncate_double)
+    narrowing = TRUNCATE_DOUBLE if truncate_double else NO_NARROWING
     try:
         eager.restore()
         with stages.stage("compile"):
@@ -288,18 +361,35 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
             backend_in = clone((job.args, job.kwargs))
             actual = compiled.fn(*backend_in[0], **backend_in[1])
         with stages.stage("compare"):
-            pick = tolerance_for(case, opts.tolerances, truncate_double)
-            result = compare(expected, actual, pick,
-                             TRUNCATE_DOUBLE if truncate_double else NO_NARROWING)
+            result = compare(expected, actual, pick, narrowing)
             mutation = mutation_problem((job.args, job.kwargs), eager_after, backend_in, pick)
+        status, message = _verdict(result, mutation)
+        for at in others:
+            if status is not Status.PASS:
+                break
+            ran += 1
+            try:
+                eager.restore()
+                with stages.stage("run", example=False), torch.no_grad():
+                    other_in = clone(at.inputs)
+                    other = compiled.fn(*other_in[0], **other_in[1])
+                with stages.stage("compare", example=False):
+                    result = compare(at.expected, other, pick, narrowing)
+                    status, message = _verdict(result, mutation_problem(
+                        at.inputs, at.eager_after, other_in, pick))
+            except StageError as err:
+                err.args = (f"at shape {at.shapes.describe()}: {err}",)
+                raise
+            if status is not Status.PASS:
+                message = f"at shape {at.shapes.describe()}: {message}"
+        eager.restore()
     except Unsupported as exc:
         return dict(status=Status.UNSUPPORTED, stage="compile", message=str(exc),
                     timings=stages.timings, evidence=evidence, memory=stages.memory(engine))
     except StageError as err:
         return dict(status=Status.ERROR, stage=err.stage, message=str(err), location=err.location,
                     traceback=err.traceback, timings=stages.timings, evidence=evidence,
-                    memory=stages.memory(engine))
-    status, message = _verdict(result, mutation)
+                    memory=stages.memory(engine), shapes=shapes_record(shapes, ran) if shapes else None)
     if status is Status.PASS and truncate_double:
         message = _precision_lost(result)
     outputs = [leaf.to_dict() for leaf in result.leaves]
@@ -331,8 +421,8 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
     except StageError as err:  # the outputs were judged already: the row keeps its status
         message = "; ".join(m for m in (message, f"timing failed, no latency: {err}") if m)
     return dict(status=status, message=message, stage=None if status is Status.PASS else "compare",
-                timings=stages.timings, outputs=outputs,
-                latency=latency, evidence=evidence, memory=stages.memory(engine))
+                timings=stages.timings, outputs=outputs, latency=latency, evidence=evidence,
+                memory=stages.memory(engine), shapes=shapes_record(shapes, ran) if shapes else None)
 
 
 def _verdict(outputs: Comparison, mutation: str) -> tuple[Status, str]:

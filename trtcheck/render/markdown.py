@@ -23,6 +23,7 @@ from trtcheck.render.text import (
     memory_measures,
     num,
     path_text,
+    shapes_text,
     speedup_text,
     stack_facts,
     stack_warnings,
@@ -52,6 +53,7 @@ def render_markdown(record: Record, *, strict_xfail: bool, link: RunLink | None 
         _accuracy(record, strict_xfail=strict_xfail),
         _latency(record),
         _drift(record),
+        _shapes(record),
         _releases(record),
         _disagreements(record),
         _details(record),
@@ -165,6 +167,18 @@ def _drift(record: Record) -> str:
             + _table(["case", "backend", "profile", "inputs", "outcome", "detail"], rows))
 
 
+def _shapes(record: Record) -> str:
+    """The input shapes each row of a case declaring dynamic shapes ran at."""
+    rows = [[md(r.case_id), _backend(r), md(r.profile), md(shapes_text(r.shapes))]
+            for r in record.rows if r.shapes]
+    if not rows:
+        return ""
+    return ("## Dynamic shapes\n\nA case declaring dynamic shapes runs at its example shape, then "
+            "at the lowest and the highest of each declared range (the highest at most twice the "
+            "example); a row stops at the first shape that fails.\n\n"
+            + _table(["case", "backend", "profile", "shapes run (example first)"], rows))
+
+
 def _releases(record: Record) -> str:
     """With several ``--torch-tensorrt`` releases: each case's status on each, side by side."""
     releases = list(dict.fromkeys(r.backend for r in record.rows
@@ -197,17 +211,26 @@ def _disagreements(record: Record) -> str:
                 if _passes(rule) == _passes(low):
                     continue
                 version = (low.evidence.versions.get("torch_tensorrt")
-                           or BackendRef.parse(low.backend).release)
+                           or BackendRef.parse(low.backend).release
+                           or _lowering_version(record, low.backend))
                 ops = _complex_ops(record, case)
+                release = f"Torch-TensorRT {md(version)}'s" if version else "Torch-TensorRT's"
                 lines.append(f"- {md(case)} · {md(profile)}{f' ({md(ops)})' if ops else ''}: the "
-                             f"guide's rule (emulate) predicts {md(_outcome(rule))}; Torch-TensorRT "
-                             f"{md(version or '')}'s lowering gives {md(_outcome(low))}")
+                             f"guide's rule (emulate) predicts {md(_outcome(rule))}; {release} "
+                             f"lowering gives {md(_outcome(low))}")
     if not lines:
         return ""
     return ("## Where emulate and lowering disagree\n\n`emulate` applies the documented rules; "
             "`lowering` runs Torch-TensorRT's own code. Where one passes and the other does not, "
             "either the guide or that release is wrong: a failure under `lowering` alone is "
             "likely a bug in Torch-TensorRT.\n\n" + "\n".join(lines))
+
+
+def _lowering_version(record: Record, backend: str) -> str | None:
+    """The release a ``lowering`` backend ran, from any of its rows that got as far as compiling
+    (a row that failed before, or an unsupported one, records none itself)."""
+    return next((v for r in record.rows if r.backend == backend
+                 and (v := r.evidence.versions.get("torch_tensorrt"))), None)
 
 
 def _passes(row: Row) -> bool:
@@ -253,6 +276,8 @@ def _detail(row: Row, rows: int = 1) -> str:
     lines = [f"### {md(row.case_id)} · {where}", "", f"- {md(headline(row))}"]
     if row.location:
         lines.append(f"- location: {md(row.location)}")
+    if row.shapes:
+        lines.append(f"- shapes run: {md(shapes_text(row.shapes))}")
     if row.evidence.fallbacks:
         lines.append(f"- ran in PyTorch: {md(', '.join(row.evidence.fallbacks))}")
     if row.prediction:

@@ -258,3 +258,16 @@ def stack_facts(env: dict[str, Any], escape: Callable[[object], str]) -> list[st
 def stack_warnings(env: dict[str, Any], escape: Callable[[object], str]) -> list[str]:
     """The record's warnings on a mismatched torch / Torch-TensorRT / TensorRT set."""
     return [f"⚠ {escape(w)}" for w in env.get("stack_warnings") or []]
+
+
+def shapes_text(shapes: list[dict[str, list[int]]] | None) -> str:
+    """``ids 4×8, 1×2, 8×16``: each input's shapes in the order run; inputs of one shape once."""
+    if not shapes:
+        return ""
+    names = list(dict.fromkeys(name for at in shapes for name in at))
+    parts = []
+    for name in names:
+        seen = list(dict.fromkeys("×".join(map(str, at[name])) or "scalar"
+                                  for at in shapes if name in at))
+        parts.append(f"{name} {', '.join(seen)}")
+    return "; ".join(parts)

@@ -10,6 +10,7 @@ from typing import Any
 
 import trtcheck
 from trtcheck import stack
+from trtcheck.config.build import torch_build
 
 
 def version_of(dist: str) -> str | None:
@@ -42,12 +43,17 @@ def gpu_driver() -> str | None:
 
 
 def describe(device: str, where: Path) -> dict[str, Any]:
-    """The versions, device and commit of a run (the one function here that loads torch)."""
-    import torch
+    """The versions, device and commit of a run; torch is loaded only for a GPU's name (and where
+    its build cannot be read without it)."""
+    build = torch_build()
+    cuda = device.startswith("cuda")
+    name = None
+    if cuda or not build:
+        import torch
 
-    dev = torch.device(device)
-    name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else platform.processor() or "cpu"
-    versions = {"torch": torch.__version__,
+        build = {"__version__": torch.__version__, "cuda": torch.version.cuda}
+        name = torch.cuda.get_device_name(torch.device(device)) if cuda else None
+    versions = {"torch": build["__version__"],
                 "torch_tensorrt": version_of("torch-tensorrt") or version_of("torch_tensorrt"),
                 "tensorrt": version_of("tensorrt")}
     return {
@@ -60,8 +66,8 @@ def describe(device: str, where: Path) -> dict[str, Any]:
         "python": platform.python_version(),
         "platform": platform.platform(),
         "device": device,
-        "device_name": name,
-        "cuda": torch.version.cuda,
-        "driver": gpu_driver() if dev.type == "cuda" else None,
+        "device_name": name or platform.processor() or "cpu",
+        "cuda": build["cuda"],
+        "driver": gpu_driver() if cuda else None,
         "git_commit": git_commit(where),
     }

@@ -116,6 +116,8 @@ class Row:
     # GitHub workspace, else the working directory) and the line of its ``@trtcheck.model``.
     source: str | None = None
     line: int | None = None
+    # A dynamic case's input shapes the row ran at, by input name, the example first.
+    shapes: list[dict[str, list[int]]] | None = None
 
     @property
     def key(self) -> RowKey:
