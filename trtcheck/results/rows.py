@@ -124,6 +124,8 @@ class Row:
     # GitHub workspace, else the working directory) and the line of its ``@trtcheck.model``.
     source: str | None = None
     line: int | None = None
+    # What ``trtcheck reduce`` made of a failing row: its bundle, or how far it got.
+    reduction: dict[str, Any] | None = None
 
     @property
     def key(self) -> RowKey:
@@ -149,6 +151,7 @@ class Row:
         d["timings"] = dict(self.timings)
         d["outputs"] = [dict(o) for o in self.outputs]
         d["tags"] = list(self.tags)
+        d["reduction"] = dict(self.reduction) if self.reduction is not None else None
         d["evidence"] = {f.name: _copy(getattr(self.evidence, f.name)) for f in fields(Evidence)}
         if self.latency is not None:
             d["latency"] = self.latency.to_dict()
