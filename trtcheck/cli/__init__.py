@@ -1,4 +1,4 @@
-"""Command line: ``trtcheck run``, ``list``, ``analyze``, ``report``, ``merge``. Only this
+"""Command line: ``trtcheck run``, ``reduce``, ``list``, ``analyze``, ``report``, ``merge``. Only this
 module exits.
 
 Modules that import torch are imported inside the commands, so that ``--help``, ``--version``
@@ -93,6 +93,9 @@ def cli() -> None:
               help=SETTINGS["fail_on"].help)
 @click.option("--allow-empty", is_flag=True, default=None, help=SETTINGS["allow_empty"].help)
 @click.option("--allow-skipped", is_flag=True, default=None, help=SETTINGS["allow_skipped"].help)
+@click.option("--reduce/--no-reduce", "reduce", default=None, help=SETTINGS["reduce"].help)
+@click.option("--reduce-budget", type=float, help=SETTINGS["reduce_budget"].help)
+@click.option("--keep-real-values", is_flag=True, default=None, help=SETTINGS["keep_real_values"].help)
 @click.option("-q", "--quiet", count=True, help="Less output.")
 @click.option("-v", "--verbose", count=True, help="More output.")
 def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | None,
@@ -102,7 +105,8 @@ def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | N
             shard: str | None, baseline: Path | None, cache_dir: Path | None,
             engine_cache: bool | None, timeout: float | None, memory_limit_mb: int | None,
             resume: bool, fail_on: str | None, allow_empty: bool | None,
-            allow_skipped: bool | None, quiet: int, verbose: int) -> int:
+            allow_skipped: bool | None, reduce: bool | None, reduce_budget: float | None,
+            keep_real_values: bool | None, quiet: int, verbose: int) -> int:
     """Run every case of the zoo under PATHS and write reports."""
     resolved = _resolve(
         paths, config, variants, keyword, backends_=backends_, profiles=profiles, out=out,
@@ -110,7 +114,56 @@ def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | N
         cache_dir=cache_dir, engine_cache=engine_cache, timeout=timeout,
         memory_limit_mb=memory_limit_mb, resume=resume, verbosity=verbose - quiet,
         fail_on=fail_on, allow_empty=allow_empty, allow_skipped=allow_skipped,
-        torch_tensorrt=torch_tensorrt)
+        torch_tensorrt=torch_tensorrt, reduce=reduce, reduce_budget=reduce_budget,
+        keep_real_values=keep_real_values)
+    return _run(resolved, reduce_total=resolved.reduce_budget if resolved.reduce else None)
+
+
+REDUCE_EPILOG = """\b
+Each failing row (fail or error, at compile, run or compare) becomes the
+smallest exported graph that still fails the same way, with a bundle in
+OUT/repro/CASE/: repro.py (torch and torch_tensorrt only), a zoo file that
+'trtcheck run' reproduces as one row, inputs.pt, ISSUE.md and summary.json.
+Weights and inputs are random values of the same dtype and shape wherever the
+failure reproduces with them; --keep-real-values keeps the real ones otherwise
+(they may be private: review the bundle before sharing it).
+"""
+
+
+@cli.command("reduce", epilog=REDUCE_EPILOG)
+@_selection
+@click.option("--backend", "backends_", multiple=True, help=SETTINGS["backends"].help)
+@click.option("--profile", "profiles", multiple=True, help=SETTINGS["run_profiles"].help)
+@click.option("--torch-tensorrt", "torch_tensorrt", multiple=True, metavar="PATH|VERSION",
+              help=SETTINGS["torch_tensorrt"].help + " Several: each bundle says which fail it.")
+@click.option("--out", type=click.Path(path_type=Path), help=SETTINGS["out"].help)
+@click.option("--device", help=SETTINGS["device"].help)
+@click.option("--timeout", type=float, help=SETTINGS["timeout"].help)
+@click.option("--budget", "reduce_row_budget", type=float, help=SETTINGS["reduce_row_budget"].help)
+@click.option("--attempts", "reduce_attempts", type=int, help=SETTINGS["reduce_attempts"].help)
+@click.option("--keep-real-values", is_flag=True, default=None, help=SETTINGS["keep_real_values"].help)
+@click.option("--isolate/--no-isolate", default=None, help=SETTINGS["isolate"].help)
+@click.option("-q", "--quiet", count=True, help="Less output.")
+@click.option("-v", "--verbose", count=True, help="More output.")
+def reduce_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | None,
+               config: Path | None, backends_: tuple[str, ...], profiles: tuple[str, ...],
+               torch_tensorrt: tuple[str, ...], out: Path | None, device: str | None,
+               timeout: float | None, reduce_row_budget: float | None,
+               reduce_attempts: int | None, keep_real_values: bool | None,
+               isolate: bool | None, quiet: int, verbose: int) -> int:
+    """Run the selected cases and reduce every failing row to a small graph that fails the same
+    way, with a bundle a Torch-TensorRT maintainer can run; exits as 'trtcheck run' would."""
+    resolved = _resolve(
+        paths, config, variants, keyword, backends_=backends_, profiles=profiles, out=out,
+        device=device, timeout=timeout, isolate=isolate, verbosity=verbose - quiet,
+        torch_tensorrt=torch_tensorrt, reduce=True, reduce_row_budget=reduce_row_budget,
+        reduce_attempts=reduce_attempts, keep_real_values=keep_real_values)
+    return _run(resolved, reduce_total=None)
+
+
+def _run(resolved: options.Options, reduce_total: float | None) -> int:
+    """Run, reduce the failing rows when asked (``reduce_total``: the seconds all reductions may
+    take together, None for no cap), write the reports, exit by the run's verdict."""
     from trtcheck import backends
     from trtcheck.execution.run import collect, run, start
     from trtcheck.render import write_reports
@@ -130,6 +183,8 @@ def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | N
         say.collection(collection)
         with say:
             rec, _ = run(opts, chosen, collection, say.case, say.stage, executor)
+        if opts.reduce:
+            _reduce(opts, chosen, rec, collection, reduce_total)
         if base is not None:
             rec.baseline = baselines.compare(base, rec, metric=opts.gate.metric,
                                              threshold=opts.gate.threshold).to_dict()
@@ -278,6 +333,16 @@ def _say_baseline(rec: Record) -> None:
         _echo(f"warning: {plain(warning)}", err=True)
     _echo(f"against the baseline: {len(diff.regressions)} latency regressions, "
                f"{sum(c.status_changed for c in diff.changes)} status changes")
+
+
+def _reduce(opts: options.Options, chosen: dict[str, Any], rec: Record, collection: Collection,
+            total: float | None) -> None:
+    """Reduce ``rec``'s failing rows in place, saying how each goes on stderr."""
+    from trtcheck.reduce.reducer import Limits, reduce_rows
+
+    limits = Limits(opts.reduce_row_budget, opts.reduce_attempts, opts.keep_real_values, total)
+    say = (lambda line: _echo(line, err=True)) if opts.verbosity >= 0 else (lambda line: None)
+    rec.rows = reduce_rows(rec.rows, collection.cases, opts, chosen, limits, say)
 
 
 def _resolve(paths: tuple[Path, ...], config: Path | None, variants: tuple[str, ...],

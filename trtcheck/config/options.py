@@ -161,6 +161,16 @@ SETTINGS: dict[str, Setting] = {
                                  "speedup: the backend normalised by eager in the same run; "
                                  "latency: the backend's absolute GPU time, for dedicated "
                                  "runners [speedup]."),
+    "reduce": Setting(bool, False, "After the run, reduce each failing row to the smallest graph "
+                                   "that fails the same way, a bundle each under OUT/repro/ "
+                                   "(the verdict stays the run's) [false]."),
+    "reduce_budget": Setting((int, float), 600, "Seconds every reduction of a run may take "
+                                                "together, with --reduce [600]."),
+    "reduce_row_budget": Setting((int, float), 120, "Seconds one row's reduction may take [120]."),
+    "reduce_attempts": Setting(int, 200, "Candidate graphs one row's reduction may try [200]."),
+    "keep_real_values": Setting(bool, False, "Where random weights and inputs do not reproduce a "
+                                             "failure, bundles keep the model's real ones; they "
+                                             "may be private: review before sharing [false]."),
     "regression_threshold": Setting((int, float), 0.07,
                                     "A row regresses when slower by more than this fraction "
                                     "and beyond both runs' intervals [0.07]."),
@@ -201,6 +211,11 @@ class Options:
     torch_tensorrt: tuple[str, ...] = ()
     baseline: Path | None = None
     gate: Gate = field(default_factory=Gate)
+    reduce: bool = False
+    reduce_budget: float = 600.0
+    reduce_row_budget: float = 120.0
+    reduce_attempts: int = 200
+    keep_real_values: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -229,6 +244,11 @@ class Options:
             "torch_tensorrt": list(self.torch_tensorrt),
             "baseline": str(self.baseline) if self.baseline else None,
             "gate": asdict(self.gate),
+            "reduce": self.reduce,
+            "reduce_budget": self.reduce_budget,
+            "reduce_row_budget": self.reduce_row_budget,
+            "reduce_attempts": self.reduce_attempts,
+            "keep_real_values": self.keep_real_values,
         }
 
 
@@ -368,6 +388,11 @@ def resolve(
     torch_tensorrt: tuple[str, ...] = (),
     baseline: Path | None = None,
     fail_on: str | None = None,
+    reduce: bool | None = None,
+    reduce_budget: float | None = None,
+    reduce_row_budget: float | None = None,
+    reduce_attempts: int | None = None,
+    keep_real_values: bool | None = None,
 ) -> Options:
     """Resolve defaults, config file and command line; ConfigError/UsageError on anything invalid.
 
@@ -393,6 +418,8 @@ def resolve(
         "allow_empty": allow_empty, "allow_skipped": allow_skipped, "workers": workers,
         "torch_tensorrt": list(torch_tensorrt),
         "cache_dir": cache_dir, "engine_cache": engine_cache,
+        "reduce": reduce, "reduce_budget": reduce_budget, "reduce_row_budget": reduce_row_budget,
+        "reduce_attempts": reduce_attempts, "keep_real_values": keep_real_values,
     }).get
 
     known_profiles = _profiles(config, where)
@@ -452,7 +479,18 @@ def resolve(
         torch_tensorrt=tuple(dict.fromkeys(_lowering_code(*value("torch_tensorrt"), backend_names))),
         baseline=Path(base) if base is not None else None,
         gate=gate(value("fail_on"), value("regression_metric"), value("regression_threshold")),
+        reduce=value("reduce")[0],
+        reduce_budget=_positive(*value("reduce_budget"), "reduce_budget"),
+        reduce_row_budget=_positive(*value("reduce_row_budget"), "reduce_row_budget"),
+        reduce_attempts=int(_positive(*value("reduce_attempts"), "reduce_attempts")),
+        keep_real_values=value("keep_real_values")[0],
     )
+
+
+def _positive(value: float, where: str, key: str) -> float:
+    if value <= 0:
+        raise ConfigError(f"{_name(where, key)}: must be positive, got {value:g}")
+    return float(value)
 
 
 def gate(fail_on: tuple[str, str], metric: tuple[str, str],

@@ -133,9 +133,23 @@ class Subgraph:
     weights: dict[str, torch.Tensor]
     outputs: list[str]  # the recorded nodes each output is, in order
 
+    def export(self) -> ExportedProgram:
+        """The subgraph exported as its zoo file's module is (a plain module around the graph:
+        exporting a GraphModule itself adds guards that the freed inputs break)."""
+        return torch.export.export(_Calls(self.module), tuple(self.inputs))
+
     def code(self) -> str:
         """The module's ``forward`` as Python source over ``torch.ops.aten``."""
         return self.module.code.strip()
+
+
+class _Calls(torch.nn.Module):
+    def __init__(self, inner: fx.GraphModule) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, *args: torch.Tensor) -> Any:
+        return self.inner(*args)
 
 
 def subgraph(rec: Recorded, keep: Iterable[str]) -> Subgraph:

@@ -246,7 +246,7 @@ class Reducer:
         releases = {_release(r): ("fails the same way" if target.same(search.signature_of(
             search.best, r)) else r.status.value if r.status.value == "pass"
             else f"fails differently ({r.status.value} at {r.stage})") for r in fresh}
-        reduced_nodes = count_nodes(torch.export.export(sub.module, tuple(sub.inputs)))
+        reduced_nodes = count_nodes(sub.export())
         shown_row = mine if mine is not None else search.best_row
         issue = bundle.Issue(
             case.case_id, shown_row, target, len(rec.names), reduced_nodes, sub.code(),

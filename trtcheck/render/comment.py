@@ -25,6 +25,7 @@ from trtcheck.render.text import (
     headline,
     md,
     num,
+    reduction_text,
     speedup_text,
     status_counts,
     verdict_text,
@@ -77,6 +78,7 @@ def render_comment(record: Record, *, strict_xfail: bool, link: RunLink | None =
         _latency(record),
         _chart(record),
         _others(record),
+        _reduced(record, link),
         _Block([_footer(record, link)], [], []),
     ]
     return _fit([b for b in blocks if b is not None], limit)
@@ -255,6 +257,21 @@ def _others(record: Record) -> _Block | None:
                    "(unsupported, xfail, skipped)</summary>", "",
                    "| case | backend | status | reason |", "|---|---|---|---|"], lines,
                   ["", "</details>"])
+
+
+def _reduced(record: Record, link: RunLink | None) -> _Block | None:
+    """Each reduced row's bundle, as a path inside the run's artifact (a comment cannot link
+    into a zip), with a link to the run's artifacts."""
+    rows = [r for r in record.rows if r.reduction is not None]
+    if not rows:
+        return None
+    where = (f"[the run's artifacts]({link.url}#artifacts)" if link and link.url
+             else "the run's report artifact")
+    lines = [f"| {inert(r.case_id)} | {_row_name(r)} | {inert(_short(reduction_text(r) or ''))} |"
+             for r in rows]
+    return _Block(["#### Reduced", "", f"Bundles (repro.py, a zoo file, ISSUE.md) are folders "
+                   f"inside the report artifact, in {where}.", "",
+                   "| case | backend | reduction |", "|---|---|---|"], lines, [])
 
 
 def _footer(record: Record | None, link: RunLink | None) -> str:

@@ -23,6 +23,7 @@ from trtcheck.render.text import (
     memory_measures,
     num,
     path_text,
+    reduction_text,
     speedup_text,
     status_counts,
     status_text,
@@ -241,6 +242,9 @@ def _detail(row: Row, rows: int = 1) -> str:
     lines = [f"### {md(row.case_id)} · {where}", "", f"- {md(headline(row))}"]
     if row.location:
         lines.append(f"- location: {md(row.location)}")
+    reduced = reduction_text(row)
+    if reduced:
+        lines.append(f"- {md(reduced)}")
     if row.evidence.fallbacks:
         lines.append(f"- ran in PyTorch: {md(', '.join(row.evidence.fallbacks))}")
     if row.prediction:

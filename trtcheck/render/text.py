@@ -189,3 +189,24 @@ def verdict_text(record: Record, *, strict_xfail: bool) -> tuple[Verdict, str]:
     if result is Verdict.FAIL:
         return result, fails
     return result, f"{len(record.rows)} rows, none fails the run"
+
+
+def reduction_text(row: Row) -> str | None:
+    """What ``trtcheck reduce`` made of the row: its bundle and figures, or why not; None when it
+    was not asked to. The bundle path is relative to the report directory."""
+    red = row.reduction
+    if red is None:
+        return None
+    if not red.get("reduced"):
+        got = f" (the exported graph has {red['original_nodes']} nodes)" if "original_nodes" in red else ""
+        return f"not reduced: {red.get('why', 'unknown')}{got}"
+    text = (f"reduced to {red['reduced_nodes']} of {red['original_nodes']} nodes in "
+            f"{red['seconds']:.0f} s, {red['attempts']} candidates tried: bundle `{red['bundle']}/`; "
+            + ("it fails the same way in a fresh process" if red.get("reproduced")
+               else "it did not fail the same way in a fresh process"))
+    if not red.get("complete"):
+        text += f"; stopped early ({red.get('stopped')}): the smallest graph found by then"
+    releases = red.get("releases") or {}
+    if len(releases) > 1:
+        text += "; releases: " + ", ".join(f"{v} {r}" for v, r in releases.items())
+    return text
