@@ -4,7 +4,7 @@ The graph is the exported program after ``run_decompositions()``; its nodes are 
 ``call_function`` nodes, in the graph's (topological) order. A subgraph is a set of those nodes:
 a value it uses but does not compute is fed in as an input (eager's recorded value), or held as a
 buffer when it is one of the model's weights; its outputs are its tensor nodes that no node of the
-set uses.
+set uses, and those the model returns.
 """
 
 from __future__ import annotations
@@ -71,11 +71,13 @@ class Recorded:
         return [n for n in self.names if n in chosen]
 
     def sinks(self, keep: Iterable[str]) -> list[str]:
-        """The tensor nodes of ``keep`` that no node of ``keep`` uses: the subgraph's outputs."""
+        """The subgraph's outputs: the tensor nodes of ``keep`` that no node of ``keep`` uses,
+        and those the model returns."""
         chosen = set(keep)
+        returned = {n.name for n in self.outputs}
         return [n for n in self.ordered(chosen)
                 if isinstance(self.values[n], torch.Tensor)
-                and not any(u.name in chosen for u in self.node(n).users)]
+                and (n in returned or not any(u.name in chosen for u in self.node(n).users))]
 
     def op(self, name: str) -> str:
         """The op of node ``name`` as Torch names it (``aten.sub.Tensor``)."""
@@ -134,9 +136,10 @@ class Subgraph:
     outputs: list[str]  # the recorded nodes each output is, in order
 
     def export(self) -> ExportedProgram:
-        """The subgraph exported as its zoo file's module is (a plain module around the graph:
-        exporting a GraphModule itself adds guards that the freed inputs break)."""
-        return torch.export.export(_Calls(self.module), tuple(self.inputs))
+        """The subgraph exported as its zoo file's module is: a plain module around the graph, on
+        copies of the inputs (as the zoo file loads them: a recorded value may be a view of
+        another dtype's storage, which export's guards cannot follow)."""
+        return torch.export.export(_Calls(self.module), tuple(t.clone() for t in self.inputs))
 
     def code(self) -> str:
         """The module's ``forward`` as Python source over ``torch.ops.aten``."""

@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from trtcheck.backends import Backend
+from trtcheck.backends import Backend, lowering_label
 from trtcheck.config.options import Options, Profile
 from trtcheck.execution.run import start
 from trtcheck.program.export import export
@@ -243,7 +243,7 @@ class Reducer:
         mine = _pick(fresh, row)
         got = search.signature_of(search.best, mine) if mine is not None else None
         reproduced = got is not None and target.same(got)
-        releases = {_release(r): ("fails the same way" if target.same(search.signature_of(
+        releases = {self._release(r): ("fails the same way" if target.same(search.signature_of(
             search.best, r)) else r.status.value if r.status.value == "pass"
             else f"fails differently ({r.status.value} at {r.stage})") for r in fresh}
         reduced_nodes = count_nodes(sub.export())
@@ -269,6 +269,14 @@ class Reducer:
         return {"reduced": True, "bundle": rel, **{k: summary[k] for k in (
             "original_nodes", "reduced_nodes", "seconds", "reproduced", "attempts", "complete",
             "stopped", "values", "releases")}, "signature": target.describe()}
+
+    def _release(self, row: Row) -> str:
+        """The Torch-TensorRT release a fresh row ran (its label; else the one named; else the
+        backend's name)."""
+        label = row.backend.partition("@")[2] or row.evidence.versions.get("torch_tensorrt")
+        if not label and len(self.opts.torch_tensorrt) == 1:
+            label = lowering_label(self.opts.torch_tensorrt[0])
+        return label or row.backend
 
     def _command(self, row: Row) -> list[str]:
         """``run`` arguments that reproduce the row's backend (every release, for bisection)."""
@@ -311,9 +319,6 @@ def _pick(rows: list[Row], row: Row) -> Row | None:
             return fresh
     return None
 
-
-def _release(row: Row) -> str:
-    return row.evidence.versions.get("torch_tensorrt") or row.backend
 
 
 def reduce_rows(rows: list[Row], cases: Iterable[Case], opts: Options,

@@ -21,7 +21,7 @@ GRAPH_STAGES = frozenset({"compile", "run", "compare", "drift"})
 
 _FRAME = re.compile(r'File "[^"]*?(torch_tensorrt/[^"]+\.py)", line (\d+), in (\S+)')
 _CITED = re.compile(r"(torch_tensorrt/[\w/]+\.py:\d+)")
-_LAST = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt)?): ?(.*)$")
+_LAST = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt)): ?(.*)$")
 _NAMED = re.compile(r"^([A-Z]\w*(?:Error|Exception)): ")
 
 
@@ -100,13 +100,12 @@ def exception_of(traceback: str, message: str) -> tuple[str | None, str | None]:
     else the first Torch-TensorRT line its message cites."""
     lines = [line for line in traceback.strip().splitlines() if line and not line[0].isspace()]
     error = None
-    if lines:
-        found = _LAST.match(lines[-1])
-        if found:
-            error = found[1].rsplit(".", 1)[-1]
-            named = _NAMED.match(found[2])
-            if error == "RuntimeError" and named:  # a remote exception re-raised under its name
-                error = named[1]
+    found = next((m for line in reversed(lines) if (m := _LAST.match(line))), None)
+    if found:
+        error = found[1].rsplit(".", 1)[-1]
+        named = _NAMED.match(found[2])
+        if error == "RuntimeError" and named:  # a remote exception re-raised under its name
+            error = named[1]
     frames = _FRAME.findall(traceback)
     if frames:
         path, line, function = frames[-1]
