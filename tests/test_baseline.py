@@ -13,10 +13,11 @@ import pytest
 from trtcheck.cli import _verdict as exit_code
 from trtcheck.config.options import Gate
 from trtcheck.render import render_changes, render_comment, render_junit, render_markdown
+from trtcheck.results.backends import Kind
 from trtcheck.results.baseline import IMPROVEMENT, NOISE, REGRESSION, SMALL, Diff, compare
 from trtcheck.results.figures import Latency, Stats
 from trtcheck.results.record import Record, load, save
-from trtcheck.results.rows import Kind, Row
+from trtcheck.results.rows import Row
 from trtcheck.status import Status
 
 ENV = {"device_name": "NVIDIA H200", "driver": "570.1", "torch": "2.11.0",

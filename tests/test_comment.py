@@ -14,9 +14,10 @@ from conftest import REPO
 
 from trtcheck.render.comment import ARTIFACT_NOTE, inert, render_comment
 from trtcheck.render.github import RunLink
+from trtcheck.results.backends import Kind
 from trtcheck.results.figures import Latency, Stats
 from trtcheck.results.record import Record
-from trtcheck.results.rows import Kind, Row
+from trtcheck.results.rows import Row
 from trtcheck.status import Status
 
 SAMPLE = REPO / "tests" / "data" / "sample_zoo_results.json.gz"

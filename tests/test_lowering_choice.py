@@ -13,8 +13,9 @@ from trtcheck.cli import main
 from trtcheck.config.options import resolve
 from trtcheck.errors import ConfigError
 from trtcheck.render import render_markdown
+from trtcheck.results.backends import Kind
 from trtcheck.results.record import Record
-from trtcheck.results.rows import Evidence, Kind, Row
+from trtcheck.results.rows import Evidence, Row
 from trtcheck.status import Status
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

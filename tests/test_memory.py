@@ -26,9 +26,10 @@ from trtcheck.measure import memory
 from trtcheck.measure.memory import LEAK_MARGIN, MIB, Peak
 from trtcheck.render.junit import render_junit
 from trtcheck.render.markdown import render_markdown
+from trtcheck.results.backends import Kind
 from trtcheck.results.figures import Memory
 from trtcheck.results.record import Record
-from trtcheck.results.rows import Kind, Row
+from trtcheck.results.rows import Row
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 # A real message of torch.OutOfMemoryError from the caching allocator (torch 2.11 on an H200).

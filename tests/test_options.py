@@ -104,10 +104,6 @@ def test_each_value_names_where_it_came_from(tmp_path: Path) -> None:
         resolve([tmp_path], backends=("eagr",))
 
 
-def test_the_backend_vocabulary_is_the_registry() -> None:
-    assert set(options.BACKENDS) == set(backends.REGISTRY)
-
-
 def test_cli_help_reads_the_settings_table() -> None:
     from click.testing import CliRunner
 

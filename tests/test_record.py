@@ -9,10 +9,11 @@ from pathlib import Path
 from trtcheck.backends import get
 from trtcheck.config.options import Options
 from trtcheck.execution.isolate import IsolatedExecutor
+from trtcheck.results.backends import Kind
 from trtcheck.results.figures import Latency, Stats
 from trtcheck.results.record import Journal, Record, save
 from trtcheck.results.record import load as load_record
-from trtcheck.results.rows import Analysis, Evidence, Kind, Row
+from trtcheck.results.rows import Analysis, Evidence, Row
 from trtcheck.status import Status
 from trtcheck.zoo.cases import Case
 from trtcheck.zoo.discover import ZooFile, load

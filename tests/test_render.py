@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from trtcheck.config.options import BUILTIN_PROFILES
+from trtcheck.config.profiles import BUILTIN_PROFILES
 from trtcheck.render import (
     render_comment,
     render_junit,
@@ -25,9 +25,10 @@ from trtcheck.render import (
 )
 from trtcheck.render.github import RunLink
 from trtcheck.render.text import md, plain, xml_text
+from trtcheck.results.backends import Kind
 from trtcheck.results.figures import Latency, Stats
 from trtcheck.results.record import Record, load
-from trtcheck.results.rows import Evidence, Kind, Row
+from trtcheck.results.rows import Evidence, Row
 from trtcheck.status import Status
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -382,7 +383,8 @@ def test_write_reports(record: Record, tmp_path: Path, monkeypatch: pytest.Monke
 
 
 def test_passing_rows_with_pytorch_fallbacks_are_marked_in_the_table() -> None:
-    from trtcheck.results.rows import Evidence, Kind
+    from trtcheck.results.backends import Kind
+    from trtcheck.results.rows import Evidence
 
     rows = [_row("m.py", "fft", "complex64", "emulate", Status.PASS, kind=Kind.EMULATED,
                  evidence=Evidence(path=["complex rewrite"], fallbacks=["aten.fft_fft"])),

@@ -46,7 +46,8 @@ from trtcheck.backends.torch_tensorrt.backend import (
     supports_complex_inputs,
     unadapted_complex,
 )
-from trtcheck.config.options import Options, Profile
+from trtcheck.config.options import Options
+from trtcheck.config.profiles import Profile
 from trtcheck.errors import Unsupported
 from trtcheck.execution.case import iter_rows
 from trtcheck.execution.run import collect

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,14 +15,13 @@ from trtcheck.backends.lowering.backend import LoweringBackend
 from trtcheck.backends.lowering.code import VERSION, CodeUnavailable, locate
 from trtcheck.backends.torch_tensorrt.backend import TensorRTBackend
 from trtcheck.config.options import Options
+from trtcheck.results.backends import TRAITS, BackendRef
 
-REGISTRY: dict[str, Callable[..., Backend]] = {
-    TensorRTBackend.name: TensorRTBackend,
-    EmulateBackend.name: EmulateBackend,
-    LoweringBackend.name: LoweringBackend,
-    InductorBackend.name: InductorBackend,
-    EagerBackend.name: EagerBackend,
-}
+REGISTRY: dict[str, type[Backend]] = {cls.name: cls for cls in (
+    TensorRTBackend, EmulateBackend, LoweringBackend, InductorBackend, EagerBackend)}
+if set(REGISTRY) != set(TRAITS):  # the table the results layer reads must name these classes
+    raise RuntimeError(f"backend classes {sorted(REGISTRY)} differ from the traits table "
+                       f"{sorted(TRAITS)}")
 
 
 LOWERING = LoweringBackend.name
@@ -38,13 +38,27 @@ def instantiate(opts: Options) -> dict[str, Backend]:
     made: dict[str, Backend] = {}
     labels = {lowering_label(spec): spec for spec in opts.torch_tensorrt}
     for name in opts.backends:
-        base, _, label = name.partition("@")
-        if base == LOWERING:
-            made[name] = LoweringBackend(labels.get(label) if label else
+        ref = BackendRef.parse(name)
+        if ref.name == LOWERING:
+            made[name] = LoweringBackend(labels.get(ref.release) if ref.release else
                                          next(iter(opts.torch_tensorrt), None))
         else:
             made[name] = REGISTRY[name]()
     return made
+
+
+@contextmanager
+def active(made: Mapping[str, Backend]) -> Iterator[None]:
+    """The backends activated for the block, and deactivated after it, whatever happens."""
+    started: list[Backend] = []
+    try:
+        for backend in made.values():
+            backend.activate()
+            started.append(backend)
+        yield
+    finally:
+        for backend in reversed(started):
+            backend.deactivate()
 
 
 def lowering_label(spec: str) -> str:
@@ -97,6 +111,7 @@ __all__ = [
     "Backend",
     "CompileJob",
     "Compiled",
+    "active",
     "choose",
     "get",
     "instantiate",

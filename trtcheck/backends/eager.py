@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from trtcheck.backends.base import Backend, Compiled, CompileJob
+from trtcheck.results.backends import TRAITS
 
 
 class EagerBackend(Backend):
-    name = "eager"
+    traits = TRAITS["eager"]
 
     def compile(self, job: CompileJob) -> Compiled:
         return Compiled(job.program.module())

@@ -5,11 +5,12 @@ from __future__ import annotations
 import torch
 
 from trtcheck.backends.base import Backend, Compiled, CompileJob
+from trtcheck.results.backends import TRAITS
 from trtcheck.tensors import clone
 
 
 class InductorBackend(Backend):
-    name = "inductor"
+    traits = TRAITS["inductor"]
 
     def compile(self, job: CompileJob) -> Compiled:
         fn = torch.compile(job.program.module(), backend="inductor")

@@ -21,9 +21,11 @@ import click
 
 from trtcheck import __version__
 from trtcheck.config import options
-from trtcheck.config.options import BUILTIN_PROFILES, SETTINGS
+from trtcheck.config.options import SETTINGS
+from trtcheck.config.profiles import BUILTIN_PROFILES
 from trtcheck.errors import INTERRUPTED, TrtcheckError, UsageError
 from trtcheck.render import github
+from trtcheck.results.backends import NO_BACKEND
 
 if TYPE_CHECKING:
     from trtcheck.execution.run import Collection
@@ -273,7 +275,7 @@ def merge_cmd(results: tuple[Path, ...], out: Path) -> int:
     Refuses records that cannot be combined (other versions, device kind, backends, profiles,
     variants, tolerances or timing settings) and shards that overlap; a missing shard becomes
     an error row."""
-    from trtcheck.results.shard import merge
+    from trtcheck.results.merge import merge
 
     return _write(merge(results), out)
 
@@ -485,7 +487,7 @@ class _Progress:
                   + (f", {len(c.problems)} collection errors" if c.problems else ""))
 
     def stage(self, case: Case, backend: str, profile: str | None, stage: str) -> None:
-        where = "" if backend == "-" else f" ({backend}{':' + profile if profile else ''})"
+        where = "" if backend == NO_BACKEND else f" ({backend}{':' + profile if profile else ''})"
         with self.lock:
             self.running = (case.case_id, f"{stage}{where}", time.monotonic())
             self.noted = time.monotonic()

@@ -8,12 +8,21 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from trtcheck.config.profiles import (
+    BUILTIN_PROFILES,
+    COVERAGE_MODES,
+    DEFAULT_TOLERANCES,
+    INT64_POLICIES,
+    Profile,
+    Tolerance,
+)
 from trtcheck.config.timing import TIMING_KEYS, Timing
 from trtcheck.errors import ConfigError, UsageError, did_you_mean
+from trtcheck.results.backends import NAMES, BackendRef
 from trtcheck.zoo.api import VARIANTS
 
 if sys.version_info >= (3, 11):
@@ -22,74 +31,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 
-@dataclass(frozen=True)
-class Tolerance:
-    rtol: float
-    atol: float
-
-
-# Keyed by the effective floating dtype (complex64 is judged as float32, complex128 as float64).
-# float32: Torch-TensorRT's own tests compare float32 outputs at rtol = atol = 5e-3.
-# float64: tight enough that a float64 model computed in float32 (unit roundoff 6e-8) fails.
-DEFAULT_TOLERANCES: Mapping[str, Tolerance] = {
-    "float32": Tolerance(rtol=5e-3, atol=5e-3),
-    "float64": Tolerance(rtol=1e-9, atol=1e-9),
-    "float16": Tolerance(rtol=1e-2, atol=1e-2),
-    "bfloat16": Tolerance(rtol=1.6e-2, atol=1e-2),
-}
-
-INT64_POLICIES = ("native", "int32")
-COVERAGE_MODES = ("broad", "seed")
-
-
-@dataclass(frozen=True)
-class Profile:
-    """A named set of Torch-TensorRT compile settings plus trtcheck's emulation settings."""
-
-    name: str
-    truncate_double: bool = False
-    int64: str = "native"
-    coverage: str = "broad"
-    require_full_compilation: bool = False
-    min_block_size: int = 1
-    settings: Mapping[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The profile's fields, and its description as text (what older records are read by)."""
-        d = {f.name: (dict(v) if isinstance(v := getattr(self, f.name), Mapping) else v)
-             for f in fields(self)}
-        return {**d, "description": self.describe()}
-
-    def describe(self) -> str:
-        """What this profile makes ``emulate`` predict, and which releases behave that way."""
-        parts = [
-            "int64 truncated to int32 at engine boundaries and cast back (the autocast RFC's "
-            "casting: the TorchScript frontend, and Torch-TensorRT before 2.3 with "
-            "truncate_long_and_double)" if self.int64 == "int32" else
-            "int64 native (TensorRT 10; Torch-TensorRT's dynamo path from 2.3)",
-            "float64 and complex128 computed in float32 (truncate_double); complex128 outputs, "
-            "and float64 outputs of engines with no float64 input, come back narrowed"
-            if self.truncate_double else
-            "float64 and complex128 unsupported: TensorRT has no FP64 (truncate_double fixes it)",
-            "complex rewrite of the guide's supported patterns only; anything else unsupported "
-            "(Torch-TensorRT 2.8 to 2.11 rewrote little more than mul)" if self.coverage == "seed"
-            else "broad complex rewrite, other complex ops run in PyTorch (Torch-TensorRT 2.12+)",
-        ]
-        if self.require_full_compilation:
-            parts.append("require_full_compilation: a PyTorch fallback is unsupported")
-        return "; ".join(parts)
-
-
-BUILTIN_PROFILES: Mapping[str, Profile] = {
-    "default": Profile("default"),
-    "truncate_double": Profile("truncate_double", truncate_double=True),
-    "int64_as_int32": Profile("int64_as_int32", int64="int32"),
-    "seed": Profile("seed", coverage="seed"),
-}
-
-
-# The backends trtcheck knows; ``trtcheck.backends`` implements exactly these.
-BACKENDS = ("tensorrt", "lowering", "emulate", "inductor", "eager")
 
 
 FAIL_ON = ("failures", "regression")
@@ -117,7 +58,7 @@ class Setting:
 
 
 SETTINGS: dict[str, Setting] = {
-    "backends": Setting(list, [], "Backend to run (repeatable): " + ", ".join(BACKENDS)
+    "backends": Setting(list, [], "Backend to run (repeatable): " + ", ".join(NAMES)
                         + " [tensorrt where it runs, else lowering where Torch-TensorRT's "
                           "code is found or fetched, else emulate]."),
     "variants": Setting(list, [], "Only these variants (repeatable) [all]."),
@@ -426,7 +367,7 @@ def resolve(
     profile_names, source = value("run_profiles")
     _pick(profile_names, known_profiles, "profile", source)
     backend_names, source = value("backends")
-    _pick(backend_names, BACKENDS, "backend", source)
+    _pick([BackendRef.parse(b).name for b in backend_names], NAMES, "backend", source)
     variant_names, source = value("variants")
     _pick(variant_names, VARIANTS, "variant", source)
 
@@ -522,7 +463,7 @@ def saved_gate(saved: Mapping[str, Any], **cli: Any) -> Gate:
 def _lowering_code(specs: list[str], source: str, backends: list[str]) -> list[str]:
     """``torch_tensorrt`` picks the lowering backend's code: named with other backends only,
     it would do nothing, so that is an error."""
-    if specs and backends and not any(b.split("@")[0] == "lowering" for b in backends):
+    if specs and backends and not any(BackendRef.parse(b).name == "lowering" for b in backends):
         raise ConfigError(f"{_name(source, 'torch_tensorrt')}: picks the code of the lowering "
                           "backend, which is not among the backends (add --backend lowering)")
     return specs

@@ -13,7 +13,8 @@ import torch
 from torch.export import ExportedProgram
 
 from trtcheck.backends import Backend, CompileJob
-from trtcheck.config.options import Options, Tolerance
+from trtcheck.config.options import Options
+from trtcheck.config.profiles import Tolerance
 from trtcheck.errors import Unsupported, last_line, location
 from trtcheck.measure import drift, memory
 from trtcheck.measure.compare import NO_NARROWING, TRUNCATE_DOUBLE, Comparison, compare
@@ -21,8 +22,9 @@ from trtcheck.measure.memory import Peak
 from trtcheck.measure.timing import measure
 from trtcheck.program.analyze import analyze_program
 from trtcheck.program.export import export
+from trtcheck.results.backends import NO_BACKEND
 from trtcheck.results.figures import Memory
-from trtcheck.results.rows import NO_BACKEND, Analysis, Evidence, Row, Slot, plan, row_for, rows_for
+from trtcheck.results.rows import Analysis, Evidence, Row, Slot, plan, row_for, rows_for
 from trtcheck.status import Status
 from trtcheck.tensors import clone, to_device
 from trtcheck.zoo.cases import Case, build

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from trtcheck.render.text import headline, plain
 from trtcheck.results.record import Record
-from trtcheck.results.rows import Row
+from trtcheck.results.rows import NO_PROFILE, Row
 from trtcheck.status import is_failure
 
 # GitHub shows at most 50 annotations of a kind per job; the rest are in the reports.
@@ -34,6 +34,6 @@ def render_annotations(record: Record, *, strict_xfail: bool) -> list[str]:
 def _annotation(row: Row) -> str:
     props = {"file": row.source, "line": str(row.line) if row.source and row.line else None,
              "title": plain(f"trtcheck: {row.case_id} {row.backend}"
-                            + ("" if row.profile in ("-", "default") else f":{row.profile}"))}
+                            + ("" if row.profile in (NO_PROFILE, "default") else f":{row.profile}"))}
     text = ",".join(f"{k}={escape_property(v)}" for k, v in props.items() if v)
     return f"::error {text}::{escape_data(plain(headline(row)))}"

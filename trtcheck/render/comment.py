@@ -30,8 +30,9 @@ from trtcheck.render.text import (
     status_counts,
     verdict_text,
 )
+from trtcheck.results.backends import NO_BACKEND
 from trtcheck.results.record import Record
-from trtcheck.results.rows import Row
+from trtcheck.results.rows import NO_PROFILE, Row
 from trtcheck.status import Status, Verdict, is_failure
 
 LIMIT = 60_000
@@ -116,7 +117,7 @@ def _facts(record: Record) -> str:
     env = record.environment
     kinds: dict[str, bool] = {}
     for row in record.rows:
-        if row.backend != "-":
+        if row.backend != NO_BACKEND:
             kinds[row.backend] = kinds.get(row.backend, False) or row.prediction
     backends = ", ".join(f"{inert(b)} ({'predicted ' + PREDICTION_MARK if p else 'measured'})"
                          for b, p in kinds.items()) or NONE
@@ -129,7 +130,7 @@ def _facts(record: Record) -> str:
 
 def _row_name(row: Row) -> str:
     mark = f" {PREDICTION_MARK}" if row.prediction else ""
-    profile = "" if row.profile in ("-", "default") else f" · {inert(row.profile)}"
+    profile = "" if row.profile in (NO_PROFILE, "default") else f" · {inert(row.profile)}"
     return f"{inert(row.backend)}{mark}{profile}"
 
 

@@ -25,13 +25,14 @@ from trtcheck.render.text import (
     speedup_text,
     xml_text,
 )
+from trtcheck.results.backends import NO_BACKEND
 from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
 from trtcheck.results.record import Record
-from trtcheck.results.rows import Row
+from trtcheck.results.rows import NO_PROFILE, Row
 from trtcheck.status import Status
 
 DEFAULT_SUITE = "trtcheck"
-_UNSET = ("-", "default")
+_UNSET = (NO_PROFILE, "default")
 _ERRORS = frozenset({Status.ERROR, Status.TIMEOUT, Status.CRASH})
 _SKIPPED = frozenset({Status.SKIPPED, Status.UNSUPPORTED, Status.XFAIL})
 
@@ -62,7 +63,7 @@ def _prediction_property(rows: list[Row]) -> dict[str, str]:
 def testcase_name(row: Row) -> str:
     """``model[variant] backend`` or ``model[variant] backend:profile``."""
     name = row.case_id.partition("::")[2] or row.case_id
-    if row.backend != "-":
+    if row.backend != NO_BACKEND:
         name += f" {row.backend}"
     if row.profile not in _UNSET:
         name += f":{row.profile}"

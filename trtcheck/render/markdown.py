@@ -7,7 +7,6 @@ from typing import Any
 
 from tabulate import tabulate
 
-from trtcheck.backends.torch_tensorrt.backend import TTRT_MIN_BLOCK_SIZE
 from trtcheck.render.changes import render_changes
 from trtcheck.render.text import (
     DRIFT_MEANING,
@@ -29,6 +28,7 @@ from trtcheck.render.text import (
     status_text,
     verdict_text,
 )
+from trtcheck.results.backends import TTRT_MIN_BLOCK_SIZE, BackendRef, Kind
 from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
@@ -158,7 +158,8 @@ def _drift(record: Record) -> str:
 
 def _releases(record: Record) -> str:
     """With several ``--torch-tensorrt`` releases: each case's status on each, side by side."""
-    releases = list(dict.fromkeys(r.backend for r in record.rows if r.backend.startswith("lowering@")))
+    releases = list(dict.fromkeys(r.backend for r in record.rows
+                                  if BackendRef.parse(r.backend).release and r.kind is Kind.LOWERED))
     if len(releases) < 2:
         return ""
     cells: dict[tuple[str, str], dict[str, str]] = {}
@@ -167,7 +168,7 @@ def _releases(record: Record) -> str:
             cells.setdefault((r.case_id, r.profile), {})[r.backend] = _status(r, strict_xfail=False)
     rows = [[md(case), md(profile), *(cells[(case, profile)].get(b, NONE) for b in releases)]
             for case, profile in cells]
-    headers = ["case", "profile", *(md(b.partition("@")[2]) for b in releases)]
+    headers = ["case", "profile", *(md(BackendRef.parse(b).release or "") for b in releases)]
     return ("## Torch-TensorRT releases\n\nThe lowering backend on each release named with "
             f"`--torch-tensorrt` ({PREDICTION_MARK} predictions at the graph level).\n\n"
             + _table(headers, rows))
@@ -178,16 +179,16 @@ def _disagreements(record: Record) -> str:
     on a case: how a user learns of a bug in Torch-TensorRT itself."""
     found: dict[tuple[str, str], dict[str, list[Row]]] = {}
     for r in record.rows:
-        base = r.backend.partition("@")[0]
-        if base in ("emulate", "lowering"):
-            found.setdefault((r.case_id, r.profile), {}).setdefault(base, []).append(r)
+        if r.kind in (Kind.EMULATED, Kind.LOWERED):
+            found.setdefault((r.case_id, r.profile), {}).setdefault(r.kind, []).append(r)
     lines = []
     for (case, profile), rows in found.items():
-        for low in rows.get("lowering", []):
-            for rule in rows.get("emulate", []):
+        for low in rows.get(Kind.LOWERED, []):
+            for rule in rows.get(Kind.EMULATED, []):
                 if _passes(rule) == _passes(low):
                     continue
-                version = low.evidence.versions.get("torch_tensorrt") or low.backend.partition("@")[2]
+                version = (low.evidence.versions.get("torch_tensorrt")
+                           or BackendRef.parse(low.backend).release)
                 ops = _complex_ops(record, case)
                 lines.append(f"- {md(case)} · {md(profile)}{f' ({md(ops)})' if ops else ''}: the "
                              f"guide's rule (emulate) predicts {md(_outcome(rule))}; Torch-TensorRT "

@@ -10,17 +10,15 @@ import re
 from collections import Counter
 from typing import Any
 
+from trtcheck.results.backends import Kind, traits_of
 from trtcheck.results.record import Record
-from trtcheck.results.rows import Kind, Row
+from trtcheck.results.rows import Row
 from trtcheck.status import ORDER, Status, Verdict, is_failure, nothing_tested
 
 NONE = "—"
 PREDICTION_MARK = "†"
 FALLBACK_NOTE = "fallback"  # a passing row some of whose ops ran in PyTorch
 NO_SPEEDUP = "n/a (prediction)"
-# Backends that rewrite the graph, so that their dtype path says something; eager and
-# inductor run the graph as exported.
-REWRITING_BACKENDS = frozenset({"tensorrt", "lowering", "emulate"})
 
 # What every report says of a row whose backend predicts rather than measures.
 KIND_NOTES = {
@@ -123,7 +121,8 @@ def headline(row: Row) -> str:
 def path_text(record: Record, row: Row) -> str:
     """The dtype path the row's backend took, else the case's analysed path; ``""`` if unknown
     or if the backend does not rewrite the graph."""
-    if row.backend not in REWRITING_BACKENDS:
+    traits = traits_of(row.backend)
+    if traits is None or not traits.rewrites:
         return ""
     steps = row.evidence.path or (record.analyses.get(row.case_id) or {}).get("path") or []
     return "+".join(str(s) for s in steps)

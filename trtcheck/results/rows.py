@@ -10,28 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
-from enum import Enum
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from trtcheck.config.options import Profile
+from trtcheck.config.profiles import Profile
+from trtcheck.results.backends import BackendRef, Kind
 from trtcheck.results.figures import Latency, Memory
 from trtcheck.status import Status, apply_xfail
-from trtcheck.zoo.cases import Case
+
+if TYPE_CHECKING:  # a case's rows are made where it runs; the results layer needs no torch
+    from trtcheck.zoo.cases import Case
 
 NO_PROFILE = "-"  # the backend ignores settings profiles
-NO_BACKEND = "-"  # the row was made before any backend ran
 NO_VARIANT = "-"  # the row stands for a whole zoo file
-
-
-class Kind(str, Enum):
-    """What a backend's results are: a measurement, or a prediction made at which level."""
-
-    MEASURED = "measured"
-    EMULATED = "emulated"  # trtcheck's own implementation of the documented rules
-    LOWERED = "lowered"  # Torch-TensorRT's own lowering, its TensorRT blocks run by PyTorch
-
-    def __str__(self) -> str:
-        return self.value
 
 
 class RowKey(NamedTuple):
@@ -200,8 +190,8 @@ def row_for(case: Case, slot: Slot, **fields_: Any) -> Row:
 def finish(case: Case, row: Row) -> Row:
     """The row with the zoo's declared expected failure (xfail) applied to its status."""
     status, message = apply_xfail(row.status, row.message,
-                                  case.spec.xfail_reason(case.variant, row.backend,
-                                                            row.profile))
+                                  case.spec.xfail_reason(case.variant, row.backend, row.profile,
+                                                            BackendRef.parse(row.backend).name))
     return replace(row, status=status, message=message)
 
 

@@ -31,8 +31,9 @@ from torch.export import ExportedProgram
 from torch.utils import _pytree as pytree
 
 from trtcheck.backends.base import Backend, Compiled, CompileJob
-from trtcheck.config.options import Profile
+from trtcheck.config.profiles import Profile
 from trtcheck.errors import Unsupported, did_you_mean, last_line
+from trtcheck.results.backends import TRAITS
 from trtcheck.results.rows import Evidence
 from trtcheck.tensors import op_name
 
@@ -473,8 +474,7 @@ def plain_setting(value: Any) -> Any:
 class TensorRTBackend(Backend):
     """Compile with ``torch_tensorrt.dynamo.compile``, settings adapted to the installed release."""
 
-    name = "tensorrt"
-    uses_profiles = True
+    traits = TRAITS["tensorrt"]
 
     @cached_property
     def _imported(self) -> tuple[ModuleType | None, str | None]:
