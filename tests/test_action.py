@@ -202,6 +202,7 @@ def test_install_step_makes_a_venv_that_reuses_site_packages(tmp_path: Path) -> 
     ({"extras": "tensorrt] --index-url=https://evil"}, "extras must be"),
     ({"fail-on": "regressions"}, "fail-on must be failures, regression or never"),
     ({"summary": "yes"}, "summary must be true or false"),
+    ({"reduce": "1"}, "reduce must be true or false"),
 ])
 def test_install_step_rejects_bad_inputs(tmp_path: Path, inputs: dict[str, str],
                                          message: str) -> None:
@@ -249,6 +250,17 @@ def test_run_step_passes_the_baseline_and_the_regression_gate(tmp_path: Path, ex
     assert (tmp_path / "args").read_text().splitlines() == [
         "-m", "trtcheck", "run", *gate, "--fail-on", "regression", "--", "models/"]
     assert ("::notice title=trtcheck::no baseline file" in proc.stdout) is not exists
+
+
+def test_run_step_passes_reduce(tmp_path: Path) -> None:
+    python = _recorder(tmp_path, 'printf "%s\\n" "$@" > "$ARGS_FILE"\n')
+    env = {**runner_env(tmp_path, ARGS_FILE=str(tmp_path / "args")),
+           **step_env("Run trtcheck", {"paths": "models/", "reduce": "true"},
+                      {"python": str(python)})}
+    proc = run_step("Run trtcheck", env, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "args").read_text().splitlines() == [
+        "-m", "trtcheck", "run", "--reduce", "--", "models/"]
 
 
 @pytest.mark.slow
