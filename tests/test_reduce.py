@@ -15,7 +15,7 @@ from conftest import REPO
 from trtcheck.reduce.graph import count_nodes, record, slug, subgraph
 from trtcheck.reduce.reducer import random_like
 from trtcheck.reduce.signature import Signature, exception_of, reducible, signature
-from trtcheck.render.text import reduction_text
+from trtcheck.render.text import md, reduction_text
 from trtcheck.results.rows import Row
 from trtcheck.status import Status
 
@@ -147,6 +147,9 @@ def test_reports_say_how_far_a_reduction_got() -> None:
     text = reduction_text(Row(**{**row.__dict__, "reduction": early}))
     assert text is not None and "stopped early (attempt cap of 4 reached)" in text
     assert reduction_text(row) is None
+    # In Markdown, the path stays code while the text around it is escaped.
+    shown = reduction_text(Row(**{**row.__dict__, "reduction": {**done, "bundle": "repro/a_b"}}), md)
+    assert shown is not None and "bundle `repro/a_b/`" in shown
 
 
 # -- on Torch-TensorRT's real lowering code ------------------------------------------------------

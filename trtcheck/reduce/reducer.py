@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from trtcheck.backends import Backend, lowering_label
+from trtcheck.backends.torch_tensorrt.backend import adapt_settings, parse_version
 from trtcheck.config.options import Options, Profile
 from trtcheck.execution.run import start
 from trtcheck.program.export import export
@@ -172,8 +173,7 @@ class Reducer:
         def trial(sub: Subgraph) -> Row:
             return runner.run(sub, case)
 
-        ops = {n: rec.op(n) for n in rec.names}
-        target = signature(row, [n.name for n in rec.outputs], ops)
+        target = signature(row)  # a mismatch's op is found while shrinking
         search = Search(rec, trial, target, budget, self.limits.attempts,
                         progress=lambda text: self.say(f"reduce {name}: {text}"))
         whole = rec.names
@@ -192,9 +192,9 @@ class Reducer:
             return {"reduced": False, "why": str(exc)}
         if search.best_row is None:
             return {"reduced": False, "why": stopped or "no candidate failed the same way"}
-        target = search.target if search.target.op or not target.mismatch else search.signature_of(
-            search.best, search.best_row)
-        return self._bundle(case, row, profile, rec, search, target, stopped,
+        if search.target.mismatch and not search.target.op:  # stopped before the op was found
+            search.target = search.signature_of(search.best, search.best_row)
+        return self._bundle(case, row, profile, rec, search, search.target, stopped,
                             time.monotonic() - started)
 
     def _bundle(self, case: Case, row: Row, profile: Profile, rec: Recorded, search: Search,
@@ -232,7 +232,7 @@ class Reducer:
         command = self._command(row)
         shown = shlex.join(["trtcheck", "run", ".", *command[1:]])
         module = bundle.module_source(sub, f"{_nodes(len(search.best))} reduced from {case.case_id}.")
-        settings = {k: v for k, v in search.best_row.evidence.settings.items() if k != "dryrun"}
+        settings = self._settings(row, profile)
         tolerances = [bundle.Tolerance(leaf.get("rtol", 5e-3), leaf.get("atol", 5e-3))
                       for leaf in search.best_row.outputs]
         (folder / bundle.REPRO).write_text(bundle.repro_source(module, settings, tolerances,
@@ -250,9 +250,8 @@ class Reducer:
         shown_row = mine if mine is not None else search.best_row
         issue = bundle.Issue(
             case.case_id, shown_row, target, len(rec.names), reduced_nodes, sub.code(),
-            [f"{f'x{i}'}: {str(t.dtype).removeprefix('torch.')} {list(t.shape)}"
-             for i, t in enumerate(sub.inputs)],
-            [f"{k}: {str(t.dtype).removeprefix('torch.')} {list(t.shape)}" for k, t in sub.weights.items()],
+            [_describe(f"x{i}", t) for i, t in enumerate(sub.inputs)],
+            [_describe(k, t) for k, t in sub.weights.items()],
             random_ok or not keep_real, note, self.env, settings,
             releases if len(releases) > 1 else {}, (f"python {bundle.REPRO}", shown))
         (folder / "ISSUE.md").write_text(bundle.issue_text(issue), encoding="utf-8")
@@ -269,6 +268,14 @@ class Reducer:
         return {"reduced": True, "bundle": rel, **{k: summary[k] for k in (
             "original_nodes", "reduced_nodes", "seconds", "reproduced", "attempts", "complete",
             "stopped", "values", "releases")}, "signature": target.describe()}
+
+    def _settings(self, row: Row, profile: Profile) -> dict[str, Any]:
+        """The ``dynamo.compile`` settings of the row's release for its profile, as objects
+        (their ``repr`` is the source ``repro.py`` passes)."""
+        version = getattr(self.backends[row.backend], "version", None) or self.env.get("torch_tensorrt")
+        if not version:
+            return {}
+        return adapt_settings(parse_version(str(version)), profile)[0]
 
     def _release(self, row: Row) -> str:
         """The Torch-TensorRT release a fresh row ran (its label; else the one named; else the
@@ -287,6 +294,10 @@ class Reducer:
         if self.opts.device != "cpu":
             args += ["--device", self.opts.device]
         return args
+
+
+def _describe(name: str, value: torch.Tensor) -> str:
+    return f"{name}: {str(value.dtype).removeprefix('torch.')} {list(value.shape)}"
 
 
 def _record(case: Case) -> Recorded:

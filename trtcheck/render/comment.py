@@ -268,8 +268,7 @@ def _reduced(record: Record, link: RunLink | None) -> _Block | None:
         return None
     where = (f"[the run's artifacts]({link.url}#artifacts)" if link and link.url
              else "the run's report artifact")
-    lines = [f"| {inert(r.case_id)} | {_row_name(r)} | {inert(_short(reduction_text(r) or ''))} |"
-             for r in rows]
+    lines = [f"| {inert(r.case_id)} | {_row_name(r)} | {reduction_text(r, inert)} |" for r in rows]
     return _Block(["#### Reduced", "", f"Bundles (repro.py, a zoo file, ISSUE.md) are folders "
                    f"inside the report artifact, in {where}.", "",
                    "| case | backend | reduction |", "|---|---|---|"], lines, [])

@@ -243,9 +243,9 @@ def _detail(row: Row, rows: int = 1) -> str:
     lines = [f"### {md(row.case_id)} · {where}", "", f"- {md(headline(row))}"]
     if row.location:
         lines.append(f"- location: {md(row.location)}")
-    reduced = reduction_text(row)
+    reduced = reduction_text(row, md)
     if reduced:
-        lines.append(f"- {md(reduced)}")
+        lines.append(f"- {reduced}")
     if row.evidence.fallbacks:
         lines.append(f"- ran in PyTorch: {md(', '.join(row.evidence.fallbacks))}")
     if row.prediction:
