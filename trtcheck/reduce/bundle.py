@@ -19,6 +19,7 @@ from trtcheck.reduce.graph import Subgraph
 from trtcheck.reduce.signature import Signature
 from trtcheck.results.rows import Row
 
+_TTRT_FRAME = re.compile(r'File "[^"]*?(torch_tensorrt/[^"]+\.py)", line (\d+), in (\S+)')
 ZOO_FILE = "reduced.py"
 REPRO = "repro.py"
 DATA = "inputs.pt"
@@ -259,10 +260,22 @@ def _expected_got(row: Row) -> list[str]:
     return lines
 
 
-def _frames(trace: str, keep: int = 12) -> str:
-    """The traceback's last lines, enough to show the Torch-TensorRT frame."""
-    lines = trace.strip().splitlines()
-    return "\n".join(lines[-keep:])
+def _frames(trace: str, keep: int = 6) -> str:
+    """The innermost Torch-TensorRT frames of the traceback (paths from ``torch_tensorrt/`` on,
+    so that no local path is shown) and the exception line that ended them."""
+    lines = trace.splitlines()
+    shown: list[str] = []
+    for i, line in enumerate(lines):
+        found = _TTRT_FRAME.search(line)
+        if found:
+            code = lines[i + 1].strip() if i + 1 < len(lines) else ""
+            shown.append(f'  File "{found[1]}", line {found[2]}, in {found[3]}\n    {code}')
+            last = next((j for j in range(i + 1, len(lines)) if lines[j] and not lines[j][0].isspace()),
+                        None)
+            ending = lines[last] if last is not None else ""
+    if not shown:
+        return trace.strip().splitlines()[-1] if trace.strip() else ""
+    return "\n".join([*shown[-keep:], ending])
 
 
 def write_json(path: Path, data: Mapping[str, Any]) -> None:
