@@ -12,6 +12,7 @@ import pytest
 import torch
 from conftest import REPO
 
+from trtcheck.reduce.bundle import ZOO_FILE
 from trtcheck.reduce.graph import count_nodes, record, slug, subgraph
 from trtcheck.reduce.reducer import random_like
 from trtcheck.reduce.signature import Signature, exception_of, reducible, signature
@@ -199,13 +200,17 @@ def test_a_candidate_that_fails_differently_is_rejected(buried: Path) -> None:
     summary = summaries(buried)["buried::buried_complex_plus_real[complex64]"]
     assert summary["signature"]["status"] == "error" and summary["signature"]["stage"] == "compile"
     folder = buried / "repro" / slug("buried::buried_complex_plus_real[complex64]-lowering-default")
-    assert "aten.add.Tensor" in (folder / bundle_file()).read_text()
+    assert "aten.add.Tensor" in (folder / ZOO_FILE).read_text()
 
 
-def bundle_file() -> str:
-    from trtcheck.reduce.bundle import ZOO_FILE
-
-    return ZOO_FILE
+@pytest.mark.slow
+def test_repro_without_tensorrt_says_so_and_gives_the_trtcheck_command(buried: Path) -> None:
+    folder = buried / "repro" / slug("buried::buried_one_minus[complex64]-lowering-default")
+    proc = subprocess.run([sys.executable, "repro.py"], cwd=folder, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "TensorRT is not usable here" in proc.stdout
+    assert "trtcheck run . --backend lowering --profile default --torch-tensorrt 2.13.0" in proc.stdout
 
 
 @pytest.mark.slow

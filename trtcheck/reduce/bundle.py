@@ -20,6 +20,7 @@ from trtcheck.reduce.signature import Signature
 from trtcheck.results.rows import Row
 
 _TTRT_FRAME = re.compile(r'File "[^"]*?(torch_tensorrt/[^"]+\.py)", line (\d+), in (\S+)')
+_CUT = re.compile(r" \[\d+ more lines? in results\.json\]")
 ZOO_FILE = "reduced.py"
 REPRO = "repro.py"
 DATA = "inputs.pt"
@@ -256,7 +257,10 @@ def _expected_got(row: Row) -> list[str]:
         err = leaf.get("max_abs")
         lines.append(f"- output {i}: eager gives {want}; Torch-TensorRT gives {got}"
                      + (f", max abs error {err:.3g}" if isinstance(err, float) else ""))
-    lines.append(f"- trtcheck's verdict: {row.status.value} at {row.stage}: {row.message}")
+    if row.status.value == "error":
+        lines.append(f"- eager runs the graph; Torch-TensorRT raises at {row.stage}")
+    message = _CUT.sub("", row.message)
+    lines.append(f"- trtcheck's verdict: {row.status.value} at {row.stage}: {message}")
     return lines
 
 

@@ -142,8 +142,9 @@ class Subgraph:
         return torch.export.export(_Calls(self.module), tuple(t.clone() for t in self.inputs))
 
     def code(self) -> str:
-        """The module's ``forward`` as Python source over ``torch.ops.aten``."""
-        return self.module.code.strip()
+        """The module's ``forward`` as Python source over ``torch.ops.aten``, without the
+        statements that free each value after its last use."""
+        return _FREES.sub("", self.module.code.strip())
 
 
 class _Calls(torch.nn.Module):
@@ -194,6 +195,7 @@ def subgraph(rec: Recorded, keep: Iterable[str]) -> Subgraph:
     return Subgraph(module, inputs, weights, outputs)
 
 
+_FREES = re.compile(r";\s+(?:\w+ = )+None$", re.MULTILINE)
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 

@@ -266,11 +266,10 @@ def _reduced(record: Record, link: RunLink | None) -> _Block | None:
     rows = [r for r in record.rows if r.reduction is not None]
     if not rows:
         return None
-    where = (f"[the run's artifacts]({link.url}#artifacts)" if link and link.url
-             else "the run's report artifact")
+    where = f" ([the run's artifacts]({link.url}#artifacts))" if link and link.url else ""
     lines = [f"| {inert(r.case_id)} | {_row_name(r)} | {reduction_text(r, inert)} |" for r in rows]
-    return _Block(["#### Reduced", "", f"Bundles (repro.py, a zoo file, ISSUE.md) are folders "
-                   f"inside the report artifact, in {where}.", "",
+    return _Block(["#### Reduced", "", "Each bundle (repro.py, a zoo file, ISSUE.md) is a folder "
+                   f"of the run's report artifact{where}, at the path shown.", "",
                    "| case | backend | reduction |", "|---|---|---|"], lines, [])
 
 
