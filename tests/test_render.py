@@ -27,7 +27,7 @@ from trtcheck.render.github import RunLink
 from trtcheck.render.text import md, plain, xml_text
 from trtcheck.results.backends import Kind
 from trtcheck.results.figures import Latency, Stats
-from trtcheck.results.record import Record, load
+from trtcheck.results.record import SCHEMA_VERSION, Record, load
 from trtcheck.results.rows import Evidence, Row
 from trtcheck.status import Status
 
@@ -100,7 +100,7 @@ def make_record() -> Record:
         _row("audio/stft.py", "spectrum", "complex64", "inductor", Status.XPASS,
              message="expected to fail (issue 12) but passed"),
         _row("audio/stft.py", "spectrum", "complex64", "tensorrt", Status.SKIPPED,
-             message="torch_tensorrt is not installed (pip install trtcheck[tensorrt])"),
+             message="torch_tensorrt is not installed (pip install \"torch-trtcheck[tensorrt]\")"),
         _row("", "slow_model", "float64", "inductor", Status.TIMEOUT, stage="run",
              message="no result after 300 s"),
         _row("sci/fp64.py", "solver", "float64", "inductor", Status.CRASH, stage="run",
@@ -148,14 +148,14 @@ def test_markdown_golden() -> None:
     _check_golden("report.md", render_markdown(load(SCHEMA_1), strict_xfail=False))
 
 
-def test_schema_1_record_reads_as_schema_2() -> None:
+def test_schema_1_record_reads_as_the_current_schema() -> None:
     old = load(SCHEMA_1)
     assert len(old.rows) == 39 and set(old.analyses) == {r.case_id for r in old.rows}
     assert {r.kind for r in old.rows if r.backend == "emulate"} == {Kind.EMULATED}
     assert {r.kind for r in old.rows if r.backend == "eager"} == {Kind.MEASURED}
     assert all(p["description"] for p in old.options["profiles"])
     again = Record.from_dict(json.loads(json.dumps(old.to_dict())))
-    assert again == old and again.schema == 2
+    assert again == old and again.schema == SCHEMA_VERSION
 
 
 # --- JUnit --------------------------------------------------------------------------------
@@ -415,3 +415,24 @@ def test_an_export_error_is_detailed_once_for_all_the_cases_rows() -> None:
     assert details.count("data-dependent shape") == 1
     assert "### m::dyn\\[float32\\] · every backend and profile (3 rows)" in details
     assert "### m::other\\[float32\\] · eager · -" in details
+
+
+def test_header_names_where_the_stack_came_from_and_a_mismatched_pairing() -> None:
+    env = {"trtcheck": "1.2.3", "torch": "2.14.0+cu130", "torch_tensorrt": "2.13.0",
+           "tensorrt": "11.0.1", "device": "cuda:0", "device_name": "NVIDIA H200",
+           "git_commit": "e" * 40, "sources": {"torch": "runner", "torch_tensorrt": "action",
+                                               "tensorrt": "action"},
+           "stack_warnings": ["Torch-TensorRT 2.13.0 is built for torch 2.13, but torch "
+                              "2.14.0+cu130 is installed: the matching release is ..."]}
+    record = Record(environment=env, options={}, rows=[])
+    link = RunLink(sha="d" * 40, url=None)
+    lines = render_markdown(record, strict_xfail=False, link=link).splitlines()
+    assert lines[2] == ("trtcheck 1.2.3 · torch 2.14.0+cu130 (from the runner) · Torch-TensorRT "
+                        "2.13.0 (installed by the Action) · TensorRT 11.0.1 (installed by the "
+                        f"Action) · device cuda:0 · commit {'d' * 40}")
+    assert lines[4] == ("> ⚠ Torch-TensorRT 2.13.0 is built for torch 2.13, but torch "
+                        "2.14.0+cu130 is installed: the matching release is ...")
+    comment = render_comment(record, strict_xfail=False, link=link)
+    assert ("torch 2.14.0+cu130 (from the runner) · Torch-TensorRT 2.13.0 (installed by the "
+            "Action)") in comment
+    assert "<br>⚠ Torch-TensorRT 2.13.0 is built for torch 2.13" in comment

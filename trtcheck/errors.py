@@ -30,6 +30,12 @@ class ConfigError(TrtcheckError):
     exit_code = 2
 
 
+class NoFallback(TrtcheckError):
+    """The default backend cannot run and the configuration allows no other in its place."""
+
+    exit_code = 2
+
+
 class LockedError(UsageError):
     """Another trtcheck run is writing to the same report directory."""
 
@@ -42,6 +48,17 @@ class RecordError(TrtcheckError):
 
 class Unsupported(Exception):
     """A known limitation: the row becomes ``unsupported`` with this reason, not ``error``."""
+
+
+INTERNAL = "internal"  # the stage of a row that trtcheck's own error ended
+
+
+class InternalError(Exception):
+    """A broken invariant of trtcheck's own code: an ``error`` row at stage ``internal`` that
+    asks for a report, never blamed on the model."""
+
+    def __str__(self) -> str:
+        return f"trtcheck's own error, not the model's (please report it): {super().__str__()}"
 
 
 def last_line(exc: BaseException, *, cut: bool = False) -> str:

@@ -15,6 +15,7 @@ from trtcheck.backends.lowering.backend import LoweringBackend
 from trtcheck.backends.lowering.code import VERSION, CodeUnavailable, locate
 from trtcheck.backends.torch_tensorrt.backend import TensorRTBackend
 from trtcheck.config.options import Options
+from trtcheck.errors import NoFallback
 from trtcheck.results.backends import TRAITS, BackendRef
 
 REGISTRY: dict[str, type[Backend]] = {cls.name: cls for cls in (
@@ -77,7 +78,9 @@ def choose(opts: Options) -> Options:
     per release when ``--torch-tensorrt`` names several.
 
     The default: ``tensorrt`` where Torch-TensorRT runs with TensorRT on CUDA, else ``lowering``
-    where Torch-TensorRT's code is installed, cached or can be fetched now, else ``emulate``."""
+    where Torch-TensorRT's code is installed, cached or can be fetched now, else ``emulate``
+    (``fallback_note`` says so), unless ``fallback`` is ``none`` (the default with CI set):
+    then :class:`NoFallback`."""
     if not opts.backends:
         opts = _default(opts)
     if len(opts.torch_tensorrt) > 1 and LOWERING in opts.backends:
@@ -101,9 +104,23 @@ def _default(opts: Options) -> Options:
             f"no backend named: using lowering, Torch-TensorRT {lowering.version}'s own lowering "
             "and partitioning with its TensorRT blocks run by PyTorch: a prediction at the graph "
             f"level, not TensorRT ({trt_reason or 'a Torch-TensorRT release was named'})"))
+    if opts.fallback == "none":
+        raise NoFallback(_no_fallback(opts, low_reason))
     return replace(opts, backends=("emulate",), backend_note=(
         f"no backend named: using emulate, trtcheck's prediction of TensorRT's dtype behaviour, "
-        f"not TensorRT (tensorrt: {trt_reason}; lowering: {low_reason})"))
+        f"not TensorRT (tensorrt: {trt_reason}; lowering: {low_reason})"),
+        fallback_note=f"emulate ran instead of lowering, the default: {low_reason}")
+
+
+def _no_fallback(opts: Options, reason: str) -> str:
+    """Why no backend runs, and the three ways out."""
+    why = ("CI is set, so trtcheck does not switch backends: a commit gets one verdict whether "
+           "or not the package index is reachable" if opts.ci else
+           'fallback = "none" lets no other backend run in its place')
+    return (f"no backend named, and the default, lowering, cannot run here: {reason}. {why}. "
+            "Make Torch-TensorRT's code available (`trtcheck fetch torch-tensorrt`, and keep "
+            "its cache for the runner), name a backend (--backend emulate), or set "
+            'fallback = "emulate" to run emulate instead')
 
 
 __all__ = [

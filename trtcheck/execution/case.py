@@ -15,18 +15,20 @@ from torch.export import ExportedProgram
 from trtcheck.backends import Backend, CompileJob
 from trtcheck.config.options import Options
 from trtcheck.config.profiles import Tolerance
-from trtcheck.errors import Unsupported, last_line, location
+from trtcheck.errors import INTERNAL, InternalError, Unsupported, last_line, location
 from trtcheck.measure import drift, memory
 from trtcheck.measure.compare import NO_NARROWING, TRUNCATE_DOUBLE, Comparison, compare
 from trtcheck.measure.memory import Peak
+from trtcheck.measure.mutation import inputs_changed, mutation_problem
 from trtcheck.measure.timing import measure
 from trtcheck.program.analyze import analyze_program
 from trtcheck.program.export import export
+from trtcheck.results import nonfinite
 from trtcheck.results.backends import NO_BACKEND
 from trtcheck.results.figures import Memory
 from trtcheck.results.rows import Analysis, Evidence, Row, Slot, plan, row_for, rows_for
 from trtcheck.status import Status
-from trtcheck.tensors import clone, to_device
+from trtcheck.tensors import StateSnapshot, clone, to_device
 from trtcheck.zoo.cases import Case, build
 
 
@@ -46,6 +48,10 @@ class StageError(Exception):
 
 
 StageHook = Callable[[str, str | None, str], None]
+
+# Why a module that changes its own buffers gets no dtype drift check: its compiled module's
+# second call starts from another state than eager's would.
+STATE_CHANGES = "the module changes its own buffers between calls"
 
 
 def no_hook(backend: str, profile: str | None, stage: str) -> None:
@@ -87,6 +93,8 @@ class Stages:
                 yield
         except Unsupported:
             raise
+        except InternalError as exc:  # trtcheck's bug: no user file:line to blame
+            raise StageError(INTERNAL, exc, "", self.device) from exc
         except Exception as exc:
             # No frame of the zoo in the traceback (a factory's bad return value, an export
             # error raised inside torch): point at the model's declaration instead.
@@ -185,11 +193,13 @@ def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
             module = built.module.to(opts.device).eval()
             inputs = to_device((built.args, built.kwargs), opts.device)
             built = replace(built, module=module, args=inputs[0], kwargs=inputs[1])
+            state = StateSnapshot(module)
         with stages.stage("eager"), torch.no_grad():
             eager_in = clone(inputs)
             expected = module(*eager_in[0], **eager_in[1])
         with stages.stage("compare"):  # announced, so that a crash here is not blamed on eager
-            eager = Eager(module, mutates=_mutated(inputs, eager_in))
+            eager = Eager(module, inputs_changed(inputs, eager_in), state, tuple(state.changed()))
+            eager.restore()  # export, and every backend, start from the state eager started from
         with stages.stage("export"):
             program = export(case, built)
     except StageError as err:
@@ -239,10 +249,28 @@ def _analyze(program: ExportedProgram, inputs: Any, stages: Stages) -> dict[str,
 
 @dataclass(frozen=True)
 class Eager:
-    """The user's module as given, and whether a call modifies its inputs."""
+    """The user's module as given, whether a call modifies its inputs, and the buffers a call
+    changes (a step counter, a cache written in place), with their state before eager's call."""
 
     module: torch.nn.Module
     mutates: bool
+    state: StateSnapshot
+    changes_state: tuple[str, ...] = ()
+
+    def restore(self) -> None:
+        """Put the buffers back as they were before eager's call, where a call changes them.
+
+        The exported program and the modules backends build from it share these buffers."""
+        if self.changes_state:
+            self.state.restore()
+
+    @property
+    def state_note(self) -> str:
+        """``""``, or the line every row of a module that changes its own buffers carries."""
+        if not self.changes_state:
+            return ""
+        return (f"{STATE_CHANGES}: {', '.join(self.changes_state)} (eager and the backend are "
+                "compared from the same starting state)")
 
 
 def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
@@ -251,9 +279,11 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
     evidence = Evidence()
     engine = None
     try:
+        eager.restore()
         with stages.stage("compile"):
             compiled = backend.compile(job)
         evidence, engine = compiled.evidence, compiled.memory
+        eager.restore()  # a compile may call the module once (inductor does)
         with stages.stage("run"), torch.no_grad():
             backend_in = clone((job.args, job.kwargs))
             actual = compiled.fn(*backend_in[0], **backend_in[1])
@@ -261,7 +291,7 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
             pick = tolerance_for(case, opts.tolerances, truncate_double)
             result = compare(expected, actual, pick,
                              TRUNCATE_DOUBLE if truncate_double else NO_NARROWING)
-            inputs_check = compare(eager_after, backend_in, pick, what="input")
+            mutation = mutation_problem((job.args, job.kwargs), eager_after, backend_in, pick)
     except Unsupported as exc:
         return dict(status=Status.UNSUPPORTED, stage="compile", message=str(exc),
                     timings=stages.timings, evidence=evidence, memory=stages.memory(engine))
@@ -269,15 +299,21 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
         return dict(status=Status.ERROR, stage=err.stage, message=str(err), location=err.location,
                     traceback=err.traceback, timings=stages.timings, evidence=evidence,
                     memory=stages.memory(engine))
-    status, message = _verdict(result, inputs_check)
+    status, message = _verdict(result, mutation)
     if status is Status.PASS and truncate_double:
         message = _precision_lost(result)
-    message = "; ".join(m for m in (message, result.eager_nonfinite) if m)
+    outputs = [leaf.to_dict() for leaf in result.leaves]
+    found = nonfinite.describe(outputs)
+    if found and status is Status.PASS and opts.nan == "fail":
+        status, found = Status.FAIL, f'nan = "fail": {found}'
+    message = "; ".join(m for m in (message, found, eager.state_note) if m)
     if opts.dtype_drift:
         try:
             with stages.stage("drift"):
-                drifted = drift.check(eager.module, compiled.fn, (job.args, job.kwargs),
-                                      opts.tolerances["float32"])
+                drifted = (drift.unchecked((job.args, job.kwargs), STATE_CHANGES)
+                           if eager.changes_state else
+                           drift.check(eager.module, compiled.fn, (job.args, job.kwargs),
+                                       opts.tolerances["float32"]))
         except StageError as err:  # the outputs were judged already: the row keeps its status
             drifted = drift.Drift(drift.CHECK_FAILED, "", str(err))
         if drifted is not None:
@@ -291,21 +327,16 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
             latency = measure(
                 (eager.module, compiled.fn), job.args, job.kwargs, timing=opts.timing,
                 device=opts.device,
-                fresh_inputs=(eager.mutates, _mutated((job.args, job.kwargs), backend_in)))
+                fresh_inputs=(eager.mutates, inputs_changed((job.args, job.kwargs), backend_in)))
     except StageError as err:  # the outputs were judged already: the row keeps its status
         message = "; ".join(m for m in (message, f"timing failed, no latency: {err}") if m)
     return dict(status=status, message=message, stage=None if status is Status.PASS else "compare",
-                timings=stages.timings, outputs=[leaf.to_dict() for leaf in result.leaves],
+                timings=stages.timings, outputs=outputs,
                 latency=latency, evidence=evidence, memory=stages.memory(engine))
 
 
-def _verdict(outputs: Comparison, inputs: Comparison) -> tuple[Status, str]:
-    problems = []
-    if not outputs:
-        problems.append(outputs.message)
-    if not inputs:
-        problems.append("inputs after the call differ from eager's (modified or re-typed by the "
-                        f"compiled module): {inputs.message}")
+def _verdict(outputs: Comparison, mutation: str) -> tuple[Status, str]:
+    problems = [m for m in (outputs.message, mutation) if m]
     return (Status.FAIL, "; ".join(problems)) if problems else (Status.PASS, "")
 
 
@@ -321,8 +352,3 @@ def _precision_lost(result: Comparison) -> str:
     returned = f"; returned {', '.join(narrowed)}" if narrowed else ""
     return (f"truncate_double: float64 outputs judged at float32 tolerance; precision lost "
             f"relative to float64: max rel error {max(errors):.2g}{returned}")
-
-
-def _mutated(before: Any, after: Any) -> bool:
-    """Whether a call changed its inputs (so timing must give each call fresh copies)."""
-    return not compare(before, after, lambda _: Tolerance(0.0, 0.0), what="input")

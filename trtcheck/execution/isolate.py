@@ -87,6 +87,12 @@ class IsolatedExecutor:
                 if isinstance(item, Row):
                     remaining.pop(item.key, None)
                 yield item
+            elif message[0] == "import-failed":
+                failed = message[1]
+                yield from rows_for(case, list(remaining.values()), status=Status.ERROR,
+                                    stage="import", message=failed.message,
+                                    location=failed.location, traceback=failed.traceback)
+                remaining.clear()
             else:  # "done", and why the worker must be replaced (it then exits), or None
                 if message[1]:
                     self.log.write(f"trtcheck: {message[1]}\n")

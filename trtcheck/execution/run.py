@@ -18,9 +18,9 @@ from trtcheck.execution import shard
 from trtcheck.execution.case import Item, StageHook, analyze_case, iter_rows, no_hook
 from trtcheck.execution.isolate import Event, IsolatedExecutor, StageListener, WorkerPool, hook_for
 from trtcheck.results import environment, record
-from trtcheck.results.backends import NAMES, NO_BACKEND, BackendRef
+from trtcheck.results.backends import NAMES, BackendRef
 from trtcheck.results.record import Journal, Record
-from trtcheck.results.rows import NO_PROFILE, NO_VARIANT, Analysis, Row, RowKey, plan, rows_for
+from trtcheck.results.rows import Analysis, Row, RowKey, file_row, plan, rows_for
 from trtcheck.status import Status
 from trtcheck.zoo import discover
 from trtcheck.zoo.api import ModelSpec
@@ -106,8 +106,7 @@ def _unknown_xfail_keys(spec: ModelSpec, opts: Options) -> str:
 
 
 def _problem(rel: str, *, case_id: str | None = None, **fields: object) -> Row:
-    return Row(case_id or f"{rel}::{COLLECT}", rel, COLLECT, NO_VARIANT, NO_BACKEND,
-               NO_PROFILE, status=Status.ERROR, **fields)  # type: ignore[arg-type]
+    return file_row(case_id or f"{rel}::{COLLECT}", rel, COLLECT, **fields)
 
 
 class Executor(Protocol):

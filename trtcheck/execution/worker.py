@@ -2,23 +2,22 @@
 
 A child of :mod:`trtcheck.process`: the first request is ``(options, memory limit)``, then each is
 ``(root, path, model, variant)``; the replies are ``("stage", backend, profile, stage)``,
-``("item", row or analysis)`` and ``("done", why the worker must be replaced, or None)``.
+``("item", row or analysis)``, ``("import-failed", ImportFailure)`` when the zoo file the parent
+imported fails to import here, and ``("done", why the worker must be replaced, or None)``.
 """
 
 from __future__ import annotations
 
 import resource
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from trtcheck import backends
 from trtcheck.backends import Backend
 from trtcheck.config.options import Options
-from trtcheck.execution.case import Item, iter_rows
+from trtcheck.execution.case import iter_rows
 from trtcheck.measure import memory
 from trtcheck.process import Parent
-from trtcheck.results.rows import plan, rows_for
-from trtcheck.status import Status
 from trtcheck.zoo import discover
 from trtcheck.zoo.api import ModelSpec
 from trtcheck.zoo.cases import Case
@@ -52,16 +51,13 @@ def _serve_cases(parent: Parent, opts: Options, chosen: Mapping[str, Backend]) -
             result = discover.load(file)
             loaded[str(path)] = result.specs if isinstance(result, discover.Discovered) else result
         found = loaded[str(path)]
-        if isinstance(found, discover.ImportFailure):
-            spec = ModelSpec(name=name, factory=lambda v: None, variants=(variant,))
-            items: Iterable[Item] = rows_for(
-                Case(file, spec, variant), plan(chosen, opts.profiles), status=Status.ERROR,
-                stage="import", message=found.message, location=found.location,
-                traceback=found.traceback)
-        else:
-            spec = next(s for s in found if s.name == name)
-            items = iter_rows(Case(file, spec, variant), opts, chosen,
-                              hook=lambda b, p, s: parent.send(("stage", b, p, s)))
+        if isinstance(found, discover.ImportFailure):  # the parent imported it; its rows say so
+            parent.send(("import-failed", found))
+            parent.send(("done", None))
+            continue
+        spec = next(s for s in found if s.name == name)
+        items = iter_rows(Case(file, spec, variant), opts, chosen,
+                          hook=lambda b, p, s: parent.send(("stage", b, p, s)))
         for item in items:
             parent.send(("item", item))
         del items

@@ -24,7 +24,7 @@ def write_reports(record: Record, out_dir: Path, *, strict_xfail: bool) -> list[
     link = run_link(os.environ, record.environment.get("git_commit"))
     reports = {
         out_dir / "junit.xml": render_junit(record, strict_xfail=strict_xfail),
-        out_dir / "report.md": render_markdown(record, strict_xfail=strict_xfail),
+        out_dir / "report.md": render_markdown(record, strict_xfail=strict_xfail, link=link),
         out_dir / "comment.md": render_comment(
             record, strict_xfail=strict_xfail, link=link,
             changes=render_changes(record, heading="####", escape=inert)),

@@ -1,20 +1,21 @@
-"""Markdown report for pull-request comments and job summaries (GitHub-flavoured, via tabulate)."""
+"""Markdown report for pull-request comments and job summaries (GitHub-flavoured tables)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from tabulate import tabulate
-
 from trtcheck.render.changes import render_changes
+from trtcheck.render.github import RunLink
 from trtcheck.render.text import (
     DRIFT_MEANING,
     KIND_NOTES,
     LATENCY_NOTE,
     NONE,
+    NONFINITE_NOTE,
     PREDICTION_MARK,
     failing_outputs,
+    fallback_text,
     headline,
     kinds_present,
     md,
@@ -24,9 +25,12 @@ from trtcheck.render.text import (
     path_text,
     reduction_text,
     speedup_text,
+    stack_facts,
+    stack_warnings,
     status_counts,
     status_text,
     verdict_text,
+    warned,
 )
 from trtcheck.results.backends import TTRT_MIN_BLOCK_SIZE, BackendRef, Kind
 from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
@@ -35,11 +39,13 @@ from trtcheck.results.rows import Row
 from trtcheck.status import Status, is_failure
 
 
-def render_markdown(record: Record, *, strict_xfail: bool) -> str:
-    """The record as a Markdown report: environment, counts, accuracy, latency, details."""
+def render_markdown(record: Record, *, strict_xfail: bool, link: RunLink | None = None) -> str:
+    """The record as a Markdown report: environment, counts, accuracy, latency, details.
+    ``link`` names the commit the run is about (a pull request's head, as the comment does)."""
     sections = [
         "# trtcheck report",
-        _environment(record.environment),
+        _environment(record.environment, link),
+        f"> ⚠️ **{md(fallback_text(record))}**" if fallback_text(record) else "",
         render_changes(record),
         _prediction_notice(record),
         _summary(record, strict_xfail=strict_xfail),
@@ -54,14 +60,15 @@ def render_markdown(record: Record, *, strict_xfail: bool) -> str:
     return "\n\n".join(s for s in sections if s) + "\n"
 
 
-def _environment(env: dict[str, Any]) -> str:
-    return " · ".join([
+def _environment(env: dict[str, Any], link: RunLink | None) -> str:
+    sha = (link.sha if link else None) or env.get("git_commit")
+    line = " · ".join([
         f"trtcheck {md(env.get('trtcheck') or NONE)}",
-        f"torch {md(env.get('torch') or NONE)}",
-        f"Torch-TensorRT {md(env.get('torch_tensorrt') or 'not installed')}",
+        *stack_facts(env, md),
         f"device {md(env.get('device') or NONE)}",
-        f"commit {md(env.get('git_commit') or NONE)}",
+        f"commit {md(sha or NONE)}",
     ])
+    return "\n\n".join([line, *(f"> {w}" for w in stack_warnings(env, md))])
 
 
 def _prediction_notice(record: Record) -> str:
@@ -109,7 +116,10 @@ def _accuracy(record: Record, *, strict_xfail: bool) -> str:
     ]
     headers = ["case", "backend", "profile", "status", "path",
                *(str(m.row_label) for m in ROW_METRICS)]
-    return f"## Accuracy\n\n{_table(headers, rows)}" if rows else ""
+    if not rows:
+        return ""
+    note = f"\n\n{NONFINITE_NOTE}" if any(warned(r) for r in record.rows) else ""
+    return f"## Accuracy\n\n{_table(headers, rows)}{note}"
 
 
 def _latency(record: Record) -> str:
@@ -224,11 +234,12 @@ _CASE_STAGES = frozenset({"import", "collect", "build", "eager", "export"})
 
 
 def _details(record: Record) -> str:
-    """A section per row that did not pass; a case that failed before any backend ran (build,
-    eager, export) gets one section for all its rows, not the same error once per profile."""
+    """A section per row that did not pass or passed with NaN or Inf; a case that failed before
+    any backend ran (build, eager, export) gets one section for all its rows, not the same error
+    once per profile."""
     groups: dict[tuple[object, ...], list[Row]] = {}
     for r in record.rows:
-        if r.status is Status.PASS:
+        if r.status is Status.PASS and not warned(r):
             continue
         whole_case = r.stage in _CASE_STAGES
         key = (r.case_id, r.status, r.stage, r.message) if whole_case else (id(r),)
@@ -289,4 +300,9 @@ def _status(row: Row, *, strict_xfail: bool) -> str:
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:
-    return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+    """A GitHub pipe table; cells are escaped already (:func:`md`). Columns are not padded:
+    a table of 10,000 rows renders the same, and tabulate's width and type pass over every
+    cell was most of the time of writing a big report."""
+    lines = [f"| {' | '.join(headers)} |", f"|{'|'.join('---' for _ in headers)}|"]
+    lines += [f"| {' | '.join(row)} |" for row in rows]
+    return "\n".join(lines)

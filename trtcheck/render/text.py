@@ -11,7 +11,9 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from trtcheck.results.backends import Kind, traits_of
+from trtcheck.results import nonfinite
+from trtcheck.results.backends import NO_BACKEND, Kind, traits_of
+from trtcheck.results.nonfinite import MARK as NONFINITE_MARK
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
 from trtcheck.status import ORDER, Status, Verdict, is_failure, nothing_tested
@@ -29,6 +31,10 @@ KIND_NOTES = {
                    "partitioning ran, and its TensorRT blocks were executed by PyTorch, so the "
                    "numbers are PyTorch's, not TensorRT's kernels; not a TensorRT measurement"),
 }
+
+# Where torch, Torch-TensorRT and TensorRT came from, under the Action (``stack.sources``).
+SOURCE_WORDS = {"runner": "from the runner", "action": "installed by the Action"}
+STACK = (("torch", "torch"), ("torch_tensorrt", "Torch-TensorRT"), ("tensorrt", "TensorRT"))
 
 UNSTABLE_MARK = "⚠ unstable"
 LATENCY_NOTE = (
@@ -115,7 +121,8 @@ def speedup_text(row: Row) -> str:
 
 def headline(row: Row) -> str:
     """``status at stage: message``: what happened to a row, in one line of untrusted text."""
-    where = f"{row.status} at {row.stage}" if row.stage else str(row.status)
+    status = f"{row.status} {NONFINITE_MARK}" if warned(row) else str(row.status)
+    where = f"{status} at {row.stage}" if row.stage else status
     return f"{where}: {row.message}" if row.message else where
 
 
@@ -148,9 +155,53 @@ def drift_text(row: Row) -> str:
 
 
 def status_text(row: Row) -> str:
-    """The row's status, marked when it passed with ops left to PyTorch."""
+    """The row's status, marked when it passed with ops left to PyTorch, and with
+    :data:`NONFINITE_MARK` when it passed with NaN or Inf in an output."""
     fell_back = row.status is Status.PASS and row.evidence.fallbacks
-    return f"{row.status} ({FALLBACK_NOTE})" if fell_back else str(row.status)
+    text = f"{row.status} ({FALLBACK_NOTE})" if fell_back else str(row.status)
+    return f"{text} {NONFINITE_MARK}" if warned(row) else text
+
+
+def nonfinite_text(row: Row) -> str:
+    """``""``, or the NaN and Inf in the row's eager and backend outputs, in words."""
+    return nonfinite.describe(row.outputs)
+
+
+def shortened(row: Row, text: str, shorten: Callable[[str], str]) -> str:
+    """``text`` (the row's message or headline) cut by ``shorten``, but with the row's NaN and
+    Inf counts, which end it, kept whole."""
+    words = nonfinite_text(row)
+    if not words or not text.endswith(words):
+        return shorten(text)
+    head = text[:-len(words)]
+    core = head.rstrip("; :")
+    return f"{shorten(core)}{head[len(core):]}{words}" if core else text
+
+
+def warned(row: Row) -> bool:
+    """Whether the row passed with NaN or Inf in eager's or the backend's output."""
+    return row.status is Status.PASS and bool(nonfinite.count(row.outputs))
+
+
+NONFINITE_NOTE = (f"{NONFINITE_MARK}: the row passed, but eager's or the backend's output holds "
+                  "NaN or Inf (at the same positions in both); `nan = \"fail\"` fails such rows.")
+
+
+def fallback_text(record: Record) -> str:
+    """``""``, or which backend ran instead of the default one, and why."""
+    return str(record.options.get("fallback_note") or "")
+
+
+def releases(record: Record) -> dict[str, list[str]]:
+    """Each backend's Torch-TensorRT releases whose code ran, from its rows' evidence."""
+    found: dict[str, list[str]] = {}
+    for row in record.rows:
+        if row.backend != NO_BACKEND:
+            versions = found.setdefault(row.backend, [])
+            version = row.evidence.versions.get("torch_tensorrt")
+            if version and version not in versions:
+                versions.append(str(version))
+    return found
 
 
 def kinds_present(record: Record) -> list[Kind]:
@@ -212,3 +263,21 @@ def reduction_text(row: Row, escape: Callable[[object], str] = plain) -> str | N
         tail += "; releases: " + ", ".join(f"{v} {r}" for v, r in releases.items())
     bundle = re.sub(r"[^A-Za-z0-9._/-]", "-", str(red["bundle"]))
     return f"{escape(head)} `{bundle}/`{escape(tail)}"
+
+
+def stack_facts(env: dict[str, Any], escape: Callable[[object], str]) -> list[str]:
+    """torch, Torch-TensorRT and TensorRT with their versions and, under the Action, where
+    each came from; ``escape`` is the renderer's escaping of record text."""
+    sources = env.get("sources") or {}
+    facts = []
+    for key, label in STACK:
+        version = env.get(key)
+        where = SOURCE_WORDS.get(sources.get(key)) if version else None
+        text = f"{label} {escape(version)}" if version else f"{label} not installed"
+        facts.append(f"{text} ({where})" if where else text)
+    return facts
+
+
+def stack_warnings(env: dict[str, Any], escape: Callable[[object], str]) -> list[str]:
+    """The record's warnings on a mismatched torch / Torch-TensorRT / TensorRT set."""
+    return [f"⚠ {escape(w)}" for w in env.get("stack_warnings") or []]

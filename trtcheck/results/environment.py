@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import trtcheck
+from trtcheck import stack
 
 
 def version_of(dist: str) -> str | None:
@@ -46,11 +47,16 @@ def describe(device: str, where: Path) -> dict[str, Any]:
 
     dev = torch.device(device)
     name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else platform.processor() or "cpu"
+    versions = {"torch": torch.__version__,
+                "torch_tensorrt": version_of("torch-tensorrt") or version_of("torch_tensorrt"),
+                "tensorrt": version_of("tensorrt")}
     return {
         "trtcheck": trtcheck.__version__,
-        "torch": torch.__version__,
-        "torch_tensorrt": version_of("torch-tensorrt") or version_of("torch_tensorrt"),
-        "tensorrt": version_of("tensorrt"),
+        **versions,
+        # where each came from (the runner's environment or installed by the Action), and a
+        # Torch-TensorRT built for another torch minor
+        "sources": stack.sources(),
+        "stack_warnings": stack.pairing_warnings(versions),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "device": device,

@@ -9,10 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from trtcheck.errors import RecordError
-from trtcheck.results.backends import NO_BACKEND
 from trtcheck.results.record import Record, load
-from trtcheck.results.rows import NO_PROFILE, NO_VARIANT, Row
-from trtcheck.status import Status
+from trtcheck.results.rows import Row, file_row
 
 MERGE = "(merge)"
 
@@ -39,6 +37,7 @@ COMPATIBLE: tuple[tuple[str, Callable[[Record], Any]], ...] = (
     ("tolerances", lambda r: r.options.get("tolerances")),
     ("timing settings", lambda r: r.options.get("timing")),
     ("strict_xfail", lambda r: r.options.get("strict_xfail")),
+    ("nan policy", lambda r: r.options.get("nan")),
 )
 
 
@@ -81,9 +80,8 @@ def merge(paths: Sequence[Path]) -> Record:
                                   f"{row.case_id} on {row.backend} (profile {row.profile})")
             rows.append(row)
         analyses.update(part.record.analyses)
-    rows += [Row(f"{MERGE}::shard {i}/{n}", MERGE, MERGE, NO_VARIANT, NO_BACKEND, NO_PROFILE,
-                 status=Status.ERROR, stage="merge",
-                 message=f"shard {i}/{n} is missing: its cases are not in these reports")
+    rows += [file_row(f"{MERGE}::shard {i}/{n}", MERGE, MERGE, stage="merge",
+                      message=f"shard {i}/{n} is missing: its cases are not in these reports")
              for i, n in missing]
     environment = {k: v for k, v in first.record.environment.items() if k != "shard"}
     environment["duration_s"] = max(p.record.environment.get("duration_s", 0.0) for p in parts)

@@ -9,11 +9,11 @@ import) have backend :data:`NO_BACKEND` and variant :data:`NO_VARIANT`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from trtcheck.config.profiles import Profile
-from trtcheck.results.backends import BackendRef, Kind
+from trtcheck.results.backends import NO_BACKEND, BackendRef, Kind
 from trtcheck.results.figures import Latency, Memory
 from trtcheck.status import Status, apply_xfail
 
@@ -22,6 +22,9 @@ if TYPE_CHECKING:  # a case's rows are made where it runs; the results layer nee
 
 NO_PROFILE = "-"  # the backend ignores settings profiles
 NO_VARIANT = "-"  # the row stands for a whole zoo file
+# Where a prediction row keeps its timings in the record: eager's and PyTorch running the
+# backend's rewritten graph, without any speedup (schema 3 on).
+PREDICTION_TIMING = "prediction_timing"
 
 
 class RowKey(NamedTuple):
@@ -84,8 +87,7 @@ class Evidence:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Evidence:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in known})
+        return cls(**{k: v for k, v in d.items() if k in _EVIDENCE_FIELDS})
 
 
 @dataclass
@@ -135,36 +137,48 @@ class Row:
     def to_dict(self) -> dict[str, Any]:
         # Field by field: dataclasses.asdict deep-copies every output's metrics, which made it
         # most of the time of saving a record of thousands of rows.
-        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d = {name: getattr(self, name) for name in _ROW_FIELDS}
         d["status"] = self.status.value
         d["kind"] = self.kind.value
         d["timings"] = dict(self.timings)
         d["outputs"] = [dict(o) for o in self.outputs]
         d["tags"] = list(self.tags)
         d["reduction"] = dict(self.reduction) if self.reduction is not None else None
-        d["evidence"] = {f.name: _copy(getattr(self.evidence, f.name)) for f in fields(Evidence)}
-        if self.latency is not None:
+        d["evidence"] = {name: _copy(getattr(self.evidence, name)) for name in _EVIDENCE_FIELDS}
+        if self.latency is not None and self.prediction:
+            # No speedup, interval or ratio: a dashboard reading the JSON must not take PyTorch
+            # running a rewritten graph for a TensorRT measurement.
+            d["latency"] = None
+            d[PREDICTION_TIMING] = {k: v for k, v in self.latency.to_dict().items()
+                                    if isinstance(v, dict)}
+        elif self.latency is not None:
             d["latency"] = self.latency.to_dict()
         if self.memory is not None:
-            d["memory"] = {**asdict(self.memory), "ratio": self.memory_ratio}
+            d["memory"] = {**self.memory.__dict__, "notes": list(self.memory.notes)}
+            if not self.prediction:
+                d["memory"]["ratio"] = self.memory_ratio
         return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Row:
         """A row from its dict; schema 1's untyped evidence (with ``prediction``) is read too."""
-        known = {f.name for f in fields(cls)}
-        data = {k: v for k, v in d.items() if k in known}
+        data = {k: v for k, v in d.items() if k in _ROW_FIELDS}
         data["status"] = Status(data.get("status", "error"))
         evidence = dict(data.get("evidence") or {})
         legacy_kind = Kind.EMULATED if evidence.pop("prediction", False) else Kind.MEASURED
         data["kind"] = Kind(data["kind"]) if "kind" in data else legacy_kind
         data["evidence"] = Evidence.from_dict(evidence)
-        data["latency"] = Latency.from_dict(data["latency"]) if data.get("latency") else None
+        timed = data.get("latency") or d.get(PREDICTION_TIMING)
+        data["latency"] = Latency.from_dict(timed) if timed else None
         mem = data.get("memory")
         if mem:
-            known_mem = {f.name for f in fields(Memory)}
-            data["memory"] = Memory(**{k: v for k, v in mem.items() if k in known_mem})
+            data["memory"] = Memory(**{k: v for k, v in mem.items() if k in _MEMORY_FIELDS})
         return cls(**data)
+
+
+_ROW_FIELDS = tuple(f.name for f in fields(Row))
+_EVIDENCE_FIELDS = tuple(f.name for f in fields(Evidence))
+_MEMORY_FIELDS = tuple(f.name for f in fields(Memory))
 
 
 def _copy(value: Any) -> Any:
@@ -177,6 +191,13 @@ class Analysis:
 
     case_id: str
     data: dict[str, Any]
+
+
+def file_row(case_id: str, file: str, model: str, **fields_: Any) -> Row:
+    """An error row that stands for more than a case: a zoo file that could not be collected,
+    or a shard missing from a merge (no backend, variant or profile)."""
+    return Row(case_id, file, model, NO_VARIANT, NO_BACKEND, NO_PROFILE,
+               **{"status": Status.ERROR, **fields_})
 
 
 def row_for(case: Case, slot: Slot, **fields_: Any) -> Row:

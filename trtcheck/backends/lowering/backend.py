@@ -19,7 +19,7 @@ import torch
 from trtcheck.backends.base import Backend, Compiled, CompileJob
 from trtcheck.backends.lowering.client import LoweringHost
 from trtcheck.backends.lowering.code import CodeSource, CodeUnavailable, locate
-from trtcheck.backends.torch_tensorrt.backend import (
+from trtcheck.backends.torch_tensorrt.compat import (
     adapt_settings,
     call_arguments,
     check_inputs,
@@ -28,8 +28,8 @@ from trtcheck.backends.torch_tensorrt.backend import (
     parse_version,
     path_steps,
     plain_setting,
-    program_dtypes,
 )
+from trtcheck.backends.torch_tensorrt.inspection import program_dtypes
 from trtcheck.errors import last_line
 from trtcheck.results.backends import TRAITS
 from trtcheck.results.rows import Evidence

@@ -39,7 +39,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from trtcheck.backends.lowering import standin as ttrt_standin
-from trtcheck.backends.torch_tensorrt.backend import partition_summary
+from trtcheck.backends.torch_tensorrt.inspection import partition_summary
 from trtcheck.process import Parent
 
 _COMPLEX_TO_REAL = {torch.complex64: torch.float32, torch.complex128: torch.float64,
