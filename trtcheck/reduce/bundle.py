@@ -91,7 +91,7 @@ def repro_source(module: str, settings: Mapping[str, Any], tolerances: Sequence[
 
 Needs torch and torch_tensorrt with TensorRT on a CUDA GPU: python {REPRO}
 Without TensorRT, Torch-TensorRT's own lowering reproduces it on any machine, from this folder:
-    pip install trtcheck && {run_command}
+    pip install torch-trtcheck && {run_command}
 """
 
 import sys
