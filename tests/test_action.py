@@ -330,6 +330,7 @@ def test_tensorrt_extra_without_a_matching_torch_tensorrt_stops_before_pip(tmp_p
     ({"extras": "tensorrt] --index-url=https://evil"}, "extras must be"),
     ({"fail-on": "regressions"}, "fail-on must be failures, regression or never"),
     ({"summary": "yes"}, "summary must be true or false"),
+    ({"reduce": "1"}, "reduce must be true or false"),
     ({"install-torch": "yes"}, "install-torch must be true or false"),
     ({"cache": "off"}, "cache must be true or false"),
 ])
@@ -380,6 +381,18 @@ def test_run_step_passes_the_baseline_and_the_regression_gate(tmp_path: Path, ex
     assert (tmp_path / "args").read_text().splitlines() == [
         "-m", "trtcheck", "run", *gate, "--fail-on", "regression", "--", "models/"]
     assert ("::notice title=trtcheck::no baseline file" in proc.stdout) is not exists
+
+
+@pytest.mark.parametrize(("reduce", "expected"), [("true", ["--reduce"]), ("false", [])])
+def test_run_step_passes_reduce(tmp_path: Path, reduce: str, expected: list[str]) -> None:
+    python = _recorder(tmp_path, 'printf "%s\\n" "$@" > "$ARGS_FILE"\n')
+    env = {**runner_env(tmp_path, ARGS_FILE=str(tmp_path / "args")),
+           **step_env("Run trtcheck", {"paths": "models/", "reduce": reduce},
+                      {"python": str(python)})}
+    proc = run_step("Run trtcheck", env, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "args").read_text().splitlines() == [
+        "-m", "trtcheck", "run", *expected, "--", "models/"]
 
 
 @pytest.mark.parametrize(("nan", "expected"), [("fail", ["--nan", "fail"]), ("", [])])

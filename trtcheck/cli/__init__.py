@@ -1,4 +1,4 @@
-"""Command line: ``trtcheck run``, ``list``, ``analyze``, ``report``, ``merge``. Only this
+"""Command line: ``trtcheck run``, ``reduce``, ``list``, ``analyze``, ``report``, ``merge``. Only this
 module exits.
 
 Modules that import torch are imported inside the commands, so that ``--help``, ``--version``
@@ -68,6 +68,36 @@ def cli() -> None:
 def run_cmd(paths: tuple[Path, ...], **given: Any) -> int:
     """Run every case of the zoo under PATHS and write reports."""
     resolved = options.resolve(paths, **given)
+    return _run(resolved, reduce_total=resolved.reduce_budget if resolved.reduce else None)
+
+
+REDUCE_EPILOG = """\b
+Each failing row (fail or error, at compile, run or compare) becomes the
+smallest exported graph that still fails the same way, with a bundle in
+OUT/repro/CASE/: repro.py (torch and torch_tensorrt only), a zoo file that
+'trtcheck run' reproduces as one row, inputs.pt, ISSUE.md and summary.json.
+Weights and inputs are random values of the same dtype and shape wherever the
+failure reproduces with them; --keep-real-values keeps the real ones otherwise
+(they may be private: review the bundle before sharing it).
+"""
+# What trtcheck reduce takes of run's options (its own are declared for REDUCE).
+_REDUCE_TAKES = ("backends", "torch_tensorrt", "run_profiles", "variants", "keyword", "config",
+                 "out", "device", "isolate", "timeout", "quiet", "verbose")
+
+
+@cli.command("reduce", epilog=REDUCE_EPILOG)
+@paths_arg
+@settings.click_options(settings.RUN, only=_REDUCE_TAKES)
+@settings.click_options(settings.REDUCE)
+def reduce_cmd(paths: tuple[Path, ...], **given: Any) -> int:
+    """Run the selected cases and reduce every failing row to a small graph that fails the same
+    way, with a bundle a Torch-TensorRT maintainer can run; exits as 'trtcheck run' would."""
+    return _run(options.resolve(paths, **given, reduce=True), reduce_total=None)
+
+
+def _run(resolved: options.Options, reduce_total: float | None) -> int:
+    """Run, reduce the failing rows when asked (``reduce_total``: the seconds all reductions may
+    take together, None for no cap), write the reports, exit by the run's verdict."""
     from trtcheck.execution.run import collect, run, start
     from trtcheck.render import write_reports
     from trtcheck.render.terminal import render_summary
@@ -98,6 +128,8 @@ def run_cmd(paths: tuple[Path, ...], **given: Any) -> int:
         say.collection(collection)
         with say:
             rec, _ = run(opts, chosen, collection, say.case, say.stage, executor)
+        if opts.reduce:
+            _reduce(opts, chosen, rec, collection, reduce_total)
         if base is not None:
             rec.baseline = baselines.compare(base, rec, metric=opts.gate.metric,
                                              threshold=opts.gate.threshold).to_dict()
@@ -127,6 +159,16 @@ def _say_resumed(rec: Record, out: Path) -> None:
     if resumed:
         _echo(f"resumed: {resumed['reused']} of {resumed['cases']} cases reused from "
               f"{out / 'results.jsonl'}, {resumed['cases'] - resumed['reused']} run")
+
+
+def _reduce(opts: options.Options, chosen: dict[str, Any], rec: Record, collection: Collection,
+            total: float | None) -> None:
+    """Reduce ``rec``'s failing rows in place, saying how each goes on stderr."""
+    from trtcheck.reduce.reducer import Limits, reduce_rows
+
+    limits = Limits(opts.reduce_row_budget, opts.reduce_attempts, opts.keep_real_values, total)
+    say = (lambda line: _echo(line, err=True)) if opts.verbosity >= 0 else (lambda line: None)
+    rec.rows = reduce_rows(rec.rows, collection.cases, opts, chosen, limits, say)
 
 
 @cli.command("list")

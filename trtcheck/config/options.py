@@ -86,6 +86,11 @@ class Options:
     torch_tensorrt: tuple[str, ...] = ()
     baseline: Path | None = None
     gate: Gate = field(default_factory=Gate)
+    reduce: bool = False
+    reduce_budget: float = 600.0
+    reduce_row_budget: float = 120.0
+    reduce_attempts: int = 200
+    keep_real_values: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -117,6 +122,11 @@ class Options:
             "nan": self.nan,
             "fallback": self.fallback,
             "fallback_note": self.fallback_note,
+            "reduce": self.reduce,
+            "reduce_budget": self.reduce_budget,
+            "reduce_row_budget": self.reduce_row_budget,
+            "reduce_attempts": self.reduce_attempts,
+            "keep_real_values": self.keep_real_values,
         }
 
 
@@ -297,6 +307,11 @@ def resolve(paths: tuple[Path, ...], **given: Any) -> Options:
         nan=value("nan")[0],
         fallback=value("fallback")[0] or ("none" if ci else "emulate"),
         ci=ci,
+        reduce=bool(value("reduce")[0]),
+        reduce_budget=_positive(*value("reduce_budget"), "reduce_budget"),
+        reduce_row_budget=_positive(*value("reduce_row_budget"), "reduce_row_budget"),
+        reduce_attempts=int(_positive(*value("reduce_attempts"), "reduce_attempts")),
+        keep_real_values=bool(value("keep_real_values")[0]),
     )
 
 
@@ -320,6 +335,12 @@ def _timeout(seconds: float | None, source: str, device: str) -> float:
     if seconds <= 0:
         raise ConfigError(f"{_name(source, 'timeout')}: must be positive, got {seconds:g}")
     return float(seconds)
+
+
+def _positive(value: float, source: str, key: str) -> float:
+    if value <= 0:
+        raise ConfigError(f"{_name(source, key)}: must be positive, got {value:g}")
+    return float(value)
 
 
 def _memory_limit(mib: int | None, source: str, device: str) -> int | None:

@@ -21,7 +21,7 @@ CHOICE_OF_TORCH_TENSORRT = "PATH|VERSION"
 
 # The commands whose options come from here; ``select`` is what every command that collects a
 # zoo takes (run, list, analyze).
-RUN, SELECT, ANALYZE, DIFF = "run", "select", "analyze", "diff"
+RUN, SELECT, ANALYZE, DIFF, REDUCE = "run", "select", "analyze", "diff", "reduce"
 
 
 @dataclass(frozen=True)
@@ -119,6 +119,18 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("fallback", FALLBACKS, None, "No backend named and lowering's code neither cached "
             "nor fetchable: emulate runs instead (every report's headline says so), or none: "
             "exit 2 with the fix [none when CI is set, else emulate].", flag="--fallback"),
+    Setting("reduce", bool, False, "After the run, reduce each failing row to the smallest graph "
+            "that fails the same way, a bundle each under OUT/repro/ (the verdict stays the "
+            "run's) [false].", flag="--reduce/--no-reduce", action="reduce"),
+    Setting("reduce_budget", (int, float), 600, "Seconds every reduction of a run may take "
+            "together, with --reduce [600].", flag="--reduce-budget", metavar="S"),
+    Setting("reduce_row_budget", (int, float), 120, "Seconds one row's reduction may take [120].",
+            flag="--budget", metavar="S", commands=(REDUCE,)),
+    Setting("reduce_attempts", int, 200, "Candidate graphs one row's reduction may try [200].",
+            flag="--attempts", metavar="N", commands=(REDUCE,)),
+    Setting("keep_real_values", bool, False, "Where random weights and inputs do not reproduce a "
+            "failure, bundles keep the model's real ones; they may be private: review before "
+            "sharing [false].", flag="--keep-real-values", commands=(RUN, REDUCE)),
     Setting("strict_xfail", bool, False, "An xpass (a declared expected failure that passed) "
             "fails the run [false]."),
     Setting("dtype_drift", bool, True, "After the comparison, call the compiled module once more "

@@ -30,6 +30,7 @@ from trtcheck.render.text import (
     headline,
     md,
     num,
+    reduction_text,
     releases,
     shortened,
     speedup_text,
@@ -91,6 +92,7 @@ def render_comment(record: Record, *, strict_xfail: bool, link: RunLink | None =
         _latency(record),
         _chart(record),
         _others(record),
+        _reduced(record, link),
         _Block([_footer(record, link)], [], []),
     ]
     return _fit([b for b in blocks if b is not None], limit)
@@ -281,6 +283,19 @@ def _others(record: Record) -> _Block | None:
                    "(unsupported, xfail, skipped)</summary>", "",
                    "| case | backend | status | reason |", "|---|---|---|---|"], lines,
                   ["", "</details>"])
+
+
+def _reduced(record: Record, link: RunLink | None) -> _Block | None:
+    """Each reduced row's bundle, as a path inside the run's artifact (a comment cannot link
+    into a zip), with a link to the run's artifacts."""
+    rows = [r for r in record.rows if r.reduction is not None]
+    if not rows:
+        return None
+    where = f" ([the run's artifacts]({link.url}#artifacts))" if link and link.url else ""
+    lines = [f"| {inert(r.case_id)} | {_row_name(r)} | {reduction_text(r, inert)} |" for r in rows]
+    return _Block(["#### Reduced", "", "Each bundle (repro.py, a zoo file, ISSUE.md) is a folder "
+                   f"of the run's report artifact{where}, at the path shown.", "",
+                   "| case | backend | reduction |", "|---|---|---|"], lines, [])
 
 
 def _footer(record: Record | None, link: RunLink | None) -> str:

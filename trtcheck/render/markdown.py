@@ -23,6 +23,7 @@ from trtcheck.render.text import (
     memory_measures,
     num,
     path_text,
+    reduction_text,
     shapes_text,
     speedup_text,
     stack_facts,
@@ -278,6 +279,9 @@ def _detail(row: Row, rows: int = 1) -> str:
         lines.append(f"- location: {md(row.location)}")
     if row.shapes:
         lines.append(f"- shapes run: {md(shapes_text(row.shapes))}")
+    reduced = reduction_text(row, md)
+    if reduced:
+        lines.append(f"- {reduced}")
     if row.evidence.fallbacks:
         lines.append(f"- ran in PyTorch: {md(', '.join(row.evidence.fallbacks))}")
     if row.prediction:

@@ -242,6 +242,29 @@ def verdict_text(record: Record, *, strict_xfail: bool) -> tuple[Verdict, str]:
     return result, f"{len(record.rows)} rows, none fails the run"
 
 
+def reduction_text(row: Row, escape: Callable[[object], str] = plain) -> str | None:
+    """What ``trtcheck reduce`` made of the row: its bundle and figures, or why not; None when it
+    was not asked to. ``escape`` makes each part safe for the report; the bundle path (relative
+    to the report directory, of ``[A-Za-z0-9._/-]`` only) is shown as code."""
+    red = row.reduction
+    if red is None:
+        return None
+    if not red.get("reduced"):
+        got = f" (the exported graph has {red['original_nodes']} nodes)" if "original_nodes" in red else ""
+        return escape(f"not reduced: {red.get('why', 'unknown')}{got}")
+    head = (f"reduced to {red['reduced_nodes']} of {red['original_nodes']} nodes in "
+            f"{red['seconds']:.0f} s, {red['attempts']} candidates tried: bundle")
+    tail = ("; it fails the same way in a fresh process" if red.get("reproduced")
+            else "; it did not fail the same way in a fresh process")
+    if not red.get("complete"):
+        tail += f"; stopped early ({red.get('stopped')}): the smallest graph found by then"
+    releases = red.get("releases") or {}
+    if len(releases) > 1:
+        tail += "; releases: " + ", ".join(f"{v} {r}" for v, r in releases.items())
+    bundle = re.sub(r"[^A-Za-z0-9._/-]", "-", str(red["bundle"]))
+    return f"{escape(head)} `{bundle}/`{escape(tail)}"
+
+
 def stack_facts(env: dict[str, Any], escape: Callable[[object], str]) -> list[str]:
     """torch, Torch-TensorRT and TensorRT with their versions and, under the Action, where
     each came from; ``escape`` is the renderer's escaping of record text."""
