@@ -26,6 +26,7 @@ from trtcheck.reduce.graph import NotAGraph, Recorded, Subgraph, count_nodes, re
 from trtcheck.reduce.shrink import Exhausted, Search, shrink
 from trtcheck.reduce.signature import Signature, reducible, signature
 from trtcheck.results import environment
+from trtcheck.results.backends import BackendRef
 from trtcheck.results.rows import Row
 from trtcheck.zoo import discover
 from trtcheck.zoo.cases import Case, build
@@ -282,14 +283,14 @@ class Reducer:
     def _release(self, row: Row) -> str:
         """The Torch-TensorRT release a fresh row ran (its label; else the one named; else the
         backend's name)."""
-        label = row.backend.partition("@")[2] or row.evidence.versions.get("torch_tensorrt")
+        label = BackendRef.parse(row.backend).release or row.evidence.versions.get("torch_tensorrt")
         if not label and len(self.opts.torch_tensorrt) == 1:
             label = lowering_label(self.opts.torch_tensorrt[0])
         return label or row.backend
 
     def _command(self, row: Row) -> list[str]:
         """``run`` arguments that reproduce the row's backend (every release, for bisection)."""
-        base = row.backend.partition("@")[0]
+        base = BackendRef.parse(row.backend).name
         args = ["run", "--backend", base, "--profile", row.profile]
         for spec in self.opts.torch_tensorrt:
             args += ["--torch-tensorrt", spec]
@@ -327,8 +328,8 @@ def _fresh_rows(folder: Path, command: list[str], opts: Options) -> list[Row]:
 def _pick(rows: list[Row], row: Row) -> Row | None:
     """The fresh row on the reduced row's backend (``lowering`` stands for its one release)."""
     for fresh in rows:
-        if fresh.backend == row.backend or (len(rows) == 1 and fresh.backend.partition("@")[0]
-                                            == row.backend.partition("@")[0]):
+        if fresh.backend == row.backend or (len(rows) == 1 and BackendRef.parse(fresh.backend).name
+                                            == BackendRef.parse(row.backend).name):
             return fresh
     return None
 
