@@ -304,6 +304,14 @@ def _describe(name: str, value: torch.Tensor) -> str:
 
 
 def _record(case: Case) -> Recorded:
+    """Build and export the case here (its file imported here: the run collected it in a child
+    process, which keeps the factories) and record its graph."""
+    if case.spec.factory is None:
+        found = discover.load(case.file)
+        if not isinstance(found, discover.Discovered):
+            raise RuntimeError(f"{case.file.rel} did not import here: {found.message}")
+        case = Case(case.file, next(s for s in found.specs if s.name == case.spec.name),
+                    case.variant)
     built = build(case)
     built = replace(built, module=built.module.eval())
     with torch.no_grad():
