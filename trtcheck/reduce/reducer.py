@@ -19,6 +19,7 @@ import torch
 from trtcheck.backends import Backend, lowering_label
 from trtcheck.backends.torch_tensorrt.backend import adapt_settings, parse_version
 from trtcheck.config.options import Options, Profile
+from trtcheck.execution.case import in_full
 from trtcheck.execution.run import start
 from trtcheck.program.export import export
 from trtcheck.reduce import bundle
@@ -30,7 +31,7 @@ from trtcheck.results.backends import BackendRef
 from trtcheck.results.rows import Row
 from trtcheck.zoo import discover
 from trtcheck.zoo.cases import Case, build
-from trtcheck.zoo.discover import ZooFile
+from trtcheck.zoo.discover import ImportFailure, ZooFile
 
 REPRO_DIR = "repro"
 Say = Callable[[str], None]
@@ -304,15 +305,10 @@ def _describe(name: str, value: torch.Tensor) -> str:
 
 
 def _record(case: Case) -> Recorded:
-    """Build and export the case here (its file imported here: the run collected it in a child
-    process, which keeps the factories) and record its graph."""
-    if case.spec.factory is None:
-        found = discover.load(case.file)
-        if not isinstance(found, discover.Discovered):
-            raise RuntimeError(f"{case.file.rel} did not import here: {found.message}")
-        case = Case(case.file, next(s for s in found.specs if s.name == case.spec.name),
-                    case.variant)
-    built = build(case)
+    full = in_full(case)  # collected in the collector process: its factory is imported here
+    if isinstance(full, ImportFailure):
+        raise RuntimeError(f"{full.location}: {full.message}")
+    built = build(full)
     built = replace(built, module=built.module.eval())
     with torch.no_grad():
         program = export(case, built)
