@@ -4,7 +4,8 @@ by row — status changes, new and removed rows, accuracy, and a noise-aware lat
 The latency verdict compares the speedup (the backend normalised by eager in the same run,
 which cancels the drift of the machine between runs) or, with metric ``latency``, the
 backend's absolute GPU time. A row regresses only when it is slower by more than the
-threshold *and* the two runs' intervals do not overlap."""
+threshold *and* the two runs' intervals do not overlap. A row whose interval, in either run, is
+too wide to decide (its latency is flagged unstable) is not gated."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ _WORST_REL = next(m for m in ROW_METRICS if m.field == "max_rel")
 ACCURACY_FACTOR = 2.0  # a worst relative error that moved by more than this factor is shown
 
 REGRESSION, IMPROVEMENT, NOISE, SMALL = "regression", "improvement", "within noise", "below threshold"
+UNSTABLE = "not gated: unstable"  # an interval too wide to decide, in either run
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,8 @@ class LatencyChange:
 
     ``before``/``after`` are the gated figure (the speedup, or the backend's GPU ms);
     ``slowdown`` how many times slower the backend got relative to the baseline (1.2: 20 %
-    slower), ``verdict`` one of regression, improvement, within noise, below threshold.
+    slower), ``verdict`` one of regression, improvement, within noise, below threshold, not
+    gated: unstable.
     ``before_ms``/``after_ms`` are the backend's absolute times, shown as information."""
 
     metric: str
@@ -174,7 +177,9 @@ def latency_change(before: Row, after: Row, metric: str, threshold: float) -> La
         apart_slower = old_iv is not None and new_iv is not None and new_iv[0] > old_iv[1]
         apart_faster = old_iv is not None and new_iv is not None and new_iv[1] < old_iv[0]
     no_interval = old_iv is None or new_iv is None
-    if slowdown > 1 + threshold:
+    if b.unstable or a.unstable:
+        verdict = UNSTABLE
+    elif slowdown > 1 + threshold:
         verdict = REGRESSION if apart_slower or no_interval else NOISE
     elif slowdown < 1 / (1 + threshold):
         verdict = IMPROVEMENT if apart_faster or no_interval else NOISE
