@@ -32,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -75,22 +76,34 @@ def plan(pairs: int) -> list[tuple[str, int]]:
     return order
 
 
-def do_runs(device: str, work: Path, pairs: int, budget_s: float) -> bool:
-    """Run what is missing, until the budget is spent; True when every run is there."""
+def do_runs(device: str, work: Path, pairs: int, budget_s: float, jobs: int = 1) -> bool:
+    """Run what is missing, ``jobs`` at a time, until the budget is spent; True when every run
+    is there. Runs at once share the device safely: trtcheck times only while it holds the
+    device's lock alone (:mod:`trtcheck.measure.alone`), so no figure is taken beside another
+    run's work on that device."""
     t0 = time.perf_counter()
-    for kind, i in plan(pairs):
+    todo = [(kind, i) for kind, i in plan(pairs)
+            if not (work / run_name(kind, i) / "results.json").exists()]
+
+    def one(kind: str, i: int) -> None:
         out = work / run_name(kind, i)
-        if (out / "results.json").exists():
-            continue
         if time.perf_counter() - t0 > budget_s:
-            print(f"budget spent: run again to resume ({out.name} next)", flush=True)
-            return False
+            return
         env = {"TRTCHECK_PLANT": str(plant_file(work, kind))} if kind != "base" else {}
         proc = trtcheck("run", str(ZOO), "--device", device, "-q", "--out", str(out), env=env)
         if not (out / "results.json").exists():
             raise SystemExit(f"{out.name} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
         print(f"{out.name} done at {time.perf_counter() - t0:.0f} s", flush=True)
-    return True
+
+    if todo and todo[0] == ("base", 0):  # the plants are sized from it
+        one(*todo.pop(0))
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for done in [pool.submit(one, kind, i) for kind, i in todo]:
+            done.result()
+    missing = [(k, i) for k, i in plan(pairs) if not (work / run_name(k, i) / "results.json").exists()]
+    if missing:
+        print(f"budget spent: run again to resume ({len(missing)} runs left)", flush=True)
+    return not missing
 
 
 def judge(work: Path, pairs: int, threshold: float | None) -> dict[str, Any]:
@@ -173,13 +186,15 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=Path(".gate"))
     parser.add_argument("--budget-s", type=float, default=420.0,
                         help="start no run after this many seconds (the next command resumes)")
+    parser.add_argument("--jobs", type=int, default=1, help="runs at once (they share the device "
+                        "through trtcheck's timing lock)")
     parser.add_argument("--threshold", type=float, default=None,
                         help="judge with this threshold (default: trtcheck's)")
     parser.add_argument("--report", action="store_true", help="also judge and print the table")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
-    done = do_runs(args.device, args.work, args.pairs, args.budget_s)
+    done = do_runs(args.device, args.work, args.pairs, args.budget_s, args.jobs)
     if not (done and args.report):
         return 0 if done else 3
     found = judge(args.work, args.pairs, args.threshold)

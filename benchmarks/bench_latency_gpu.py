@@ -38,7 +38,8 @@ def child_env(device: str) -> dict[str, str]:
     """On CPU, one thread, as ``blocked_autorange`` uses: on a shared machine, torch's threads
     wait on each other's cores and multiply small models' times by up to 100."""
     one = {"OMP_NUM_THREADS": "1"} if device == "cpu" else {}
-    return {**os.environ, "PYTHONPATH": str(REPO), **one}
+    path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)
+    return {**os.environ, "PYTHONPATH": path, **one}
 
 
 def trtcheck_run(device: str, keyword: str | None, out: Path) -> Figures:

@@ -205,3 +205,14 @@ def test_gate_settings_resolve_from_config_and_command_line(tmp_path: Path) -> N
     (tmp_path / "trtcheck.toml").write_text("")
     with pytest.raises(UsageError, match=r"--baseline: .*missing\.json is not a file"):
         resolve((tmp_path,), baseline=tmp_path / "missing.json")
+
+
+def test_a_row_unstable_in_either_run_is_not_gated() -> None:
+    from dataclasses import replace
+
+    from trtcheck.results.baseline import UNSTABLE
+
+    slower = _latency(2.0 / 1.5, 0.01)
+    assert _verdict(_latency(2.0, 0.01), slower) == REGRESSION
+    assert _verdict(replace(_latency(2.0, 0.01), unstable=True), slower) == UNSTABLE
+    assert _verdict(_latency(2.0, 0.01), replace(slower, unstable=True)) == UNSTABLE

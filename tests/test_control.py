@@ -1,0 +1,58 @@
+"""The control and the comparison backends: what each times and what it compares."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from trtcheck import backends
+from trtcheck.backends import CompileJob
+from trtcheck.config.options import Profile, resolve
+from trtcheck.execution.case import iter_rows
+from trtcheck.execution.run import collect
+from trtcheck.results.rows import Row
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+class Doubler(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+
+def _job() -> CompileJob:
+    model, args = Doubler().eval(), (torch.randn(3),)
+    return CompileJob(torch.export.export(model, args), args, {}, Profile("default"), "cpu",
+                      module=model)
+
+
+def test_eager_times_the_users_module_and_compares_the_exported_one() -> None:
+    job = _job()
+    compiled = backends.get("eager").compile(job)
+    assert compiled.called is job.module  # called as the reference calls it
+    assert isinstance(compiled.fn, torch.fx.GraphModule)  # the export round trip
+    assert compiled.cost_label == "export" and compiled.interleave
+
+
+@pytest.mark.slow
+def test_inductor_compiles_the_users_module_and_says_so() -> None:
+    job = _job()
+    compiled = backends.get("inductor").compile(job)
+    assert getattr(compiled.fn, "_orig_mod", None) is job.module
+    assert compiled.evidence.details["compiled_as"].startswith("torch.compile on the module")
+
+
+def test_control_row_carries_the_export_cost_and_equal_memory_figures() -> None:
+    opts = resolve((FIXTURES,), backends=("eager",), keyword="propagator")
+    (case,) = collect(opts).cases
+    (row,) = [r for r in iter_rows(case, opts, {"eager": backends.get("eager")})
+              if isinstance(r, Row)]
+    lat = row.latency
+    assert lat is not None and lat.cost is not None and lat.cost.label == "export"
+    assert (lat.method, lat.schedule) == ("calls", "interleaved")
+    assert lat.cost.low_ms <= lat.cost.ms <= lat.cost.high_ms
+    if row.memory is not None:  # Linux: resident peaks; a ratio only above the 16 MiB floor
+        assert row.memory.ratio in (None, 1.0) or abs(row.memory.ratio - 1) < 0.05
+        assert row.memory.eager_first is not None
