@@ -3,7 +3,7 @@
 Measures what a user waits for: ``trtcheck analyze fixtures/`` (target: under 30 s on a
 2-core CPU) and ``trtcheck run`` with and without worker isolation (the cost of isolation).
 Each command runs ``--repeat`` times in a fresh subprocess; the median and the spread are printed
-as a Markdown table for the README.
+as a Markdown table for docs/benchmarks.md.
 
     python benchmarks/bench_cli.py [--repeat 3] [--zoo fixtures/]
 """

@@ -125,12 +125,16 @@ def judge(work: Path, pairs: int, threshold: float | None) -> dict[str, Any]:
             if proc.returncode not in (0, 1):
                 raise SystemExit(f"trtcheck diff failed ({proc.returncode}): {proc.stderr[-1000:]}")
             flagged += proc.returncode == 1
-            diff = baseline.compare(record.load(a), record.load(b), metric=metric,
+            before, after = record.load(a), record.load(b)
+            diff = baseline.compare(before, after, metric=metric,
                                     **({"threshold": threshold} if threshold is not None else {}))
+            unstable = {r.case_id for rec in (before, after) for r in rec.rows
+                        if r.latency is not None and r.latency.unstable}
             for c in diff.changes:
                 if c.latency is not None:
                     rows.setdefault(c.case_id, []).append(
-                        {"verdict": c.latency.verdict, "slowdown": c.latency.slowdown})
+                        {"verdict": c.latency.verdict, "slowdown": c.latency.slowdown,
+                         "gated": c.case_id not in unstable})
             found["threshold"] = diff.threshold
         found[name] = {"pairs": pairs, "flagged": flagged, "rows": rows}
     return found
@@ -147,18 +151,18 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
 
 
 def report(found: dict[str, Any], device: str) -> None:
-    from trtcheck.results.baseline import REGRESSION, UNSTABLE
+    from trtcheck.results.baseline import REGRESSION
 
     aa = found["A/A"]
     verdicts = [v for vs in aa["rows"].values() for v in vs]
-    gated = sum(v["verdict"] != UNSTABLE for v in verdicts)
+    gated = sum(v["gated"] for v in verdicts)
     print(f"\n{device}: threshold {found['threshold']:.0%}, {aa['pairs']} pairs per test\n")
     print("| test | pairs | flagged by `trtcheck diff --fail-on regression` | rows gated |")
     print("|---|---|---|---|")
     for name in ("A/A", "planted, speedup", "planted, latency"):
         t = found[name]
         vs = [v for rows in t["rows"].values() for v in rows]
-        n_gated = sum(v["verdict"] != UNSTABLE for v in vs)
+        n_gated = sum(v["gated"] for v in vs)
         what = "false alarms" if name == "A/A" else "detections"
         print(f"| {name} | {t['pairs']} | {t['flagged']} {what} | {n_gated}/{len(vs)} "
               f"({n_gated / max(1, len(vs)):.0%}) |")
@@ -170,7 +174,7 @@ def report(found: dict[str, Any], device: str) -> None:
         worst = max(abs(s - 1) for s in spread) if spread else math.nan
         print(f"  {case}: {k}/{len(vs)} [{low:.0%}, {high:.0%}]; slowdown median "
               f"{statistics.median(spread):.3f}, worst |Δ| {worst:.1%}, "
-              f"gated {sum(v['verdict'] != UNSTABLE for v in vs)}/{len(vs)}")
+              f"gated {sum(v['gated'] for v in vs)}/{len(vs)}")
     for name in ("planted, speedup", "planted, latency"):
         print(f"\n{name} per row: regression verdicts, median slowdown seen")
         for case, vs in sorted(found[name]["rows"].items()):

@@ -3,7 +3,7 @@
 Runs ``trtcheck run ZOO`` ``--runs`` times and, for every row, compares across runs (max / min)
 the backend's median latency and the speedup (eager median / backend median, measured
 interleaved). A ratio near 1 means a pull request's latency table can be trusted to show real
-changes; the README quotes the figures measured on CPU and on an H200.
+changes; docs/benchmarks.md quotes the figures measured on CPU and on an H200.
 
     python benchmarks/bench_latency_stability.py [--runs 3] [--device cuda] [--zoo fixtures/]
 """

@@ -2,7 +2,7 @@
 
 Builds ``--shards`` shard records holding ``--rows`` rows together, copied from the sample zoo's
 recorded rows (``tests/data/sample_zoo_results.json.gz``) under new case ids, then times
-:func:`trtcheck.results.shard.merge` plus :func:`trtcheck.render.write_reports` (results.json,
+:func:`trtcheck.results.merge.merge` plus :func:`trtcheck.render.write_reports` (results.json,
 junit.xml, report.md, comment.md) in this process. Target: at most 2 s. The whole
 ``trtcheck merge`` command, which also starts Python and imports torch, is timed alongside.
 
@@ -22,9 +22,10 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from trtcheck.execution.shard import describe
 from trtcheck.render import write_reports
 from trtcheck.results import record
-from trtcheck.results.shard import describe, merge
+from trtcheck.results.merge import merge
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "tests" / "data" / "sample_zoo_results.json.gz"

@@ -22,9 +22,9 @@ from pathlib import Path
 import torch
 
 from trtcheck.backends.base import CompileJob
-from trtcheck.backends.lowering.backend import LoweringBackend, host_for
+from trtcheck.backends.lowering.backend import LoweringBackend
 from trtcheck.backends.lowering.code import CodeUnavailable, download, locate
-from trtcheck.config.options import Profile
+from trtcheck.config.profiles import Profile
 
 
 class GuideRoPE(torch.nn.Module):
@@ -57,26 +57,31 @@ def main() -> int:
         print(f"canary: {wheel.name} (built for torch {source.built_for}, running torch {torch.__version__})")
         if source.note:
             print(f"canary: {source.note}")
-        started = time.perf_counter()
+        backend = LoweringBackend(str(wheel))
         try:
-            host = host_for(source)
-        except Exception as exc:
-            print(f"CANARY FAILED: Torch-TensorRT {source.version} does not import over the tensorrt "
-                  f"stand-in: {type(exc).__name__}: {exc}\n{exc.__cause__ or ''}", file=sys.stderr)
-            return 1
-        names = host.info["tensorrt_names"]
-        print(f"canary: imported in {time.perf_counter() - started:.1f} s; {len(names)} tensorrt names "
-              f"touched at import: {', '.join(names)}")
-        inputs = (torch.randn(1, 16, 64), torch.randn(1, 16, 32, dtype=torch.complex64))
-        job = CompileJob(torch.export.export(GuideRoPE(), inputs), inputs, {}, Profile("default"), "cpu")
-        try:
-            compiled = LoweringBackend(source.version).compile(job)
-            torch.testing.assert_close(compiled.fn(*inputs), GuideRoPE()(*inputs))
-        except Exception as exc:
-            print(f"CANARY FAILED: Torch-TensorRT {source.version} imports but its dryrun lowering of the "
-                  f"guide's RoPE fails: {type(exc).__name__}: {exc}\n{exc.__cause__ or ''}", file=sys.stderr)
-            return 1
-        print(f"canary: ok, RoPE lowered: {', '.join(compiled.evidence['path'])}")
+            started = time.perf_counter()
+            try:
+                host = backend.host(source)
+            except Exception as exc:
+                print(f"CANARY FAILED: Torch-TensorRT {source.version} does not import over the tensorrt "
+                      f"stand-in: {type(exc).__name__}: {exc}\n{exc.__cause__ or ''}", file=sys.stderr)
+                return 1
+            names = host.info["tensorrt_names"]
+            print(f"canary: imported in {time.perf_counter() - started:.1f} s; {len(names)} tensorrt names "
+                  f"touched at import: {', '.join(names)}")
+            inputs = (torch.randn(1, 16, 64), torch.randn(1, 16, 32, dtype=torch.complex64))
+            job = CompileJob(torch.export.export(GuideRoPE(), inputs), inputs, {}, Profile("default"), "cpu")
+            try:
+                compiled = backend.compile(job)
+                torch.testing.assert_close(compiled.fn(*inputs), GuideRoPE()(*inputs))
+            except Exception as exc:
+                print(f"CANARY FAILED: Torch-TensorRT {source.version} imports but its dryrun lowering "
+                      f"of the guide's RoPE fails: {type(exc).__name__}: {exc}\n{exc.__cause__ or ''}",
+                      file=sys.stderr)
+                return 1
+            print(f"canary: ok, RoPE lowered: {', '.join(compiled.evidence['path'])}")
+        finally:
+            backend.deactivate()
     return 0
 
 

@@ -35,8 +35,10 @@ USES = re.compile(r"^\s*(?:-\s+)?uses:\s*(\S+?)(?:@(\S+))?(?:\s+#\s*(\S+))?\s*$"
 
 
 def readme_workflows() -> dict[str, str]:
-    """The README's example workflows: the YAML block after each ``readme-workflow`` marker."""
-    text = (REPO / "README.md").read_text()
+    """The example workflows of the README and the docs: the YAML block after each
+    ``readme-workflow`` marker."""
+    pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    text = "\n".join(page.read_text(encoding="utf-8") for page in pages)
     found = re.findall(r"<!-- readme-workflow: ([\w-]+) -->\n```yaml\n(.*?)```", text, re.S)
     return dict(found)
 
@@ -95,7 +97,8 @@ def test_dependabot_watches_the_actions() -> None:
 def test_actionlint_on_the_workflows_and_the_readme(tmp_path: Path) -> None:
     actionlint = _tool("actionlint")
     examples = readme_workflows()
-    assert set(examples) == {"two-job", "workflow-run", "one-job", "baseline", "matrix"}
+    assert set(examples) == {"minimal", "two-job", "workflow-run", "one-job", "baseline",
+                            "matrix"}
     for name, text in examples.items():
         (tmp_path / f"readme-{name}.yml").write_text(text)
     files = [str(p) for p in WORKFLOWS] + sorted(str(p) for p in tmp_path.iterdir())
@@ -246,6 +249,18 @@ def test_run_step_passes_the_baseline_and_the_regression_gate(tmp_path: Path, ex
     assert (tmp_path / "args").read_text().splitlines() == [
         "-m", "trtcheck", "run", *gate, "--fail-on", "regression", "--", "models/"]
     assert ("::notice title=trtcheck::no baseline file" in proc.stdout) is not exists
+
+
+@pytest.mark.parametrize(("nan", "expected"), [("fail", ["--nan", "fail"]), ("", [])])
+def test_run_step_passes_the_nan_policy_only_when_given(tmp_path: Path, nan: str,
+                                                        expected: list[str]) -> None:
+    python = _recorder(tmp_path, 'printf "%s\\n" "$@" > "$ARGS_FILE"\n')
+    env = {**runner_env(tmp_path, ARGS_FILE=str(tmp_path / "args")),
+           **step_env("Run trtcheck", {"paths": "models/", "nan": nan}, {"python": str(python)})}
+    proc = run_step("Run trtcheck", env, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "args").read_text().splitlines() == [
+        "-m", "trtcheck", "run", *expected, "--", "models/"]
 
 
 @pytest.mark.slow

@@ -13,10 +13,21 @@ import pytest
 from trtcheck.cli import _verdict as exit_code
 from trtcheck.config.options import Gate
 from trtcheck.render import render_changes, render_comment, render_junit, render_markdown
-from trtcheck.results.baseline import IMPROVEMENT, NOISE, REGRESSION, SMALL, Diff, compare
+from trtcheck.render.changes import change_text, count_line
+from trtcheck.results.backends import Kind
+from trtcheck.results.baseline import (
+    IMPROVEMENT,
+    NOISE,
+    NOT_COMPARABLE,
+    REGRESSION,
+    SMALL,
+    Diff,
+    LatencyChange,
+    compare,
+)
 from trtcheck.results.figures import Latency, Stats
-from trtcheck.results.record import Record, load, save
-from trtcheck.results.rows import Kind, Row
+from trtcheck.results.record import FIGURES_SCHEMA, Record, load, save
+from trtcheck.results.rows import Row
 from trtcheck.status import Status
 
 ENV = {"device_name": "NVIDIA H200", "driver": "570.1", "torch": "2.11.0",
@@ -132,9 +143,9 @@ def test_reports_show_the_changes_first_and_a_status_change_always(tmp_path: Pat
     report = render_markdown(again, strict_xfail=False)
     assert report.index("## Changes against the baseline") < report.index("## Summary")
     changes = report.split("## Changes against the baseline")[1].split("## ")[0]
-    assert "1 latency regressions, 1 status changes" in changes
+    assert "1 latency regression, 1 status change, 1 accuracy change; 0 rows unchanged" in changes
     assert "| zoo::a\\[float32\\] | inductor | - | pass → **fail** | 1e-06 → 0.3 |" in changes
-    assert "**+20.0% slower: regression**" in changes
+    assert "**0.833× of the baseline, 17% slower: regression**" in changes
     comment = render_comment(again, strict_xfail=False,
                              changes=render_changes(again, heading="####"))
     assert comment.index("#### Changes against the baseline") < comment.index("Needs attention")
@@ -173,7 +184,7 @@ def test_diff_command_renders_without_running_and_gates(tmp_path: Path) -> None:
     plain = diff()
     assert plain.returncode == 0, plain.stderr
     assert plain.stdout.startswith("## Changes against the baseline")
-    assert "**+20.0% slower: regression**" in plain.stdout
+    assert "**0.833× of the baseline, 17% slower: regression**" in plain.stdout
     assert diff("--fail-on", "regression").returncode == 1
     assert diff("--fail-on", "regression", "--threshold", "0.25").returncode == 0
     out = tmp_path / "out"
@@ -216,3 +227,130 @@ def test_a_row_unstable_in_either_run_is_not_gated() -> None:
     assert _verdict(_latency(2.0, 0.01), slower) == REGRESSION
     assert _verdict(replace(_latency(2.0, 0.01), unstable=True), slower) == UNSTABLE
     assert _verdict(_latency(2.0, 0.01), replace(slower, unstable=True)) == UNSTABLE
+    # within the threshold it stays below threshold, unstable or not
+    assert _verdict(replace(_latency(2.0, 0.01), unstable=True), _latency(1.98, 0.01)) == SMALL
+
+
+# --- the words of a change, and how changes are counted ----------------------------------------
+
+def _change(metric: str, slowdown: float) -> LatencyChange:
+    return LatencyChange(metric, 1.0, 1.0, slowdown, SMALL)
+
+
+@pytest.mark.parametrize(("metric", "slowdown", "text"), [
+    ("speedup", 1 / 0.83, "0.83× of the baseline, 17% slower"),
+    ("speedup", 1 / 1.25, "1.25× of the baseline, 25% faster"),
+    ("speedup", 0.00165 / 0.575, "348× of the baseline, 348 times faster"),
+    ("speedup", 0.575 / 0.00165, "0.00287× of the baseline, 348 times slower"),
+    ("speedup", 1.0, "1× of the baseline, the same"),
+    ("latency", 1.2, "1.2× the baseline's time, 20% longer"),
+    ("latency", 0.8, "0.8× the baseline's time, 20% shorter"),
+    ("latency", 3.0, "3× the baseline's time, 3 times longer"),
+])
+def test_a_change_reads_as_a_ratio_to_the_baseline(metric: str, slowdown: float,
+                                                   text: str) -> None:
+    assert change_text(_change(metric, slowdown)) == text
+
+
+def test_terminal_and_reports_count_the_same_changes() -> None:
+    base = _record(_row("a", _latency(2, 0.01)), _row("b", _latency(2, 0.01)),
+                   _row("gone", _latency(2, 0.01)))
+    head = _record(_row("a", _latency(2, 0.01), status=Status.FAIL),
+                   _row("b", _latency(2, 0.01)), _row("new", _latency(2, 0.01)))
+    diff = compare(base, head)
+    assert diff.tally() == {REGRESSION: 0, "status": 1, "new": 1, "removed": 1,
+                            IMPROVEMENT: 0, "accuracy": 0, NOT_COMPARABLE: 0, "unchanged": 1}
+    line = count_line(diff)
+    assert line == "0 latency regressions, 1 status change, 1 new row, 1 removed row; 1 row unchanged"
+    head.baseline = diff.to_dict()
+    assert f"{line}." in render_markdown(head, strict_xfail=False)
+    assert f"{line}." in render_changes(head, heading="####")
+
+
+# --- a baseline of an older record schema ------------------------------------------------------
+
+def test_an_older_schema_marks_changed_figures_not_comparable_and_gates_none() -> None:
+    base = _record(_row("slow", _latency(2, 0.01)), _row("same", _latency(2, 0.001)),
+                   _row("broken", _latency(2, 0.01)))
+    base.source_schema = FIGURES_SCHEMA - 1
+    head = _record(_row("slow", _latency(1, 0.01)), _row("same", _latency(2, 0.001)),
+                   _row("broken", _latency(2, 0.01), status=Status.FAIL))
+    diff = compare(base, head)
+    verdicts = {c.case_id.split("::")[1]: c.latency.verdict for c in diff.changes if c.latency}
+    assert verdicts == {"slow[float32]": NOT_COMPARABLE, "same[float32]": SMALL,
+                        "broken[float32]": SMALL}
+    assert not diff.regressions and not diff.comparable
+    assert "record schema 2, whose control, speedup and memory figures meant something else" \
+        in diff.warnings[0]
+    head.baseline = diff.to_dict()
+    assert exit_code(head, False, Gate(fail_on="regression")) == 1  # the failing row only
+    text = render_changes(head)
+    assert "| zoo::broken\\[float32\\] | inductor | - | pass → **fail** |" in text
+    assert "0.5× of the baseline, 50% slower (not comparable)" in text
+    assert "1 row with figures not comparable" in text and "nothing is gated on them" in text
+    base.source_schema = FIGURES_SCHEMA  # the same figures, comparable, regress
+    assert [c.case_id for c in compare(base, head).regressions] == ["zoo::slow[float32]"]
+
+
+SCHEMA_2 = Path(__file__).parent / "data" / "results-schema2.json"
+
+
+@pytest.mark.slow
+def test_diff_against_a_schema_2_record_gates_no_figure(tmp_path: Path) -> None:
+    """A real schema-2 record (``trtcheck run fixtures/rope.py fixtures/indices.py --backend
+    eager --backend emulate`` before schema 3) against itself as schema 3, with one row's
+    speedup halved and another's status changed."""
+    data = json.loads(SCHEMA_2.read_text())
+    assert data["schema"] == 2
+    for row in data["rows"]:  # measured steady, so that only comparability decides the gate
+        if row.get("latency"):
+            row["latency"]["unstable"] = False
+    head = {**data, "schema": 3, "rows": [dict(r) for r in data["rows"]]}
+    eager = sorted((r for r in head["rows"] if r["backend"] == "eager" and r["latency"]),
+                   key=lambda r: r["latency"]["speedup_high"] / r["latency"]["speedup_low"])
+    slow, changed = eager[0], eager[1]  # halved beyond its interval: a regression if comparable
+    slow["latency"] = {**slow["latency"], **{k: slow["latency"][k] / 2 for k in
+                                             ("paired_speedup", "speedup_low", "speedup_high")}}
+    changed["status"] = "unsupported"
+    (tmp_path / "head.json").write_text(json.dumps(head))
+    (tmp_path / "base3.json").write_text(json.dumps({**data, "schema": 3}))
+
+    def diff(base: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "trtcheck", "diff", str(base),
+                               str(tmp_path / "head.json"), "--fail-on", "regression"],
+                              capture_output=True, text=True, check=False)
+
+    old = diff(SCHEMA_2)
+    assert old.returncode == 0, old.stdout + old.stderr
+    assert "not comparable" in old.stdout and "regression**" not in old.stdout
+    assert "pass → unsupported" in old.stdout
+    assert "0 latency regressions, 1 status change, 1 row with figures not comparable" \
+        in old.stdout
+    same_schema = diff(tmp_path / "base3.json")
+    assert same_schema.returncode == 1 and "50% slower: regression**" in same_schema.stdout
+
+
+@pytest.mark.slow
+def test_a_run_against_a_baseline_counts_alike_on_the_terminal_and_in_every_report(
+        tmp_path: Path) -> None:
+    def model(name: str) -> str:
+        return (f"@trtcheck.model(variants=('float32',))\ndef {name}(variant):\n"
+                f"    return torch.nn.Linear(4, 4), (torch.ones(2, 4),)\n")
+
+    def run(names: tuple[str, ...], out: str, *extra: str) -> subprocess.CompletedProcess[str]:
+        (tmp_path / "zoo").mkdir(exist_ok=True)
+        (tmp_path / "zoo" / "m.py").write_text("import torch, trtcheck\n\n"
+                                               + "\n".join(model(n) for n in names))
+        return subprocess.run([sys.executable, "-m", "trtcheck", "run", "zoo", "--backend",
+                               "eager", "--out", out, *extra], cwd=tmp_path,
+                              capture_output=True, text=True, check=False)
+
+    assert run(("kept", "gone"), "base").returncode == 0
+    proc = run(("kept", "new"), "head", "--baseline", "base/results.json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [said] = [line.removeprefix("against the baseline: ") for line in proc.stdout.splitlines()
+              if line.startswith("against the baseline: ")]
+    assert said.startswith("0 latency regressions, 0 status changes, ")
+    assert "1 new row, 1 removed row" in said
+    for report in ("report.md", "comment.md"):
+        assert f"{said}." in (tmp_path / "head" / report).read_text(), report

@@ -12,7 +12,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trtcheck.config.options import DEFAULT_TOLERANCES, Tolerance
+from trtcheck.config.profiles import DEFAULT_TOLERANCES, Tolerance
 from trtcheck.measure.compare import Comparison, LeafResult, compare
 
 INF, NAN = math.inf, math.nan
@@ -587,3 +587,13 @@ def test_inputs_are_called_inputs() -> None:
     result = compare(before, after, fixed(0.0, 0.0), what="input")
     assert result.message.startswith("1 of 2 inputs failed; worst: inputs[0][1]: ")
     assert "out[" not in result.message
+
+
+def test_every_figure_of_an_output_is_a_declared_metric() -> None:
+    import dataclasses
+
+    from trtcheck.results.metrics import METRICS
+
+    figures = {f.name for f in dataclasses.fields(LeafResult)
+               if f.type in ("float | None", "int | None")}
+    assert figures == {m.field for m in METRICS}

@@ -22,7 +22,7 @@ from trtcheck.execution.case import iter_rows
 from trtcheck.execution.run import collect
 from trtcheck.measure import memory
 from trtcheck.measure.timing import measure
-from trtcheck.results.metrics import METRICS
+from trtcheck.results.metrics import MAX_REL
 from trtcheck.results.rows import Row
 from trtcheck.status import Status
 
@@ -31,12 +31,11 @@ pytestmark = [
     pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"),
 ]
 
-MAX_REL = next(m for m in METRICS if m.field == "max_rel")
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
 def _opts(keyword: str, profiles: tuple[str, ...] = ("default",)) -> options.Options:
-    return options.resolve((FIXTURES,), keyword=keyword, device="cuda", profiles=profiles,
+    return options.resolve((FIXTURES,), keyword=keyword, device="cuda", run_profiles=profiles,
                            backends=("eager", "emulate", "inductor"))
 
 
@@ -192,7 +191,7 @@ def test_out_of_gpu_memory_is_an_error_and_the_next_case_passes(tmp_path: Path) 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.complex64, torch.int64])
 def test_compare_stays_on_the_device_within_twice_the_pair(dtype: torch.dtype) -> None:
-    from trtcheck.config.options import Tolerance
+    from trtcheck.config.profiles import Tolerance
     from trtcheck.measure.compare import compare
 
     n = 64 * 2**20 // torch.empty((), dtype=dtype).element_size()  # 64 MiB per output

@@ -9,7 +9,8 @@ from typing import Any
 import torch
 
 from trtcheck.backends.base import Backend, Compiled, CompileJob
-from trtcheck.config.options import Options, Tolerance
+from trtcheck.config.options import Options
+from trtcheck.config.profiles import Tolerance
 from trtcheck.execution.case import iter_rows
 from trtcheck.measure import drift
 from trtcheck.results.rows import Row

@@ -34,8 +34,8 @@ ZOO = {"m.py": """
 """}
 
 
-def _rows(root, name: str, hook=None) -> list[Row]:
-    opts = Options(paths=(root,), device="cpu")
+def _rows(root, name: str, hook=None, nan: str = "warn") -> list[Row]:
+    opts = Options(paths=(root,), device="cpu", nan=nan)
     [case] = [c for c in collect(opts).cases if c.spec.name == name]
     kwargs = {"hook": hook} if hook else {}
     return [r for r in iter_rows(case, opts, {"eager": get("eager")}, **kwargs)
@@ -50,10 +50,21 @@ def test_the_eager_input_check_is_announced_as_its_own_stage(make_zoo) -> None:
     assert heard[:4] == ["build", "eager", "compare", "export"]
 
 
-def test_eager_returning_nan_or_inf_says_so(make_zoo) -> None:
+def test_eager_returning_nan_or_inf_says_so_with_counts(make_zoo) -> None:
     [row] = _rows(make_zoo(ZOO), "halves")
-    assert row.status is Status.PASS
-    assert row.message == "eager itself returns NaN/Inf in out (2)"
+    assert row.status is Status.PASS  # nan = "warn": matching NaN and Inf pass
+    assert row.message == "eager output holds 1 NaN and 1 Inf, backend output 1 NaN and 1 Inf"
+    [out] = row.outputs
+    assert (out["eager_nan"], out["eager_inf"], out["nan"], out["inf"]) == (1, 1, 1, 1)
+
+
+def test_nan_fail_fails_a_row_with_matching_nan(make_zoo) -> None:
+    [row] = _rows(make_zoo(ZOO), "halves", nan="fail")
+    assert row.status is Status.FAIL and row.stage == "compare"
+    assert row.message == ('nan = "fail": eager output holds 1 NaN and 1 Inf, '
+                           "backend output 1 NaN and 1 Inf")
+    [finite] = _rows(make_zoo(ZOO), "scale", nan="fail")
+    assert finite.status is Status.PASS and finite.message == ""
 
 
 def test_a_factory_returning_garbage_names_its_declaration(make_zoo) -> None:

@@ -17,12 +17,14 @@ import torch
 
 from trtcheck.backends.base import CompileJob
 from trtcheck.backends.lowering.backend import LoweringBackend
-from trtcheck.config.options import BUILTIN_PROFILES, Options, Profile
+from trtcheck.config.options import Options
+from trtcheck.config.profiles import BUILTIN_PROFILES, Profile
 from trtcheck.config.timing import Timing
 from trtcheck.errors import Unsupported
 from trtcheck.execution.case import iter_rows
 from trtcheck.execution.run import collect
-from trtcheck.results.rows import Evidence, Kind, Row
+from trtcheck.results.backends import Kind
+from trtcheck.results.rows import Evidence, Row
 from trtcheck.status import Status
 
 pytestmark = pytest.mark.slow

@@ -13,8 +13,9 @@ from trtcheck.cli import main
 from trtcheck.config.options import resolve
 from trtcheck.errors import ConfigError
 from trtcheck.render import render_markdown
+from trtcheck.results.backends import Kind
 from trtcheck.results.record import Record
-from trtcheck.results.rows import Evidence, Kind, Row
+from trtcheck.results.rows import Evidence, Row
 from trtcheck.status import Status
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -29,12 +30,16 @@ def test_without_tensorrt_the_default_is_lowering_on_the_release_for_this_torch(
     assert "a prediction at the graph level, not TensorRT" in opts.backend_note
 
 
-def test_without_the_code_the_default_is_emulate_naming_both_reasons(tmp_path: Path) -> None:
+def test_without_the_code_the_default_is_emulate_naming_both_reasons(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CI", raising=False)  # with CI set, there is no fallback (test_fallback.py)
     missing = str(tmp_path / "torch_tensorrt-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl")
     opts = backends.choose(resolve((FIXTURES,), device="cpu", torch_tensorrt=(missing,)))
     assert opts.backends == ("emulate",)
     assert opts.backend_note is not None and "(tensorrt: " in opts.backend_note
     assert "; lowering: " in opts.backend_note
+    assert opts.fallback_note is not None
+    assert opts.fallback_note.startswith("emulate ran instead of lowering, the default: ")
 
 
 def test_several_releases_give_one_lowering_backend_each(ttrt_releases: dict[str, Path]) -> None:
@@ -72,7 +77,7 @@ def test_report_sets_the_rules_against_each_release() -> None:
     text = render_markdown(Record({}, {}, rows, analyses), strict_xfail=False)
     matrix = text.split("## Torch-TensorRT releases")[1].split("## ")[0]
     assert "| 2.12.1" in matrix and "| 2.14.0" in matrix
-    assert "| m::one\\_minus\\[complex64\\] | default   | **fail** | pass     |" in matrix
+    assert "| m::one\\_minus\\[complex64\\] | default | **fail** | pass |" in matrix
     disagree = text.split("## Where emulate and lowering disagree")[1].split("## ")[0]
     assert ("(aten.rsub.Scalar): the guide's rule (emulate) predicts pass; Torch-TensorRT "
             "2.12.1's lowering gives fail at compare: max abs err 1 on out") in disagree

@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from trtcheck import backends
-from trtcheck.backends.torch_tensorrt.backend import engine_memory
+from trtcheck.backends.torch_tensorrt.inspection import engine_memory
 from trtcheck.config import options
 from trtcheck.execution.case import iter_rows
 from trtcheck.execution.isolate import IsolatedExecutor
@@ -26,9 +26,10 @@ from trtcheck.measure import memory
 from trtcheck.measure.memory import LEAK_MARGIN, MIB, Peak
 from trtcheck.render.junit import render_junit
 from trtcheck.render.markdown import render_markdown
+from trtcheck.results.backends import Kind
 from trtcheck.results.figures import Memory
 from trtcheck.results.record import Record
-from trtcheck.results.rows import Kind, Row
+from trtcheck.results.rows import Row
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 # A real message of torch.OutOfMemoryError from the caching allocator (torch 2.11 on an H200).
@@ -97,7 +98,7 @@ def test_ratio_for_measured_rows_only_and_round_trip() -> None:
     assert measured.memory_ratio == 0.5
     assert predicted.memory_ratio is None
     assert measured.to_dict()["memory"]["ratio"] == 0.5
-    assert predicted.to_dict()["memory"]["ratio"] is None
+    assert "ratio" not in predicted.to_dict()["memory"]  # no ratio to mistake for TensorRT's
     assert predicted.to_dict()["memory"]["backend"] == 2 * MIB  # the peak stays
     assert Row.from_dict(measured.to_dict()) == measured
     assert _row(Kind.MEASURED, Memory(memory.ALLOCATOR, eager=0, backend=MIB)).memory_ratio is None
@@ -114,10 +115,10 @@ def test_reports_show_peaks_ratio_and_notes() -> None:
                                                              ("emulate", Kind.EMULATED))]
     record = Record({"device": "cuda:0"}, {}, rows, {})
     report = render_markdown(record, strict_xfail=False)
-    assert "| eager peak MiB   | backend peak MiB   | memory ratio   |" in report
-    assert "| 4                | 2                  | 0.5×           |" in report
-    assert "| 4                | 2                  | —              |" in report  # emulate
-    assert "PyTorch allocator peak of each call" in report
+    assert "| eager peak MiB | backend peak MiB | memory ratio |" in report
+    assert "| 4 | 2 | 0.5× |" in report
+    assert "| 4 | 2 | — |" in report  # emulate
+    assert "PyTorch allocator peak of one call after warm-up" in report
     assert "left 100.0 MiB allocated" in report
     junit = render_junit(record, strict_xfail=False)
     assert "memory ratio: 0.5×" in junit and "backend peak MiB: 2" in junit
@@ -229,13 +230,14 @@ class _FakeWorker:
     def __init__(self, messages: list[tuple[Any, ...]]) -> None:
         self.messages = messages
         self.stopped = False
-        self.replies = self
-        self.proc = SimpleNamespace(poll=lambda: None)
+
+    def alive(self) -> bool:
+        return True
 
     def poll(self, timeout: float) -> bool:
         return True
 
-    def recv(self) -> tuple[Any, ...]:
+    def receive(self) -> tuple[Any, ...]:
         return self.messages.pop(0)
 
     def stop(self) -> None:

@@ -102,17 +102,3 @@ def test_each_value_names_where_it_came_from(tmp_path: Path) -> None:
         resolve([tmp_path])
     with pytest.raises(ConfigError, match=r"^command line: unknown backend 'eagr'; did you mean 'eager'"):
         resolve([tmp_path], backends=("eagr",))
-
-
-def test_the_backend_vocabulary_is_the_registry() -> None:
-    assert set(options.BACKENDS) == set(backends.REGISTRY)
-
-
-def test_cli_help_reads_the_settings_table() -> None:
-    from click.testing import CliRunner
-
-    from trtcheck.cli import cli
-
-    text = CliRunner().invoke(cli, ["run", "--help"], terminal_width=400).output
-    for key in ("backends", "out", "device", "timeout", "memory_limit_mb"):
-        assert " ".join(options.SETTINGS[key].help.split()) in " ".join(text.split()), key

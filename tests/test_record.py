@@ -9,10 +9,11 @@ from pathlib import Path
 from trtcheck.backends import get
 from trtcheck.config.options import Options
 from trtcheck.execution.isolate import IsolatedExecutor
-from trtcheck.results.figures import Latency, Stats
-from trtcheck.results.record import Journal, Record, save
+from trtcheck.results.backends import Kind
+from trtcheck.results.figures import Latency, Memory, Stats
+from trtcheck.results.record import SCHEMA_VERSION, Journal, Record, save
 from trtcheck.results.record import load as load_record
-from trtcheck.results.rows import Analysis, Evidence, Kind, Row
+from trtcheck.results.rows import Analysis, Evidence, Row
 from trtcheck.status import Status
 from trtcheck.zoo.cases import Case
 from trtcheck.zoo.discover import ZooFile, load
@@ -42,6 +43,36 @@ def test_record_round_trips_through_json_with_non_finite_numbers(tmp_path: Path)
     assert again == record
 
 
+def _keys(value: object) -> set[str]:
+    """Every key of a JSON value, however deep."""
+    if isinstance(value, dict):
+        return set(value) | {k for v in value.values() for k in _keys(v)}
+    if isinstance(value, list):
+        return {k for v in value for k in _keys(v)}
+    return set()
+
+
+def test_a_prediction_row_saves_its_timings_without_speedup_interval_or_ratio(
+        tmp_path: Path) -> None:
+    stats = Stats("perf_counter", 3, 20, 1.5, 2.0, 1.0, 1.6, 0.1)
+    latency = Latency(stats, stats, stats, stats, 0.039, 0.03, 0.05)
+    memory = Memory("resident", eager=2**20, backend=2**21)
+    rows = [_row("a", "emulate", "default", kind=Kind.EMULATED, latency=latency, memory=memory),
+            _row("a", "lowering", "default", kind=Kind.LOWERED, latency=latency, memory=memory),
+            _row("a", "inductor", latency=latency, memory=memory)]
+    save(Record({}, {"profiles": []}, rows), tmp_path / "results.json")
+    saved = json.loads((tmp_path / "results.json").read_text())["rows"]
+    for prediction in saved[:2]:
+        assert prediction["latency"] is None
+        assert {"speedup", "paired_speedup", "speedup_low", "speedup_high", "ratio",
+                "unstable"}.isdisjoint(_keys(prediction))
+        assert prediction["prediction_timing"]["backend"]["median_ms"] == 1.5
+    assert saved[2]["latency"]["speedup"] == 0.039 and saved[2]["memory"]["ratio"] == 2.0
+    again = load_record(tmp_path / "results.json").rows
+    assert again[0].latency is not None and again[0].latency.backend == stats
+    assert again[0].latency.paired_speedup is None and again[2].latency == latency
+
+
 def test_journal_merges_resumed_runs_last_row_wins(tmp_path: Path) -> None:
     path = tmp_path / "results.jsonl"
     journal = Journal(path, {"device": "cpu"}, {"strict_xfail": False})
@@ -57,7 +88,7 @@ def test_journal_merges_resumed_runs_last_row_wins(tmp_path: Path) -> None:
     assert [(r.case_id, r.status, r.message) for r in record.rows] == [
         ("m::a[float32]", Status.PASS, "second try"), ("m::b[float32]", Status.PASS, "")]
     assert record.analyses == {"m::a[float32]": {"path": []}}
-    assert json.loads(path.read_text().splitlines()[0])["schema"] == 2
+    assert json.loads(path.read_text().splitlines()[0])["schema"] == SCHEMA_VERSION
 
 
 def test_worker_protocol_sends_the_analysis_then_each_row(make_zoo, tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from trtcheck.config.options import BUILTIN_PROFILES
+from trtcheck.config.profiles import BUILTIN_PROFILES
 from trtcheck.render import (
     render_comment,
     render_junit,
@@ -25,9 +25,10 @@ from trtcheck.render import (
 )
 from trtcheck.render.github import RunLink
 from trtcheck.render.text import md, plain, xml_text
+from trtcheck.results.backends import Kind
 from trtcheck.results.figures import Latency, Stats
-from trtcheck.results.record import Record, load
-from trtcheck.results.rows import Evidence, Kind, Row
+from trtcheck.results.record import SCHEMA_VERSION, Record, load
+from trtcheck.results.rows import Evidence, Row
 from trtcheck.status import Status
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -147,14 +148,14 @@ def test_markdown_golden() -> None:
     _check_golden("report.md", render_markdown(load(SCHEMA_1), strict_xfail=False))
 
 
-def test_schema_1_record_reads_as_schema_2() -> None:
+def test_schema_1_record_reads_as_the_current_schema() -> None:
     old = load(SCHEMA_1)
     assert len(old.rows) == 39 and set(old.analyses) == {r.case_id for r in old.rows}
     assert {r.kind for r in old.rows if r.backend == "emulate"} == {Kind.EMULATED}
     assert {r.kind for r in old.rows if r.backend == "eager"} == {Kind.MEASURED}
     assert all(p["description"] for p in old.options["profiles"])
     again = Record.from_dict(json.loads(json.dumps(old.to_dict())))
-    assert again == old and again.schema == 2
+    assert again == old and again.schema == SCHEMA_VERSION
 
 
 # --- JUnit --------------------------------------------------------------------------------
@@ -382,7 +383,8 @@ def test_write_reports(record: Record, tmp_path: Path, monkeypatch: pytest.Monke
 
 
 def test_passing_rows_with_pytorch_fallbacks_are_marked_in_the_table() -> None:
-    from trtcheck.results.rows import Evidence, Kind
+    from trtcheck.results.backends import Kind
+    from trtcheck.results.rows import Evidence
 
     rows = [_row("m.py", "fft", "complex64", "emulate", Status.PASS, kind=Kind.EMULATED,
                  evidence=Evidence(path=["complex rewrite"], fallbacks=["aten.fft_fft"])),

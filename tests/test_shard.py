@@ -12,10 +12,11 @@ import pytest
 from trtcheck.config.options import _workers, parse_shard
 from trtcheck.errors import ConfigError, RecordError, UsageError
 from trtcheck.execution.isolate import Schedule
+from trtcheck.execution.shard import case_durations, describe, split
 from trtcheck.results import record
+from trtcheck.results.merge import merge
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
-from trtcheck.results.shard import case_durations, describe, merge, split
 from trtcheck.status import Status
 
 

@@ -27,26 +27,27 @@ from ttrt_contract import RealRelease
 
 from trtcheck.backends.base import CompileJob
 from trtcheck.backends.lowering.code import locate
-from trtcheck.backends.torch_tensorrt.backend import (
-    NOT_INSTALLED,
-    CheckedOutputs,
-    Partition,
-    TensorRTBackend,
+from trtcheck.backends.torch_tensorrt.backend import NOT_INSTALLED, TensorRTBackend, cache_outcome
+from trtcheck.backends.torch_tensorrt.compat import (
     Version,
     adapt_settings,
-    cache_outcome,
     cache_settings,
     call_arguments,
     complex_rewrite,
     drop_unaccepted,
-    output_dtypes,
     parse_version,
-    partition_summary,
     path_steps,
     supports_complex_inputs,
+)
+from trtcheck.backends.torch_tensorrt.inspection import (
+    CheckedOutputs,
+    Partition,
+    output_dtypes,
+    partition_summary,
     unadapted_complex,
 )
-from trtcheck.config.options import Options, Profile
+from trtcheck.config.options import Options
+from trtcheck.config.profiles import Profile
 from trtcheck.errors import Unsupported
 from trtcheck.execution.case import iter_rows
 from trtcheck.execution.run import collect

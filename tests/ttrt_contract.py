@@ -28,11 +28,12 @@ from typing import Any
 import torch
 
 from trtcheck.backends.base import CompileJob
-from trtcheck.backends.lowering.backend import LoweringHost
+from trtcheck.backends.lowering.client import LoweringHost
 from trtcheck.backends.lowering.code import CodeSource
 from trtcheck.backends.lowering.host import Compiler, main
-from trtcheck.backends.torch_tensorrt.backend import TensorRTBackend, plain_setting
-from trtcheck.config.options import Profile
+from trtcheck.backends.torch_tensorrt.backend import TensorRTBackend
+from trtcheck.backends.torch_tensorrt.compat import plain_setting
+from trtcheck.config.profiles import Profile
 from trtcheck.results.rows import Evidence
 from trtcheck.tensors import clone
 
@@ -51,7 +52,7 @@ class RealRelease:
     """One subprocess holding one Torch-TensorRT release; ``compile`` runs the backend there."""
 
     def __init__(self, source: CodeSource) -> None:
-        self.host = LoweringHost(source, entry=(str(Path(__file__).resolve()),))
+        self.host = LoweringHost(source, target=str(Path(__file__).resolve()))
 
     def compile(self, model: torch.nn.Module, args: tuple[Any, ...], profile: Profile | None = None,
                 kwargs: dict[str, Any] | None = None, engines: bool = True) -> Result:

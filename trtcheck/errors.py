@@ -30,6 +30,12 @@ class ConfigError(TrtcheckError):
     exit_code = 2
 
 
+class NoFallback(TrtcheckError):
+    """The default backend cannot run and the configuration allows no other in its place."""
+
+    exit_code = 2
+
+
 class LockedError(UsageError):
     """Another trtcheck run is writing to the same report directory."""
 

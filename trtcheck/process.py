@@ -1,13 +1,37 @@
-"""What trtcheck's subprocesses share: pickled messages over pipes, and dying with the parent."""
+"""One process protocol for every child trtcheck starts: the case worker, the lowering host and
+whatever else needs a process of its own (a crash or a hang there costs one row, not the run).
+
+:class:`Child` starts ``python -c START TARGET REQUEST_FD REPLY_FD PARENT_PID ARGS...``, where
+``TARGET`` is a module name or a script path. ``START`` removes the current directory from
+``sys.path`` first (what ``python -P`` does, on every Python), so that a folder named
+``trtcheck/`` there, such as ``--out trtcheck`` or the parent of a clone, cannot shadow the
+installed package. The child runs in a session of its own (a Ctrl-C on the terminal reaches
+trtcheck, which decides) and asks the kernel to kill it when trtcheck dies.
+
+Messages are tuples whose first item names their kind, pickled by value over two pipes, so that
+whatever the child prints cannot corrupt them. A child that fails sends ``("error", Failure)``:
+one error format for every child, turned back into an exception by :meth:`Failure.exception`.
+"""
 
 from __future__ import annotations
 
+import builtins
+import contextlib
 import ctypes
 import os
 import pickle
 import signal
+import subprocess
+import sys
+import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import IO, Any
+
+START = ("import runpy, sys; target = sys.argv.pop(1); del sys.path[0]; "
+         "runpy.run_path(target, run_name='__main__') if target.endswith('.py') else "
+         "runpy.run_module(target, run_name='__main__', alter_sys=True)")
 
 
 def send(conn: Connection, message: Any) -> None:
@@ -18,6 +42,112 @@ def send(conn: Connection, message: Any) -> None:
 
 def receive(conn: Connection) -> Any:
     return pickle.loads(conn.recv_bytes())
+
+
+class RemoteTraceback(Exception):
+    """A child's traceback, chained under the exception it raised."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+@dataclass(frozen=True)
+class Failure:
+    """An exception raised in a child, as it crosses the pipe."""
+
+    type: str
+    message: str
+    traceback: str
+
+    @classmethod
+    def of(cls, exc: BaseException) -> Failure:
+        return cls(type(exc).__name__, str(exc), "".join(traceback.format_exception(exc)))
+
+    def exception(self) -> Exception:
+        """The child's exception as a local one: a builtin type keeps its name, others say theirs;
+        the child's traceback is chained under it."""
+        kind = getattr(builtins, self.type, None)
+        exc: Exception | None = None
+        if isinstance(kind, type) and issubclass(kind, Exception):
+            with contextlib.suppress(TypeError):  # a builtin whose constructor wants more
+                exc = kind(self.message)
+        exc = exc or RuntimeError(f"{self.type}: {self.message}")
+        exc.__cause__ = RemoteTraceback(self.traceback)
+        return exc
+
+
+class Child:
+    """The parent's side of one child process."""
+
+    def __init__(self, target: str, *args: str, log: IO[str] | int = subprocess.DEVNULL,
+                 env: Mapping[str, str] | None = None) -> None:
+        to_child_r, to_child_w = os.pipe()
+        to_parent_r, to_parent_w = os.pipe()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", START, target, str(to_child_r), str(to_parent_w),
+             str(os.getpid()), *args],
+            pass_fds=(to_child_r, to_parent_w), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+            env=env, start_new_session=True,
+        )
+        os.close(to_child_r)
+        os.close(to_parent_w)
+        self.requests = Connection(to_child_w, readable=False)
+        self.replies = Connection(to_parent_r, writable=False)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def send(self, message: Any) -> None:
+        """Send one message; OSError when the child has gone."""
+        send(self.requests, message)
+
+    def poll(self, timeout: float) -> bool:
+        """Whether a message (or the child's end) is ready within ``timeout`` seconds."""
+        return self.replies.poll(timeout)
+
+    def receive(self) -> Any:
+        """The next message; EOFError or OSError when the child has gone."""
+        return receive(self.replies)
+
+    def kill(self) -> int:
+        """Kill the child and everything it started; its exit code."""
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+        code = self.proc.wait()
+        self.requests.close()
+        self.replies.close()
+        return code
+
+    def stop(self, grace: float = 2.0) -> None:
+        """Ask for a clean exit (the end of its requests); kill it if that does not come."""
+        with contextlib.suppress(OSError):
+            self.requests.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=grace)
+        self.kill()
+
+
+class Parent:
+    """The child's side: its two pipes, from the arguments :class:`Child` started it with."""
+
+    def __init__(self, argv: list[str]) -> None:
+        """``argv``: ``REQUEST_FD REPLY_FD PARENT_PID ARGS...``; ``args`` keeps the rest."""
+        die_with_parent(int(argv[2]))
+        self.requests = Connection(int(argv[0]), writable=False)
+        self.replies = Connection(int(argv[1]), readable=False)
+        self.args = argv[3:]
+
+    def receive(self) -> Any:
+        """The next request; EOFError when the parent has closed its end."""
+        return receive(self.requests)
+
+    def send(self, message: Any) -> None:
+        send(self.replies, message)
+
+    def fail(self, exc: BaseException) -> None:
+        """Tell the parent about an exception, in the one error format."""
+        send(self.replies, ("error", Failure.of(exc)))
 
 
 def die_with_parent(parent: int) -> None:

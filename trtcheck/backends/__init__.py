@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,14 +15,14 @@ from trtcheck.backends.lowering.backend import LoweringBackend
 from trtcheck.backends.lowering.code import VERSION, CodeUnavailable, locate
 from trtcheck.backends.torch_tensorrt.backend import TensorRTBackend
 from trtcheck.config.options import Options
+from trtcheck.errors import NoFallback
+from trtcheck.results.backends import TRAITS, BackendRef
 
-REGISTRY: dict[str, Callable[..., Backend]] = {
-    TensorRTBackend.name: TensorRTBackend,
-    EmulateBackend.name: EmulateBackend,
-    LoweringBackend.name: LoweringBackend,
-    InductorBackend.name: InductorBackend,
-    EagerBackend.name: EagerBackend,
-}
+REGISTRY: dict[str, type[Backend]] = {cls.name: cls for cls in (
+    TensorRTBackend, EmulateBackend, LoweringBackend, InductorBackend, EagerBackend)}
+if set(REGISTRY) != set(TRAITS):  # the table the results layer reads must name these classes
+    raise RuntimeError(f"backend classes {sorted(REGISTRY)} differ from the traits table "
+                       f"{sorted(TRAITS)}")
 
 
 LOWERING = LoweringBackend.name
@@ -38,13 +39,27 @@ def instantiate(opts: Options) -> dict[str, Backend]:
     made: dict[str, Backend] = {}
     labels = {lowering_label(spec): spec for spec in opts.torch_tensorrt}
     for name in opts.backends:
-        base, _, label = name.partition("@")
-        if base == LOWERING:
-            made[name] = LoweringBackend(labels.get(label) if label else
+        ref = BackendRef.parse(name)
+        if ref.name == LOWERING:
+            made[name] = LoweringBackend(labels.get(ref.release) if ref.release else
                                          next(iter(opts.torch_tensorrt), None))
         else:
             made[name] = REGISTRY[name]()
     return made
+
+
+@contextmanager
+def active(made: Mapping[str, Backend]) -> Iterator[None]:
+    """The backends activated for the block, and deactivated after it, whatever happens."""
+    started: list[Backend] = []
+    try:
+        for backend in made.values():
+            backend.activate()
+            started.append(backend)
+        yield
+    finally:
+        for backend in reversed(started):
+            backend.deactivate()
 
 
 def lowering_label(spec: str) -> str:
@@ -63,7 +78,9 @@ def choose(opts: Options) -> Options:
     per release when ``--torch-tensorrt`` names several.
 
     The default: ``tensorrt`` where Torch-TensorRT runs with TensorRT on CUDA, else ``lowering``
-    where Torch-TensorRT's code is installed, cached or can be fetched now, else ``emulate``."""
+    where Torch-TensorRT's code is installed, cached or can be fetched now, else ``emulate``
+    (``fallback_note`` says so), unless ``fallback`` is ``none`` (the default with CI set):
+    then :class:`NoFallback`."""
     if not opts.backends:
         opts = _default(opts)
     if len(opts.torch_tensorrt) > 1 and LOWERING in opts.backends:
@@ -87,9 +104,23 @@ def _default(opts: Options) -> Options:
             f"no backend named: using lowering, Torch-TensorRT {lowering.version}'s own lowering "
             "and partitioning with its TensorRT blocks run by PyTorch: a prediction at the graph "
             f"level, not TensorRT ({trt_reason or 'a Torch-TensorRT release was named'})"))
+    if opts.fallback == "none":
+        raise NoFallback(_no_fallback(opts, low_reason))
     return replace(opts, backends=("emulate",), backend_note=(
         f"no backend named: using emulate, trtcheck's prediction of TensorRT's dtype behaviour, "
-        f"not TensorRT (tensorrt: {trt_reason}; lowering: {low_reason})"))
+        f"not TensorRT (tensorrt: {trt_reason}; lowering: {low_reason})"),
+        fallback_note=f"emulate ran instead of lowering, the default: {low_reason}")
+
+
+def _no_fallback(opts: Options, reason: str) -> str:
+    """Why no backend runs, and the three ways out."""
+    why = ("CI is set, so trtcheck does not switch backends: a commit gets one verdict whether "
+           "or not the package index is reachable" if opts.ci else
+           'fallback = "none" lets no other backend run in its place')
+    return (f"no backend named, and the default, lowering, cannot run here: {reason}. {why}. "
+            "Make Torch-TensorRT's code available (`trtcheck fetch torch-tensorrt`, and keep "
+            "its cache for the runner), name a backend (--backend emulate), or set "
+            'fallback = "emulate" to run emulate instead')
 
 
 __all__ = [
@@ -97,6 +128,7 @@ __all__ = [
     "Backend",
     "CompileJob",
     "Compiled",
+    "active",
     "choose",
     "get",
     "instantiate",

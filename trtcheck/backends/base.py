@@ -10,8 +10,9 @@ from typing import Any, ClassVar
 import torch
 from torch.export import ExportedProgram
 
-from trtcheck.config.options import Profile
-from trtcheck.results.rows import Evidence, Kind
+from trtcheck.config.profiles import Profile
+from trtcheck.results.backends import Kind, Traits
+from trtcheck.results.rows import Evidence
 
 __all__ = ["Backend", "CompileJob", "Compiled"]
 
@@ -62,13 +63,22 @@ class CompileJob:
 
 
 class Backend(ABC):
-    """Compile an exported program into a callable that is compared against eager."""
+    """Compile an exported program into a callable that is compared against eager.
 
+    A subclass declares its entry of :data:`trtcheck.results.backends.TRAITS` as ``traits``;
+    ``name``, ``kind`` (a measurement, or a prediction of TensorRT's behaviour) and
+    ``uses_profiles`` (False: one row per case) are read from it."""
+
+    traits: ClassVar[Traits]
     name: ClassVar[str]
-    # A measurement, or a prediction of TensorRT's behaviour made without running TensorRT.
-    kind: ClassVar[Kind] = Kind.MEASURED
-    # False when settings profiles do not change what this backend does (one row per case).
-    uses_profiles: ClassVar[bool] = False
+    kind: ClassVar[Kind]
+    uses_profiles: ClassVar[bool]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "traits" in cls.__dict__:
+            cls.name, cls.kind, cls.uses_profiles = (cls.traits.name, cls.traits.kind,
+                                                     cls.traits.uses_profiles)
 
     def unavailable_reason(self, device: str) -> str | None:
         """Why this backend cannot run here (rows become ``skipped``), or None."""
@@ -77,3 +87,9 @@ class Backend(ABC):
     @abstractmethod
     def compile(self, job: CompileJob) -> Compiled:
         """Compile; raise :class:`Unsupported` for a known limitation."""
+
+    def activate(self) -> None:  # noqa: B027 (an optional hook)
+        """Before the first case of a run: acquire what the backend keeps across cases."""
+
+    def deactivate(self) -> None:  # noqa: B027 (an optional hook)
+        """After the last case: release it (a child process, say)."""

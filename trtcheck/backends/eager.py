@@ -4,11 +4,12 @@ reads 1.00×; compared, the exported program's module, which proves the export r
 from __future__ import annotations
 
 from trtcheck.backends.base import Backend, Compiled, CompileJob
+from trtcheck.results.backends import TRAITS
 from trtcheck.results.rows import Evidence
 
 
 class EagerBackend(Backend):
-    name = "eager"
+    traits = TRAITS["eager"]
 
     def compile(self, job: CompileJob) -> Compiled:
         return Compiled(job.program.module(), Evidence(notes=[

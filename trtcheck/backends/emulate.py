@@ -8,15 +8,14 @@ from trtcheck import emulation
 from trtcheck.backends.base import Backend, Compiled, CompileJob
 from trtcheck.emulation.dtype_policy import fp64_problem
 from trtcheck.errors import ConfigError, Unsupported
-from trtcheck.results.rows import Evidence, Kind
+from trtcheck.results.backends import TRAITS
+from trtcheck.results.rows import Evidence
 
 
 class EmulateBackend(Backend):
     """The complex-to-real rewrite and the int64/float64 policies, on CPU or GPU."""
 
-    name = "emulate"
-    kind = Kind.EMULATED
-    uses_profiles = True
+    traits = TRAITS["emulate"]
 
     def compile(self, job: CompileJob) -> Compiled:
         profile = job.profile

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from trtcheck.backends.base import Backend, Compiled, CompileJob
+from trtcheck.results.backends import TRAITS
 from trtcheck.results.rows import Evidence
 from trtcheck.tensors import clone
 
@@ -12,7 +13,7 @@ HOW = "torch.compile on the module (backend inductor, default mode)"
 
 
 class InductorBackend(Backend):
-    name = "inductor"
+    traits = TRAITS["inductor"]
 
     def compile(self, job: CompileJob) -> Compiled:
         fn = torch.compile(job.model, backend="inductor")

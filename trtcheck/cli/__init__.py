@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from trtcheck import __version__
-from trtcheck.config import options
-from trtcheck.config.options import BUILTIN_PROFILES, SETTINGS
+from trtcheck.config import options, settings
+from trtcheck.config.profiles import BUILTIN_PROFILES
 from trtcheck.errors import INTERRUPTED, TrtcheckError, UsageError
 from trtcheck.render import github
+from trtcheck.results.backends import NO_BACKEND
 
 if TYPE_CHECKING:
     from trtcheck.execution.run import Collection
@@ -52,18 +53,6 @@ paths_arg = click.argument("paths", nargs=-1, required=True,
                            type=click.Path(path_type=Path))
 
 
-def _selection(f):  # type: ignore[no-untyped-def]
-    for decorator in reversed((
-        paths_arg,
-        click.option("--variant", "variants", multiple=True, help=SETTINGS["variants"].help),
-        click.option("-k", "keyword", help="Select cases by expression, like pytest -k."),
-        click.option("--config", "config", type=click.Path(path_type=Path),
-                     help="Config file (default: nearest trtcheck.toml or pyproject.toml)."),
-    )):
-        f = decorator(f)
-    return f
-
-
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="trtcheck")
 def cli() -> None:
@@ -71,46 +60,11 @@ def cli() -> None:
 
 
 @cli.command("run", epilog=RUN_EPILOG)
-@_selection
-@click.option("--backend", "backends_", multiple=True, help=SETTINGS["backends"].help)
-@click.option("--profile", "profiles", multiple=True, help=SETTINGS["run_profiles"].help)
-@click.option("--torch-tensorrt", "torch_tensorrt", multiple=True, metavar="PATH|VERSION",
-              help=SETTINGS["torch_tensorrt"].help)
-@click.option("--out", type=click.Path(path_type=Path), help=SETTINGS["out"].help)
-@click.option("--device", help=SETTINGS["device"].help)
-@click.option("--isolate/--no-isolate", default=None, help=SETTINGS["isolate"].help)
-@click.option("--workers", type=int, help=SETTINGS["workers"].help)
-@click.option("--shard", metavar="I/N",
-              help="Run only the I-th of N shards of the cases (from 1), for a CI matrix; "
-                   "'trtcheck merge' combines the shards' results.")
-@click.option("--baseline", type=click.Path(path_type=Path), help=SETTINGS["baseline"].help)
-@click.option("--cache-dir", type=click.Path(path_type=Path), help=SETTINGS["cache_dir"].help)
-@click.option("--cache/--no-cache", "engine_cache", default=None, help=SETTINGS["engine_cache"].help)
-@click.option("--timeout", type=float, help=SETTINGS["timeout"].help)
-@click.option("--memory-limit", "memory_limit_mb", type=int, help=SETTINGS["memory_limit_mb"].help)
-@click.option("--resume", is_flag=True, help="Skip cases already recorded in OUT/results.jsonl.")
-@click.option("--fail-on", "fail_on", type=click.Choice(options.FAIL_ON),
-              help=SETTINGS["fail_on"].help)
-@click.option("--allow-empty", is_flag=True, default=None, help=SETTINGS["allow_empty"].help)
-@click.option("--allow-skipped", is_flag=True, default=None, help=SETTINGS["allow_skipped"].help)
-@click.option("-q", "--quiet", count=True, help="Less output.")
-@click.option("-v", "--verbose", count=True, help="More output.")
-def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | None,
-            config: Path | None, backends_: tuple[str, ...], profiles: tuple[str, ...],
-            torch_tensorrt: tuple[str, ...],
-            out: Path | None, device: str | None, isolate: bool | None, workers: int | None,
-            shard: str | None, baseline: Path | None, cache_dir: Path | None,
-            engine_cache: bool | None, timeout: float | None, memory_limit_mb: int | None,
-            resume: bool, fail_on: str | None, allow_empty: bool | None,
-            allow_skipped: bool | None, quiet: int, verbose: int) -> int:
+@paths_arg
+@settings.click_options(settings.RUN)
+def run_cmd(paths: tuple[Path, ...], **given: Any) -> int:
     """Run every case of the zoo under PATHS and write reports."""
-    resolved = _resolve(
-        paths, config, variants, keyword, backends_=backends_, profiles=profiles, out=out,
-        device=device, isolate=isolate, workers=workers, shard=shard, baseline=baseline,
-        cache_dir=cache_dir, engine_cache=engine_cache, timeout=timeout,
-        memory_limit_mb=memory_limit_mb, resume=resume, verbosity=verbose - quiet,
-        fail_on=fail_on, allow_empty=allow_empty, allow_skipped=allow_skipped,
-        torch_tensorrt=torch_tensorrt)
+    resolved = options.resolve(paths, **given)
     from trtcheck import backends
     from trtcheck.execution.run import collect, run, start
     from trtcheck.render import write_reports
@@ -142,14 +96,14 @@ def run_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | N
 
 
 @cli.command("list")
-@_selection
-def list_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | None,
-             config: Path | None) -> int:
+@paths_arg
+@settings.click_options(settings.SELECT)
+def list_cmd(paths: tuple[Path, ...], **given: Any) -> int:
     """Print the cases under PATHS without running them."""
     from trtcheck.execution.run import collect
     from trtcheck.render.text import plain
 
-    opts = _resolve(paths, config, variants, keyword)
+    opts = options.resolve(paths, **given)
     collection = collect(opts)
     for case in collection.cases:
         tags = f"  [{', '.join(case.spec.tags)}]" if case.spec.tags else ""
@@ -160,17 +114,16 @@ def list_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | 
 
 
 @cli.command("analyze")
-@_selection
-@click.option("--out", type=click.Path(path_type=Path), help=SETTINGS["out"].help)
+@paths_arg
+@settings.click_options(settings.ANALYZE)
 @click.option("-v", "--verbose", count=True, help="Print each case's complex ops and predictions.")
-def analyze_cmd(paths: tuple[Path, ...], variants: tuple[str, ...], keyword: str | None,
-                config: Path | None, out: Path | None, verbose: int) -> int:
+def analyze_cmd(paths: tuple[Path, ...], verbose: int, **given: Any) -> int:
     """Predict each case's complex, int64 and float64 paths, without compiling (CPU)."""
     from trtcheck.execution.run import analyze, collect
     from trtcheck.render.analysis import render_analysis
     from trtcheck.results import record
 
-    opts = _resolve(paths, config, variants, keyword, out=out, device="cpu", verbosity=-1)
+    opts = options.resolve(paths, **given, device="cpu", quiet=1)
     _check_writable(opts.out)
     with _output_to(opts.out / "analyze.log"):
         rec = analyze(opts, collect(opts))
@@ -218,7 +171,7 @@ def merge_cmd(results: tuple[Path, ...], out: Path) -> int:
     Refuses records that cannot be combined (other versions, device kind, backends, profiles,
     variants, tolerances or timing settings) and shards that overlap; a missing shard becomes
     an error row."""
-    from trtcheck.results.shard import merge
+    from trtcheck.results.merge import merge
 
     return _write(merge(results), out)
 
@@ -241,12 +194,7 @@ def _write(rec: Record, out_dir: Path) -> int:
 @click.argument("head", type=click.Path(path_type=Path))
 @click.option("--out", type=click.Path(path_type=Path),
               help="Also write HEAD's reports, with the changes, into this directory.")
-@click.option("--fail-on", "fail_on", type=click.Choice(options.FAIL_ON),
-              help=SETTINGS["fail_on"].help)
-@click.option("--metric", "regression_metric", type=click.Choice(options.GATE_METRICS),
-              help=SETTINGS["regression_metric"].help)
-@click.option("--threshold", "regression_threshold", type=float,
-              help=SETTINGS["regression_threshold"].help)
+@settings.click_options(settings.DIFF)
 def diff_cmd(base: Path, head: Path, out: Path | None, **gate: object) -> int:
     """Print HEAD's changes against BASE (two results.json) without running anything; exits
     as the run of HEAD would have with --baseline BASE."""
@@ -268,6 +216,7 @@ def diff_cmd(base: Path, head: Path, out: Path | None, **gate: object) -> int:
 
 def _say_baseline(rec: Record) -> None:
     """The baseline's warnings and how many rows regressed against it."""
+    from trtcheck.render.changes import count_line
     from trtcheck.render.text import plain
     from trtcheck.results import baseline
 
@@ -276,15 +225,7 @@ def _say_baseline(rec: Record) -> None:
         return
     for warning in diff.warnings:
         _echo(f"warning: {plain(warning)}", err=True)
-    _echo(f"against the baseline: {len(diff.regressions)} latency regressions, "
-               f"{sum(c.status_changed for c in diff.changes)} status changes")
-
-
-def _resolve(paths: tuple[Path, ...], config: Path | None, variants: tuple[str, ...],
-             keyword: str | None, *, backends_: tuple[str, ...] = (),
-             profiles: tuple[str, ...] = (), **kw: object) -> options.Options:
-    return options.resolve(paths, config_path=config, variants=variants, keyword=keyword,
-                           backends=backends_, profiles=profiles, **kw)  # type: ignore[arg-type]
+    _echo(f"against the baseline: {count_line(diff)}")
 
 
 @contextmanager
@@ -420,7 +361,7 @@ class _Progress:
                   + (f", {len(c.problems)} collection errors" if c.problems else ""))
 
     def stage(self, case: Case, backend: str, profile: str | None, stage: str) -> None:
-        where = "" if backend == "-" else f" ({backend}{':' + profile if profile else ''})"
+        where = "" if backend == NO_BACKEND else f" ({backend}{':' + profile if profile else ''})"
         with self.lock:
             self.running = (case.case_id, f"{stage}{where}", time.monotonic())
             self.noted = time.monotonic()

@@ -1,19 +1,30 @@
 """Options, resolved once into frozen dataclasses by one cascade: defaults, then the config
 file, then the command line, each value remembering where it came from for its messages.
 
-:data:`SETTINGS` is the one table of the top-level settings: their config key, type, default
-and help text; the CLI's help reads it too."""
+Each setting is declared once, in :mod:`trtcheck.config.settings`; this module reads the config
+file against that declaration and turns the values into :class:`Options`."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from trtcheck.config.profiles import (
+    BUILTIN_PROFILES,
+    COVERAGE_MODES,
+    DEFAULT_TOLERANCES,
+    INT64_POLICIES,
+    Profile,
+    Tolerance,
+)
+from trtcheck.config.settings import BY_KEY, CONFIG_SCHEMA, FAIL_ON, GATE_METRICS, SETTINGS
 from trtcheck.config.timing import TIMING_KEYS, Timing
 from trtcheck.errors import ConfigError, UsageError, did_you_mean
+from trtcheck.results.backends import NAMES, BackendRef
 from trtcheck.zoo.api import VARIANTS
 
 if sys.version_info >= (3, 11):
@@ -22,78 +33,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 
-@dataclass(frozen=True)
-class Tolerance:
-    rtol: float
-    atol: float
-
-
-# Keyed by the effective floating dtype (complex64 is judged as float32, complex128 as float64).
-# float32: Torch-TensorRT's own tests compare float32 outputs at rtol = atol = 5e-3.
-# float64: tight enough that a float64 model computed in float32 (unit roundoff 6e-8) fails.
-DEFAULT_TOLERANCES: Mapping[str, Tolerance] = {
-    "float32": Tolerance(rtol=5e-3, atol=5e-3),
-    "float64": Tolerance(rtol=1e-9, atol=1e-9),
-    "float16": Tolerance(rtol=1e-2, atol=1e-2),
-    "bfloat16": Tolerance(rtol=1.6e-2, atol=1e-2),
-}
-
-INT64_POLICIES = ("native", "int32")
-COVERAGE_MODES = ("broad", "seed")
-
-
-@dataclass(frozen=True)
-class Profile:
-    """A named set of Torch-TensorRT compile settings plus trtcheck's emulation settings."""
-
-    name: str
-    truncate_double: bool = False
-    int64: str = "native"
-    coverage: str = "broad"
-    require_full_compilation: bool = False
-    min_block_size: int = 1
-    settings: Mapping[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The profile's fields, and its description as text (what older records are read by)."""
-        d = {f.name: (dict(v) if isinstance(v := getattr(self, f.name), Mapping) else v)
-             for f in fields(self)}
-        return {**d, "description": self.describe()}
-
-    def describe(self) -> str:
-        """What this profile makes ``emulate`` predict, and which releases behave that way."""
-        parts = [
-            "int64 truncated to int32 at engine boundaries and cast back (the autocast RFC's "
-            "casting: the TorchScript frontend, and Torch-TensorRT before 2.3 with "
-            "truncate_long_and_double)" if self.int64 == "int32" else
-            "int64 native (TensorRT 10; Torch-TensorRT's dynamo path from 2.3)",
-            "float64 and complex128 computed in float32 (truncate_double); complex128 outputs, "
-            "and float64 outputs of engines with no float64 input, come back narrowed"
-            if self.truncate_double else
-            "float64 and complex128 unsupported: TensorRT has no FP64 (truncate_double fixes it)",
-            "complex rewrite of the guide's supported patterns only; anything else unsupported "
-            "(Torch-TensorRT 2.8 to 2.11 rewrote little more than mul)" if self.coverage == "seed"
-            else "broad complex rewrite, other complex ops run in PyTorch (Torch-TensorRT 2.12+)",
-        ]
-        if self.require_full_compilation:
-            parts.append("require_full_compilation: a PyTorch fallback is unsupported")
-        return "; ".join(parts)
-
-
-BUILTIN_PROFILES: Mapping[str, Profile] = {
-    "default": Profile("default"),
-    "truncate_double": Profile("truncate_double", truncate_double=True),
-    "int64_as_int32": Profile("int64_as_int32", int64="int32"),
-    "seed": Profile("seed", coverage="seed"),
-}
-
-
-# The backends trtcheck knows; ``trtcheck.backends`` implements exactly these.
-BACKENDS = ("tensorrt", "lowering", "emulate", "inductor", "eager")
-
-
-FAIL_ON = ("failures", "regression")
-GATE_METRICS = ("speedup", "latency")
 
 
 @dataclass(frozen=True)
@@ -106,65 +45,6 @@ class Gate:
     threshold: float = 0.07
 
 
-@dataclass(frozen=True)
-class Setting:
-    """A top-level setting: its config type (a tuple of strings for an enumeration), default
-    (None: decided later, e.g. from the device) and help text."""
-
-    type: Any
-    default: Any
-    help: str
-
-
-SETTINGS: dict[str, Setting] = {
-    "backends": Setting(list, [], "Backend to run (repeatable): " + ", ".join(BACKENDS)
-                        + " [tensorrt where it runs, else lowering where Torch-TensorRT's "
-                          "code is found or fetched, else emulate]."),
-    "variants": Setting(list, [], "Only these variants (repeatable) [all]."),
-    "torch_tensorrt": Setting(list, [], "The Torch-TensorRT code the lowering backend runs: a "
-                                        "wheel, an unpacked release or a version (repeatable: "
-                                        "one set of lowering@VERSION rows per release) [the "
-                                        "installed one, else the release for this torch]."),
-    "run_profiles": Setting(list, ["default"], "Settings profile (repeatable) [default]."),
-    "device": Setting(str, "auto", "cpu, cuda, cuda:N, a list of GPUs cuda:0,cuda:1 (one worker "
-                                   "each) or auto [auto: cuda when available]."),
-    "out": Setting(str, "trtcheck-report", "Report directory [trtcheck-report]."),
-    "dtype_drift": Setting(bool, True, "After the comparison, call the compiled module once more "
-                                       "with int32/int64 and float32/float64 inputs swapped "
-                                       "[true]."),
-    "strict_xfail": Setting(bool, False, "An xpass (a declared expected failure that passed) "
-                                         "fails the run [false]."),
-    "allow_empty": Setting(bool, False, "Exit 0, not 5, when no case is selected [false]."),
-    "allow_skipped": Setting(bool, False, "Exit 0, not 5, when every row is skipped [false]."),
-    "isolate": Setting(bool, True, "Run each case in a worker subprocess [isolate]; "
-                                   "--no-isolate for debugging."),
-    "timeout": Setting((int, float), None, "Seconds per case before it is stopped "
-                                           "[900 on CUDA, 300 on CPU]."),
-    "memory_limit_mb": Setting(int, None, "Address-space limit of the worker, in MiB "
-                                          "(CPU runs only) [none]."),
-    "workers": Setting(int, None, "Isolated workers running cases at once [1; on CUDA one per "
-                                  "listed GPU, never two cases timed on one GPU]."),
-    "cache_dir": Setting(str, None, "Torch-TensorRT engine cache directory; turns the engine "
-                                    "cache on [none]."),
-    "engine_cache": Setting(bool, None, "Torch-TensorRT's engine cache: build engines refittable, "
-                                        "save and reuse them [on when cache_dir is set]."),
-    "profiles": Setting(dict, {}, "Settings profiles of your own, by name."),
-    "tolerances": Setting(dict, {}, "Tolerances by effective dtype."),
-    "timing": Setting(dict, {}, "Latency measurement settings."),
-    "baseline": Setting(str, None, "A results.json of the base branch: report each row's "
-                                   "changes against it, and --shard balances cases by its "
-                                   "recorded stage times [none: shards by count]."),
-    "fail_on": Setting(FAIL_ON, "failures", "failures: exit 1 on failing rows; regression: "
-                                            "also on latency regressions against --baseline "
-                                            "[failures]."),
-    "regression_metric": Setting(GATE_METRICS, "speedup",
-                                 "speedup: the backend normalised by eager in the same run; "
-                                 "latency: the backend's absolute GPU time, for dedicated "
-                                 "runners [speedup]."),
-    "regression_threshold": Setting((int, float), 0.07,
-                                    "A row regresses when slower by more than this fraction "
-                                    "and beyond both runs' intervals [0.07]."),
-}
 COMMAND_LINE = "command line"
 
 
@@ -198,6 +78,10 @@ class Options:
     verbosity: int = 0
     config_file: Path | None = None
     backend_note: str | None = None
+    nan: str = "warn"
+    fallback: str = "emulate"
+    ci: bool = False  # the CI environment variable is set
+    fallback_note: str | None = None  # which backend ran instead of the default, and why
     torch_tensorrt: tuple[str, ...] = ()
     baseline: Path | None = None
     gate: Gate = field(default_factory=Gate)
@@ -229,6 +113,9 @@ class Options:
             "torch_tensorrt": list(self.torch_tensorrt),
             "baseline": str(self.baseline) if self.baseline else None,
             "gate": asdict(self.gate),
+            "nan": self.nan,
+            "fallback": self.fallback,
+            "fallback_note": self.fallback_note,
         }
 
 
@@ -333,7 +220,7 @@ class _Cascade:
     with the name of that layer for messages."""
 
     def __init__(self, config: Mapping[str, Any], config_where: str, cli: Mapping[str, Any]) -> None:
-        self.layers = [("default", {k: s.default for k, s in SETTINGS.items()}),
+        self.layers = [("default", {s.key: s.default for s in SETTINGS}),
                        (config_where, config),
                        (COMMAND_LINE, {k: v for k, v in cli.items() if v not in (None, (), [])})]
 
@@ -344,98 +231,51 @@ class _Cascade:
         raise KeyError(key)
 
 
-def resolve(
-    paths: tuple[Path, ...],
-    *,
-    config_path: Path | None = None,
-    backends: tuple[str, ...] = (),
-    variants: tuple[str, ...] = (),
-    profiles: tuple[str, ...] = (),
-    keyword: str | None = None,
-    device: str | None = None,
-    out: Path | None = None,
-    isolate: bool | None = None,
-    timeout: float | None = None,
-    resume: bool = False,
-    memory_limit_mb: int | None = None,
-    allow_empty: bool | None = None,
-    allow_skipped: bool | None = None,
-    workers: int | None = None,
-    shard: str | None = None,
-    cache_dir: Path | None = None,
-    engine_cache: bool | None = None,
-    verbosity: int = 0,
-    torch_tensorrt: tuple[str, ...] = (),
-    baseline: Path | None = None,
-    fail_on: str | None = None,
-) -> Options:
-    """Resolve defaults, config file and command line; ConfigError/UsageError on anything invalid.
+def resolve(paths: tuple[Path, ...], **given: Any) -> Options:
+    """Resolve defaults, config file and ``given`` (the command line's values, by setting key;
+    None or empty for not given); ConfigError/UsageError on anything invalid.
 
     An empty ``backends`` stays empty: the default backend is chosen by
     :func:`trtcheck.backends.choose`, which knows what can run here."""
+    unknown = set(given) - set(BY_KEY)
+    if unknown:
+        raise TypeError(f"resolve() got unknown settings {sorted(unknown)}")
     for p in paths:
         if not p.exists():
             raise UsageError(f"path {p} does not exist")
-    if config_path is not None:
-        config = read_config(config_path)
-    else:
-        found = find_config(paths[0]) if paths else None
-        config_path, config = found if found else (None, {})
+    config_path, config = _config(paths, given.get("config"))
     where = str(config_path) if config_path else "config"
     if config_path and config_path.name == "pyproject.toml":
         where += " [tool.trtcheck]"
-    _check(config, {k: s.type for k, s in SETTINGS.items()}, where)
+    _check(config, CONFIG_SCHEMA, where)
     _check(config.get("timing", {}), TIMING_KEYS, f"{where}.timing")
-    value = _Cascade(config, where, {
-        "backends": list(backends), "variants": list(variants), "run_profiles": list(profiles),
-        "device": device, "out": out, "isolate": isolate, "timeout": timeout,
-        "memory_limit_mb": memory_limit_mb, "baseline": baseline, "fail_on": fail_on,
-        "allow_empty": allow_empty, "allow_skipped": allow_skipped, "workers": workers,
-        "torch_tensorrt": list(torch_tensorrt),
-        "cache_dir": cache_dir, "engine_cache": engine_cache,
-    }).get
+    value = _Cascade(config, where, {k: list(v) if isinstance(v, tuple) else v
+                                     for k, v in given.items()}).get
 
     known_profiles = _profiles(config, where)
     profile_names, source = value("run_profiles")
     _pick(profile_names, known_profiles, "profile", source)
     backend_names, source = value("backends")
-    _pick(backend_names, BACKENDS, "backend", source)
+    _pick([BackendRef.parse(b).name for b in backend_names], NAMES, "backend", source)
     variant_names, source = value("variants")
     _pick(variant_names, VARIANTS, "variant", source)
-
-    shard_of = parse_shard(shard) if shard is not None else None
-    devices = resolve_devices(*value("device"))
-    resolved_device = devices[0]
-    worker_count = _workers(devices, *value("workers"), isolate=value("isolate")[0])
-    timeout_s, source = value("timeout")
-    if timeout_s is None:  # TensorRT builds on a GPU take minutes; a CPU case past 5 is stuck
-        timeout_s = 900.0 if resolved_device.startswith("cuda") else 300.0
-    if timeout_s <= 0:
-        raise ConfigError(f"{_name(source, 'timeout')}: must be positive, got {timeout_s:g}")
-    limit_mb, source = value("memory_limit_mb")
-    if limit_mb is not None and limit_mb <= 0:
-        raise ConfigError(f"{_name(source, 'memory_limit_mb')}: must be positive, got {limit_mb}")
-    if limit_mb and resolved_device.startswith("cuda"):
-        raise ConfigError("memory_limit_mb caps the worker's address space, which CUDA reserves "
-                          "in bulk: use it with device cpu")
-    base, source = value("baseline")
-    if base is not None and not Path(base).is_file():
-        raise UsageError(f"{_name(source, 'baseline')}: {base} is not a file")
-    cache_path = value("cache_dir")[0]
-    use_cache = value("engine_cache")[0]
+    shard = parse_shard(value("shard")[0]) if value("shard")[0] is not None else None
+    devices = resolve_devices(*value("device"))  # imports torch: after the checks that need none
+    cache_path, use_cache = value("cache_dir")[0], value("engine_cache")[0]
+    base = _baseline(*value("baseline"))
     return Options(
         paths=tuple(p.resolve() for p in paths),
         backends=tuple(dict.fromkeys(backend_names)),
         variants=tuple(variant_names),
-        keyword=keyword,
+        keyword=value("keyword")[0],
         profiles=tuple(known_profiles[n] for n in dict.fromkeys(profile_names)),
         known_profiles=tuple(known_profiles),
         tolerances=_tolerances(config, where),
         timing=Timing.from_config(config.get("timing", {}), f"{where}.timing"),
-        device=resolved_device,
+        device=devices[0],
         devices=devices if len(devices) > 1 else (),
-        workers=worker_count,
-        shard=shard_of,
+        workers=_workers(devices, *value("workers"), isolate=value("isolate")[0]),
+        shard=shard,
         engine_cache=bool(cache_path) if use_cache is None else use_cache,
         cache_dir=Path(cache_path) if cache_path else None,
         out=Path(value("out")[0]),
@@ -444,15 +284,53 @@ def resolve(
         allow_empty=value("allow_empty")[0],
         allow_skipped=value("allow_skipped")[0],
         isolate=value("isolate")[0],
-        timeout=float(timeout_s),
-        resume=resume,
-        memory_limit=limit_mb * 2**20 if limit_mb else None,
-        verbosity=verbosity,
+        timeout=_timeout(*value("timeout"), devices[0]),
+        resume=bool(value("resume")[0]),
+        memory_limit=_memory_limit(*value("memory_limit_mb"), devices[0]),
+        verbosity=int(value("verbose")[0]) - int(value("quiet")[0]),
         config_file=config_path,
         torch_tensorrt=tuple(dict.fromkeys(_lowering_code(*value("torch_tensorrt"), backend_names))),
-        baseline=Path(base) if base is not None else None,
+        baseline=base,
         gate=gate(value("fail_on"), value("regression_metric"), value("regression_threshold")),
+        nan=value("nan")[0],
+        fallback=value("fallback")[0] or ("none" if in_ci() else "emulate"),
+        ci=in_ci(),
     )
+
+
+def in_ci() -> bool:
+    """Whether the ``CI`` environment variable is set (GitHub Actions and most CI services
+    set ``CI=true``); ``false``, ``0`` and empty count as unset."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+def _config(paths: tuple[Path, ...], given: Path | None) -> tuple[Path | None, dict[str, Any]]:
+    """The config file named, else the nearest one, and its table."""
+    if given is not None:
+        return Path(given), read_config(Path(given))
+    found = find_config(paths[0]) if paths else None
+    return found if found else (None, {})
+
+
+def _timeout(seconds: float | None, source: str, device: str) -> float:
+    if seconds is None:  # TensorRT builds on a GPU take minutes; a CPU case past 5 is stuck
+        seconds = 900.0 if device.startswith("cuda") else 300.0
+    if seconds <= 0:
+        raise ConfigError(f"{_name(source, 'timeout')}: must be positive, got {seconds:g}")
+    return float(seconds)
+
+
+def _memory_limit(mib: int | None, source: str, device: str) -> int | None:
+    if mib is not None and mib <= 0:
+        raise ConfigError(f"{_name(source, 'memory_limit_mb')}: must be positive, got {mib}")
+    if mib and device.startswith("cuda"):
+        raise ConfigError("memory_limit_mb caps the worker's address space, which CUDA reserves "
+                          "in bulk: use it with device cpu")
+    return mib * 2**20 if mib else None
+
+
+def _baseline(base: str | Path | None, source: str) -> Path | None:
+    if base is not None and not Path(base).is_file():
+        raise UsageError(f"{_name(source, 'baseline')}: {base} is not a file")
+    return Path(base) if base is not None else None
 
 
 def gate(fail_on: tuple[str, str], metric: tuple[str, str],
@@ -477,14 +355,14 @@ def saved_gate(saved: Mapping[str, Any], **cli: Any) -> Gate:
             "regression_threshold": "threshold"}
     pairs = [(cli[k], COMMAND_LINE) if cli.get(k) is not None else
              (recorded[f], "the record's options") if f in recorded else
-             (SETTINGS[k].default, "default") for k, f in keys.items()]
+             (BY_KEY[k].default, "default") for k, f in keys.items()]
     return gate(*pairs)
 
 
 def _lowering_code(specs: list[str], source: str, backends: list[str]) -> list[str]:
     """``torch_tensorrt`` picks the lowering backend's code: named with other backends only,
     it would do nothing, so that is an error."""
-    if specs and backends and not any(b.split("@")[0] == "lowering" for b in backends):
+    if specs and backends and not any(BackendRef.parse(b).name == "lowering" for b in backends):
         raise ConfigError(f"{_name(source, 'torch_tensorrt')}: picks the code of the lowering "
                           "backend, which is not among the backends (add --backend lowering)")
     return specs
@@ -492,7 +370,10 @@ def _lowering_code(specs: list[str], source: str, backends: list[str]) -> list[s
 
 def _name(source: str, key: str) -> str:
     """How a message names a setting: ``--timeout`` on the command line, else ``FILE.timeout``."""
-    return f"--{key.removesuffix('_mb').replace('_', '-')}" if source == COMMAND_LINE else f"{source}.{key}"
+    flag = BY_KEY[key].flag if key in BY_KEY else None
+    if source == COMMAND_LINE and flag:
+        return flag.split("/")[0]
+    return f"{source}.{key}"
 
 
 def parse_shard(text: str) -> tuple[int, int]:

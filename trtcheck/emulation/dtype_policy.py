@@ -31,7 +31,7 @@ from torch import fx
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
 
-from trtcheck.config.options import Profile
+from trtcheck.config.profiles import Profile
 from trtcheck.emulation.graph import (
     COMPLEX_DTYPES,
     FALLBACK,

@@ -13,7 +13,8 @@ import torch
 from torch.export import ExportedProgram
 
 from trtcheck.backends import Backend, Compiled, CompileJob
-from trtcheck.config.options import Options, Tolerance
+from trtcheck.config.options import Options
+from trtcheck.config.profiles import Tolerance
 from trtcheck.errors import Unsupported, last_line, location
 from trtcheck.measure import alone, drift, memory
 from trtcheck.measure.compare import NO_NARROWING, TRUNCATE_DOUBLE, Comparison, compare
@@ -21,8 +22,10 @@ from trtcheck.measure.memory import Peak
 from trtcheck.measure.timing import measure
 from trtcheck.program.analyze import analyze_program
 from trtcheck.program.export import export
+from trtcheck.results import nonfinite
+from trtcheck.results.backends import NO_BACKEND
 from trtcheck.results.figures import Cost, Latency, Memory
-from trtcheck.results.rows import NO_BACKEND, Analysis, Evidence, Row, Slot, plan, row_for, rows_for
+from trtcheck.results.rows import Analysis, Evidence, Row, Slot, plan, row_for, rows_for
 from trtcheck.status import Status
 from trtcheck.tensors import clone, to_device
 from trtcheck.zoo.cases import Case, build
@@ -274,7 +277,11 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
     status, message = _verdict(result, inputs_check)
     if status is Status.PASS and truncate_double:
         message = _precision_lost(result)
-    message = "; ".join(m for m in (message, result.eager_nonfinite) if m)
+    outputs = [leaf.to_dict() for leaf in result.leaves]
+    found = nonfinite.describe(outputs)
+    if found and status is Status.PASS and opts.nan == "fail":
+        status, found = Status.FAIL, f'nan = "fail": {found}'
+    message = "; ".join(m for m in (message, found) if m)
     if opts.dtype_drift:
         try:
             with stages.stage("drift"):
@@ -303,7 +310,7 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
         memory.release(opts.device)
         owned = max(0, (alive or 0) - (memory.in_use(opts.device) or 0))
     return dict(status=status, message=message, stage=None if status is Status.PASS else "compare",
-                timings=stages.timings, outputs=[leaf.to_dict() for leaf in result.leaves],
+                timings=stages.timings, outputs=outputs,
                 latency=latency, evidence=evidence, memory=stages.memory(engine, owned))
 
 

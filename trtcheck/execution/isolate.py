@@ -2,66 +2,33 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import queue
 import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import IO, Any
 
 from trtcheck.backends import Backend
 from trtcheck.config.options import Options
 from trtcheck.execution.case import Item, StageHook, no_hook
-from trtcheck.results.rows import NO_BACKEND, Row, plan, rows_for
+from trtcheck.process import Child
+from trtcheck.results.backends import NO_BACKEND
+from trtcheck.results.rows import Row, plan, rows_for
 from trtcheck.status import Status
 from trtcheck.zoo.cases import Case
 
 _POLL_S = 0.2
-# The worker starts with the current directory off sys.path (what ``python -P`` does, on every
-# Python): a folder named trtcheck/ there, such as ``--out trtcheck`` or the parent of a clone,
-# would otherwise shadow the installed package in the worker.
-_START = ("import runpy, sys; del sys.path[0]; "
-          "runpy.run_module('trtcheck.execution.worker', run_name='__main__', alter_sys=True)")
+WORKER = "trtcheck.execution.worker"
 
 
-class _Worker:
-    def __init__(self, opts: Options, log: IO[str],
-                 env: Mapping[str, str] | None = None) -> None:
-        to_child_r, to_child_w = os.pipe()
-        to_parent_r, to_parent_w = os.pipe()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", _START, str(to_child_r), str(to_parent_w), str(os.getpid())],
-            pass_fds=(to_child_r, to_parent_w),
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
-            start_new_session=True,  # a Ctrl-C on the terminal reaches trtcheck, not the worker
-        )
-        os.close(to_child_r)
-        os.close(to_parent_w)
-        self.requests = Connection(to_child_w, readable=False)
-        self.replies = Connection(to_parent_r, writable=False)
-        self.requests.send((opts, opts.memory_limit))
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait()
-        self.requests.close()
-        self.replies.close()
-
-    def stop(self) -> None:
-        """Ask for a clean exit (EOF on its request pipe); kill if it does not come."""
-        self.requests.close()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=2)
-        self.kill()
+def _worker(opts: Options, log: IO[str], env: Mapping[str, str] | None = None) -> Child:
+    child = Child(WORKER, log=log, env=env)
+    child.send((opts, opts.memory_limit))
+    return child
 
 
 def _crash_message(returncode: int | None, where: str) -> str:
@@ -85,7 +52,7 @@ class IsolatedExecutor:
         self.env = env
         log_path.parent.mkdir(parents=True, exist_ok=True)
         self.log = log_path.open("a", encoding="utf-8")
-        self.worker: _Worker | None = _Worker(opts, self.log, env)
+        self.worker: Child | None = _worker(opts, self.log, env)
 
     def rows(self, case: Case, hook: StageHook = no_hook) -> Iterator[Item]:
         remaining = {slot.key(case.case_id): slot for slot in plan(self.backends, self.opts.profiles)}
@@ -103,12 +70,9 @@ class IsolatedExecutor:
                                     message=f"timed out after {self.opts.timeout:g} s {where}")
                 return
             try:
-                ready = worker.replies.poll(min(left, _POLL_S))
-                message: Any = worker.replies.recv() if ready else None
+                message: Any = worker.receive() if worker.poll(min(left, _POLL_S)) else None
             except (EOFError, OSError):
-                worker.proc.wait()
-                rc = worker.proc.returncode
-                worker.kill()
+                rc = worker.kill()
                 self.worker = None
                 yield from rows_for(case, list(remaining.values()), status=Status.CRASH,
                                     stage=stage[2], message=_crash_message(rc, where))
@@ -123,6 +87,12 @@ class IsolatedExecutor:
                 if isinstance(item, Row):
                     remaining.pop(item.key, None)
                 yield item
+            elif message[0] == "import-failed":
+                failed = message[1]
+                yield from rows_for(case, list(remaining.values()), status=Status.ERROR,
+                                    stage="import", message=failed.message,
+                                    location=failed.location, traceback=failed.traceback)
+                remaining.clear()
             else:  # "done", and why the worker must be replaced (it then exits), or None
                 if message[1]:
                     self.log.write(f"trtcheck: {message[1]}\n")
@@ -131,16 +101,16 @@ class IsolatedExecutor:
                     self.worker = None
                 return
 
-    def _send(self, request: tuple[Any, ...]) -> _Worker:
+    def _send(self, request: tuple[Any, ...]) -> Child:
         """Hand a case to a live worker, starting a new one if the last has gone."""
-        if self.worker is not None and self.worker.proc.poll() is None:
+        if self.worker is not None and self.worker.alive():
             try:
-                self.worker.requests.send(request)
+                self.worker.send(request)
                 return self.worker
             except OSError:  # it died between cases
                 self.worker.kill()
-        self.worker = _Worker(self.opts, self.log, self.env)
-        self.worker.requests.send(request)
+        self.worker = _worker(self.opts, self.log, self.env)
+        self.worker.send(request)
         return self.worker
 
     def close(self) -> None:

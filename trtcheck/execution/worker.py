@@ -1,32 +1,32 @@
-"""The worker process: runs cases sent by :mod:`trtcheck.execution.isolate`, reporting stages and rows.
+"""The worker process: runs the cases :mod:`trtcheck.execution.isolate` sends, reporting stages and rows.
 
-Started by :mod:`trtcheck.execution.isolate` with ``REQUEST_FD REPLY_FD PARENT_PID``; speaks pickled
-messages over two pipes so that whatever the zoo prints cannot corrupt the protocol.
+A child of :mod:`trtcheck.process`: the first request is ``(options, memory limit)``, then each is
+``(root, path, model, variant)``; the replies are ``("stage", backend, profile, stage)``,
+``("item", row or analysis)``, ``("import-failed", ImportFailure)`` when the zoo file the parent
+imported fails to import here, and ``("done", why the worker must be replaced, or None)``.
 """
 
 from __future__ import annotations
 
 import resource
 import sys
-from collections.abc import Iterable
-from multiprocessing.connection import Connection
+from collections.abc import Mapping
 
 from trtcheck import backends
+from trtcheck.backends import Backend
 from trtcheck.config.options import Options
-from trtcheck.execution.case import Item, iter_rows
+from trtcheck.execution.case import iter_rows
 from trtcheck.measure import memory
-from trtcheck.process import die_with_parent
-from trtcheck.results.rows import plan, rows_for
-from trtcheck.status import Status
+from trtcheck.process import Parent
 from trtcheck.zoo import discover
 from trtcheck.zoo.api import ModelSpec
 from trtcheck.zoo.cases import Case
 from trtcheck.zoo.discover import ZooFile
 
 
-def serve(requests: Connection, replies: Connection) -> None:
+def serve(parent: Parent) -> None:
     opts: Options
-    opts, memory_limit = requests.recv()
+    opts, memory_limit = parent.receive()
     if memory_limit:
         resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
     if opts.device.startswith("cuda:"):  # CUDA events and streams then belong to this GPU
@@ -34,11 +34,16 @@ def serve(requests: Connection, replies: Connection) -> None:
 
         torch.cuda.set_device(opts.device)
     chosen = backends.instantiate(opts)
+    with backends.active(chosen):
+        _serve_cases(parent, opts, chosen)
+
+
+def _serve_cases(parent: Parent, opts: Options, chosen: Mapping[str, Backend]) -> None:
     baseline = memory.in_use(opts.device)
     loaded: dict[str, tuple[ModelSpec, ...] | discover.ImportFailure] = {}
     while True:
         try:
-            root, path, name, variant = requests.recv()
+            root, path, name, variant = parent.receive()
         except EOFError:
             return
         file = ZooFile(root, path)
@@ -46,34 +51,28 @@ def serve(requests: Connection, replies: Connection) -> None:
             result = discover.load(file)
             loaded[str(path)] = result.specs if isinstance(result, discover.Discovered) else result
         found = loaded[str(path)]
-        if isinstance(found, discover.ImportFailure):
-            spec = ModelSpec(name=name, factory=lambda v: None, variants=(variant,))
-            items: Iterable[Item] = rows_for(
-                Case(file, spec, variant), plan(chosen, opts.profiles), status=Status.ERROR,
-                stage="import", message=found.message, location=found.location,
-                traceback=found.traceback)
-        else:
-            spec = next(s for s in found if s.name == name)
-            items = iter_rows(Case(file, spec, variant), opts, chosen,
-                              hook=lambda b, p, s: replies.send(("stage", b, p, s)))
+        if isinstance(found, discover.ImportFailure):  # the parent imported it; its rows say so
+            parent.send(("import-failed", found))
+            parent.send(("done", None))
+            continue
+        spec = next(s for s in found if s.name == name)
+        items = iter_rows(Case(file, spec, variant), opts, chosen,
+                          hook=lambda b, p, s: parent.send(("stage", b, p, s)))
         for item in items:
-            replies.send(("item", item))
+            parent.send(("item", item))
         del items
         memory.release(opts.device)
         now = memory.in_use(opts.device)
         if not memory.near_baseline(baseline, now):
             left = memory.mib((now or 0) - (baseline or 0))
-            replies.send(("done", f"worker replaced: {left} of GPU memory still allocated "
+            parent.send(("done", f"worker replaced: {left} of GPU memory still allocated "
                                   f"after {Case(file, spec, variant).case_id}"))
             return
-        replies.send(("done", None))
+        parent.send(("done", None))
 
 
 def main(argv: list[str]) -> int:
-    die_with_parent(int(argv[2]))
-    requests = Connection(int(argv[0]), writable=False)
-    replies = Connection(int(argv[1]), readable=False)
-    serve(requests, replies)
+    serve(Parent(argv))
     return 0
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from trtcheck.config.options import Tolerance
+from trtcheck.config.profiles import Tolerance
 from trtcheck.tensors import INT32_MAX, INT32_MIN, leaves_with_paths
 
 _EXACT = Tolerance(rtol=0.0, atol=0.0)
@@ -63,7 +63,12 @@ class LeafResult:
     int32_overflow: int | None = None
     min_atol: float | None = None
     min_rtol: float | None = None
-    eager_nonfinite: int | None = None  # NaN and Inf elements in eager's own output
+    # Elements that are NaN (a NaN part, for complex) or else ±Inf, in eager's output and in
+    # the backend's: reported on every row that has them (:mod:`trtcheck.results.nonfinite`).
+    eager_nan: int | None = None
+    eager_inf: int | None = None
+    nan: int | None = None
+    inf: int | None = None
     message: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -92,13 +97,6 @@ class Comparison:
             return ""
         worst = max(failed, key=_severity)
         return f"{len(failed)} of {len(self.leaves)} {self.what}s failed; worst: {worst.message}"
-
-    @property
-    def eager_nonfinite(self) -> str:
-        """``""``, or one line naming eager's own outputs that hold NaN or Inf."""
-        named = [f"{_name(leaf.path, self.what)} ({leaf.eager_nonfinite})"
-                 for leaf in self.leaves if leaf.eager_nonfinite]
-        return f"eager itself returns NaN/Inf in {_some(named)}" if named else ""
 
 
 def compare(
@@ -371,7 +369,8 @@ def _floating_figures(
     n = e.numel()
     if n == 0:
         return []
-    n_bad = n_placement = n_nonfinite = 0
+    n_bad = n_placement = 0
+    counts = dict.fromkeys(("eager_nan", "eager_inf", "nan", "inf"), 0)
     any_finite = over_atol = zero_over = False
     max_abs = max_rel = mag_err = phase_err = None
     cosine, bounds = _Cosine(), _Bounds()
@@ -384,7 +383,10 @@ def _floating_figures(
             close = _within(err, mag, tol.rtol, tol.atol)
             fe, fa, f_err, f_mag, f_e, f_a = pe, pa, err, mag, ce, ca
         else:
-            n_nonfinite += int((~ce.isfinite()).sum())
+            for prefix, part in (("eager_", pe), ("", pa)):
+                nan = part.isnan().any(dim=1)
+                counts[f"{prefix}nan"] += int(nan.sum())
+                counts[f"{prefix}inf"] += int((part.isinf().any(dim=1) & ~nan).sum())
             n_placement += int(((pe.isnan() != pa.isnan()) | (pe.isposinf() != pa.isposinf())
                                 | (pe.isneginf() != pa.isneginf())).any(dim=1).sum())
             # Non-finite elements pass only when every part is equal, NaN matching NaN.
@@ -410,7 +412,7 @@ def _floating_figures(
         if ce.is_complex():
             mag_err = _larger(mag_err, float((f_a.abs() - f_mag).abs().max()))
             phase_err = _larger(phase_err, _max_phase_err(f_e, f_a, tol.atol))
-    figures.update(frac_mismatch=n_bad / n, eager_nonfinite=n_nonfinite)
+    figures.update(frac_mismatch=n_bad / n, **counts)
     if any_finite:
         figures.update(max_abs=max_abs, max_rel=max_rel, cosine=cosine.value())
         figures["min_atol"] = _smallest_passing(

@@ -1,10 +1,11 @@
-"""GitHub workflow commands: one ``::error`` annotation per failing row, at the model's declaration."""
+"""GitHub workflow commands: one ``::error`` annotation per failing row, and one ``::warning``
+per row that passed with NaN or Inf in an output, at the model's declaration."""
 
 from __future__ import annotations
 
-from trtcheck.render.text import headline, plain
+from trtcheck.render.text import headline, plain, warned
 from trtcheck.results.record import Record
-from trtcheck.results.rows import Row
+from trtcheck.results.rows import NO_PROFILE, Row
 from trtcheck.status import is_failure
 
 # GitHub shows at most 50 annotations of a kind per job; the rest are in the reports.
@@ -22,18 +23,24 @@ def escape_property(text: str) -> str:
 
 
 def render_annotations(record: Record, *, strict_xfail: bool) -> list[str]:
-    """``::error file=…,line=…,title=…::message`` lines for the failing rows, in record order."""
+    """``::error file=…,line=…,title=…::message`` lines for the failing rows, then ``::warning``
+    lines for the rows that passed with NaN or Inf, each in record order."""
     failing = [r for r in record.rows if is_failure(r.status, strict_xfail=strict_xfail)]
     lines = [_annotation(r) for r in failing[:MAX_ANNOTATIONS]]
     if len(failing) > MAX_ANNOTATIONS:
         lines.append(f"::warning title=trtcheck::{len(failing) - MAX_ANNOTATIONS} more failing rows "
                      "are not annotated; see report.md")
+    nonfinite = [r for r in record.rows if warned(r)]
+    lines += [_annotation(r, "warning") for r in nonfinite[:MAX_ANNOTATIONS]]
+    if len(nonfinite) > MAX_ANNOTATIONS:
+        lines.append(f"::warning title=trtcheck::{len(nonfinite) - MAX_ANNOTATIONS} more rows "
+                     "passed with NaN or Inf and are not annotated; see report.md")
     return lines
 
 
-def _annotation(row: Row) -> str:
+def _annotation(row: Row, level: str = "error") -> str:
     props = {"file": row.source, "line": str(row.line) if row.source and row.line else None,
              "title": plain(f"trtcheck: {row.case_id} {row.backend}"
-                            + ("" if row.profile in ("-", "default") else f":{row.profile}"))}
+                            + ("" if row.profile in (NO_PROFILE, "default") else f":{row.profile}"))}
     text = ",".join(f"{k}={escape_property(v)}" for k, v in props.items() if v)
-    return f"::error {text}::{escape_data(plain(headline(row)))}"
+    return f"::{level} {text}::{escape_data(plain(headline(row)))}"

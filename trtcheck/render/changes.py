@@ -6,7 +6,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from trtcheck.render.text import NONE, md, num
-from trtcheck.results.baseline import IMPROVEMENT, REGRESSION, Diff, LatencyChange, RowChange, read
+from trtcheck.results.baseline import (
+    IMPROVEMENT,
+    NOT_COMPARABLE,
+    REGRESSION,
+    Diff,
+    LatencyChange,
+    RowChange,
+    read,
+)
 from trtcheck.results.record import Record
 from trtcheck.status import FAILING, Status
 
@@ -19,17 +27,9 @@ def render_changes(record: Record, *, heading: str = "##", escape: Escape = md) 
     if diff is None:
         return ""
     shown = sorted((c for c in diff.changes if c.shown), key=_order)
-    counts = [(sum(c.regressed for c in diff.changes), "latency regressions"),
-              (sum(c.status_changed and c.before is not None and c.after is not None
-                   for c in diff.changes), "status changes"),
-              (sum(c.before is None for c in diff.changes), "new rows"),
-              (sum(c.after is None for c in diff.changes), "removed rows"),
-              (sum(c.latency is not None and c.latency.verdict == IMPROVEMENT
-                   for c in diff.changes), "faster rows")]
     lines = [f"{heading} Changes against the baseline", "", _gate(diff, escape)]
     lines += [f"- ⚠️ {escape(w)}" for w in diff.warnings]
-    lines += ["", ", ".join(f"{n} {what}" for n, what in counts)
-              + f"; {len(diff.changes) - len(shown)} rows unchanged."]
+    lines += ["", count_line(diff) + "."]
     if shown:
         lines += ["", "| case | backend | profile | status | worst rel err | "
                       f"{'speedup' if diff.metric == 'speedup' else 'backend ms'} [95% interval] "
@@ -39,14 +39,38 @@ def render_changes(record: Record, *, heading: str = "##", escape: Escape = md) 
     return "\n".join(lines)
 
 
+# Each category of :meth:`Diff.tally`, in the singular and the plural.
+_CATEGORIES = {
+    REGRESSION: ("latency regression", "latency regressions"),
+    "status": ("status change", "status changes"),
+    "new": ("new row", "new rows"),
+    "removed": ("removed row", "removed rows"),
+    IMPROVEMENT: ("faster row", "faster rows"),
+    "accuracy": ("accuracy change", "accuracy changes"),
+    NOT_COMPARABLE: ("row with figures not comparable", "rows with figures not comparable"),
+    "unchanged": ("row unchanged", "rows unchanged"),
+}
+
+
+def count_line(diff: Diff) -> str:
+    """The changes counted by category: the same words in the terminal and every report. A
+    category with no rows is left out, but for regressions, status changes and unchanged rows."""
+    parts = [f"{n} {_CATEGORIES[what][n != 1]}" for what, n in diff.tally().items()
+             if n or what in (REGRESSION, "status", "unchanged")]
+    return ", ".join(parts[:-1]) + f"; {parts[-1]}"
+
+
 def _gate(diff: Diff, escape: Escape) -> str:
     base = diff.base
     what = ("the speedup (backend normalised by eager in the same run)" if diff.metric == "speedup"
             else "the backend's absolute GPU time")
+    rule = (f"A row regresses when {what} is more than {diff.threshold:.0%} slower and beyond "
+            "both runs' 95% intervals." if diff.comparable else
+            f"Its speedup, latency and memory figures are {NOT_COMPARABLE} with this run's: "
+            "nothing is gated on them.")
     return (f"Baseline: commit {escape(base.get('git_commit') or NONE)} on "
             f"{escape(base.get('device_name') or NONE)}, torch {escape(base.get('torch') or NONE)}. "
-            f"A row regresses when {what} is more than {diff.threshold:.0%} slower and beyond "
-            "both runs' 95% intervals.")
+            + rule)
 
 
 def _order(change: RowChange) -> tuple[int, ...]:
@@ -95,9 +119,25 @@ def _with_interval(value: float, interval: tuple[float, float] | None, unit: str
     return f"{text} [{num(interval[0])}–{num(interval[1])}]" if interval else text
 
 
+def change_text(lat: LatencyChange) -> str:
+    """The change as a ratio to the baseline, then in words: ``0.83× of the baseline, 17%
+    slower`` for a speedup (the new speedup over the old), ``1.2× the baseline's time, 20%
+    longer`` for a time; past a factor of 2, ``N times slower`` (or faster, longer, shorter)."""
+    if not lat.slowdown or lat.slowdown == float("inf"):
+        return NONE
+    speed = lat.metric == "speedup"
+    ratio = 1 / lat.slowdown if speed else lat.slowdown
+    text = num(ratio, "×") + (" of the baseline" if speed else " the baseline's time")
+    more, less = ("faster", "slower") if speed else ("longer", "shorter")
+    if abs(ratio - 1) < 0.0005:
+        return f"{text}, the same"
+    if 0.5 <= ratio <= 2:
+        return f"{text}, {abs(ratio - 1):.0%} {more if ratio > 1 else less}"
+    return f"{text}, {num(max(ratio, 1 / ratio))} times {more if ratio > 1 else less}"
+
+
 def _verdict(lat: LatencyChange) -> str:
-    pct = (lat.slowdown - 1) * 100
-    text = f"{pct:+.1f}% {'slower' if pct > 0 else 'faster'}" if abs(pct) >= 0.05 else "same"
+    text = change_text(lat)
     if lat.verdict == REGRESSION:
         return f"**{text}: regression**"
-    return f"{text} ({lat.verdict})" if lat.verdict != IMPROVEMENT else f"{text}: improvement"
+    return f"{text}: improvement" if lat.verdict == IMPROVEMENT else f"{text} ({lat.verdict})"

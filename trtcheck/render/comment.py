@@ -21,16 +21,25 @@ from typing import Any
 from trtcheck.render.github import RunLink
 from trtcheck.render.text import (
     NONE,
+    NONFINITE_MARK,
+    NONFINITE_NOTE,
     PREDICTION_MARK,
+    fallback_text,
     headline,
     md,
     num,
+    releases,
+    shortened,
     speedup_text,
     status_counts,
+    status_text,
     verdict_text,
+    warned,
 )
+from trtcheck.results.backends import NO_BACKEND
+from trtcheck.results.metrics import MAX_ABS, MAX_REL, MIN_ATOL, MIN_RTOL
 from trtcheck.results.record import Record
-from trtcheck.results.rows import Row
+from trtcheck.results.rows import NO_PROFILE, Row
 from trtcheck.status import Status, Verdict, is_failure
 
 LIMIT = 60_000
@@ -107,17 +116,26 @@ def _headline(record: Record, *, strict_xfail: bool) -> str:
     mark = {Verdict.PASS: "✅", Verdict.FAIL: "❌"}.get(result, "⚠️")
     verdict = f"{mark} {result.title}: {why}"
     counts = " · ".join(f"{s} {n}" for s, n in status_counts(record))
-    return f"### {TITLE}: {verdict}\n\n{counts}" if counts else f"### {TITLE}: {verdict}"
+    fallback = f"\n\n⚠️ **{inert(fallback_text(record))}**" if fallback_text(record) else ""
+    return f"### {TITLE}: {verdict}" + (f"\n\n{counts}" if counts else "") + fallback
 
 
 def _facts(record: Record) -> str:
+    """The backends, each measured or predicted and with the Torch-TensorRT release(s) whose
+    code ran, then the versions and the GPU."""
     env = record.environment
     kinds: dict[str, bool] = {}
     for row in record.rows:
-        if row.backend != "-":
+        if row.backend != NO_BACKEND:
             kinds[row.backend] = kinds.get(row.backend, False) or row.prediction
-    backends = ", ".join(f"{inert(b)} ({'predicted ' + PREDICTION_MARK if p else 'measured'})"
-                         for b, p in kinds.items()) or NONE
+    ran = releases(record)
+
+    def described(backend: str, predicted: bool) -> str:
+        code = ", ".join(ran.get(backend, []))
+        return (f"{inert(backend)} ({'predicted ' + PREDICTION_MARK if predicted else 'measured'}"
+                + (f"; Torch-TensorRT {inert(code)}'s code" if code else "") + ")")
+
+    backends = ", ".join(described(b, p) for b, p in kinds.items()) or NONE
     device = env.get("device") or NONE
     gpu = env.get("device_name") if str(device).startswith("cuda") else f"none ({device})"
     return (f"Backends: {backends}<br>torch {inert(env.get('torch') or NONE)} · "
@@ -127,7 +145,7 @@ def _facts(record: Record) -> str:
 
 def _row_name(row: Row) -> str:
     mark = f" {PREDICTION_MARK}" if row.prediction else ""
-    profile = "" if row.profile in ("-", "default") else f" · {inert(row.profile)}"
+    profile = "" if row.profile in (NO_PROFILE, "default") else f" · {inert(row.profile)}"
     return f"{inert(row.backend)}{mark}{profile}"
 
 
@@ -136,20 +154,22 @@ def _short(text: str) -> str:
 
 
 def _attention(record: Record, *, strict_xfail: bool) -> _Block | None:
-    rows = [r for r in record.rows if r.status in ATTENTION]
+    """Failing rows, then rows that passed with NaN or Inf in an output."""
+    rows = [r for r in record.rows if r.status in ATTENTION or warned(r)]
     if not rows:
         return None
     order = {s: i for i, s in enumerate((Status.CRASH, Status.TIMEOUT, Status.ERROR,
-                                         Status.FAIL, Status.XPASS))}
+                                         Status.FAIL, Status.XPASS, Status.PASS))}
     rows.sort(key=lambda r: order[r.status])
     lines = [f"| {inert(r.case_id)} | {_row_name(r)} | "
-             f"{_bold(r, strict_xfail)} | {inert(_short(headline(r)))} |" for r in rows]
+             f"{_bold(r, strict_xfail)} | {inert(shortened(r, headline(r), _short))} |" for r in rows]
+    tail = ["", NONFINITE_NOTE] if any(warned(r) for r in rows) else []
     return _Block(["#### Needs attention", "", "| case | backend | status | what happened |",
-                   "|---|---|---|---|"], lines, [])
+                   "|---|---|---|---|"], lines, tail)
 
 
 def _bold(row: Row, strict_xfail: bool) -> str:
-    return f"**{row.status}**" if is_failure(row.status, strict_xfail=strict_xfail) else str(row.status)
+    return f"**{row.status}**" if is_failure(row.status, strict_xfail=strict_xfail) else status_text(row)
 
 
 def _cases(record: Record) -> dict[str, list[Row]]:
@@ -166,18 +186,19 @@ def _number(value: object) -> float:
 def _severity(output: dict[str, Any]) -> tuple[float, ...]:
     """Orders outputs worst first: failed, then the larger share of tolerance needed (the
     atol needed over the atol given, or the same for rtol), then the larger errors."""
-    shares = [_number(output.get(f"min_{t}")) / output[t] for t in ("atol", "rtol")
-              if _number(output.get(t)) > 0 and _number(output.get(f"min_{t}")) >= 0]
+    shares = [_number(needed.of(output)) / output[t] for t, needed in (("atol", MIN_ATOL),
+                                                                       ("rtol", MIN_RTOL))
+              if _number(output.get(t)) > 0 and _number(needed.of(output)) >= 0]
     return (float(not output.get("passed")), max(shares, default=-1.0),
-            _number(output.get("max_rel")), _number(output.get("max_abs")))
+            _number(MAX_REL.of(output)), _number(MAX_ABS.of(output)))
 
 
 def _verdict(output: dict[str, Any]) -> str:
     if output.get("passed"):
         return "within"
-    if output.get("min_atol") is None and output.get("min_rtol") is None:
+    if MIN_ATOL.of(output) is None and MIN_RTOL.of(output) is None:
         return "**mismatch**"
-    return f"**needs** atol ≥ {num(output.get('min_atol'))} or rtol ≥ {num(output.get('min_rtol'))}"
+    return f"**needs** atol ≥ {num(MIN_ATOL.of(output))} or rtol ≥ {num(MIN_RTOL.of(output))}"
 
 
 def _accuracy(record: Record) -> _Block | None:
@@ -190,8 +211,9 @@ def _accuracy(record: Record) -> _Block | None:
         row, o = max(compared, key=lambda ro: _severity(ro[1]))
         tol = (f"rtol {num(o.get('rtol'))}, atol {num(o.get('atol'))}"
                if _number(o.get("atol")) > 0 or _number(o.get("rtol")) > 0 else "exact")
-        lines.append(f"| {inert(case_id)} | {num(o.get('max_abs'))} / {num(o.get('max_rel'))} | "
-                     f"{tol} | {_verdict(o)} | {_row_name(row)}{_output_path(o)} |")
+        mark = f" {NONFINITE_MARK}" if any(warned(r) for r in rows) else ""
+        lines.append(f"| {inert(case_id)} | {num(MAX_ABS.of(o))} / {num(MAX_REL.of(o))} | "
+                     f"{tol} | {_verdict(o)}{mark} | {_row_name(row)}{_output_path(o)} |")
     if not lines:
         return None
     return _Block(["#### Accuracy: worst output of each case", "",
@@ -249,8 +271,8 @@ def _others(record: Record) -> _Block | None:
     rows = [r for r in record.rows if r.status not in ATTENTION and r.status is not Status.PASS]
     if not rows:
         return None
-    lines = [f"| {inert(r.case_id)} | {_row_name(r)} | {r.status} | {inert(_short(headline(r)))} |"
-             for r in rows]
+    lines = [f"| {inert(r.case_id)} | {_row_name(r)} | {r.status} | "
+             f"{inert(shortened(r, headline(r), _short))} |" for r in rows]
     return _Block([f"<details><summary>{len(rows)} more rows not passing "
                    "(unsupported, xfail, skipped)</summary>", "",
                    "| case | backend | status | reason |", "|---|---|---|---|"], lines,

@@ -8,6 +8,7 @@ dotted module path, so name and classname together are unique for every row.
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from typing import Any
 
 from junit_xml import TestCase, TestSuite, to_xml_report_string
@@ -15,23 +16,27 @@ from junit_xml import TestCase, TestSuite, to_xml_report_string
 from trtcheck.render.text import (
     KIND_NOTES,
     NONE,
+    NONFINITE_MARK,
     drift_text,
     failing_outputs,
+    fallback_text,
     headline,
     memory_facts,
+    nonfinite_text,
     num,
     path_text,
     plain,
     speedup_text,
     xml_text,
 )
+from trtcheck.results.backends import NO_BACKEND
 from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
 from trtcheck.results.record import Record
-from trtcheck.results.rows import Row
+from trtcheck.results.rows import NO_PROFILE, Row
 from trtcheck.status import Status
 
 DEFAULT_SUITE = "trtcheck"
-_UNSET = ("-", "default")
+_UNSET = (NO_PROFILE, "default")
 _ERRORS = frozenset({Status.ERROR, Status.TIMEOUT, Status.CRASH})
 _SKIPPED = frozenset({Status.SKIPPED, Status.UNSUPPORTED, Status.XFAIL})
 
@@ -43,13 +48,20 @@ def render_junit(record: Record, *, strict_xfail: bool) -> str:
     for row in record.rows:
         suites.setdefault(row.file or DEFAULT_SUITE, []).append(row)
     properties = _properties(record.environment)
+    if fallback_text(record):
+        properties["backend fallback"] = plain(fallback_text(record))
     started = record.environment.get("started")
-    return to_xml_report_string([
+    flat = to_xml_report_string([
         TestSuite(plain(name), [_testcase(record, r, strict_xfail=strict_xfail) for r in rows],
                   properties={**properties, **_prediction_property(rows)},
                   timestamp=plain(started) if started else None)
         for name, rows in suites.items()
-    ])
+    ], prettyprint=False)
+    # Indented by ElementTree: junit-xml's pretty-printing through minidom was most of the time
+    # of writing the report of a big run.
+    tree = ET.fromstring(flat)
+    ET.indent(tree, space="\t")
+    return '<?xml version="1.0" ?>\n' + ET.tostring(tree, encoding="unicode") + "\n"
 
 
 def _prediction_property(rows: list[Row]) -> dict[str, str]:
@@ -62,7 +74,7 @@ def _prediction_property(rows: list[Row]) -> dict[str, str]:
 def testcase_name(row: Row) -> str:
     """``model[variant] backend`` or ``model[variant] backend:profile``."""
     name = row.case_id.partition("::")[2] or row.case_id
-    if row.backend != "-":
+    if row.backend != NO_BACKEND:
         name += f" {row.backend}"
     if row.profile not in _UNSET:
         name += f":{row.profile}"
@@ -101,6 +113,7 @@ def _system_out(record: Record, row: Row, *, strict_xfail: bool) -> str:
         "path": path_text(record, row) or NONE,
         "fallbacks": ", ".join(row.evidence.fallbacks) or NONE,
         "dtype drift": drift_text(row) or NONE,
+        "NaN/Inf": f"{NONFINITE_MARK} {nonfinite_text(row)}" if nonfinite_text(row) else NONE,
         **{m.row_label: num(m.of_row(row.outputs)) for m in ROW_METRICS},
         "eager median ms (caller)": num(eager_ms),
         "backend median ms (caller)": num(backend_ms),

@@ -1,22 +1,21 @@
-"""Markdown report for pull-request comments and job summaries (GitHub-flavoured, via tabulate)."""
+"""Markdown report for pull-request comments and job summaries (GitHub-flavoured tables)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from tabulate import tabulate
-
-from trtcheck.backends.torch_tensorrt.backend import TTRT_MIN_BLOCK_SIZE
 from trtcheck.render.changes import render_changes
 from trtcheck.render.text import (
     DRIFT_MEANING,
     KIND_NOTES,
     LATENCY_NOTE,
     NONE,
+    NONFINITE_NOTE,
     PREDICTION_MARK,
     cost_text,
     failing_outputs,
+    fallback_text,
     headline,
     kinds_present,
     md,
@@ -28,7 +27,9 @@ from trtcheck.render.text import (
     status_counts,
     status_text,
     verdict_text,
+    warned,
 )
+from trtcheck.results.backends import TTRT_MIN_BLOCK_SIZE, BackendRef, Kind
 from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
@@ -40,6 +41,7 @@ def render_markdown(record: Record, *, strict_xfail: bool) -> str:
     sections = [
         "# trtcheck report",
         _environment(record.environment),
+        f"> ⚠️ **{md(fallback_text(record))}**" if fallback_text(record) else "",
         render_changes(record),
         _prediction_notice(record),
         _summary(record, strict_xfail=strict_xfail),
@@ -109,7 +111,10 @@ def _accuracy(record: Record, *, strict_xfail: bool) -> str:
     ]
     headers = ["case", "backend", "profile", "status", "path",
                *(str(m.row_label) for m in ROW_METRICS)]
-    return f"## Accuracy\n\n{_table(headers, rows)}" if rows else ""
+    if not rows:
+        return ""
+    note = f"\n\n{NONFINITE_NOTE}" if any(warned(r) for r in record.rows) else ""
+    return f"## Accuracy\n\n{_table(headers, rows)}{note}"
 
 
 def _latency(record: Record) -> str:
@@ -163,7 +168,8 @@ def _drift(record: Record) -> str:
 
 def _releases(record: Record) -> str:
     """With several ``--torch-tensorrt`` releases: each case's status on each, side by side."""
-    releases = list(dict.fromkeys(r.backend for r in record.rows if r.backend.startswith("lowering@")))
+    releases = list(dict.fromkeys(r.backend for r in record.rows
+                                  if BackendRef.parse(r.backend).release and r.kind is Kind.LOWERED))
     if len(releases) < 2:
         return ""
     cells: dict[tuple[str, str], dict[str, str]] = {}
@@ -172,7 +178,7 @@ def _releases(record: Record) -> str:
             cells.setdefault((r.case_id, r.profile), {})[r.backend] = _status(r, strict_xfail=False)
     rows = [[md(case), md(profile), *(cells[(case, profile)].get(b, NONE) for b in releases)]
             for case, profile in cells]
-    headers = ["case", "profile", *(md(b.partition("@")[2]) for b in releases)]
+    headers = ["case", "profile", *(md(BackendRef.parse(b).release or "") for b in releases)]
     return ("## Torch-TensorRT releases\n\nThe lowering backend on each release named with "
             f"`--torch-tensorrt` ({PREDICTION_MARK} predictions at the graph level).\n\n"
             + _table(headers, rows))
@@ -183,16 +189,16 @@ def _disagreements(record: Record) -> str:
     on a case: how a user learns of a bug in Torch-TensorRT itself."""
     found: dict[tuple[str, str], dict[str, list[Row]]] = {}
     for r in record.rows:
-        base = r.backend.partition("@")[0]
-        if base in ("emulate", "lowering"):
-            found.setdefault((r.case_id, r.profile), {}).setdefault(base, []).append(r)
+        if r.kind in (Kind.EMULATED, Kind.LOWERED):
+            found.setdefault((r.case_id, r.profile), {}).setdefault(r.kind, []).append(r)
     lines = []
     for (case, profile), rows in found.items():
-        for low in rows.get("lowering", []):
-            for rule in rows.get("emulate", []):
+        for low in rows.get(Kind.LOWERED, []):
+            for rule in rows.get(Kind.EMULATED, []):
                 if _passes(rule) == _passes(low):
                     continue
-                version = low.evidence.versions.get("torch_tensorrt") or low.backend.partition("@")[2]
+                version = (low.evidence.versions.get("torch_tensorrt")
+                           or BackendRef.parse(low.backend).release)
                 ops = _complex_ops(record, case)
                 lines.append(f"- {md(case)} · {md(profile)}{f' ({md(ops)})' if ops else ''}: the "
                              f"guide's rule (emulate) predicts {md(_outcome(rule))}; Torch-TensorRT "
@@ -228,11 +234,12 @@ _CASE_STAGES = frozenset({"import", "collect", "build", "eager", "export"})
 
 
 def _details(record: Record) -> str:
-    """A section per row that did not pass; a case that failed before any backend ran (build,
-    eager, export) gets one section for all its rows, not the same error once per profile."""
+    """A section per row that did not pass or passed with NaN or Inf; a case that failed before
+    any backend ran (build, eager, export) gets one section for all its rows, not the same error
+    once per profile."""
     groups: dict[tuple[object, ...], list[Row]] = {}
     for r in record.rows:
-        if r.status is Status.PASS:
+        if r.status is Status.PASS and not warned(r):
             continue
         whole_case = r.stage in _CASE_STAGES
         key = (r.case_id, r.status, r.stage, r.message) if whole_case else (id(r),)
@@ -290,4 +297,9 @@ def _status(row: Row, *, strict_xfail: bool) -> str:
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:
-    return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+    """A GitHub pipe table; cells are escaped already (:func:`md`). Columns are not padded:
+    a table of 10,000 rows renders the same, and tabulate's width and type pass over every
+    cell was most of the time of writing a big report."""
+    lines = [f"| {' | '.join(headers)} |", f"|{'|'.join('---' for _ in headers)}|"]
+    lines += [f"| {' | '.join(row)} |" for row in rows]
+    return "\n".join(lines)

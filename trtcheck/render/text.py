@@ -8,19 +8,20 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
+from trtcheck.results import nonfinite
+from trtcheck.results.backends import Kind, traits_of
+from trtcheck.results.nonfinite import MARK as NONFINITE_MARK
 from trtcheck.results.record import Record
-from trtcheck.results.rows import Kind, Row
+from trtcheck.results.rows import Row
 from trtcheck.status import ORDER, Status, Verdict, is_failure, nothing_tested
 
 NONE = "—"
 PREDICTION_MARK = "†"
 FALLBACK_NOTE = "fallback"  # a passing row some of whose ops ran in PyTorch
 NO_SPEEDUP = "n/a (prediction)"
-# Backends that rewrite the graph, so that their dtype path says something; eager and
-# inductor run the graph as exported.
-REWRITING_BACKENDS = frozenset({"tensorrt", "lowering", "emulate"})
 
 # What every report says of a row whose backend predicts rather than measures.
 KIND_NOTES = {
@@ -125,14 +126,16 @@ def speedup_text(row: Row) -> str:
 
 def headline(row: Row) -> str:
     """``status at stage: message``: what happened to a row, in one line of untrusted text."""
-    where = f"{row.status} at {row.stage}" if row.stage else str(row.status)
+    status = f"{row.status} {NONFINITE_MARK}" if warned(row) else str(row.status)
+    where = f"{status} at {row.stage}" if row.stage else status
     return f"{where}: {row.message}" if row.message else where
 
 
 def path_text(record: Record, row: Row) -> str:
     """The dtype path the row's backend took, else the case's analysed path; ``""`` if unknown
     or if the backend does not rewrite the graph."""
-    if row.backend not in REWRITING_BACKENDS:
+    traits = traits_of(row.backend)
+    if traits is None or not traits.rewrites:
         return ""
     steps = row.evidence.path or (record.analyses.get(row.case_id) or {}).get("path") or []
     return "+".join(str(s) for s in steps)
@@ -157,9 +160,53 @@ def drift_text(row: Row) -> str:
 
 
 def status_text(row: Row) -> str:
-    """The row's status, marked when it passed with ops left to PyTorch."""
+    """The row's status, marked when it passed with ops left to PyTorch, and with
+    :data:`NONFINITE_MARK` when it passed with NaN or Inf in an output."""
     fell_back = row.status is Status.PASS and row.evidence.fallbacks
-    return f"{row.status} ({FALLBACK_NOTE})" if fell_back else str(row.status)
+    text = f"{row.status} ({FALLBACK_NOTE})" if fell_back else str(row.status)
+    return f"{text} {NONFINITE_MARK}" if warned(row) else text
+
+
+def nonfinite_text(row: Row) -> str:
+    """``""``, or the NaN and Inf in the row's eager and backend outputs, in words."""
+    return nonfinite.describe(row.outputs)
+
+
+def shortened(row: Row, text: str, shorten: Callable[[str], str]) -> str:
+    """``text`` (the row's message or headline) cut by ``shorten``, but with the row's NaN and
+    Inf counts, which end it, kept whole."""
+    words = nonfinite_text(row)
+    if not words or not text.endswith(words):
+        return shorten(text)
+    head = text[:-len(words)]
+    core = head.rstrip("; :")
+    return f"{shorten(core)}{head[len(core):]}{words}" if core else text
+
+
+def warned(row: Row) -> bool:
+    """Whether the row passed with NaN or Inf in eager's or the backend's output."""
+    return row.status is Status.PASS and bool(nonfinite.count(row.outputs))
+
+
+NONFINITE_NOTE = (f"{NONFINITE_MARK}: the row passed, but eager's or the backend's output holds "
+                  "NaN or Inf (at the same positions in both); `nan = \"fail\"` fails such rows.")
+
+
+def fallback_text(record: Record) -> str:
+    """``""``, or which backend ran instead of the default one, and why."""
+    return str(record.options.get("fallback_note") or "")
+
+
+def releases(record: Record) -> dict[str, list[str]]:
+    """Each backend's Torch-TensorRT releases whose code ran, from its rows' evidence."""
+    found: dict[str, list[str]] = {}
+    for row in record.rows:
+        if row.backend != "-":
+            versions = found.setdefault(row.backend, [])
+            version = row.evidence.versions.get("torch_tensorrt")
+            if version and version not in versions:
+                versions.append(str(version))
+    return found
 
 
 def kinds_present(record: Record) -> list[Kind]:

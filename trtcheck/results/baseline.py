@@ -5,7 +5,9 @@ The latency verdict compares the speedup (the backend normalised by eager in the
 which cancels the drift of the machine between runs) or, with metric ``latency``, the
 backend's absolute GPU time. A row regresses only when it is slower by more than the
 threshold *and* the two runs' intervals do not overlap. A row whose interval, in either run, is
-too wide to decide (its latency is flagged unstable) is not gated."""
+too wide to decide (its latency is flagged unstable) is not gated. Against a baseline whose
+figures meant something else (a record schema before :data:`FIGURES_SCHEMA`), changed figures
+are marked "not comparable" and never gated, while status changes still count."""
 
 from __future__ import annotations
 
@@ -13,18 +15,18 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from trtcheck.results.metrics import ROW_METRICS
-from trtcheck.results.record import Record
+from trtcheck.results.metrics import MAX_REL
+from trtcheck.results.record import FIGURES_SCHEMA, Record
 from trtcheck.results.rows import Row, RowKey
 
 # Environment facts that make absolute figures, and even speedups, incomparable when they differ.
 COMPARABLE = {"device_name": "GPU", "driver": "driver", "torch": "torch",
               "torch_tensorrt": "torch_tensorrt"}
-_WORST_REL = next(m for m in ROW_METRICS if m.field == "max_rel")
 ACCURACY_FACTOR = 2.0  # a worst relative error that moved by more than this factor is shown
 
 REGRESSION, IMPROVEMENT, NOISE, SMALL = "regression", "improvement", "within noise", "below threshold"
 UNSTABLE = "not gated: unstable"  # an interval too wide to decide, in either run
+NOT_COMPARABLE = "not comparable"  # the baseline's figures meant something else: never gated
 
 
 @dataclass(frozen=True)
@@ -32,9 +34,9 @@ class LatencyChange:
     """One row's latency against the baseline.
 
     ``before``/``after`` are the gated figure (the speedup, or the backend's GPU ms);
-    ``slowdown`` how many times slower the backend got relative to the baseline (1.2: 20 %
-    slower), ``verdict`` one of regression, improvement, within noise, below threshold, not
-    gated: unstable.
+    ``slowdown`` how many times slower the backend got relative to the baseline (the old
+    speedup over the new one, or the new time over the old one), ``verdict`` one of regression,
+    improvement, within noise, below threshold, not comparable, not gated: unstable.
     ``before_ms``/``after_ms`` are the backend's absolute times, shown as information."""
 
     metric: str
@@ -81,7 +83,8 @@ class RowChange:
     def shown(self) -> bool:
         """Whether the change is worth a line: anything but an unchanged row."""
         return (self.status_changed or self.accuracy_changed
-                or (self.latency is not None and self.latency.verdict in (REGRESSION, IMPROVEMENT)))
+                or (self.latency is not None
+                    and self.latency.verdict in (REGRESSION, IMPROVEMENT, NOT_COMPARABLE)))
 
 
 @dataclass(frozen=True)
@@ -93,10 +96,29 @@ class Diff:
     base: dict[str, Any]
     changes: list[RowChange] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    comparable: bool = True  # False: the baseline's figures meant something else
 
     @property
     def regressions(self) -> list[RowChange]:
         return [c for c in self.changes if c.regressed]
+
+    def tally(self) -> dict[str, int]:
+        """How many rows changed in each category, the same for every report and the
+        terminal; a row can count in several (a status change and an accuracy change)."""
+        def latency(verdict: str) -> int:
+            return sum(c.latency is not None and c.latency.verdict == verdict for c in self.changes)
+
+        return {
+            REGRESSION: latency(REGRESSION),
+            "status": sum(c.status_changed and c.before is not None and c.after is not None
+                          for c in self.changes),
+            "new": sum(c.before is None for c in self.changes),
+            "removed": sum(c.after is None for c in self.changes),
+            IMPROVEMENT: latency(IMPROVEMENT),
+            "accuracy": sum(c.accuracy_changed for c in self.changes),
+            NOT_COMPARABLE: latency(NOT_COMPARABLE),
+            "unchanged": sum(not c.shown for c in self.changes),
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -116,22 +138,35 @@ class Diff:
         changes = [RowChange(**{**c, "latency": latency(c.get("latency"))})
                    for c in d.get("changes", [])]
         return cls(d["metric"], float(d["threshold"]), dict(d.get("base") or {}), changes,
-                   list(d.get("warnings", [])))
+                   list(d.get("warnings", [])), bool(d.get("comparable", True)))
 
 
 def compare(base: Record, head: Record, *, metric: str = "speedup",
             threshold: float = 0.07) -> Diff:
     """This run (``head``) against the baseline, row by row, in the head's order, then the
     rows only the baseline has."""
+    comparable = min(base.source_schema, head.source_schema) >= FIGURES_SCHEMA
     before = {r.key: r for r in base.rows}
     after = {r.key: r for r in head.rows}
-    changes = [_change(k, before.get(k), r, metric, threshold) for k, r in after.items()]
-    changes += [_change(k, r, None, metric, threshold) for k, r in before.items() if k not in after]
+    changes = [_change(k, before.get(k), r, metric, threshold, comparable)
+               for k, r in after.items()]
+    changes += [_change(k, r, None, metric, threshold, comparable)
+                for k, r in before.items() if k not in after]
     env = base.environment
     summary = {k: env.get(k) for k in ("git_commit", "started", "device_name", "torch",
                                        "torch_tensorrt")}
-    return Diff(metric, threshold, summary, changes, environment_warnings(base.environment,
-                                                                          head.environment))
+    warnings = [] if comparable else [schema_warning(base.source_schema, head.source_schema)]
+    warnings += environment_warnings(base.environment, head.environment)
+    return Diff(metric, threshold, summary, changes, warnings, comparable)
+
+
+def schema_warning(base_schema: int, head_schema: int) -> str:
+    """Why the figures of two records cannot be compared."""
+    which = ("the baseline" if base_schema < FIGURES_SCHEMA else "this record") \
+        + f" was written with record schema {min(base_schema, head_schema)}"
+    return (f"{which}, whose control, speedup and memory figures meant something else: changed "
+            f"speedup, latency and memory figures are {NOT_COMPARABLE} and not gated; status "
+            "changes still count")
 
 
 def environment_warnings(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[str]:
@@ -143,21 +178,24 @@ def environment_warnings(base: Mapping[str, Any], head: Mapping[str, Any]) -> li
 
 
 def _change(key: RowKey, before: Row | None, after: Row | None, metric: str,
-            threshold: float) -> RowChange:
+            threshold: float, comparable: bool) -> RowChange:
     return RowChange(
         *key,
         before=str(before.status) if before else None,
         after=str(after.status) if after else None,
-        before_error=_WORST_REL.of_row(before.outputs) if before else None,
-        after_error=_WORST_REL.of_row(after.outputs) if after else None,
-        latency=latency_change(before, after, metric, threshold) if before and after else None,
+        before_error=MAX_REL.of_row(before.outputs) if before else None,
+        after_error=MAX_REL.of_row(after.outputs) if after else None,
+        latency=(latency_change(before, after, metric, threshold, comparable=comparable)
+                 if before and after else None),
     )
 
 
-def latency_change(before: Row, after: Row, metric: str, threshold: float) -> LatencyChange | None:
+def latency_change(before: Row, after: Row, metric: str, threshold: float, *,
+                   comparable: bool = True) -> LatencyChange | None:
     """The latency verdict for one row; None for predictions (their latency is PyTorch running a
-    rewritten graph) and rows without latency in either run. Without both intervals (a
-    baseline from an older trtcheck), the threshold alone decides."""
+    rewritten graph) and rows without latency in either run. Without both intervals, the
+    threshold alone decides. Not ``comparable``: a change beyond the threshold is marked
+    :data:`NOT_COMPARABLE` instead of judged."""
     if before.prediction or after.prediction or not (before.latency and after.latency):
         return None
     b, a = before.latency, after.latency
@@ -177,14 +215,16 @@ def latency_change(before: Row, after: Row, metric: str, threshold: float) -> La
         apart_slower = old_iv is not None and new_iv is not None and new_iv[0] > old_iv[1]
         apart_faster = old_iv is not None and new_iv is not None and new_iv[1] < old_iv[0]
     no_interval = old_iv is None or new_iv is None
-    if b.unstable or a.unstable:
-        verdict = UNSTABLE
-    elif slowdown > 1 + threshold:
+    if slowdown > 1 + threshold:
         verdict = REGRESSION if apart_slower or no_interval else NOISE
     elif slowdown < 1 / (1 + threshold):
         verdict = IMPROVEMENT if apart_faster or no_interval else NOISE
     else:
         verdict = SMALL
+    if verdict != SMALL and (b.unstable or a.unstable):  # too wide to decide: never flagged
+        verdict = UNSTABLE
+    if not comparable and verdict != SMALL:
+        verdict = NOT_COMPARABLE
     return LatencyChange(metric, old, new, slowdown, verdict, old_iv, new_iv,
                          b_dev.median_ms, a_dev.median_ms)
 

@@ -8,8 +8,6 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import torch
-
 import trtcheck
 
 
@@ -43,6 +41,9 @@ def gpu_driver() -> str | None:
 
 
 def describe(device: str, where: Path) -> dict[str, Any]:
+    """The versions, device and commit of a run (the one function here that loads torch)."""
+    import torch
+
     dev = torch.device(device)
     name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else platform.processor() or "cpu"
     return {

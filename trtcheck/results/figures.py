@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 
@@ -86,12 +86,17 @@ class Latency:
         return self.speedup_low, self.speedup_high
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "speedup": self.speedup}
+        # Field by field: dataclasses.asdict deep-copies, most of the time of saving a big record.
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        for side in ("eager", "backend", "eager_device", "backend_device", "cost"):
+            if d[side] is not None:
+                d[side] = d[side].__dict__.copy()
+        return {**d, "speedup": self.speedup}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Latency:
         """A latency from its dict; older records carry only ``eager`` and ``backend``."""
-        known = {f.name for f in fields(Stats)}
+        known = _STATS_FIELDS
 
         def stats(side: Mapping[str, Any]) -> Stats:
             return Stats(**{k: v for k, v in side.items() if k in known})
@@ -149,3 +154,6 @@ class Memory:
         if self.eager < floor or backend < floor:
             return None
         return backend / self.eager
+
+
+_STATS_FIELDS = frozenset(f.name for f in fields(Stats))

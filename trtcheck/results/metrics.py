@@ -20,18 +20,37 @@ class Metric:
     output_label: str | None
     worst: Callable[[list[float]], float] = max
 
+    def of(self, output: dict[str, Any]) -> float | None:
+        """The figure of one saved output, or None when it has none."""
+        value = output.get(self.field)
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
     def of_row(self, outputs: list[dict[str, Any]]) -> float | None:
         """The worst value over a row's saved outputs, or None when no output has one."""
-        values = [o[self.field] for o in outputs if isinstance(o.get(self.field), (int, float))]
+        values = [v for o in outputs if (v := self.of(o)) is not None]
         return self.worst(values) if values else None
 
 
+MAX_ABS = Metric("max_abs", "worst abs err", "max abs")
+MAX_REL = Metric("max_rel", "worst rel err", "max rel")
+MIN_ATOL = Metric("min_atol", None, "min atol")
+MIN_RTOL = Metric("min_rtol", None, "min rtol")
+# NaN and Inf elements of eager's output and the backend's, summed over a row's outputs
+# (:mod:`trtcheck.results.nonfinite` says them in words).
+NONFINITE = tuple(Metric(f, None, None, worst=sum) for f in ("eager_nan", "eager_inf", "nan", "inf"))
+# Every figure a compared output carries (measure.compare.LeafResult), and where it shows.
 METRICS = (
-    Metric("max_abs", "worst abs err", "max abs"),
-    Metric("max_rel", "worst rel err", "max rel"),
+    MAX_ABS,
+    MAX_REL,
     Metric("cosine", "min cosine", None, worst=min),
-    Metric("min_atol", None, "min atol"),
-    Metric("min_rtol", None, "min rtol"),
+    MIN_ATOL,
+    MIN_RTOL,
+    Metric("frac_mismatch", None, None),
+    Metric("max_mag_err", None, None),
+    Metric("max_phase_err", None, None),
+    Metric("n_diff", None, None),
+    Metric("int32_overflow", None, None),
+    *NONFINITE,
 )
 ROW_METRICS = tuple(m for m in METRICS if m.row_label)
 OUTPUT_METRICS = tuple(m for m in METRICS if m.output_label)

@@ -17,15 +17,20 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from trtcheck.config.options import Profile
+from trtcheck.config.profiles import Profile
 from trtcheck.errors import LockedError, RecordError
-from trtcheck.results.rows import Analysis, Row
+from trtcheck.results.rows import PREDICTION_TIMING, Analysis, Row
 from trtcheck.status import Verdict, verdict
 
 LOCK_FILE = ".trtcheck.lock"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # Schema 1 kept each case's analysis in every row's evidence and marked predictions there.
-READABLE_SCHEMAS = (1, 2)
+# Schema 3 changed what the control, the speedup and the memory figures mean (steady-state
+# peaks, the eager backend timed as the reference is) and counts NaN and Inf per output; a
+# prediction row keeps its timings apart, without a speedup. Figures of schemas 1 and 2 are
+# not comparable with schema 3's (see :data:`FIGURES_SCHEMA`).
+READABLE_SCHEMAS = (1, 2, 3)
+FIGURES_SCHEMA = 3  # the first schema whose speedup, latency and memory figures mean today's
 
 
 @dataclass
@@ -55,14 +60,18 @@ class Record:
                        allow_skipped=bool(self.options.get("allow_skipped")))
 
     def to_dict(self) -> dict[str, Any]:
-        return _json_safe({
+        return _json_safe(self._plain())
+
+    def _plain(self) -> dict[str, Any]:
+        """The record as a dict whose floats may still be NaN or infinite."""
+        return {
             "schema": self.schema,
             "environment": self.environment,
             "options": self.options,
             "rows": [r.to_dict() for r in self.rows],
             "analyses": self.analyses,
             **({"baseline": self.baseline} if self.baseline is not None else {}),
-        })
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Record:
@@ -113,10 +122,11 @@ def _restore_numbers(row: dict[str, Any]) -> dict[str, Any]:
     row = dict(row)
     row["outputs"] = [{k: v if k in _TEXT_FIELDS else _number(v) for k, v in o.items()}
                       for o in row.get("outputs", [])]
-    if row.get("latency"):
-        row["latency"] = {key: ({k: v if k in _TEXT_FIELDS else _number(v) for k, v in side.items()}
+    for timed in ("latency", PREDICTION_TIMING):
+        if row.get(timed):
+            row[timed] = {key: ({k: v if k in _TEXT_FIELDS else _number(v) for k, v in side.items()}
                                 if isinstance(side, dict) else _number(side))
-                          for key, side in row["latency"].items()}
+                          for key, side in row[timed].items()}
     return row
 
 
@@ -175,7 +185,24 @@ def locked(out_dir: Path) -> Iterator[None]:
 
 
 def save(record: Record, path: Path) -> None:
-    write_atomic(path, json.dumps(record.to_dict(), indent=2, sort_keys=False) + "\n")
+    """``results.json``: a key per line, and each row on a line of its own."""
+    parts = []
+    for key, value in record._plain().items():
+        if key == "rows" and value:
+            text = "[\n" + ",\n".join(_dumps(row) for row in value) + "\n]"
+        else:
+            text = _dumps(value)
+        parts.append(f"{json.dumps(key)}: {text}")
+    write_atomic(path, "{\n" + ",\n".join(parts) + "\n}\n")
+
+
+def _dumps(obj: Any) -> str:
+    """JSON by the C encoder; NaN and infinities, which it would write as bare tokens, become
+    strings (the slow path, for the few objects that hold them)."""
+    try:
+        return json.dumps(obj, allow_nan=False)
+    except ValueError:
+        return json.dumps(_json_safe(obj))
 
 
 def load(path: Path) -> Record:
@@ -202,14 +229,14 @@ class Journal:
         path.parent.mkdir(parents=True, exist_ok=True)
         if not (resume and path.exists()):
             header = {"schema": SCHEMA_VERSION, "environment": environment, "options": options}
-            path.write_text(json.dumps(_json_safe(header)) + "\n", encoding="utf-8")
+            path.write_text(_dumps(header) + "\n", encoding="utf-8")
         self._fh = path.open("a", encoding="utf-8")
 
     def append(self, items: Iterable[Row | Analysis]) -> None:
         for item in items:
             line = ({"analysis": item.case_id, "data": item.data} if isinstance(item, Analysis)
                     else item.to_dict())
-            self._fh.write(json.dumps(_json_safe(line)) + "\n")
+            self._fh.write(_dumps(line) + "\n")
         self._fh.flush()
         os.fsync(self._fh.fileno())
 

@@ -9,29 +9,22 @@ import) have backend :data:`NO_BACKEND` and variant :data:`NO_VARIANT`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field, fields, replace
-from enum import Enum
-from typing import Any, NamedTuple, Protocol
+from dataclasses import dataclass, field, fields, replace
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from trtcheck.config.options import Profile
+from trtcheck.config.profiles import Profile
+from trtcheck.results.backends import NO_BACKEND, BackendRef, Kind
 from trtcheck.results.figures import Latency, Memory
 from trtcheck.status import Status, apply_xfail
-from trtcheck.zoo.cases import Case
+
+if TYPE_CHECKING:  # a case's rows are made where it runs; the results layer needs no torch
+    from trtcheck.zoo.cases import Case
 
 NO_PROFILE = "-"  # the backend ignores settings profiles
-NO_BACKEND = "-"  # the row was made before any backend ran
 NO_VARIANT = "-"  # the row stands for a whole zoo file
-
-
-class Kind(str, Enum):
-    """What a backend's results are: a measurement, or a prediction made at which level."""
-
-    MEASURED = "measured"
-    EMULATED = "emulated"  # trtcheck's own implementation of the documented rules
-    LOWERED = "lowered"  # Torch-TensorRT's own lowering, its TensorRT blocks run by PyTorch
-
-    def __str__(self) -> str:
-        return self.value
+# Where a prediction row keeps its timings in the record: eager's and PyTorch running the
+# backend's rewritten graph, without any speedup (schema 3 on).
+PREDICTION_TIMING = "prediction_timing"
 
 
 class RowKey(NamedTuple):
@@ -94,8 +87,7 @@ class Evidence:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Evidence:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in known})
+        return cls(**{k: v for k, v in d.items() if k in _EVIDENCE_FIELDS})
 
 
 @dataclass
@@ -143,35 +135,47 @@ class Row:
     def to_dict(self) -> dict[str, Any]:
         # Field by field: dataclasses.asdict deep-copies every output's metrics, which made it
         # most of the time of saving a record of thousands of rows.
-        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d = {name: getattr(self, name) for name in _ROW_FIELDS}
         d["status"] = self.status.value
         d["kind"] = self.kind.value
         d["timings"] = dict(self.timings)
         d["outputs"] = [dict(o) for o in self.outputs]
         d["tags"] = list(self.tags)
-        d["evidence"] = {f.name: _copy(getattr(self.evidence, f.name)) for f in fields(Evidence)}
-        if self.latency is not None:
+        d["evidence"] = {name: _copy(getattr(self.evidence, name)) for name in _EVIDENCE_FIELDS}
+        if self.latency is not None and self.prediction:
+            # No speedup, interval or ratio: a dashboard reading the JSON must not take PyTorch
+            # running a rewritten graph for a TensorRT measurement.
+            d["latency"] = None
+            d[PREDICTION_TIMING] = {k: v for k, v in self.latency.to_dict().items()
+                                    if isinstance(v, dict)}
+        elif self.latency is not None:
             d["latency"] = self.latency.to_dict()
         if self.memory is not None:
-            d["memory"] = {**asdict(self.memory), "ratio": self.memory_ratio}
+            d["memory"] = {**self.memory.__dict__, "notes": list(self.memory.notes)}
+            if not self.prediction:
+                d["memory"]["ratio"] = self.memory_ratio
         return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Row:
         """A row from its dict; schema 1's untyped evidence (with ``prediction``) is read too."""
-        known = {f.name for f in fields(cls)}
-        data = {k: v for k, v in d.items() if k in known}
+        data = {k: v for k, v in d.items() if k in _ROW_FIELDS}
         data["status"] = Status(data.get("status", "error"))
         evidence = dict(data.get("evidence") or {})
         legacy_kind = Kind.EMULATED if evidence.pop("prediction", False) else Kind.MEASURED
         data["kind"] = Kind(data["kind"]) if "kind" in data else legacy_kind
         data["evidence"] = Evidence.from_dict(evidence)
-        data["latency"] = Latency.from_dict(data["latency"]) if data.get("latency") else None
+        timed = data.get("latency") or d.get(PREDICTION_TIMING)
+        data["latency"] = Latency.from_dict(timed) if timed else None
         mem = data.get("memory")
         if mem:
-            known_mem = {f.name for f in fields(Memory)}
-            data["memory"] = Memory(**{k: v for k, v in mem.items() if k in known_mem})
+            data["memory"] = Memory(**{k: v for k, v in mem.items() if k in _MEMORY_FIELDS})
         return cls(**data)
+
+
+_ROW_FIELDS = tuple(f.name for f in fields(Row))
+_EVIDENCE_FIELDS = tuple(f.name for f in fields(Evidence))
+_MEMORY_FIELDS = tuple(f.name for f in fields(Memory))
 
 
 def _copy(value: Any) -> Any:
@@ -186,6 +190,13 @@ class Analysis:
     data: dict[str, Any]
 
 
+def file_row(case_id: str, file: str, model: str, **fields_: Any) -> Row:
+    """An error row that stands for more than a case: a zoo file that could not be collected,
+    or a shard missing from a merge (no backend, variant or profile)."""
+    return Row(case_id, file, model, NO_VARIANT, NO_BACKEND, NO_PROFILE,
+               **{"status": Status.ERROR, **fields_})
+
+
 def row_for(case: Case, slot: Slot, **fields_: Any) -> Row:
     """The row of a case in one slot, with the zoo's expected failure applied to its status."""
     row = Row(case.case_id, case.file.rel, case.spec.name, case.variant, slot.backend,
@@ -197,8 +208,8 @@ def row_for(case: Case, slot: Slot, **fields_: Any) -> Row:
 def finish(case: Case, row: Row) -> Row:
     """The row with the zoo's declared expected failure (xfail) applied to its status."""
     status, message = apply_xfail(row.status, row.message,
-                                  case.spec.xfail_reason(case.variant, row.backend,
-                                                            row.profile))
+                                  case.spec.xfail_reason(case.variant, row.backend, row.profile,
+                                                            BackendRef.parse(row.backend).name))
     return replace(row, status=status, message=message)
 
 

@@ -32,15 +32,17 @@ class ModelSpec:
     doc: str = ""
     line: int = 0
 
-    def xfail_reason(self, variant: str, backend: str, profile: str) -> str | None:
+    def xfail_reason(self, variant: str, backend: str, profile: str,
+                     family: str | None = None) -> str | None:
         """The declared reason a row is expected to fail, if any: the most specific key wins,
-        ``backend:profile``, then ``profile``, then ``backend``, then ``variant`` (a backend
-        ``lowering@VERSION`` also answers to ``lowering``)."""
+        ``backend:profile``, then ``profile``, then ``backend``, then ``variant``. ``family`` is
+        the backend's name without its release: a row of ``lowering@2.14.0`` also answers to
+        ``lowering``."""
         if self.xfail is None:
             return None
         if isinstance(self.xfail, str):
             return self.xfail
-        base = backend.partition("@")[0]  # lowering@2.14.0 is a lowering row too
+        base = family or backend
         for key in (f"{backend}:{profile}", f"{base}:{profile}", profile, backend, base, variant):
             if key in self.xfail:
                 return self.xfail[key]

@@ -1,21 +1,19 @@
 """The lowering host: a subprocess that runs Torch-TensorRT's real Python code on PyTorch.
 
-Started as ``python -m trtcheck.backends.lowering.host REQUEST_FD REPLY_FD PARENT_PID CODE_DIR``
-(``CODE_DIR`` empty for an installed ``torch_tensorrt``). It puts the release's code on
-``sys.path``, installs the ``tensorrt`` stand-in and CUDA shims
-(:mod:`trtcheck.backends.lowering.standin`; they patch torch, which is why this is a separate
-process), imports ``torch_tensorrt`` and serves requests, each a pickled tuple
-over a pipe:
+A child of :mod:`trtcheck.process`, started with the code directory of one release as its argument
+(empty for an installed ``torch_tensorrt``). It puts the release's code on ``sys.path``, installs the
+``tensorrt`` stand-in and CUDA shims (:mod:`trtcheck.backends.lowering.standin`; they patch torch,
+which is why this is a separate process), imports ``torch_tensorrt`` and serves requests:
 
-- ``("compile", key, program_bytes, call, settings, device, dropped)``: ``dynamo.compile(program,
-  **call, **settings, dryrun=True)`` with what a real compile does differently reproduced (see
-  :class:`Compiler`); the module is kept under ``key`` and those under ``dropped`` are forgotten;
-  the reply is the evidence;
+- ``("compile", key, program_bytes, call, settings, device)``: ``dynamo.compile(program, **call,
+  **settings, dryrun=True)`` with what a real compile does differently reproduced (see
+  :class:`Compiler`); the module is kept under ``key`` in place of the one before (a compiled
+  module serves one row); the reply is the evidence;
 - ``("call", key, args, kwargs)``: runs the kept module with PyTorch; the reply is
   ``(outputs, (args, kwargs))``, the inputs as they are after the call.
 
-Replies are ``("ok", payload)``, ``("unsupported", reason)`` or ``("error", type name, message,
-traceback)``. The first reply, before any request, says whether the import worked.
+Replies are ``("ok", payload)``, ``("unsupported", reason)`` or ``("error", Failure)``. The first
+reply, before any request, says whether the import worked.
 
 Every result is a prediction at the graph level: Torch-TensorRT's own lowering and partitioning,
 with each TensorRT block run by PyTorch. TensorRT itself never runs here.
@@ -29,13 +27,10 @@ import importlib.util
 import inspect
 import io
 import re
-import signal
 import sys
 import time
-import traceback
 import warnings
 from collections.abc import Callable, Iterator
-from multiprocessing.connection import Connection
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -44,8 +39,8 @@ import torch
 from torch.utils import _pytree as pytree
 
 from trtcheck.backends.lowering import standin as ttrt_standin
-from trtcheck.backends.torch_tensorrt.backend import partition_summary
-from trtcheck.process import die_with_parent, receive, send
+from trtcheck.backends.torch_tensorrt.inspection import partition_summary
+from trtcheck.process import Parent
 
 _COMPLEX_TO_REAL = {torch.complex64: torch.float32, torch.complex128: torch.float64,
                     torch.complex32: torch.float16}
@@ -311,58 +306,52 @@ class Compiler:
 Handler = Callable[[tuple[Any, ...], Compiler, dict[int, Any]], Any]
 
 
-def serve(requests: Connection, replies: Connection, code_dir: str, handle: Handler | None = None) -> None:
+def serve(parent: Parent, code_dir: str, handle: Handler | None = None) -> None:
     """Load the release, reply how that went, then answer requests with ``handle``."""
     handle = handle or _handle
     try:
         ttrt, info = load(code_dir)
         compiler = Compiler(ttrt)
     except BaseException as exc:  # reported to the parent, which decides
-        send(replies, _error(exc))
+        parent.fail(exc)
         return
-    send(replies, ("ok", info))
+    parent.send(("ok", info))
     modules: dict[int, Any] = {}
     while True:
         try:
-            request = receive(requests)
+            request = parent.receive()
         except EOFError:
             return
         try:
-            send(replies, ("ok", handle(request, compiler, modules)))
+            parent.send(("ok", handle(request, compiler, modules)))
         except Rejected as exc:
-            send(replies, ("unsupported", str(exc)))
+            parent.send(("unsupported", str(exc)))
         except Exception as exc:
-            send(replies, _error(exc))
+            parent.fail(exc)
 
 
 def _handle(request: tuple[Any, ...], compiler: Compiler, modules: dict[int, Any]) -> Any:
     kind, key, *rest = request
     if kind == "compile":
-        blob, call, settings, device, dropped = rest
-        for old in dropped:
-            modules.pop(old, None)
+        blob, call, settings, device = rest
         program = torch.export.load(io.BytesIO(blob))
+        modules.clear()
         module, evidence = compiler.compile(program, call, settings, device)
         modules[key] = module
         return evidence
     args, kwargs = rest  # "call"
+    if key not in modules:
+        raise LookupError(f"compiled module {key} was replaced by a later compile")
     with torch.no_grad():
         outputs = modules[key](*args, **kwargs)
     return outputs, (args, kwargs)
 
 
-def _error(exc: BaseException) -> tuple[str, str, str, str]:
-    return ("error", type(exc).__name__, str(exc), "".join(traceback.format_exception(exc)))
-
-
 def main(argv: list[str], handle: Handler | None = None) -> int:
-    die_with_parent(int(argv[2]))
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    serve(Connection(int(argv[0]), writable=False), Connection(int(argv[1]), readable=False),
-          argv[3] if len(argv) > 3 else "", handle)
+    parent = Parent(argv)
+    serve(parent, parent.args[0] if parent.args else "", handle)
     return 0
 
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
-

@@ -1,66 +1,18 @@
-"""Shards: split a zoo's cases across runners (``--shard I/N``), and merge their records.
-
-A shard is a contiguous run of the collection order, so concatenating the shards in order
-gives back the unsharded run's rows in the unsharded order. Shards are balanced by count, or
-by each case's recorded duration when a baseline record is given.
-"""
+"""Merge the records of several shards (``--shard I/N``, :mod:`trtcheck.execution.shard`) into one,
+refusing what cannot be combined."""
 
 from __future__ import annotations
 
-import hashlib
-import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from trtcheck.errors import RecordError
 from trtcheck.results.record import Record, load
-from trtcheck.results.rows import NO_BACKEND, NO_PROFILE, NO_VARIANT, Row
-from trtcheck.status import Status
-from trtcheck.zoo.cases import Case
+from trtcheck.results.rows import Row, file_row
 
 MERGE = "(merge)"
-
-
-def case_durations(record: Record) -> dict[str, float]:
-    """Seconds each case took in a recorded run: the stage times of all its rows."""
-    durations: dict[str, float] = {}
-    for row in record.rows:
-        durations[row.case_id] = durations.get(row.case_id, 0.0) + sum(row.timings.values())
-    return durations
-
-
-def split(cases: Sequence[Case], index: int, count: int,
-          durations: Mapping[str, float] | None = None) -> list[Case]:
-    """The cases of shard ``index`` (from 1) of ``count``: a contiguous run of ``cases`` holding
-    about 1/count of the total weight, each case weighing its duration in ``durations`` (a case
-    missing there weighs the median), or 1 without durations."""
-    weights = [1.0] * len(cases)
-    if durations:
-        known = [d for d in (durations.get(c.case_id) for c in cases) if d is not None and d > 0]
-        typical = statistics.median(known) if known else 1.0
-        weights = [d if (d := durations.get(c.case_id)) is not None and d > 0 else typical
-                   for c in cases]
-    total = sum(weights)
-    chosen, before = [], 0.0
-    for case, weight in zip(cases, weights, strict=True):
-        # The shard holding the middle of this case's span of the cumulative weight.
-        if min(count - 1, int((before + weight / 2) * count / total)) == index - 1:
-            chosen.append(case)
-        before += weight
-    return chosen
-
-
-def fingerprint(case_ids: Sequence[str]) -> str:
-    """A short digest of a collection, so that a merge can tell whether shards saw the same zoo."""
-    return hashlib.sha256("\n".join(case_ids).encode()).hexdigest()[:16]
-
-
-def describe(index: int, count: int, collected: Sequence[Case], chosen: Sequence[Case]) -> dict[str, Any]:
-    """What a shard's record says about it: which shard, and of which collection."""
-    return {"index": index, "count": count, "cases": len(chosen), "collected": len(collected),
-            "fingerprint": fingerprint([c.case_id for c in collected])}
 
 
 def _device_kind(rec: Record) -> str:
@@ -85,6 +37,7 @@ COMPATIBLE: tuple[tuple[str, Callable[[Record], Any]], ...] = (
     ("tolerances", lambda r: r.options.get("tolerances")),
     ("timing settings", lambda r: r.options.get("timing")),
     ("strict_xfail", lambda r: r.options.get("strict_xfail")),
+    ("nan policy", lambda r: r.options.get("nan")),
 )
 
 
@@ -95,7 +48,7 @@ class _Part:
 
     @property
     def shard(self) -> dict[str, Any]:
-        """The shard's description (:func:`describe`); empty for a whole run."""
+        """The shard's description (:func:`trtcheck.execution.shard.describe`); empty for a whole run."""
         return self.record.environment.get("shard") or {}
 
 
@@ -127,9 +80,8 @@ def merge(paths: Sequence[Path]) -> Record:
                                   f"{row.case_id} on {row.backend} (profile {row.profile})")
             rows.append(row)
         analyses.update(part.record.analyses)
-    rows += [Row(f"{MERGE}::shard {i}/{n}", MERGE, MERGE, NO_VARIANT, NO_BACKEND, NO_PROFILE,
-                 status=Status.ERROR, stage="merge",
-                 message=f"shard {i}/{n} is missing: its cases are not in these reports")
+    rows += [file_row(f"{MERGE}::shard {i}/{n}", MERGE, MERGE, stage="merge",
+                      message=f"shard {i}/{n} is missing: its cases are not in these reports")
              for i, n in missing]
     environment = {k: v for k, v in first.record.environment.items() if k != "shard"}
     environment["duration_s"] = max(p.record.environment.get("duration_s", 0.0) for p in parts)

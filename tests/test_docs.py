@@ -1,0 +1,96 @@
+"""The README and the docs site: a short README whose commands are the ones CI runs, and a
+site whose every page is in the nav and builds with ``mkdocs build --strict``."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import REPO
+
+README = (REPO / "README.md").read_text(encoding="utf-8")
+DOCS = REPO / "docs"
+
+
+def _steps(command: str) -> list[str]:
+    """A shell ``a && b && c`` line as its commands, each normalised (quiet flags and extra
+    whitespace dropped), so the README's and CI's spellings compare."""
+    return [" ".join(w for w in shlex.split(part) if w not in ("-q", "--quiet"))
+            for part in command.split("&&")]
+
+
+def _quick_start() -> tuple[list[str], list[str]]:
+    """The README's two commands: the one that runs the sample zoo and the one that runs the tests."""
+    block = re.search(r"^## Quick start\n\n```bash\n(.*?)```", README, re.S | re.M)
+    assert block, "the README has no Quick start block"
+    lines = [re.sub(r"\s+#.*$", "", line).strip() for line in block.group(1).splitlines()]
+    run, test = (_steps(line) for line in lines if line)
+    return run, test
+
+
+def _ci_command() -> list[str]:
+    """The chain of commands ``.ci/run`` runs after making its venv."""
+    text = (REPO / ".ci" / "run").read_text(encoding="utf-8").replace("\\\n", " ")
+    (line,) = [line for line in text.splitlines() if line.startswith("pip install")]
+    return _steps(line)
+
+
+def _nav_pages(nav: Any) -> list[str]:
+    if isinstance(nav, str):
+        return [nav]
+    if isinstance(nav, dict):
+        return [page for value in nav.values() for page in _nav_pages(value)]
+    return [page for item in nav for page in _nav_pages(item)]
+
+
+def test_the_readme_reads_in_five_minutes() -> None:
+    assert len(README.splitlines()) <= 300
+
+
+def test_ci_runs_the_readmes_test_command() -> None:
+    run, test = _quick_start()
+    ci = _ci_command()
+    assert test[-1] == "pytest"
+    assert ci == [*test[:-1], "ruff check trtcheck tests benchmarks", "pytest"]
+    # The sample zoo's command sets up the same way, without the dev extra.
+    assert run == [*(step.replace(".[dev]", ".") for step in test[:-1]), "trtcheck run fixtures/"]
+
+
+def test_ci_builds_the_docs_after_the_tests() -> None:
+    text = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert "mkdocs build --strict" in text
+    assert text.index("mkdocs build --strict") > text.index("pytest -q")
+
+
+def test_every_page_is_in_the_nav() -> None:
+    config = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
+    nav = _nav_pages(config["nav"])
+    pages = sorted(str(p.relative_to(DOCS)) for p in DOCS.rglob("*.md"))
+    assert sorted(nav) == pages
+    assert len(set(nav)) == len(nav), "a page is in the nav twice"
+
+
+def test_the_readmes_links_into_the_docs_exist() -> None:
+    links = re.findall(r"\]\((docs/[^)#\s]+)(?:#[^)]*)?\)", README)
+    assert links, "the README links to no docs page"
+    for link in links:
+        assert (REPO / link).is_file(), f"README links to {link}, which does not exist"
+
+
+@pytest.mark.slow
+def test_the_site_builds_strictly(tmp_path: Path) -> None:
+    mkdocs = shutil.which("mkdocs", path=str(Path(sys.executable).parent)) or shutil.which("mkdocs")
+    if mkdocs is None:
+        pytest.skip("mkdocs is not installed (it comes with the dev extra)")
+    proc = subprocess.run([mkdocs, "build", "--strict", "--site-dir", str(tmp_path / "site")],
+                          capture_output=True, text=True, check=False, cwd=REPO,
+                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -1,0 +1,88 @@
+"""Each setting is declared once; the CLI, the config schema, the docs' reference page and the
+Action's inputs are made from (or checked against) that declaration."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import click
+import pytest
+import yaml
+from conftest import REPO
+
+from trtcheck.cli import cli
+from trtcheck.config import options, settings
+from trtcheck.config.settings import SETTINGS
+from trtcheck.errors import ConfigError
+
+ACTION = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
+# Inputs of the Action that are not trtcheck settings: what it installs, where the reports go,
+# and the comment's own inputs.
+ACTION_OWN_INPUTS = {"paths", "args", "extras", "python", "torch-index-url", "summary", "artifact",
+                     "comment", "comment-header", "comment-author", "github-token"}
+
+
+def _flags(command: str) -> dict[str, str]:
+    """Each option's destination -> its flags, as click registered them."""
+    found = {}
+    for param in cli.commands[command].params:
+        if isinstance(param, click.Option):
+            found[param.name] = "/".join(param.opts + param.secondary_opts)
+    return found
+
+
+@pytest.mark.parametrize("command", ["run", "list", "analyze", "diff"])
+def test_every_flag_of_a_command_is_a_declared_setting(command: str) -> None:
+    declared = {s.key: s for s in settings.for_command(
+        {"list": settings.SELECT}.get(command, command))}
+    flags = _flags(command)
+    for key, s in declared.items():
+        assert key in flags, f"{command}: {s.flag} is declared but not an option"
+        assert set(flags[key].split("/")) >= set(s.flag.split("/")), (key, flags[key])
+    own = {"help", "out", "verbose"} if command in ("analyze", "diff") else {"help"}
+    assert set(flags) - set(declared) <= own, f"{command} has undeclared options"
+
+
+def test_the_config_schema_is_the_declaration(tmp_path: Path) -> None:
+    for s in SETTINGS:
+        assert (s.key in settings.CONFIG_SCHEMA) == s.config
+    (tmp_path / "trtcheck.toml").write_text('shard = "1/2"\n')
+    with pytest.raises(ConfigError, match="unknown key 'shard'"):  # command line only
+        options.resolve((tmp_path,))
+
+
+def test_the_reference_page_is_generated_from_the_declaration(tmp_path: Path) -> None:
+    page = tmp_path / "reference.md"
+    shutil.copy(REPO / "docs" / "reference.md", page)
+    assert not settings.write_reference(page), \
+        "docs/reference.md is stale: run python -m trtcheck.config.settings docs/reference.md"
+    text = page.read_text()
+    for s in SETTINGS:
+        if s.config or s.flag:
+            assert f"`{s.key}`" in text or (s.flag or "") in text, s.key
+
+
+def test_a_drifted_docs_row_is_caught(tmp_path: Path) -> None:
+    page = tmp_path / "reference.md"
+    text = (REPO / "docs" / "reference.md").read_text().replace("`--timeout S`", "`--timeout SECONDS`")
+    page.write_text(text)
+    assert settings.write_reference(page)
+
+
+def test_action_inputs_map_to_the_declared_flags() -> None:
+    inputs = set(ACTION["inputs"])
+    mapped = {s.action: s for s in SETTINGS if s.action}
+    assert inputs - ACTION_OWN_INPUTS <= set(mapped), \
+        f"inputs not declared as settings: {sorted(inputs - ACTION_OWN_INPUTS - set(mapped))}"
+    run_step = next(s for s in ACTION["runs"]["steps"] if s.get("id") == "run")
+    env = {v: k for k, v in run_step["env"].items()}
+    for name, s in mapped.items():
+        assert name in inputs, f"setting {s.key} names Action input {name}, which action.yml lacks"
+        var = env[f"${{{{ inputs.{name} }}}}"]
+        flag = s.flag.split("/")[0]
+        assert re.search(rf"{re.escape(flag)}\b[^\n]*\${var}\b|\${{?{var}}}?[^\n]*{re.escape(flag)}",
+                         run_step["run"]) or re.search(
+            rf"for \w+ in \"\$\{{\w+\[@\]\}}\"; do args\+=\({re.escape(flag)} ", run_step["run"]), \
+            f"the run step does not pass {name} as {flag}"

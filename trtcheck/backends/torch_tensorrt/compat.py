@@ -1,0 +1,259 @@
+"""What each Torch-TensorRT release accepts: versions, settings adapted per release, call
+arguments, and the dtype path a release takes. Pure functions, tested without TensorRT; every
+setting that is mapped, dropped or does nothing is said in the evidence's ``notes``."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Collection, Mapping
+from typing import Any
+
+import torch
+from torch.utils import _pytree as pytree
+
+from trtcheck.backends.base import CompileJob
+from trtcheck.config.profiles import Profile
+from trtcheck.errors import Unsupported, did_you_mean
+
+Version = tuple[int, int]
+
+
+# Profile fields that Torch-TensorRT also knows as settings: the profile's value is the one
+# passed, because trtcheck picks tolerances from the profile (truncate_double).
+_PROFILE_FIELDS = {
+    "truncate_double": "truncate_double",
+    "truncate_long_and_double": "truncate_double",
+    "require_full_compilation": "require_full_compilation",
+    "min_block_size": "min_block_size",
+}
+
+
+# Settings whose values are dtypes; a TOML config can only spell them as names ("float16").
+_DTYPE_SETTINGS = frozenset({"enabled_precisions", "autocast_low_precision_type"})
+
+
+# The deprecation warning 2.10-2.12 give on every compile: their check reads **kwargs, where the
+# named parameter use_explicit_typing never is (dynamo/_compiler.py, "if not kwargs.get(...)").
+EXPLICIT_TYPING_WARNING = "`use_explicit_typing` is deprecated"
+
+
+# Torch-TensorRT's own default; trtcheck's profiles pass 1 (see adapt_settings).
+
+
+# Keys that dynamo.compile reads from **kwargs in some releases rather than naming as parameters.
+_READ_FROM_KWARGS = frozenset(
+    {"debug", "refit", "make_refittable", "truncate_long_and_double", "enable_cross_compile_for_windows"}
+)
+
+
+def parse_version(text: str) -> Version:
+    """``(major, minor)`` of a version string such as ``2.13.0+cu130`` or ``2.14.0.dev20260101``."""
+    match = re.match(r"(\d+)\.(\d+)", text)
+    if match is None:
+        raise ValueError(f"cannot read a version from {text!r}")
+    return int(match[1]), int(match[2])
+
+
+def _text(version: Version) -> str:
+    return f"{version[0]}.{version[1]}"
+
+
+def supports_complex_inputs(version: Version) -> bool:
+    """Whether ``dynamo.compile`` accepts complex input tensors (its ``prepare_inputs`` does from 2.12)."""
+    return version >= (2, 12)
+
+
+def complex_rewrite(version: Version, torch_version: Version, use_decomposition: bool = True,
+                    fell_back: bool = False) -> str:
+    """Which complex-to-real rewrite a release applies to complex subgraphs; ``fell_back``: the
+    compile logged that PyTorch's complex decomposition could not run (2.14)."""
+    if version < (2, 8):
+        return "no complex rewrite"
+    if version < (2, 12):
+        return "complex_graph_rewrite, mul only"
+    if fell_back:
+        return "complex_graph_rewrite, fallen back from PyTorch's complex decomposition"
+    if version >= (2, 14) and torch_version >= (2, 14) and use_decomposition:
+        return "PyTorch's complex decomposition"
+    return "complex_graph_rewrite"
+
+
+def check_inputs(version: Version, installed: str, job: CompileJob) -> None:
+    """Raise :class:`Unsupported` for inputs the release's ``dynamo.compile`` refuses."""
+    if not supports_complex_inputs(version) and any(
+            isinstance(x, torch.Tensor) and x.is_complex()
+            for x in pytree.tree_leaves((job.args, job.kwargs))):
+        raise Unsupported(f"complex inputs need Torch-TensorRT >= 2.12 (installed {installed})")
+
+
+def adapt_settings(version: Version, profile: Profile) -> tuple[dict[str, Any], list[str]]:
+    """The settings to pass to ``dynamo.compile`` of Torch-TensorRT ``version`` for ``profile``,
+    and one note for each setting that was mapped, dropped or does nothing there."""
+    v = _text(version)
+    extra = dict(profile.settings)
+    notes: list[str] = []
+    for key, field_name in _PROFILE_FIELDS.items():
+        if key in extra:
+            value, wanted = extra.pop(key), getattr(profile, field_name)
+            if value != wanted:
+                notes.append(f"settings.{key} = {value!r} dropped: the profile's "
+                             f"{field_name} = {wanted!r} is passed")
+
+    settings: dict[str, Any] = {"require_full_compilation": profile.require_full_compilation,
+                                "min_block_size": profile.min_block_size}
+    if version >= (2, 3):
+        settings["truncate_double"] = profile.truncate_double
+        if profile.int64 == "int32":
+            notes.append(f'int64 = "int32" does not apply: Torch-TensorRT {v} runs int64 natively and has '
+                         "no setting that narrows it (truncate_long_and_double only truncates float64 "
+                         "from 2.3)")
+    else:
+        asked = [name for name, on in (("truncate_double", profile.truncate_double),
+                                       ('int64 = "int32"', profile.int64 == "int32")) if on]
+        settings["truncate_long_and_double"] = bool(asked)
+        if asked:
+            notes.append(f"Torch-TensorRT {v} has no truncate_double: {' and '.join(asked)} passed as "
+                         "truncate_long_and_double, which truncates int64 to int32 and float64 to "
+                         "float32 together")
+    if profile.coverage != "broad":
+        notes.append(f'coverage = "{profile.coverage}" is an emulate setting and does not apply: '
+                     f"Torch-TensorRT {v} applies its own complex rewrite (see the path)")
+
+    if (2, 10) <= version < (2, 13) and "use_explicit_typing" not in extra and not _f32_only(
+            _dtypes("enabled_precisions", extra.get("enabled_precisions", {torch.float32}))):
+        # 2.10-2.12 default use_explicit_typing to True and then assert that enabled_precisions
+        # is float32 alone (dynamo/_compiler.py: "use_explicit_typing was set to True, ...").
+        settings["use_explicit_typing"] = False
+        notes.append(f"use_explicit_typing = False passed: Torch-TensorRT {v} defaults it to True, "
+                     "where enabled_precisions other than float32 raise an AssertionError")
+    for key, value in extra.items():
+        if key == "use_explicit_typing" and version < (2, 6):
+            notes.append(f"use_explicit_typing dropped: added in Torch-TensorRT 2.6 (installed {v})")
+        elif key == "use_explicit_typing" and version >= (2, 13):
+            notes.append("use_explicit_typing dropped: removed in Torch-TensorRT 2.13, where every "
+                         "network is strongly typed")
+        elif key == "enabled_precisions" and version >= (2, 13):
+            notes.append("enabled_precisions dropped: silently ignored from Torch-TensorRT 2.13 "
+                         "(strongly typed networks take precisions from the model's dtypes)")
+        else:
+            if key == "use_explicit_typing" and version >= (2, 10):
+                notes.append("use_explicit_typing is deprecated from Torch-TensorRT 2.10 "
+                             "(on by default there)")
+            settings[key] = _dtypes(key, value) if key in _DTYPE_SETTINGS else value
+    return settings, notes
+
+
+def _f32_only(precisions: Any) -> bool:
+    """Whether ``enabled_precisions`` passes 2.10-2.12's explicit-typing check: float32 (or fp4) alone."""
+    allowed = {torch.float32, getattr(torch, "float4_e2m1fn_x2", torch.float32)}
+    values = precisions if isinstance(precisions, (set, frozenset, list, tuple)) else {precisions}
+    return len(values) == 1 and next(iter(values)) in allowed
+
+
+def _dtypes(key: str, value: Any) -> Any:
+    """Dtype names from a config file as torch dtypes; a collection stays a collection."""
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return {_dtypes(key, v) for v in value}
+    if isinstance(value, str):
+        dtype = getattr(torch, value.removeprefix("torch."), None)
+        if not isinstance(dtype, torch.dtype):
+            raise ValueError(f"settings.{key}: {value!r} is not a torch dtype")
+        return dtype
+    return value
+
+
+def cache_settings(version: Version, cache_dir: str | None) -> tuple[dict[str, Any], list[str]]:
+    """The settings that turn on Torch-TensorRT's engine cache in a release, and notes.
+
+    Torch-TensorRT saves and reuses only refittable engines: from 2.6 (and in 2.9, 2.12, 2.13,
+    2.14, read from their ``_compiler.py``/``conversion/_conversion.py``) it skips the cache with
+    a warning unless ``immutable_weights = False``; 2.5, which added the cache, spelled it
+    ``make_refittable = True``. ``timing_cache_path`` is kept beside the engines, so one cached
+    directory restores both."""
+    v = _text(version)
+    if version < (2, 5):
+        return {}, [f"engine cache not used: added in Torch-TensorRT 2.5 (installed {v})"]
+    settings: dict[str, Any] = {"cache_built_engines": True, "reuse_cached_engines": True}
+    if version < (2, 6):
+        settings["make_refittable"] = True
+    else:
+        settings["immutable_weights"] = False
+    if cache_dir is not None:
+        settings["engine_cache_dir"] = cache_dir
+        settings["timing_cache_path"] = os.path.join(cache_dir, "timing_cache.bin")
+    where = cache_dir or "Torch-TensorRT's default directory"
+    return settings, [f"engine cache on ({where}): engines are built refittable, which "
+                      f"Torch-TensorRT {v} needs to save and reuse them"]
+
+
+def drop_unaccepted(settings: Mapping[str, Any], parameters: Collection[str],
+                    version: Version) -> tuple[dict[str, Any], list[str]]:
+    """Drop settings that ``dynamo.compile`` neither names nor reads from ``**kwargs``:
+    it would accept and silently ignore them."""
+    kept: dict[str, Any] = {}
+    notes: list[str] = []
+    for key, value in settings.items():
+        if key in parameters or key in _READ_FROM_KWARGS:
+            kept[key] = value
+            continue
+        hint = did_you_mean(key, parameters)
+        notes.append(f"{key} dropped: not a parameter of torch_tensorrt.dynamo.compile in "
+                     f"Torch-TensorRT {_text(version)}, which would silently ignore it{hint}")
+    return kept, notes
+
+
+def call_arguments(version: Version, args: tuple[Any, ...], kwargs: Mapping[str, Any],
+                   device: str) -> dict[str, Any]:
+    """The inputs (and device) part of the ``dynamo.compile`` call for a release."""
+    v = _text(version)
+    if version >= (2, 5):
+        if not args and version < (2, 6):
+            raise Unsupported(f"a model with keyword inputs only needs Torch-TensorRT >= 2.6 (installed {v})")
+        call: dict[str, Any] = {"arg_inputs": list(args), "kwarg_inputs": dict(kwargs)}
+    elif kwargs:
+        raise Unsupported(f"keyword inputs need Torch-TensorRT >= 2.5 (installed {v})")
+    else:
+        call = {"inputs": list(args)}
+    if version < (2, 3):
+        call["output_format"] = "graph_module"  # 2.2 returns an ExportedProgram by default
+    index = torch.device(device).index
+    if index is not None:  # Torch-TensorRT cannot parse a bare "cuda"; None means the current device
+        call["device"] = f"cuda:{index}"
+    return call
+
+
+
+
+def path_steps(version: Version, torch_version: Version, settings: Mapping[str, Any],
+               dtypes: Collection[torch.dtype], engines: int, fallbacks: Collection[str],
+               fell_back: bool = False) -> list[str]:
+    """The dtype path a compiled program took, in short steps for the report's path column."""
+    steps = []
+    if any(d.is_complex for d in dtypes):
+        rewrite = complex_rewrite(version, torch_version,
+                                  bool(settings.get("use_complex_decomposition", True)), fell_back)
+        steps.append(f"complex → real ({rewrite})")
+    truncate = settings.get("truncate_double", settings.get("truncate_long_and_double", False))
+    if truncate and (torch.float64 in dtypes or torch.complex128 in dtypes):
+        steps.append("float64 → float32")
+    if torch.int64 in dtypes:
+        long_to_int = version < (2, 3) and settings.get("truncate_long_and_double")
+        steps.append("int64 → int32" if long_to_int else "int64 native")
+    steps.append(f"{engines} TensorRT engine{'s' * (engines != 1)}" if engines else "no TensorRT engine")
+    if fallbacks:
+        steps.append("PyTorch fallback")
+    return steps
+
+
+def plain_setting(value: Any) -> Any:
+    """A JSON-friendly copy of a setting's value for the evidence."""
+    if isinstance(value, torch.dtype):
+        return str(value)
+    if isinstance(value, (set, frozenset)):
+        return sorted(plain_setting(v) for v in value)
+    if isinstance(value, (list, tuple)):
+        return [plain_setting(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return repr(value)

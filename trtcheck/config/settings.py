@@ -1,0 +1,224 @@
+"""Every setting, declared once: its key, type, default, help, config key, command-line flag and
+Action input. The click options, the config schema, the docs' reference table and the check of
+action.yml's inputs are all made from :data:`SETTINGS`.
+
+No torch here: ``--help`` reads this module."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from trtcheck.results.backends import NAMES
+
+FAIL_ON = ("failures", "regression")
+GATE_METRICS = ("speedup", "latency")
+NAN_POLICIES = ("warn", "fail")  # trtcheck.results.nonfinite says what each does
+FALLBACKS = ("emulate", "none")
+CHOICE_OF_TORCH_TENSORRT = "PATH|VERSION"
+
+# The commands whose options come from here; ``select`` is what every command that collects a
+# zoo takes (run, list, analyze).
+RUN, SELECT, ANALYZE, DIFF = "run", "select", "analyze", "diff"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting.
+
+    ``type``: bool, int, float, str, Path, list (of str), dict (a table), a tuple of strings (an
+    enumeration) or a tuple of types; ``default`` None means decided later (from the device,
+    say). ``config``: whether the config file may set it (under ``key``). ``flag``: its option
+    (``--isolate/--no-isolate`` for a switch), or None; ``short`` a one-letter alias.
+    ``multiple``: the flag repeats; ``count``: the flag counts. ``action``: the Action input
+    that maps to the flag. ``commands``: which commands take the flag."""
+
+    key: str
+    type: Any
+    default: Any
+    help: str
+    config: bool = True
+    flag: str | None = None
+    short: str | None = None
+    multiple: bool = False
+    count: bool = False
+    metavar: str | None = None
+    action: str | None = None
+    commands: tuple[str, ...] = (RUN,)
+
+    @property
+    def switch(self) -> bool:
+        return self.type is bool and self.flag is not None and "/" in self.flag
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("backends", list, [], "Backend to run (repeatable): " + ", ".join(NAMES)
+            + " [tensorrt where it runs, else lowering where Torch-TensorRT's code is found or "
+              "fetched, else emulate].", flag="--backend", multiple=True, metavar="NAME",
+            action="backends"),
+    Setting("torch_tensorrt", list, [], "The Torch-TensorRT code the lowering backend runs: a "
+            "wheel, an unpacked release or a version (repeatable: one set of lowering@VERSION "
+            "rows per release) [the installed one, else the release for this torch].",
+            flag="--torch-tensorrt", multiple=True, metavar=CHOICE_OF_TORCH_TENSORRT),
+    Setting("run_profiles", list, ["default"], "Settings profile (repeatable) [default].",
+            flag="--profile", multiple=True, metavar="NAME", action="profiles"),
+    Setting("variants", list, [], "Only these variants (repeatable) [all].", flag="--variant",
+            multiple=True, metavar="NAME", action="variants", commands=(SELECT,)),
+    Setting("keyword", str, None, "Select cases by expression, like pytest -k: substrings of the "
+            "case id or tags, with and, or, not, parentheses.", config=False, flag="-k",
+            metavar="EXPR", commands=(SELECT,)),
+    Setting("config", Path, None, "Config file [the nearest trtcheck.toml, or pyproject.toml "
+            "with [tool.trtcheck], at or above the first path].", config=False, flag="--config",
+            metavar="FILE", action="config", commands=(SELECT,)),
+    Setting("out", Path, "trtcheck-report", "Report directory [trtcheck-report].", flag="--out",
+            metavar="DIR", action="out", commands=(RUN, ANALYZE)),
+    Setting("device", str, "auto", "cpu, cuda, cuda:N, a list of GPUs cuda:0,cuda:1 (one worker "
+            "each) or auto [auto: cuda when available].", flag="--device", metavar="DEV",
+            action="device"),
+    Setting("isolate", bool, True, "Run each case in a worker subprocess [isolate]; --no-isolate "
+            "runs them in-process, for debugging (no timeouts).", flag="--isolate/--no-isolate"),
+    Setting("workers", int, None, "Isolated workers running cases at once [1; on CUDA one per "
+            "listed GPU, never two cases timed on one GPU].", flag="--workers", metavar="N"),
+    Setting("shard", str, None, "Run only the I-th of N shards of the cases (from 1), for a CI "
+            "matrix; 'trtcheck merge' combines the shards' results.", config=False,
+            flag="--shard", metavar="I/N"),
+    Setting("baseline", Path, None, "A results.json of the base branch: report each row's "
+            "changes against it, and --shard balances cases by its recorded stage times [none: "
+            "shards by count].", flag="--baseline", metavar="FILE", action="baseline"),
+    Setting("cache_dir", Path, None, "Torch-TensorRT engine cache directory; turns the engine "
+            "cache on [none].", flag="--cache-dir", metavar="DIR"),
+    Setting("engine_cache", bool, None, "Torch-TensorRT's engine cache: build engines "
+            "refittable, save and reuse them [on when cache_dir is set].",
+            flag="--cache/--no-cache"),
+    Setting("timeout", (int, float), None, "Seconds per case before it is stopped [900 on CUDA, "
+            "300 on CPU].", flag="--timeout", metavar="S"),
+    Setting("memory_limit_mb", int, None, "Address-space limit of the worker, in MiB (CPU runs "
+            "only) [none].", flag="--memory-limit", metavar="MIB"),
+    Setting("resume", bool, False, "Skip cases already recorded in OUT/results.jsonl; use the "
+            "options of the run it resumes.", config=False, flag="--resume"),
+    Setting("fail_on", FAIL_ON, "failures", "failures: exit 1 on failing rows; regression: also "
+            "on latency regressions against --baseline [failures].", flag="--fail-on",
+            action="fail-on", commands=(RUN, DIFF)),
+    Setting("regression_metric", GATE_METRICS, "speedup", "speedup: the backend normalised by "
+            "eager in the same run; latency: the backend's absolute GPU time, for dedicated "
+            "runners [speedup].", flag="--metric", commands=(DIFF,)),
+    Setting("regression_threshold", (int, float), 0.07, "A row regresses when slower by more than "
+            "this fraction and beyond both runs' intervals [0.07].", flag="--threshold",
+            metavar="FRACTION", commands=(DIFF,)),
+    Setting("allow_empty", bool, False, "Exit 0, not 5, when no case is selected [false].",
+            flag="--allow-empty"),
+    Setting("allow_skipped", bool, False, "Exit 0, not 5, when every row is skipped [false].",
+            flag="--allow-skipped"),
+    Setting("nan", NAN_POLICIES, "warn", "NaN or Inf in eager's or the backend's output: warn "
+            "(matching ones pass, marked ⚠, the counts in every report) or fail every such row "
+            "[warn].", flag="--nan", action="nan"),
+    Setting("fallback", FALLBACKS, None, "No backend named and lowering's code neither cached "
+            "nor fetchable: emulate runs instead (every report's headline says so), or none: "
+            "exit 2 with the fix [none when CI is set, else emulate].", flag="--fallback"),
+    Setting("strict_xfail", bool, False, "An xpass (a declared expected failure that passed) "
+            "fails the run [false]."),
+    Setting("dtype_drift", bool, True, "After the comparison, call the compiled module once more "
+            "with int32/int64 and float32/float64 inputs swapped [true]."),
+    Setting("profiles", dict, {}, "Settings profiles of your own, by name."),
+    Setting("tolerances", dict, {}, "Tolerances by effective dtype."),
+    Setting("timing", dict, {}, "Latency measurement settings."),
+    Setting("quiet", int, 0, "Less output.", config=False, flag="-q", count=True),
+    Setting("verbose", int, 0, "More output.", config=False, flag="-v", count=True),
+)
+BY_KEY: Mapping[str, Setting] = {s.key: s for s in SETTINGS}
+CONFIG_SCHEMA: Mapping[str, Any] = {s.key: (str if s.type is Path else s.type)
+                                    for s in SETTINGS if s.config}
+
+
+def for_command(command: str) -> list[Setting]:
+    """The settings whose flag the command takes (``select`` ones too for run and analyze)."""
+    names = {command, SELECT} if command in (RUN, ANALYZE, SELECT) else {command}
+    return [s for s in SETTINGS if s.flag and names & set(s.commands)]
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def click_options(command: str, only: Iterable[str] | None = None) -> Callable[[F], F]:
+    """Decorate a click command with the options of ``command`` (or only the keys ``only``);
+    each arrives under its key, None (or an empty tuple) when not given."""
+    import click
+
+    chosen = [s for s in for_command(command) if only is None or s.key in set(only)]
+
+    def option(s: Setting) -> Callable[[F], F]:
+        names = [s.flag, *([s.short] if s.short else []), s.key]
+        kw: dict[str, Any] = {"help": s.help}
+        if s.count:
+            kw["count"] = True
+        elif s.switch:
+            kw["default"] = None
+        elif s.type is bool:
+            kw.update(is_flag=True, default=None)
+        else:
+            kw["multiple"] = s.multiple
+            kw["metavar"] = s.metavar
+            if isinstance(s.type, tuple) and all(isinstance(t, str) for t in s.type):
+                kw["type"] = click.Choice(s.type)
+            elif s.type is Path:
+                kw["type"] = click.Path(path_type=Path)
+            elif s.type in (int, float):
+                kw["type"] = s.type
+            elif s.type == (int, float):
+                kw["type"] = float
+        return click.option(*names, **kw)
+
+    def decorate(f: F) -> F:
+        for s in reversed(chosen):
+            f = option(s)(f)
+        return f
+
+    return decorate
+
+
+def reference_table(command: str = RUN) -> str:
+    """The docs' table of a command's options: flag, config key, Action input, meaning."""
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    lines = ["| option | config key | Action input | meaning |", "|---|---|---|---|"]
+    for s in for_command(command):
+        flag = " / ".join(f"`{f}`" for f in (s.flag or "").split("/"))
+        if s.metavar:
+            flag = f"`{s.flag} {cell(s.metavar)}`"
+        elif isinstance(s.type, tuple) and all(isinstance(t, str) for t in s.type):
+            flag = f"`{s.flag} {cell('|'.join(s.type))}`"
+        key = f"`{s.key}`" if s.config else ""
+        action = f"`{s.action}`" if s.action else ""
+        lines.append(f"| {flag} | {key} | {action} | {cell(s.help)} |")
+    return "\n".join(lines) + "\n"
+
+
+def config_table() -> str:
+    """The docs' table of the config keys ``trtcheck run`` has no option for."""
+    on_run = set(map(id, for_command(RUN)))
+    rows = [f"| `{s.key}` | {s.help.replace('|', chr(92) + '|')} |"
+            for s in SETTINGS if s.config and id(s) not in on_run]
+    return "\n".join(["| config key | meaning |", "|---|---|", *rows]) + "\n"
+
+
+def write_reference(page: Path) -> bool:
+    """Fill the generated blocks of the docs' reference page; whether it changed."""
+    text = page.read_text(encoding="utf-8")
+    new = text
+    for name, table in (("settings", reference_table()), ("config", config_table())):
+        head = new.index(f"<!-- {name}:")
+        body = new.index("-->", head) + 4
+        tail = new.index(f"<!-- /{name} -->", body)
+        new = new[:body] + "\n" + table + "\n" + new[tail:]
+    if new != text:
+        page.write_text(new, encoding="utf-8")
+    return new != text
+
+
+if __name__ == "__main__":
+    import sys
+
+    print("updated" if write_reference(Path(sys.argv[1])) else "up to date")
