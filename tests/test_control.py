@@ -56,3 +56,21 @@ def test_control_row_carries_the_export_cost_and_equal_memory_figures() -> None:
     if row.memory is not None:  # Linux: resident peaks; a ratio only above the 16 MiB floor
         assert row.memory.ratio in (None, 1.0) or abs(row.memory.ratio - 1) < 0.05
         assert row.memory.eager_first is not None
+
+
+def test_report_names_how_inductor_compiled_and_the_export_cost() -> None:
+    from trtcheck.render.markdown import render_markdown
+    from trtcheck.results.figures import Cost, Latency, Stats
+    from trtcheck.results.record import Record
+    from trtcheck.results.rows import Evidence, Kind
+
+    stats = Stats("cuda-event", 3, 100, 1.0, 1.0, 1.0, 1.0, 0.0, 1, 0.9, 1.1)
+    lat = Latency(stats, stats, stats, stats, 1.0, 0.99, 1.01, method="calls")
+    rows = [Row("z::m[float32]", "z.py", "m", "float32", "eager", "-", Kind.MEASURED,
+                latency=Latency(**{**lat.__dict__, "cost": Cost("export", 0.12, 0.1, 0.14)})),
+            Row("z::m[float32]", "z.py", "m", "float32", "inductor", "-", Kind.MEASURED,
+                latency=lat, evidence=Evidence(details={
+                    "compiled_as": "torch.compile on the module (backend inductor, default mode)"}))]
+    report = render_markdown(Record({"device": "cuda:0"}, {}, rows, {}), strict_xfail=False)
+    assert "export adds 0.12 ms a call" in report and "not a speedup" in report
+    assert "inductor compiled as torch.compile on the module" in report
