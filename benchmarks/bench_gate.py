@@ -18,8 +18,11 @@ the next one resumes where it stopped. ``--report`` prints the table (pairs, fal
 their rate and interval per row, detections, rows gated, threshold) and the A/A figures the
 threshold is taken from, and writes them to ``--json``.
 
-    python benchmarks/bench_gate.py --device cuda --work .gate-cuda       # repeat until done
-    python benchmarks/bench_gate.py --device cpu --work .gate-cpu --report
+    python benchmarks/bench_gate.py --device cuda --work /tmp/gate-cuda --report  # repeat until done
+    python benchmarks/bench_gate.py --device cpu --work /tmp/gate-cpu --report
+
+Keep ``--work`` outside a working tree that is copied to the machine before each command: a
+folder there is replaced by the copy, and the runs in it are lost.
 """
 
 from __future__ import annotations
