@@ -4,9 +4,13 @@
 'use strict';
 
 const fs = require('fs');
+const path = require('path');
 
-const MAX_BODY = 65000; // GitHub refuses comments over 65,536 characters
+// One limit for the comment, in code points, shared with trtcheck's renderer (Python).
+const LIMIT = require(path.join(__dirname, '..', 'trtcheck', 'limits.json')).comment;
+const CUT_NOTE = '\n\n… cut: see the report artifact.\n';
 const DEFAULT_AUTHOR = 'github-actions[bot]';
+const ZWJ = '\u200d';
 
 function marker(header) {
   return `<!-- trtcheck-sticky-comment:${encodeURIComponent(header || 'trtcheck')} -->`;
@@ -32,9 +36,27 @@ function body({ file, header, exitCode, context }) {
     text = `### trtcheck: ⚠️ could not run${code}\n\nNo report was written for this commit, so `
       + `this pull request has no result. See [the run](${runUrl(context)}).\n`;
   }
-  text = text.replace(/@(?=[A-Za-z0-9])/g, '@\u200d');
-  if (text.length > MAX_BODY) text = `${text.slice(0, MAX_BODY)}\n\n… cut: see the report artifact.\n`;
-  return `${marker(header)}\n${text}`;
+  return `${marker(header)}\n${cut(defuse(text))}`;
+}
+
+// Mentions, references, an entity that spells "@", images and raw HTML tags other than the
+// comment's own (details, summary, sub, br) are made inert. A zero-width joiner after the
+// trigger stops GitHub from acting on it; the text still reads the same.
+function defuse(text) {
+  return text
+    .replace(/@(?=[\p{L}\p{N}_])/gu, `@${ZWJ}`)
+    .replace(/#(?=\p{N})/gu, `#${ZWJ}`)
+    .replace(/\b(gh)-(?=\p{N})/giu, `$1-${ZWJ}`)
+    .replace(/&(?=(#0*64|#x0*40|commat);)/gi, '&amp;')
+    .replace(/!(?=\[)/g, `!${ZWJ}`)
+    .replace(/<(?!\/?(?:details|summary|sub|br)\s*\/?>)/gi, '&lt;');
+}
+
+// At most LIMIT code points, so that a surrogate pair is never split.
+function cut(text) {
+  const points = Array.from(text);
+  if (points.length <= LIMIT) return text;
+  return points.slice(0, LIMIT - Array.from(CUT_NOTE).length).join('') + CUT_NOTE;
 }
 
 // Why this run may not comment on its pull request, or '' when it may.
@@ -86,22 +108,46 @@ async function sticky({ github, context, core, env = process.env }) {
       file: env.TRTCHECK_COMMENT_FILE, header, exitCode: env.TRTCHECK_EXIT_CODE, context,
     });
     const issue = { ...context.repo, issue_number: number };
-    const comments = await github.paginate(github.rest.issues.listComments, { ...issue, per_page: 100 });
-    const mine = comments.find((c) => c.user && c.user.login === author
-      && typeof c.body === 'string' && c.body.startsWith(marker(header)));
-    if (mine) {
-      await github.rest.issues.updateComment({ ...context.repo, comment_id: mine.id, body: text });
-      core.info(`updated trtcheck comment ${mine.id} on #${number}`);
+    const ours = async () => (await github.paginate(github.rest.issues.listComments,
+      { ...issue, per_page: 100 })).filter((c) => c.user && c.user.login === author
+      && typeof c.body === 'string' && c.body.startsWith(marker(header)))
+      .sort((a, b) => a.id - b.id);
+    // Found again right before creating: another job may have created it meanwhile.
+    const found = (await ours())[0];
+    if (found) {
+      await github.rest.issues.updateComment({ ...context.repo, comment_id: found.id, body: text });
+      core.info(`updated trtcheck comment ${found.id} on #${number}`);
       return 'updated';
     }
-    await github.rest.issues.createComment({ ...issue, body: text });
+    const { data: created } = await github.rest.issues.createComment({ ...issue, body: text });
+    // Two jobs that both found none have both created one: each keeps the oldest, with its
+    // own text, and deletes the others, so one comment is left.
+    const [oldest, ...extra] = await ours();
+    for (const other of extra) {
+      try {
+        await github.rest.issues.deleteComment({ ...context.repo, comment_id: other.id });
+      } catch (error) {
+        if (error.status !== 404) throw error; // the other job deleted it first
+      }
+    }
+    if (oldest && oldest.id !== created.id) {
+      await github.rest.issues.updateComment({ ...context.repo, comment_id: oldest.id, body: text });
+      core.info(`updated trtcheck comment ${oldest.id} on #${number} (another job had created it)`);
+      return 'updated';
+    }
     core.info(`created trtcheck comment on #${number}`);
     return 'created';
   } catch (error) {
-    const hint = error.status === 403 ? ' (the token needs pull-requests: write)' : '';
-    core.warning(`trtcheck comment not posted: ${error.message}${hint}`);
+    if (error.status === 403 || error.status === 401) {
+      core.warning(`trtcheck comment skipped: the token cannot write to the pull request `
+        + `(${error.message}); it needs pull-requests: write`);
+      return 'skipped';
+    }
+    core.warning(`trtcheck comment not posted: ${error.message}`);
     return 'failed';
   }
 }
 
-module.exports = { sticky, body, marker, pullRequestNumber, readOnlyReason };
+module.exports = {
+  sticky, body, marker, pullRequestNumber, readOnlyReason, defuse, cut, LIMIT,
+};

@@ -3,6 +3,7 @@ comment script run by node against a fake GitHub client."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -30,6 +31,7 @@ PINS = {
     "actions/download-artifact": ("3e5f45b2cfb9172054b4087a40e8e0b5a5461e7c", "v8.0.1"),
     "actions/github-script": ("ed597411d8f924073f98dfc5c65a23a2325f34cd", "v8.0.0"),
     "actions/cache": ("27d5ce7f107fe9357f9df03efb73ab90386fccae", "v5.0.5"),
+    "pypa/gh-action-pypi-publish": ("ed0c53931b1dc9bd32cbe73a98c7f6766f8a527e", "v1.13.0"),
 }
 USES = re.compile(r"^\s*(?:-\s+)?uses:\s*(\S+?)(?:@(\S+))?(?:\s+#\s*(\S+))?\s*$", re.M)
 
@@ -71,7 +73,9 @@ def test_outputs_of_the_main_action() -> None:
                                       "report-dir", "comment-file", "results-json"}
     assert ACTION["inputs"]["comment"]["default"] == "false"
     assert ACTION["inputs"]["device"]["default"] == ACTION["inputs"]["out"]["default"] == ""
-    token_steps = [s["name"] for s in ACTION["runs"]["steps"] if "inputs.github-token" in str(s)]
+    # the token's value reaches only the comment step (another step only tests it for empty)
+    token_steps = [s["name"] for s in ACTION["runs"]["steps"]
+                   if "inputs.github-token" in str([s.get("with"), s.get("env"), s.get("run")])]
     assert token_steps == ["Sticky pull-request comment"]
     assert ACTION["runs"]["steps"][-2]["name"] == "Sticky pull-request comment"
 
@@ -98,7 +102,7 @@ def test_actionlint_on_the_workflows_and_the_readme(tmp_path: Path) -> None:
     actionlint = _tool("actionlint")
     examples = readme_workflows()
     assert set(examples) == {"minimal", "two-job", "workflow-run", "one-job", "baseline",
-                            "matrix"}
+                             "matrix", "gpu-ngc", "gpu-venv", "gpu-conda", "gpu-empty"}
     for name, text in examples.items():
         (tmp_path / f"readme-{name}.yml").write_text(text)
     files = [str(p) for p in WORKFLOWS] + sorted(str(p) for p in tmp_path.iterdir())
@@ -108,13 +112,52 @@ def test_actionlint_on_the_workflows_and_the_readme(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_zizmor_finds_nothing_at_medium_or_higher() -> None:
+def test_zizmor_finds_nothing_at_low_or_higher(tmp_path: Path) -> None:
+    """The actions, .github/ and every example of the README and the docs, extracted to files."""
     zizmor = _tool("zizmor")
-    proc = subprocess.run([zizmor, "--offline", "--min-severity", "medium", "--no-progress",
-                           "action.yml", "comment/action.yml", ".github/"],
+    examples = tmp_path / "examples" / ".github" / "workflows"
+    examples.mkdir(parents=True)
+    for name, text in readme_workflows().items():
+        (examples / f"{name}.yml").write_text(text)
+    proc = subprocess.run([zizmor, "--offline", "--min-severity", "low", "--no-progress",
+                           "action.yml", "comment/action.yml", ".github/", str(tmp_path / "examples")],
                           capture_output=True, text=True, check=False, cwd=REPO)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "No findings to report" in proc.stdout
+    # the check itself: an unpinned example is found
+    (examples / "bad.yml").write_text("on: push\npermissions: {}\njobs:\n  a:\n    runs-on: x\n"
+                                      "    steps:\n      - uses: org/trtcheck@v1\n")
+    bad = subprocess.run([zizmor, "--offline", "--min-severity", "low", "--no-progress",
+                          str(tmp_path / "examples")], capture_output=True, text=True, check=False)
+    assert bad.returncode != 0 and "unpinned-uses" in bad.stdout
+
+
+def test_examples_pin_trtcheck_by_commit_with_the_tag_in_a_comment() -> None:
+    for name, text in readme_workflows().items():
+        uses = [(n, ref, tag) for n, ref, tag in USES.findall(text) if n.startswith("org/trtcheck")]
+        assert uses, name
+        for n, ref, tag in uses:
+            assert re.fullmatch(r"[0-9a-f]{40}", ref) and re.fullmatch(r"v\d+\.\d+\.\d+", tag), \
+                (name, n, ref, tag)
+
+
+def test_pull_request_recipes_are_safe_as_written() -> None:
+    for name, text in readme_workflows().items():
+        workflow = yaml.safe_load(text)
+        triggers = workflow[True] if True in workflow else workflow["on"]  # YAML reads `on` as True
+        assert "pull_request_target" not in str(triggers), name
+        assert "always()" not in text, f"{name}: use !cancelled(), which a cancelled run skips"
+        if "pull_request" in str(triggers):
+            assert "github.event.pull_request.number" in workflow["concurrency"]["group"], name
+            for job_name, job in workflow["jobs"].items():
+                if "self-hosted" in str(job.get("runs-on")):
+                    # a fork's code waits for a maintainer's approval before it runs there
+                    assert "head.repo.full_name != github.repository" in str(job["environment"]), \
+                        (name, job_name)
+        if "workflow_run" in str(triggers):
+            for job in workflow["jobs"].values():
+                assert "github.event.workflow_run.conclusion != 'skipped'" in job["if"], name
+            assert "actions/checkout" not in text, f"{name} must run no code of the pull request"
 
 
 @pytest.mark.parametrize("manifest", MANIFESTS, ids=lambda p: str(p.relative_to(REPO)))
@@ -176,32 +219,120 @@ def _recorder(tmp_path: Path, body: str) -> Path:
     return path
 
 
-def test_install_step_makes_a_venv_that_reuses_site_packages(tmp_path: Path) -> None:
-    venv = tmp_path / "runner-temp" / "trtcheck-venv"
-    python = _recorder(tmp_path, 'printf "%s\\n" "$@" > "$ARGS_FILE.venv"\n'
-                                 f'mkdir -p "{venv}/bin"; cp "$0.pip" "{venv}/bin/python"\n')
-    pip = Path(f"{python}.pip")
-    pip.write_text('#!/usr/bin/env bash\nprintf "%s\\n" "$@" > "$ARGS_FILE.pip"\n')
-    pip.chmod(0o755)
-    inputs = {"python": str(python), "extras": "tensorrt,dev",
-              "torch-index-url": "https://download.pytorch.org/whl/cpu $(touch pwned)"}
-    env = {**runner_env(tmp_path, ARGS_FILE=str(tmp_path / "args")),
+def tagged_checkout(tmp_path: Path, tag: str = "v9.8.7") -> Path:
+    """This working tree committed into a new repository and tagged ``tag``."""
+    repo = tmp_path / "origin"
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                           cwd=REPO, capture_output=True, check=True).stdout.split(b"\0")
+    for name in filter(None, (f.decode() for f in files)):
+        if (REPO / name).is_file():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, repo / name)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo)]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "release"], ["tag", tag]):
+        subprocess.run([*git, *args], check=True, capture_output=True)
+    return repo
+
+
+def install(tmp_path: Path, action_path: Path, **inputs: str) -> subprocess.CompletedProcess[str]:
+    """The install step under a simulated runner, with the action at ``action_path`` and, unless
+    ``python`` is given, this test's interpreter (a venv holding torch) as the runner's."""
+    inputs = {"python": sys.executable, **inputs}
+    env = {**runner_env(tmp_path, GITHUB_ACTION_PATH=str(action_path),
+                        PIP_CACHE_DIR=str(tmp_path / "pip-cache")),
            **step_env("Install trtcheck", inputs, {})}
-    proc = run_step("Install trtcheck", env, tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert (tmp_path / "args.venv").read_text().splitlines() == [
-        "-m", "venv", "--system-site-packages", str(venv)]
-    assert (tmp_path / "args.pip").read_text().splitlines() == [
-        "-m", "pip", "install", "--disable-pip-version-check", "--extra-index-url",
-        "https://download.pytorch.org/whl/cpu $(touch pwned)", f"{REPO}[tensorrt,dev]"]
+    return run_step("Install trtcheck", env, tmp_path)
+
+
+def _installed_version(venv: Path) -> str:
+    proc = subprocess.run([str(venv / "bin" / "python"), "-m", "trtcheck", "--version"],
+                          capture_output=True, text=True, check=True, cwd=venv)
+    return proc.stdout.split()[1]
+
+
+@pytest.mark.slow
+def test_install_from_a_tagged_clone_keeps_the_runners_torch(tmp_path: Path) -> None:
+    """``uses: ./`` (a git checkout): version 9.8.7 from the tag; the runner's python is a venv
+    holding torch, which the Action's venv imports and pip leaves alone."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(tagged_checkout(tmp_path)), str(clone)], check=True)
+    proc = install(tmp_path, clone)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    venv = tmp_path / "runner-temp" / "trtcheck-venv"
     assert read_outputs(tmp_path / "output") == {"python": f"{venv}/bin/python"}
-    assert not (tmp_path / "pwned").exists()
+    assert _installed_version(venv) == "9.8.7"
+    assert "trtcheck 9.8.7 (distribution torch-trtcheck)" in proc.stdout
+    # the log says which interpreter, how its packages are seen, what was found and held
+    import torch
+
+    assert f"python {sys.executable} (" in proc.stdout and ") is a venv at " in proc.stdout
+    assert f"found torch {torch.__version__} (" in proc.stdout
+    assert f"held to them by constraints: torch=={torch.__version__}" in proc.stdout
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    assert not (site / "torch").exists() and not list(site.glob("torch-*.dist-info"))
+    assert "Requirement already satisfied: torch" in proc.stdout
+    # nothing built in the action's folder
+    assert subprocess.run(["git", "-C", str(clone), "status", "--porcelain", "--ignored"],
+                          capture_output=True, text=True, check=True).stdout == ""
+    # the run reports the runner's torch, and where it came from
+    out = tmp_path / "report"
+    inputs = {"paths": "fixtures/", "backends": "eager", "device": "cpu", "out": str(out),
+              "args": "-k\nid_hash\n--no-isolate"}
+    run = run_step("Run trtcheck", {**runner_env(tmp_path, GITHUB_ACTION_PATH=str(clone)),
+                                    **step_env("Run trtcheck", inputs, read_outputs(
+                                        tmp_path / "output"))}, clone)
+    assert run.returncode == 0, run.stdout + run.stderr
+    environment = json.loads((out / "results.json").read_text())["environment"]
+    assert (environment["trtcheck"], environment["torch"]) == ("9.8.7", torch.__version__)
+    assert environment["sources"] == {"torch": "runner"}
+    header = (out / "report.md").read_text().splitlines()[2]
+    assert header.startswith(f"trtcheck 9.8.7 · torch {torch.__version__} (from the runner) · "
+                             "Torch-TensorRT not installed · TensorRT not installed")
+    assert f"torch {torch.__version__} (from the runner)" in (out / "comment.md").read_text()
+
+
+@pytest.mark.slow
+def test_install_from_a_git_archive_of_the_tag(tmp_path: Path) -> None:
+    """``uses: org/trtcheck@v9.8.7`` downloads a tarball made by git archive: no .git."""
+    origin = tagged_checkout(tmp_path)
+    unpacked = tmp_path / "org" / "trtcheck" / "v9.8.7"
+    unpacked.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(origin), "archive", "--format=tar", "v9.8.7"],
+                             capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(unpacked)], input=archive, check=True)
+    assert "describe-name: v9.8.7" in (unpacked / ".git_archival.txt").read_text()
+    before = sorted(p.relative_to(unpacked) for p in unpacked.rglob("*"))
+    proc = install(tmp_path, unpacked)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert _installed_version(tmp_path / "runner-temp" / "trtcheck-venv") == "9.8.7"
+    assert sorted(p.relative_to(unpacked) for p in unpacked.rglob("*")) == before
+
+
+def test_tensorrt_extra_without_a_matching_torch_tensorrt_stops_before_pip(tmp_path: Path) -> None:
+    """This interpreter has torch and no Torch-TensorRT: the extra would bring another torch."""
+    import torch
+
+    pytest.importorskip("torch")
+    if importlib.util.find_spec("torch_tensorrt") is not None:
+        pytest.skip("Torch-TensorRT is installed here")
+    proc = install(tmp_path, REPO, extras="tensorrt")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    (error,) = [x for x in proc.stdout.splitlines() if x.startswith("::error")]
+    assert f"torch {torch.__version__}, torch_tensorrt not installed, tensorrt not installed" in error
+    assert "torch-tensorrt==2.13.0 with TensorRT 11.0" in error and "install-torch: true" in error
+    assert read_outputs(tmp_path / "output") == {"exit-code": "2", "status": "error"}
+    # stopped before any venv or download
+    assert not (tmp_path / "runner-temp" / "trtcheck-venv").exists()
+    assert not (tmp_path / "pip-cache").exists()
 
 
 @pytest.mark.parametrize(("inputs", "message"), [
     ({"extras": "tensorrt] --index-url=https://evil"}, "extras must be"),
     ({"fail-on": "regressions"}, "fail-on must be failures, regression or never"),
     ({"summary": "yes"}, "summary must be true or false"),
+    ({"reduce": "1"}, "reduce must be true or false"),
+    ({"install-torch": "yes"}, "install-torch must be true or false"),
+    ({"cache": "off"}, "cache must be true or false"),
 ])
 def test_install_step_rejects_bad_inputs(tmp_path: Path, inputs: dict[str, str],
                                          message: str) -> None:
@@ -212,6 +343,7 @@ def test_install_step_rejects_bad_inputs(tmp_path: Path, inputs: dict[str, str],
     assert proc.returncode == 2
     assert f"::error title=trtcheck::{message}" in proc.stdout
     assert not (tmp_path / "ran").exists()
+    assert read_outputs(tmp_path / "output") == {"exit-code": "2", "status": "error"}
 
 
 def test_run_step_maps_hostile_inputs_to_arguments(tmp_path: Path) -> None:
@@ -249,6 +381,18 @@ def test_run_step_passes_the_baseline_and_the_regression_gate(tmp_path: Path, ex
     assert (tmp_path / "args").read_text().splitlines() == [
         "-m", "trtcheck", "run", *gate, "--fail-on", "regression", "--", "models/"]
     assert ("::notice title=trtcheck::no baseline file" in proc.stdout) is not exists
+
+
+@pytest.mark.parametrize(("reduce", "expected"), [("true", ["--reduce"]), ("false", [])])
+def test_run_step_passes_reduce(tmp_path: Path, reduce: str, expected: list[str]) -> None:
+    python = _recorder(tmp_path, 'printf "%s\\n" "$@" > "$ARGS_FILE"\n')
+    env = {**runner_env(tmp_path, ARGS_FILE=str(tmp_path / "args")),
+           **step_env("Run trtcheck", {"paths": "models/", "reduce": reduce},
+                      {"python": str(python)})}
+    proc = run_step("Run trtcheck", env, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "args").read_text().splitlines() == [
+        "-m", "trtcheck", "run", *expected, "--", "models/"]
 
 
 @pytest.mark.parametrize(("nan", "expected"), [("fail", ["--nan", "fail"]), ("", [])])
@@ -290,6 +434,8 @@ def test_simulated_run_on_the_sample_zoo(tmp_path: Path, fork: bool) -> None:
     comment = (out / "comment.md").read_text()
     assert comment.startswith("### trtcheck: ❌ FAIL: 1 of 6 rows fail the run")
     assert f"commit {'d' * 40} · [run](https://github.com/o/r/actions/runs/77)" in comment
+    # report.md's header names the same commit: the pull request's head, not the merge commit
+    assert (out / "report.md").read_text().splitlines()[2].endswith(f"· commit {'d' * 40}")
 
     summary = run_step("Job summary", {**env, **step_env("Job summary", {}, outputs)}, REPO)
     assert summary.returncode == 0, summary.stderr
@@ -400,3 +546,150 @@ def test_workflow_run_finds_a_fork_pull_request_by_its_head_commit(tmp_path: Pat
     assert created["issue_number"] == 9 and "actions/runs/9" in created["body"]
     stale = sticky(tmp_path, payload={"workflow_run": run}, pulls=pulls[:1])
     assert stale["result"] == "skipped"
+
+
+def test_two_jobs_at_once_leave_one_comment(tmp_path: Path) -> None:
+    """Both find no comment and both create one: the re-find after creating keeps one."""
+    files = []
+    for i in range(2):
+        files.append(tmp_path / f"comment{i}.md")
+        files[-1].write_text(f"### trtcheck: job {i}\n")
+    done = sticky(tmp_path, jobs=2, job_env=[{"TRTCHECK_COMMENT_FILE": str(f)} for f in files])
+    assert len(_calls(done, "createComment")) == 2  # the race did happen
+    (left,) = done["comments"]
+    assert left["body"].startswith("<!-- trtcheck-sticky-comment:trtcheck -->\n### trtcheck: job ")
+    assert sorted(done["results"]) == ["created", "updated"]
+    # a later job finds that one comment and updates it
+    again = sticky(tmp_path, comments=done["comments"])
+    assert again["result"] == "updated" and not _calls(again, "createComment")
+
+
+def _node_limit() -> int:
+    node = _tool("node")
+    code = f"console.log(require({str(REPO / 'comment' / 'sticky.js')!r}).LIMIT)"
+    return int(subprocess.run([node, "-e", code], capture_output=True, text=True,
+                              check=True).stdout)
+
+
+def test_python_and_js_cut_at_one_limit_in_code_points(tmp_path: Path) -> None:
+    from trtcheck.render.comment import LIMIT
+
+    assert _node_limit() == LIMIT
+    marker = "<!-- trtcheck-sticky-comment:trtcheck -->\n"
+    # 59,013 code points, 89,013 UTF-16 units: within the limit, so posted whole
+    text = "🔥" * 30_000 + "x" * 29_013
+    (tmp_path / "comment.md").write_text(text, encoding="utf-8")
+    env = {"TRTCHECK_COMMENT_FILE": str(tmp_path / "comment.md")}
+    (created,) = _calls(sticky(tmp_path, env=env), "createComment")
+    assert created["body"] == marker + text
+    # over it: cut to the limit, never between the two halves of a surrogate pair
+    (tmp_path / "comment.md").write_text("a" + "🔥" * LIMIT, encoding="utf-8")
+    (created,) = _calls(sticky(tmp_path, env=env), "createComment")
+    body = created["body"].removeprefix(marker)
+    assert len(body) == LIMIT and body.endswith("… cut: see the report artifact.\n")
+    body.encode("utf-8")  # a lone surrogate would not encode
+
+
+def test_the_posted_comment_makes_no_live_reference(tmp_path: Path) -> None:
+    """comment.md comes from a job that ran pull-request code: it is defused again."""
+    hostile = ("see #1, org/repo#12, GH-5 and gh-6; ping &#64;user, &#x40;team, &commat;x, "
+               "@user, @org/team; ![pixel](https://e.x/p.png) <img src=https://e.x/p.png> "
+               "<IMG SRC=x> <a href=x>a</a>\n<details><summary>kept</summary>\n</details><br>")
+    (tmp_path / "comment.md").write_text(hostile)
+    done = sticky(tmp_path, env={"TRTCHECK_COMMENT_FILE": str(tmp_path / "comment.md")})
+    (created,) = _calls(done, "createComment")
+    body = created["body"].split("\n", 1)[1]
+    assert not re.search(r"#\d|gh-\d|@\w|&#0*64;|&#x0*40;|&commat;|!\[|<img|<a ", body, re.I), body
+    assert "<details><summary>kept</summary>" in body and body.endswith("</details><br>")
+    assert body.replace("\u200d", "").replace("&amp;", "&").replace("&lt;", "<") == hostile
+
+
+def test_an_empty_token_skips_the_comment_with_a_warning(tmp_path: Path) -> None:
+    """A fork's pull request gets no secret: an empty github-token must not fail the job."""
+    for manifest in MANIFESTS:
+        steps = {s["name"]: s for s in yaml.safe_load(manifest.read_text())["runs"]["steps"]}
+        post = steps["Sticky pull-request comment"]
+        assert "inputs.github-token != ''" in post["if"] and post["continue-on-error"] is True
+        skip = steps["No token for the comment"]
+        assert skip["if"].endswith("inputs.github-token == '' }}") and "env" not in skip
+        env = runner_env(tmp_path)
+        proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", skip["run"]],
+                              env=env, capture_output=True, text=True, check=False)
+        assert proc.returncode == 0
+        assert proc.stdout.startswith("::warning title=trtcheck::comment skipped: github-token is empty")
+        assert read_outputs(tmp_path / "output") == {"result": "skipped"}
+        (tmp_path / "output").unlink()
+    comment = yaml.safe_load((REPO / "comment" / "action.yml").read_text())
+    assert comment["outputs"]["result"]["value"] == (
+        "${{ steps.post.outputs.result || steps.no-token.outputs.result || 'failed' }}")
+
+
+# --- releases and the Marketplace ------------------------------------------------------------
+
+RELEASE = yaml.safe_load((REPO / ".github" / "workflows" / "release.yml").read_text())
+
+
+def test_release_runs_on_version_tags_after_ci_and_publishes_by_trusted_publishing() -> None:
+    assert RELEASE[True] == {"push": {"tags": ["v[0-9]+.[0-9]+.[0-9]+"]}}
+    jobs = RELEASE["jobs"]
+    assert [jobs[j].get("needs") for j in ("ci", "build", "release", "publish")] == [
+        None, "ci", "build", "release"]
+    wait = jobs["ci"]["steps"][0]["run"]
+    assert "--workflow ci.yml --commit \"$SHA\"" in wait and "completed:success" in wait
+    assert jobs["ci"]["permissions"] == {"actions": "read"}
+    assert jobs["release"]["permissions"] == {"contents": "write"}
+    assert "--notes-file release-notes.md" in jobs["release"]["steps"][1]["run"]
+    assert "refs/tags/$major" in jobs["release"]["steps"][1]["run"]
+    publish = jobs["publish"]
+    assert publish["permissions"] == {"id-token": "write"} and publish["environment"]["name"] == "pypi"
+    assert publish["steps"][-1]["uses"].startswith("pypa/gh-action-pypi-publish@")
+    assert "secrets." not in (REPO / ".github" / "workflows" / "release.yml").read_text()
+
+
+def _notes_step() -> str:
+    (step,) = [s for s in RELEASE["jobs"]["build"]["steps"]
+               if s.get("name") == "The changelog's section for this version"]
+    return step["run"]
+
+
+def test_release_notes_are_the_changelogs_section(tmp_path: Path) -> None:
+    (tmp_path / "CHANGELOG.md").write_text(
+        "# Changelog\n\n## [Unreleased]\n\n- next\n\n## [1.2.0] - 2026-12-01\n\n### Fixed\n\n"
+        "- one\n\n## [1.1.0] - 2026-11-01\n\n- older\n\n[1.2.0]: https://x/compare\n")
+    env = {**os.environ, "TAG": "v1.2.0"}
+    proc = subprocess.run(["bash", "-eo", "pipefail", "-c", _notes_step()], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "release-notes.md").read_text().strip() == "### Fixed\n\n- one"
+    missing = subprocess.run(["bash", "-eo", "pipefail", "-c", _notes_step()], cwd=tmp_path,
+                             env={**env, "TAG": "v9.9.9"}, capture_output=True, text=True,
+                             check=False)
+    assert missing.returncode == 1 and "no section for 9.9.9" in missing.stdout
+
+
+def test_changelog_keeps_a_changelog() -> None:
+    text = (REPO / "CHANGELOG.md").read_text()
+    assert text.startswith("# Changelog\n") and "keepachangelog.com" in text
+    headings = re.findall(r"^## (.*)$", text, re.M)
+    assert headings[0] == "[Unreleased]"
+    for heading in headings[1:]:
+        assert re.fullmatch(r"\[\d+\.\d+\.\d+\] - \d{4}-\d{2}-\d{2}", heading), heading
+    kinds = set(re.findall(r"^### (.*)$", text, re.M))
+    assert kinds <= {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}
+
+
+# The Marketplace: GitHub's list of colors, and the icons used here (Feather icon names).
+BRANDING_COLORS = {"white", "black", "yellow", "blue", "green", "orange", "red", "purple",
+                   "gray-dark"}
+
+
+def test_marketplace_metadata_of_the_listed_action() -> None:
+    """The root action.yml is the one listed; comment/ is a sub-action, used by path."""
+    assert not (REPO / "action.yaml").exists()
+    assert ACTION["name"] == "trtcheck for Torch-TensorRT"
+    assert 0 < len(ACTION["description"]) <= 125
+    assert ACTION["branding"] == {"icon": "check-circle", "color": "green"}
+    comment = yaml.safe_load((REPO / "comment" / "action.yml").read_text())
+    assert comment["name"] != ACTION["name"] and comment["branding"]["color"] in BRANDING_COLORS
+    decision = (REPO / "docs" / "action.md").read_text()
+    assert "## The Marketplace" in decision and "org/trtcheck/comment@" in decision

@@ -262,4 +262,154 @@ def test_ci_logs_fold_each_file_and_say_what_is_still_running(
 def test_quiet_prints_no_progress(make_zoo, tmp_path: Path, capsys) -> None:
     code, out, _ = run(capsys, "run", str(make_zoo(SLOW_TWO_FILES)), "--backend", "eager",
                        "--no-isolate", "-q", "--out", str(tmp_path / "o"))
-    assert code == 0 and out == ""
+    assert code == 0 and out == "result: PASS: 3 rows, none fails the run\n"
+
+
+MIXED = {"m.py": """
+    import torch, trtcheck
+
+    class Boom(torch.nn.Module):
+        def forward(self, x):
+            raise RuntimeError("kaput")
+
+    trtcheck.model(lambda v: (Boom(), (torch.ones(1),)), name="boom")
+    trtcheck.model(lambda v: (torch.nn.Identity(), (torch.ones(1),)), name="fine")
+    trtcheck.model(lambda v: (Boom(), (torch.ones(1),)), name="known", xfail="broken")
+"""}
+
+
+def test_quiet_still_prints_the_failing_rows_and_the_verdict(make_zoo, tmp_path: Path, capsys) -> None:
+    code, out, err = run(capsys, "run", str(make_zoo(MIXED)), "--backend", "eager", "--no-isolate",
+                         "-q", "--out", str(tmp_path / "o"))
+    assert code == 1 and err == ""
+    lines = out.splitlines()
+    assert [line.split()[:2] for line in lines[2:-2]] == [["error", "m::boom[default]"]]  # no xfail
+    assert "RuntimeError: kaput" in lines[2]
+    assert lines[-1] == "result: FAIL: 1 of 3 rows fail the run"
+
+
+def test_verbose_adds_a_line_per_stage(make_zoo, tmp_path: Path, capsys) -> None:
+    code, out, _ = run(capsys, "run", str(make_zoo(MIXED)), "--backend", "eager", "--no-isolate",
+                       "-v", "-k", "fine", "--out", str(tmp_path / "o"))
+    assert code == 0
+    stages = [line.split(": ", 1)[1] for line in out.splitlines()
+              if line.startswith("    m::fine[default]: ")]
+    assert stages[:4] == ["build", "eager", "compare", "export"]
+    assert {"compile (eager)", "run (eager)", "timing (eager)"} <= set(stages)
+
+
+def test_resume_with_other_options_exits_2_naming_the_option(make_zoo, tmp_path: Path, capsys) -> None:
+    root, out_dir = make_zoo(MIXED), tmp_path / "o"
+    run(capsys, "run", str(root), "--backend", "eager", "--no-isolate", "--out", str(out_dir))
+    before = (out_dir / "results.json").read_text()
+    code, _out, err = run(capsys, "run", str(root), "--backend", "emulate", "--no-isolate",
+                         "--out", str(out_dir), "--resume")
+    assert code == 2
+    assert err.strip() == (f"trtcheck: error: --resume: {out_dir / 'results.jsonl'} was written with "
+                           "backends = ['eager'], this run has backends = ['emulate']; resume with "
+                           "the same options, or leave out --resume to start over")
+    assert (out_dir / "results.json").read_text() == before  # nothing mixed in
+    code, _, err = run(capsys, "run", str(root), "--backend", "eager", "--no-isolate", "-k", "fine",
+                       "--out", str(out_dir), "--resume")
+    assert code == 2 and "keyword = None, this run has keyword = 'fine'" in err
+
+
+def test_resume_says_how_many_cases_it_reused(make_zoo, tmp_path: Path, capsys) -> None:
+    root, out_dir = make_zoo(MIXED), tmp_path / "o"
+    run(capsys, "run", str(root), "--backend", "eager", "--no-isolate", "--out", str(out_dir))
+    journal = out_dir / "results.jsonl"
+    lines = journal.read_text().splitlines()
+    journal.write_text("\n".join(line for line in lines if '"m::fine[default]"' not in line) + "\n")
+    code, out, _ = run(capsys, "run", str(root), "--backend", "eager", "--no-isolate",
+                       "--out", str(out_dir), "--resume", "--workers", "1")
+    assert code == 1
+    assert f"resumed: 2 of 3 cases reused from {journal}, 1 run" in out.splitlines()
+    assert json.loads((out_dir / "results.json").read_text())["environment"]["resumed"] == {
+        "reused": 2, "cases": 3}
+
+
+def test_a_full_disk_while_journalling_says_so_once_and_writes_the_reports(
+        make_zoo, tmp_path: Path, capsys, monkeypatch) -> None:
+    import errno
+
+    from trtcheck.results import record
+
+    class Filling:
+        """The journal's file on a disk with room for two more lines."""
+
+        def __init__(self, fh) -> None:
+            self.fh, self.room = fh, 2
+
+        def write(self, text: str) -> int:
+            if self.room == 0:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            self.room -= 1
+            return self.fh.write(text)
+
+        def __getattr__(self, name: str):
+            return getattr(self.fh, name)
+
+    opened = record.Journal.__init__
+
+    def journal(self, *args, **kwargs) -> None:
+        opened(self, *args, **kwargs)
+        self._fh = Filling(self._fh)
+
+    monkeypatch.setattr(record.Journal, "__init__", journal)
+    out_dir = tmp_path / "o"
+    code, _out, err = run(capsys, "run", str(make_zoo(MIXED)), "--backend", "eager", "--no-isolate",
+                         "--out", str(out_dir))
+    assert code == 3
+    [message] = err.splitlines()
+    assert message == (f"trtcheck: error: cannot write {out_dir / 'results.jsonl'}: No space left on "
+                       "device: the run stopped with 2 of 3 rows done; reports written: results.json, "
+                       "junit.xml, report.md, comment.md (the rows that finished); --resume runs the "
+                       "rest once there is room")
+    saved = json.loads((out_dir / "results.json").read_text())
+    assert [(r["case_id"], r["status"]) for r in saved["rows"]] == [
+        ("m::boom[default]", "error"), ("m::fine[default]", "pass"), ("m::known[default]", "skipped")]
+    assert saved["rows"][2]["message"].startswith("not run: the run stopped, cannot write")
+    assert (out_dir / "junit.xml").exists() and (out_dir / "report.md").exists()
+
+
+def test_reports_that_cannot_be_written_are_named_and_the_others_written(
+        make_zoo, tmp_path: Path, capsys, monkeypatch) -> None:
+    import errno
+
+    from trtcheck.results import record
+
+    real = record.write_atomic
+
+    def write_atomic(path, text):
+        if path.name == "report.md":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(path, text)
+
+    monkeypatch.setattr("trtcheck.render.write_atomic", write_atomic)
+    out_dir = tmp_path / "o"
+    code, _, err = run(capsys, "run", str(make_zoo(MIXED)), "--backend", "eager", "--no-isolate",
+                       "--out", str(out_dir))
+    assert code == 3
+    assert err.strip() == (f"trtcheck: error: cannot write report.md (No space left on device) in "
+                           f"{out_dir}; written: results.json, junit.xml, comment.md")
+    assert (out_dir / "junit.xml").exists() and not (out_dir / "report.md").exists()
+
+
+def test_list_takes_a_file_named_twice_once(make_zoo, capsys) -> None:
+    root = make_zoo(ZOO)
+    code, out, err = run(capsys, "list", str(root / "m.py"), str(root))
+    assert code == 0 and err == ""
+    assert out.split() == ["m::twice[float32]", "m::twice[complex64]", "m::expected[default]"]
+
+
+def test_report_takes_a_report_directory(make_zoo, tmp_path: Path, capsys) -> None:
+    out_dir = tmp_path / "o"
+    run(capsys, "run", str(make_zoo(ZOO)), "--no-isolate", "--backend", "eager", "--out", str(out_dir))
+    (out_dir / "report.md").unlink()
+    code, _out, _ = run(capsys, "report", str(out_dir))
+    assert code == 0 and (out_dir / "report.md").exists()
+    (out_dir / "results.json").unlink()  # a run that stopped: its journal
+    code, _out, _ = run(capsys, "report", str(out_dir))
+    assert code == 0 and (out_dir / "results.json").exists()
+    code, _, err = run(capsys, "report", str(tmp_path))
+    assert code == 2 and "without results.json or results.jsonl" in err

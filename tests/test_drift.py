@@ -13,6 +13,7 @@ from trtcheck.config.options import Options
 from trtcheck.config.profiles import Tolerance
 from trtcheck.execution.case import iter_rows
 from trtcheck.measure import drift
+from trtcheck.results.backends import Kind, Traits
 from trtcheck.results.rows import Row
 from trtcheck.status import Status
 from trtcheck.zoo.cases import Case
@@ -88,7 +89,7 @@ def test_no_sibling_dtype_means_no_call() -> None:
 class _Wrong(Backend):
     """Matches eager on the case's own dtypes, returns garbage for the sibling ones."""
 
-    name = "wrong_on_drift"
+    traits = Traits("wrong_on_drift", Kind.MEASURED, rewrites=False, uses_profiles=False)
 
     def compile(self, job: CompileJob) -> Compiled:
         module = job.program.module()

@@ -28,7 +28,7 @@ from torch import fx
 from trtcheck.config.profiles import Profile
 from trtcheck.emulation import lower
 from trtcheck.emulation.graph import FALLBACK, check_invariants, tensor_leaves
-from trtcheck.errors import Unsupported
+from trtcheck.errors import InternalError, Unsupported
 from trtcheck.tensors import clone
 
 BROAD = Profile("default")
@@ -276,12 +276,12 @@ def test_invariant_check_rejects_a_complex_node_outside_fallbacks() -> None:
     x = graph.placeholder("x")
     x.meta["val"] = torch.empty(2, dtype=torch.complex64)
     graph.output((x,))
-    with pytest.raises(AssertionError, match=r"node x .*complex64"):
+    with pytest.raises(InternalError, match=r"node x .*complex64"):
         check_invariants(graph, [])
     x.meta["trtcheck"] = FALLBACK
     check_invariants(graph, [])
     x.meta.update(val=torch.empty(2, dtype=torch.int64), trtcheck=None)
-    with pytest.raises(AssertionError, match="int64"):
+    with pytest.raises(InternalError, match="int64"):
         check_invariants(graph, [torch.int64])
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import traceback
+from pathlib import Path
+
 from trtcheck.backends import get
 from trtcheck.config.options import Options
-from trtcheck.execution.case import iter_rows
+from trtcheck.execution.case import iter_rows, torch_tensorrt_frame
 from trtcheck.execution.run import collect
 from trtcheck.results.rows import Row
 from trtcheck.status import Status
@@ -91,6 +94,44 @@ def test_an_export_error_gives_its_first_line_and_the_declaration(make_zoo) -> N
     [row] = _rows(root, "branchy")
     assert row.status is Status.ERROR and row.stage == "export"
     assert row.location.startswith(str(root / "m.py"))
-    assert "\\n" not in row.message and "more lines in results.json" in row.message
-    first_line = row.message.split(": ", 1)[1].split(" [")[0]
+    # only the first line, and no word of results.json inside results.json itself
+    assert "\\n" not in row.message and "results.json" not in row.message
+    first_line = row.message.split(": ", 1)[1]
     assert first_line in " ".join(row.traceback.split())
+    assert len(row.traceback.splitlines()) > 5
+
+
+def _raise_from(path: Path, code: str) -> str:
+    """The formatted traceback of ``code`` run as the file ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(code)
+    try:
+        exec(compile(code, str(path), "exec"), {})
+    except Exception as exc:
+        return "".join(traceback.format_exception(exc))
+    raise AssertionError("did not raise")
+
+
+def test_a_slip_inside_torch_tensorrt_is_named_as_its_bug(tmp_path: Path) -> None:
+    trace = _raise_from(tmp_path / "site" / "torch_tensorrt" / "dynamo" / "v.py",
+                        "def sort_validator(args):\n    return args[1]\nsort_validator(())\n")
+    assert torch_tensorrt_frame(trace) == (
+        " (raised inside Torch-TensorRT, in sort_validator at torch_tensorrt/dynamo/v.py:2: "
+        "`return args[1]`: a bug in Torch-TensorRT; report it to Torch-TensorRT with this frame)")
+
+
+def test_a_deliberate_raise_of_torch_tensorrt_is_named_but_not_called_a_bug(tmp_path: Path) -> None:
+    trace = _raise_from(tmp_path / "torch_tensorrt" / "c.py",
+                        "def convert():\n    raise RuntimeError('no converter')\nconvert()\n")
+    assert torch_tensorrt_frame(trace) == " (raised by Torch-TensorRT in convert at torch_tensorrt/c.py:2)"
+
+
+def test_trtchecks_own_torch_tensorrt_backend_is_not_torch_tensorrt() -> None:
+    from trtcheck.backends.torch_tensorrt import compat
+
+    try:
+        compat.parse_version("garbage")
+    except ValueError as exc:
+        trace = "".join(traceback.format_exception(exc))
+    assert "trtcheck/backends/torch_tensorrt/compat.py" in trace
+    assert torch_tensorrt_frame(trace) == ""

@@ -80,6 +80,19 @@ def test_report_writes_outputs_annotations_and_comment(
     assert f"commit {'d' * 40} · [run](https://github.com/o/r/actions/runs/99)" in comment
 
 
+def test_fifteen_failing_rows_give_ten_errors_and_one_notice(
+        actions_env: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from trtcheck.results.record import save
+
+    rows = [Row(f"z::m{i}[int64]", "z", f"m{i}", "int64", "eager", status=Status.FAIL,
+                message="mismatch") for i in range(15)]
+    save(Record({"torch": "2.13.0"}, {}, rows), tmp_path / "results.json")
+    assert main(["report", str(tmp_path / "results.json")]) == 1
+    commands = [x for x in capsys.readouterr().out.splitlines() if x.startswith("::")]
+    assert [x.split(" ", 1)[0] for x in commands] == ["::error"] * 10 + ["::notice"]
+    assert "5 more failing rows are not annotated" in commands[-1]
+
+
 def test_usage_error_still_writes_outputs(actions_env: Path, tmp_path: Path) -> None:
     assert main(["run", str(tmp_path / "missing")]) == 2
     out = read_outputs(actions_env)
@@ -130,11 +143,13 @@ def test_annotation_escaping() -> None:
 
 def test_annotations_only_for_failing_rows_and_capped() -> None:
     rows = [Row(f"z::m{i}[int64]", "z", f"m{i}", "int64", "eager", status=Status.FAIL)
-            for i in range(MAX_ANNOTATIONS + 3)]
+            for i in range(15)]
     rows.append(Row("z::ok[int64]", "z", "ok", "int64", "eager", status=Status.XPASS))
     lines = render_annotations(Record({}, {}, rows), strict_xfail=False)
-    assert len(lines) == MAX_ANNOTATIONS + 1
+    assert MAX_ANNOTATIONS == 10 and len(lines) == 11
     assert all(re.match(r"::error title=trtcheck%3A z%3A%3Am\d+\[int64\] eager::fail$", x)
                for x in lines[:-1])
-    assert lines[-1].startswith("::warning title=trtcheck::3 more failing rows")
+    assert lines[-1] == ("::notice title=trtcheck::5 more failing rows are not annotated (GitHub "
+                         "shows 10 errors per step): they are in the job summary and in report.md "
+                         "of the report artifact")
     assert len(render_annotations(Record({}, {}, rows[-1:]), strict_xfail=True)) == 1

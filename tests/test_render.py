@@ -100,7 +100,7 @@ def make_record() -> Record:
         _row("audio/stft.py", "spectrum", "complex64", "inductor", Status.XPASS,
              message="expected to fail (issue 12) but passed"),
         _row("audio/stft.py", "spectrum", "complex64", "tensorrt", Status.SKIPPED,
-             message="torch_tensorrt is not installed (pip install trtcheck[tensorrt])"),
+             message="torch_tensorrt is not installed (pip install \"torch-trtcheck[tensorrt]\")"),
         _row("", "slow_model", "float64", "inductor", Status.TIMEOUT, stage="run",
              message="no result after 300 s"),
         _row("sci/fp64.py", "solver", "float64", "inductor", Status.CRASH, stage="run",
@@ -201,7 +201,8 @@ def test_junit_messages_and_system_out(record: Record) -> None:
     assert skipped is not None
     assert (skipped.get("message") or "").startswith("unsupported at export: complex conv")
 
-    predicted = by_name[("llm.rope", "rope_attention[complex64] emulate:truncate_double")]
+    predicted = by_name[("llm.rope",
+                         "rope_attention[complex64] emulate:truncate_double [prediction: emulated]")]
     out = predicted.findtext("system-out") or ""
     assert "PREDICTION: " in out and "not a TensorRT measurement" in out
     assert "path: complex rewrite+int64" in out
@@ -397,11 +398,16 @@ def test_passing_rows_with_pytorch_fallbacks_are_marked_in_the_table() -> None:
     assert "complex rewrite" not in inductor  # inductor runs the exported graph as is
 
 
-def test_terminal_keeps_the_end_of_a_long_message() -> None:
-    message = "expected to fail (" + "a very long reason " * 8 + ") but passed"
-    rows = [_row("m.py", "x", "float32", "eager", Status.XPASS, message=message)]
-    line = render_summary(Record({}, {}, rows), strict_xfail=False).splitlines()[2]
-    assert line.endswith("but passed") and "…" in line
+def test_terminal_keeps_the_exception_type_and_the_head_of_a_long_message() -> None:
+    message = ("IndexError: tuple index out of range (raised inside Torch-TensorRT, in "
+               "sort_validator at torch_tensorrt/dynamo/conversion/aten_ops_converters.py:3003: "
+               "`dim = node.args[1]`: a bug in Torch-TensorRT; report it with this frame)")
+    rows = [_row("m.py", "x", "float32", "eager", Status.ERROR, message=message, stage="compile")]
+    lines = render_summary(Record({}, {}, rows), strict_xfail=False).splitlines()
+    assert lines[3].startswith("(messages cut at 120 characters")  # under the table
+    shown = lines[2].split(" compile ", 1)[1].strip()
+    assert shown.endswith("…") and message.startswith(shown[:-1])
+    assert "IndexError: tuple index out of range (raised inside Torch-TensorRT, in sort_validator" in shown
 
 
 def test_an_export_error_is_detailed_once_for_all_the_cases_rows() -> None:
@@ -415,3 +421,68 @@ def test_an_export_error_is_detailed_once_for_all_the_cases_rows() -> None:
     assert details.count("data-dependent shape") == 1
     assert "### m::dyn\\[float32\\] · every backend and profile (3 rows)" in details
     assert "### m::other\\[float32\\] · eager · -" in details
+
+
+def test_disagreement_names_the_release_of_a_row_that_failed_before_compiling() -> None:
+    from trtcheck.results.rows import Evidence, Kind
+
+    def pair(model: str, versions: dict[str, str | None]) -> list[Row]:
+        return [_row("m.py", model, "float32", "emulate", Status.PASS, kind=Kind.EMULATED),
+                _row("m.py", model, "float32", "lowering", Status.ERROR, kind=Kind.LOWERED,
+                     stage="compile", message="IndexError: tuple index out of range",
+                     evidence=Evidence(versions=versions))]
+
+    def section(rows: list[Row]) -> str:
+        return render_markdown(Record({}, {}, rows), strict_xfail=False).split(
+            "## Where emulate and lowering disagree")[1]
+
+    known = pair("a", {}) + pair("b", {"torch_tensorrt": "2.13.0"})
+    text = section(known)
+    assert text.count("Torch-TensorRT 2.13.0's lowering gives error at compile") == 2
+    alone = section(pair("a", {}))
+    assert "Torch-TensorRT's lowering gives error at compile" in alone and " 's" not in alone
+
+
+def test_junit_marks_a_predictions_error_in_its_name_and_message() -> None:
+    """``spectral_gate[float32] lowering`` with ``error at compile: RuntimeError…`` read as a
+    real TensorRT error in CI test views: the kind is in the name and starts the message."""
+    from trtcheck.results.rows import Kind
+
+    rows = [_row("audio.py", "spectral_gate", "float32", "lowering", Status.ERROR, kind=Kind.LOWERED,
+                 stage="compile", message="RuntimeError: no converter", profile="default"),
+            _row("audio.py", "spectral_gate", "float32", "emulate", Status.FAIL, kind=Kind.EMULATED,
+                 stage="compare", message="1 of 1 outputs failed", profile="default"),
+            _row("audio.py", "spectral_gate", "float32", "inductor", Status.ERROR,
+                 stage="compile", message="RuntimeError: no converter")]
+    root = ET.fromstring(render_junit(Record({}, {}, rows), strict_xfail=False))
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    assert list(cases) == ["spectral_gate[float32] lowering [prediction: lowered]",
+                           "spectral_gate[float32] emulate [prediction: emulated]",
+                           "spectral_gate[float32] inductor"]
+    error = cases["spectral_gate[float32] lowering [prediction: lowered]"].find("error")
+    assert error.get("message") == "[prediction: lowered] error at compile: RuntimeError: no converter"
+    failure = cases["spectral_gate[float32] emulate [prediction: emulated]"].find("failure")
+    assert failure.get("message").startswith("[prediction: emulated] fail at compare")
+    measured = cases["spectral_gate[float32] inductor"].find("error")
+    assert measured.get("message") == "error at compile: RuntimeError: no converter"
+
+
+def test_header_names_where_the_stack_came_from_and_a_mismatched_pairing() -> None:
+    env = {"trtcheck": "1.2.3", "torch": "2.14.0+cu130", "torch_tensorrt": "2.13.0",
+           "tensorrt": "11.0.1", "device": "cuda:0", "device_name": "NVIDIA H200",
+           "git_commit": "e" * 40, "sources": {"torch": "runner", "torch_tensorrt": "action",
+                                               "tensorrt": "action"},
+           "stack_warnings": ["Torch-TensorRT 2.13.0 is built for torch 2.13, but torch "
+                              "2.14.0+cu130 is installed: the matching release is ..."]}
+    record = Record(environment=env, options={}, rows=[])
+    link = RunLink(sha="d" * 40, url=None)
+    lines = render_markdown(record, strict_xfail=False, link=link).splitlines()
+    assert lines[2] == ("trtcheck 1.2.3 · torch 2.14.0+cu130 (from the runner) · Torch-TensorRT "
+                        "2.13.0 (installed by the Action) · TensorRT 11.0.1 (installed by the "
+                        f"Action) · device cuda:0 · commit {'d' * 40}")
+    assert lines[4] == ("> ⚠ Torch-TensorRT 2.13.0 is built for torch 2.13, but torch "
+                        "2.14.0+cu130 is installed: the matching release is ...")
+    comment = render_comment(record, strict_xfail=False, link=link)
+    assert ("torch 2.14.0+cu130 (from the runner) · Torch-TensorRT 2.13.0 (installed by the "
+            "Action)") in comment
+    assert "<br>⚠ Torch-TensorRT 2.13.0 is built for torch 2.13" in comment

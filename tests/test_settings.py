@@ -20,8 +20,9 @@ from trtcheck.errors import ConfigError
 ACTION = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
 # Inputs of the Action that are not trtcheck settings: what it installs, where the reports go,
 # and the comment's own inputs.
-ACTION_OWN_INPUTS = {"paths", "args", "extras", "python", "torch-index-url", "summary", "artifact",
-                     "comment", "comment-header", "comment-author", "github-token"}
+ACTION_OWN_INPUTS = {"paths", "args", "extras", "python", "install-torch", "torch-index-url",
+                     "cache", "summary", "artifact", "comment", "comment-header", "comment-author",
+                     "github-token"}
 
 
 def _flags(command: str) -> dict[str, str]:

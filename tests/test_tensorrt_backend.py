@@ -531,6 +531,39 @@ def test_real_release_rope(release: Callable[[str], RealRelease], version: str) 
     torch.testing.assert_close(result.outputs, RoPE()(*args))
 
 
+class IdAttention(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = torch.nn.Embedding(32, 8)
+        self.qkv = torch.nn.Linear(8, 24)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        q, k, v = self.qkv(self.embed(ids)).chunk(3, dim=-1)
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", REAL)
+def test_real_dynamic_batch_and_sequence_pass_inputs_with_min_opt_max(
+        release: Callable[[str], RealRelease], version: str) -> None:
+    """A model declaring a dynamic batch and sequence: dynamo.compile gets a Torch-TensorRT
+    Input of min, opt (the example) and max shapes, the release accepts it, and the module it
+    returns is right at the example and at both ends of the ranges."""
+    torch.manual_seed(0)
+    model = IdAttention().eval()
+    ids = torch.randint(0, 32, (4, 8))
+    dims = {"ids": {0: torch.export.Dim("batch", min=1, max=16), 1: torch.export.Dim("seq", min=2)}}
+    result = release(version).compile(model, (ids,), dynamic_shapes=dims)
+    assert result.inputs == [{"min_shape": (1, 2), "opt_shape": (4, 8), "max_shape": (8, 16)}]
+    assert ("dynamic input ids passed as torch_tensorrt.Input(min_shape=(1, 2), opt_shape=(4, 8), "
+            "max_shape=(8, 16))") in result.evidence.notes
+    with torch.no_grad():
+        torch.testing.assert_close(result.outputs, model(ids))
+        assert [tuple(inputs[0][0].shape) for inputs, _ in result.at_shapes] == [(1, 2), (8, 16)]
+        for inputs, outputs in result.at_shapes:
+            torch.testing.assert_close(outputs, model(*inputs[0]))
+
+
 @pytest.mark.slow
 def test_real_2_12_keeps_the_warning_when_the_user_sets_use_explicit_typing(
         release: Callable[[str], RealRelease]) -> None:

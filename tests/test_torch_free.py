@@ -57,5 +57,24 @@ def test_report_diff_and_merge_import_no_torch(tmp_path: Path) -> None:
 
 
 def test_the_block_does_block_torch(tmp_path: Path) -> None:
-    proc = trtcheck_without_torch("list", REPO / "fixtures")
-    assert "blocked" in proc.stderr or proc.returncode != 0
+    proc = trtcheck_without_torch("analyze", REPO / "fixtures", "--out", tmp_path)  # builds here
+    assert "blocked" in proc.stdout + proc.stderr or proc.returncode != 0
+
+
+# Whether a command left torch loaded in its own process (finding where it is installed is not
+# loading it: the environment record asks where each package came from).
+PROBE = ("import sys; from trtcheck.cli import main; code = main(sys.argv[1:]); "
+         "print('torch loaded' if 'torch' in sys.modules else 'no torch', code)")
+
+
+def test_an_isolated_cpu_run_and_list_load_torch_only_in_their_children(tmp_path: Path) -> None:
+    """The zoo is imported by the collector and run by the workers: the parent of a run that
+    names its backends never loads torch (one torch import per run, not two)."""
+    zoo = REPO / "tests" / "zoos" / "healthy"
+    for argv in (["run", zoo, "--backend", "eager", "--device", "cpu", "-q", "--out", tmp_path / "o"],
+                 ["list", zoo]):
+        proc = subprocess.run([sys.executable, "-c", PROBE, *map(str, argv)], capture_output=True,
+                              text=True, cwd=REPO, timeout=300)
+        assert proc.stdout.splitlines()[-1] == "no torch 0", proc.stdout + proc.stderr
+    rows = json.loads((tmp_path / "o" / "results.json").read_text())["rows"]
+    assert rows and {r["status"] for r in rows} == {"pass"}

@@ -34,6 +34,7 @@ from trtcheck.backends.lowering.host import Compiler, main
 from trtcheck.backends.torch_tensorrt.backend import TensorRTBackend
 from trtcheck.backends.torch_tensorrt.compat import plain_setting
 from trtcheck.config.profiles import Profile
+from trtcheck.program.shapes import plan_shapes, resize
 from trtcheck.results.rows import Evidence
 from trtcheck.tensors import clone
 
@@ -46,6 +47,8 @@ class Result:
     call: dict[str, Any]  # dynamo.compile's keyword arguments, inputs left out
     outputs: Any  # the compiled module's first call, on copies of the inputs
     checked: bool  # whether compiled.fn checks its outputs (a complex output)
+    inputs: list[Any]  # dynamo.compile's arg_inputs: a tensor's shape, or an Input's shape dict
+    at_shapes: list[tuple[Any, Any]]  # at each shape set other than the example: (inputs, outputs)
 
 
 class RealRelease:
@@ -55,10 +58,13 @@ class RealRelease:
         self.host = LoweringHost(source, target=str(Path(__file__).resolve()))
 
     def compile(self, model: torch.nn.Module, args: tuple[Any, ...], profile: Profile | None = None,
-                kwargs: dict[str, Any] | None = None, engines: bool = True) -> Result:
+                kwargs: dict[str, Any] | None = None, engines: bool = True,
+                dynamic_shapes: Any = None) -> Result:
+        """``dynamic_shapes``: exported with them, and the backend given the shape plan a run
+        makes (:func:`trtcheck.program.shapes.plan_shapes`)."""
         kwargs = kwargs or {}
         blob = io.BytesIO()
-        torch.export.save(torch.export.export(model, args, kwargs), blob)
+        torch.export.save(torch.export.export(model, args, kwargs, dynamic_shapes=dynamic_shapes), blob)
         return Result(**self.host.request("tensorrt", blob.getvalue(), args, kwargs,
                                           profile or Profile("default"), engines))
 
@@ -79,6 +85,8 @@ def _dryrun(compiler: Compiler) -> None:
     def compile(program: Any, *args: Any, **kwargs: Any) -> Any:
         _STATE["calls"].append({k: plain_setting(v) for k, v in kwargs.items()
                                 if k not in ("arg_inputs", "kwarg_inputs", "inputs")})
+        _STATE["inputs"] = [dict(x.shape) if isinstance(x, compiler.ttrt.Input) else tuple(x.shape)
+                            for x in kwargs.get("arg_inputs", kwargs.get("inputs", []))]
         seen: dict[str, Any] = {}
         with compiler.as_real(seen), contextlib.redirect_stdout(io.StringIO()):
             module = real(program, *args, **kwargs, dryrun=True)
@@ -96,12 +104,19 @@ def handle(request: tuple[Any, ...], compiler: Compiler, modules: dict[int, Any]
         _dryrun(compiler)
     _STATE["engines"] = engines
     program = torch.export.load(io.BytesIO(blob))
-    compiled = TensorRTBackend().compile(CompileJob(program, args, kwargs, profile, "cpu"))
+    shapes = plan_shapes(program, (args, kwargs))
+    compiled = TensorRTBackend().compile(CompileJob(program, args, kwargs, profile, "cpu",
+                                                    ranges=shapes.ranges))
     inputs = clone((args, kwargs))
+    at_shapes = []
     with torch.no_grad():
         outputs = compiled.fn(*inputs[0], **inputs[1])
+        for at in shapes.sets[1:]:
+            resized = resize(program, (args, kwargs), at)
+            at_shapes.append((resized, compiled.fn(*clone(resized)[0], **clone(resized)[1])))
     return {"evidence": compiled.evidence, "call": _STATE["calls"][-1], "outputs": outputs,
-            "checked": not isinstance(compiled.fn, torch.nn.Module)}
+            "checked": not isinstance(compiled.fn, torch.nn.Module), "inputs": _STATE["inputs"],
+            "at_shapes": at_shapes}
 
 
 if __name__ == "__main__":

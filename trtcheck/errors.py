@@ -4,8 +4,10 @@ one row (:class:`Unsupported`) become its status. Also the one-line forms every 
 from __future__ import annotations
 
 import difflib
+import re
 import traceback
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 INTERRUPTED = 130  # the shell's code for a run stopped by SIGINT; trtcheck uses it for SIGTERM too
@@ -46,20 +48,70 @@ class RecordError(TrtcheckError):
     exit_code = 2
 
 
+class OutputError(TrtcheckError):
+    """The report directory could not be written (a full disk, a quota): the rows that could
+    not be saved are lost to ``--resume``, so the run stops with its own exit code."""
+
+    exit_code = 3
+
+
 class Unsupported(Exception):
     """A known limitation: the row becomes ``unsupported`` with this reason, not ``error``."""
+
+
+INTERNAL = "internal"  # the stage of a row that trtcheck's own error ended
+
+
+class InternalError(Exception):
+    """A broken invariant of trtcheck's own code: an ``error`` row at stage ``internal`` that
+    asks for a report, never blamed on the model."""
+
+    def __str__(self) -> str:
+        return f"trtcheck's own error, not the model's (please report it): {super().__str__()}"
 
 
 def last_line(exc: BaseException, *, cut: bool = False) -> str:
     """``Type: message`` on one line — what tables show for an exception. With ``cut``, a
     message of several lines (torch.export's, with a graph and advice) gives only its first
-    line and says how many follow; the traceback in ``results.json`` keeps them all."""
+    line; the row's traceback keeps them all."""
     lines = [text for line in str(exc).splitlines() if (text := " ".join(line.split()))]
     if not lines:
         return type(exc).__name__
-    if cut and len(lines) > 1:
-        return f"{type(exc).__name__}: {lines[0]} [{len(lines) - 1} more lines in results.json]"
-    return f"{type(exc).__name__}: {' '.join(lines)}"
+    return f"{type(exc).__name__}: {lines[0] if cut else ' '.join(lines)}"
+
+
+_OWN = Path(__file__).resolve().parent  # trtcheck's own files: never another package's frame
+_FRAME = re.compile(r'^ *File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<name>\S+)\n'
+                    r'(?: {4}(?P<code>\S.*)\n)?', re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A frame of a formatted traceback: ``where`` is its file from the package's folder on."""
+
+    where: str
+    name: str
+    code: str
+
+    @property
+    def deliberate(self) -> bool:
+        """Whether the package raised on purpose (a ``raise`` statement), not by a slip."""
+        return self.code.startswith("raise")
+
+
+def raising_frame(trace: str, package: str) -> Frame | None:
+    """The frame that raised, in the first traceback of ``trace`` (its causes come first) whose
+    raising frame is in ``package``: where to point a bug report at that package."""
+    for block in trace.split("Traceback (most recent call last):")[1:]:
+        frames = list(_FRAME.finditer(block))
+        if not frames:
+            continue
+        last = frames[-1]
+        parts = Path(last["file"]).parts
+        if package in parts and not Path(last["file"]).is_relative_to(_OWN):
+            at = len(parts) - 1 - parts[::-1].index(package)
+            return Frame(f"{'/'.join(parts[at:])}:{last['line']}", last["name"], last["code"] or "")
+    return None
 
 
 def location(exc: BaseException, root: Path) -> str:

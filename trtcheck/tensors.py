@@ -32,3 +32,50 @@ def op_name(target: Any) -> str:
     if isinstance(target, torch._ops.OpOverload):
         return str(target)
     return getattr(target, "__name__", str(target))
+
+
+class StateSnapshot:
+    """A module's buffers as they were when taken: which a call changed, and putting them back.
+
+    ``torch.export`` and the modules backends build from its program share these tensors with the
+    user's module, so restoring them in place gives those modules the same starting state too.
+    """
+
+    def __init__(self, module: torch.nn.Module) -> None:
+        self._module = module
+        self._saved = {name: t.detach().clone() for name, t in _state(module).items()}
+
+    def changed(self) -> list[str]:
+        """The names of the buffers that differ from the snapshot, in module order."""
+        live = _state(self._module)
+        return [name for name, saved in self._saved.items()
+                if name not in live or not _same(live[name], saved)]
+
+    def restore(self) -> None:
+        """Put every buffer back as it was: in place where its shape and dtype are the same,
+        else by assigning a copy of the saved tensor."""
+        live = _state(self._module)
+        with torch.no_grad():
+            for name, saved in self._saved.items():
+                now = live.get(name)
+                if now is not None and _same(now, saved):
+                    continue
+                if now is not None and (now.shape, now.dtype) == (saved.shape, saved.dtype):
+                    now.copy_(saved)
+                else:
+                    owner_name, _, attr = name.rpartition(".")
+                    setattr(self._module.get_submodule(owner_name), attr, saved.clone())
+
+
+def _state(module: torch.nn.Module) -> dict[str, torch.Tensor]:
+    return dict(module.named_buffers())
+
+
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Equal shape, dtype and values, NaN equal to NaN."""
+    if (a.shape, a.dtype) != (b.shape, b.dtype):
+        return False
+    a = a.detach()
+    if a.is_floating_point() or a.is_complex():
+        return bool(((a == b) | (a.isnan() & b.isnan())).all())
+    return torch.equal(a, b)

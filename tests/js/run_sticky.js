@@ -1,5 +1,7 @@
 // Runs comment/sticky.js against a fake `github` client and `context` described by a JSON
-// scenario (argv[2]) and prints what it did as JSON: the result, the API calls, the log.
+// scenario (argv[2]) and prints what it did as JSON: the result, the API calls, the log, and
+// the comments left on the pull request. `jobs: N` runs N jobs at once against one pull request;
+// every API call yields to the event loop first, so their calls interleave as on a real runner.
 'use strict';
 
 const fs = require('fs');
@@ -11,7 +13,10 @@ async function main() {
   const scenario = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
   const calls = [];
   const log = { warnings: [], infos: [] };
+  const comments = (scenario.comments || []).map((c) => ({ ...c }));
+  let nextId = 1000;
   const api = (name, answer) => async (params) => {
+    await new Promise((resolve) => setImmediate(resolve));
     calls.push({ name, params });
     if (scenario.fail_status) {
       const error = new Error(`HTTP ${scenario.fail_status}`);
@@ -20,12 +25,32 @@ async function main() {
     }
     return { data: answer(params) };
   };
+  const find = (id) => {
+    const found = comments.find((c) => c.id === id);
+    if (!found) {
+      const error = new Error('Not Found');
+      error.status = 404;
+      throw error;
+    }
+    return found;
+  };
   const github = {
     rest: {
       issues: {
-        listComments: api('listComments', () => scenario.comments || []),
-        createComment: api('createComment', () => ({ id: 1000 })),
-        updateComment: api('updateComment', () => ({})),
+        listComments: api('listComments', () => comments.map((c) => ({ ...c }))),
+        createComment: api('createComment', ({ body }) => {
+          const made = { id: nextId++, user: { login: 'github-actions[bot]' }, body };
+          comments.push(made);
+          return { id: made.id };
+        }),
+        updateComment: api('updateComment', ({ comment_id: id, body }) => {
+          find(id).body = body;
+          return {};
+        }),
+        deleteComment: api('deleteComment', ({ comment_id: id }) => {
+          comments.splice(comments.indexOf(find(id)), 1);
+          return {};
+        }),
       },
       pulls: { list: api('pulls.list', () => scenario.pulls || []) },
     },
@@ -42,8 +67,13 @@ async function main() {
     warning: (m) => log.warnings.push(m),
     info: (m) => log.infos.push(m),
   };
-  const result = await sticky({ github, context, core, env: scenario.env || {} });
-  process.stdout.write(JSON.stringify({ result, calls, ...log }));
+  const jobs = Array.from({ length: scenario.jobs || 1 }, (_, i) => sticky({
+    github, context, core, env: { ...(scenario.env || {}), ...((scenario.job_env || [])[i] || {}) },
+  }));
+  const results = await Promise.all(jobs);
+  process.stdout.write(JSON.stringify({
+    result: results[0], results, calls, comments, ...log,
+  }));
 }
 
 main().catch((error) => {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -11,6 +11,7 @@ import torch
 from torch.export import ExportedProgram
 
 from trtcheck.config.profiles import Profile
+from trtcheck.program.shapes import ShapeRange
 from trtcheck.results.backends import Kind, Traits
 from trtcheck.results.rows import Evidence
 
@@ -54,6 +55,8 @@ class CompileJob:
     device: str
     engine_cache: bool = False  # save and reuse engines in Torch-TensorRT's engine cache
     cache_dir: str | None = None  # its directory; None: Torch-TensorRT's default
+    # The shapes each dynamic input runs at, by the program's input name; empty: static shapes.
+    ranges: Mapping[str, ShapeRange] = field(default_factory=dict)
     module: torch.nn.Module | None = None  # the user's module, on the device, in eval mode
 
     @property

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from trtcheck import emulation
 from trtcheck.backends.base import Backend, Compiled, CompileJob
+from trtcheck.emulation import converters
 from trtcheck.emulation.dtype_policy import fp64_problem
 from trtcheck.errors import ConfigError, Unsupported
 from trtcheck.results.backends import TRAITS
@@ -26,10 +27,13 @@ class EmulateBackend(Backend):
             )
         lowered = emulation.lower(job.program, profile)
         # TensorRT's type system, which the rewrite itself does not model: no FP64 in an engine.
-        if not profile.truncate_double and (problem := fp64_problem(lowered.graph_module.graph)):
+        table = converters.table()
+        if not profile.truncate_double and (
+                problem := fp64_problem(lowered.graph_module.graph, table)):
             raise Unsupported(problem)
         found = lowered.evidence
         return Compiled(lowered, Evidence(
             path=found["path"], fallbacks=found["fallbacks"], boundaries=found["casts"],
-            details={"complex_subgraphs": found["complex_subgraphs"], "rewritten": found["rewritten"]},
+            details={"complex_subgraphs": found["complex_subgraphs"], "rewritten": found["rewritten"],
+                     "converter_table": table.source},
         ))

@@ -1,4 +1,4 @@
-"""Command line: ``trtcheck run``, ``list``, ``analyze``, ``report``, ``merge``. Only this
+"""Command line: ``trtcheck run``, ``reduce``, ``list``, ``analyze``, ``report``, ``merge``. Only this
 module exits.
 
 Modules that import torch are imported inside the commands, so that ``--help``, ``--version``
@@ -12,17 +12,17 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from trtcheck import __version__
+from trtcheck import __version__, distribution
 from trtcheck.config import options, settings
 from trtcheck.config.profiles import BUILTIN_PROFILES
-from trtcheck.errors import INTERRUPTED, TrtcheckError, UsageError
+from trtcheck.errors import INTERRUPTED, OutputError, TrtcheckError, UsageError
 from trtcheck.render import github
 from trtcheck.results.backends import NO_BACKEND
 
@@ -43,7 +43,9 @@ the run only with strict_xfail = true in the config.
 Exit codes:
   0    no row fails: pass, xfail, xpass, skipped, unsupported
   1    a row is fail, error, timeout or crash (or xpass under strict_xfail)
-  2    usage or configuration error
+  2    usage or configuration error (also --resume with other options)
+  3    the report directory could not be written (a full disk): the rows
+       that finished are in the reports that could be written
   5    nothing tested: no case selected (--allow-empty accepts it), or
        every row skipped (--allow-skipped accepts it)
   130  interrupted (Ctrl-C, SIGTERM): --resume runs the cases left
@@ -54,7 +56,8 @@ paths_arg = click.argument("paths", nargs=-1, required=True,
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="trtcheck")
+@click.version_option(__version__, prog_name="trtcheck",
+                      message=f"%(prog)s %(version)s (distribution {distribution.DIST})")
 def cli() -> None:
     """Check a PyTorch model zoo against Torch-TensorRT and eager PyTorch."""
 
@@ -65,18 +68,59 @@ def cli() -> None:
 def run_cmd(paths: tuple[Path, ...], **given: Any) -> int:
     """Run every case of the zoo under PATHS and write reports."""
     resolved = options.resolve(paths, **given)
-    from trtcheck import backends
+    return _run(resolved, reduce_total=resolved.reduce_budget if resolved.reduce else None)
+
+
+REDUCE_EPILOG = """\b
+Each failing row (fail or error, at compile, run or compare) becomes the
+smallest exported graph that still fails the same way, with a bundle in
+OUT/repro/CASE/: repro.py (torch and torch_tensorrt only), a zoo file that
+'trtcheck run' reproduces as one row, inputs.pt, ISSUE.md and summary.json.
+Weights and inputs are random values of the same dtype and shape wherever the
+failure reproduces with them; --keep-real-values keeps the real ones otherwise
+(they may be private: review the bundle before sharing it).
+"""
+# What trtcheck reduce takes of run's options (its own are declared for REDUCE).
+_REDUCE_TAKES = ("backends", "torch_tensorrt", "run_profiles", "variants", "keyword", "config",
+                 "out", "device", "isolate", "timeout", "quiet", "verbose")
+
+
+@cli.command("reduce", epilog=REDUCE_EPILOG)
+@paths_arg
+@settings.click_options(settings.RUN, only=_REDUCE_TAKES)
+@settings.click_options(settings.REDUCE)
+def reduce_cmd(paths: tuple[Path, ...], **given: Any) -> int:
+    """Run the selected cases and reduce every failing row to a small graph that fails the same
+    way, with a bundle a Torch-TensorRT maintainer can run; exits as 'trtcheck run' would."""
+    return _run(options.resolve(paths, **given, reduce=True), reduce_total=None)
+
+
+def _run(resolved: options.Options, reduce_total: float | None) -> int:
+    """Run, reduce the failing rows when asked (``reduce_total``: the seconds all reductions may
+    take together, None for no cap), write the reports, exit by the run's verdict."""
     from trtcheck.execution.run import collect, run, start
     from trtcheck.render import write_reports
     from trtcheck.render.terminal import render_summary
     from trtcheck.results import baseline as baselines
     from trtcheck.results import record
+    from trtcheck.results.backends import traits_table
 
-    opts = backends.choose(resolved)
+    # Isolated, the backends load in the workers: with them named (one Torch-TensorRT release at
+    # most) and a CPU build of torch, this process never loads torch.
+    opts = resolved
+    if not resolved.backends or len(resolved.torch_tensorrt) > 1:
+        from trtcheck import backends
+
+        opts = backends.choose(resolved)
     base = record.load(opts.baseline) if opts.baseline else None  # a bad baseline stops us early
     if opts.backend_note and opts.verbosity >= 0:
         _echo(opts.backend_note, err=True)
-    chosen = backends.instantiate(opts)
+    if opts.isolate:
+        chosen: Mapping[str, Any] = traits_table(opts.backends)
+    else:
+        from trtcheck import backends
+
+        chosen = backends.instantiate(opts)
     _check_writable(opts.out)
     with record.locked(opts.out), contextlib.closing(start(opts, chosen)) as executor:
         collection = collect(opts)  # the workers start meanwhile
@@ -84,15 +128,47 @@ def run_cmd(paths: tuple[Path, ...], **given: Any) -> int:
         say.collection(collection)
         with say:
             rec, _ = run(opts, chosen, collection, say.case, say.stage, executor)
+        if opts.reduce:
+            _reduce(opts, chosen, rec, collection, reduce_total)
         if base is not None:
             rec.baseline = baselines.compare(base, rec, metric=opts.gate.metric,
                                              threshold=opts.gate.threshold).to_dict()
-        written = write_reports(rec, opts.out, strict_xfail=opts.strict_xfail)
+        try:
+            written, unwritten = write_reports(rec, opts.out, strict_xfail=opts.strict_xfail), None
+        except OutputError as exc:
+            written, unwritten = [], exc
+    _echo(render_summary(rec, strict_xfail=opts.strict_xfail, failing_only=opts.verbosity < 0))
     if opts.verbosity >= 0:
-        _echo(render_summary(rec, strict_xfail=opts.strict_xfail))
         _say_baseline(rec)
-        _echo(f"reports: {', '.join(str(p) for p in written)}")
+        _say_resumed(rec, opts.out)
+        if written:
+            _echo(f"reports: {', '.join(str(p) for p in written)}")
+    stopped = rec.environment.get("output_error")
+    if stopped or unwritten:
+        done = sum(r.message != f"not run: the run stopped, {stopped}" for r in rec.rows)
+        raise OutputError("; ".join(filter(None, (
+            stopped and f"{stopped}: the run stopped with {done} of {len(rec.rows)} rows done",
+            str(unwritten) if unwritten else "reports written: results.json, junit.xml, "
+                                             "report.md, comment.md (the rows that finished)",
+            stopped and "--resume runs the rest once there is room"))))
     return _publish(_verdict(rec, opts.strict_xfail, opts.gate), opts.out, rec, opts.strict_xfail)
+
+
+def _say_resumed(rec: Record, out: Path) -> None:
+    resumed = rec.environment.get("resumed")
+    if resumed:
+        _echo(f"resumed: {resumed['reused']} of {resumed['cases']} cases reused from "
+              f"{out / 'results.jsonl'}, {resumed['cases'] - resumed['reused']} run")
+
+
+def _reduce(opts: options.Options, chosen: dict[str, Any], rec: Record, collection: Collection,
+            total: float | None) -> None:
+    """Reduce ``rec``'s failing rows in place, saying how each goes on stderr."""
+    from trtcheck.reduce.reducer import Limits, reduce_rows
+
+    limits = Limits(opts.reduce_row_budget, opts.reduce_attempts, opts.keep_real_values, total)
+    say = (lambda line: _echo(line, err=True)) if opts.verbosity >= 0 else (lambda line: None)
+    rec.rows = reduce_rows(rec.rows, collection.cases, opts, chosen, limits, say)
 
 
 @cli.command("list")
@@ -109,7 +185,7 @@ def list_cmd(paths: tuple[Path, ...], **given: Any) -> int:
         tags = f"  [{', '.join(case.spec.tags)}]" if case.spec.tags else ""
         _echo(plain(f"{case.case_id}{tags}"))
     for row in collection.problems:
-        _echo(f"error: {plain(row.location or row.file)}: {plain(row.message)}", err=True)
+        _echo(f"{row.status}: {plain(row.location or row.file)}: {plain(row.message)}", err=True)
     return 1 if collection.problems else 0
 
 
@@ -155,9 +231,17 @@ def fetch_cmd(package: str, versions: tuple[str, ...]) -> int:
 @click.option("--out", type=click.Path(path_type=Path),
               help="Where to write the reports [the record's directory].")
 def report_cmd(results: Path, out: Path | None) -> int:
-    """Re-render junit.xml, report.md and results.json from a results.json or results.jsonl."""
+    """Re-render junit.xml, report.md and results.json from a results.json or results.jsonl,
+    or from a report directory (its results.json, else the journal of a run that stopped)."""
     from trtcheck.results import record
 
+    if results.is_dir():
+        found = next((results / name for name in ("results.json", "results.jsonl")
+                      if (results / name).is_file()), None)
+        if found is None:
+            raise UsageError(f"{results} is a directory without results.json or results.jsonl: "
+                             "give a report directory, or a record file")
+        results = found
     return _write(record.load(results), out or results.parent)
 
 
@@ -365,6 +449,10 @@ class _Progress:
         with self.lock:
             self.running = (case.case_id, f"{stage}{where}", time.monotonic())
             self.noted = time.monotonic()
+            if self.verbosity >= 1 and self.mode != "quiet":  # -v: a line per stage
+                from trtcheck.render.text import plain
+
+                self._say(f"    {plain(case.case_id)}: {stage}{where}")
 
     def case(self, case: Case | None, rows: list[Row]) -> None:
         from trtcheck.render.text import plain
@@ -374,7 +462,8 @@ class _Progress:
         with self.lock:
             if case is None:
                 for row in rows:
-                    self._say(f"ERROR {plain(row.location or row.file)}: {plain(row.message)}")
+                    where = plain(row.location or row.file)
+                    self._say(f"{str(row.status).upper()} {where}: {plain(row.message)}")
                 return
             self.done += 1
             self.running = None
@@ -426,6 +515,8 @@ class _Progress:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: returns the exit code instead of exiting, so it can be called in-process."""
+    for collision in distribution.collisions():
+        _echo(collision.warning(), err=True)
     try:
         result = cli.main(args=list(argv) if argv is not None else None,
                           prog_name="trtcheck", standalone_mode=False)

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from trtcheck.config.build import cpu_only
 from trtcheck.config.profiles import (
     BUILTIN_PROFILES,
     COVERAGE_MODES,
@@ -85,6 +86,11 @@ class Options:
     torch_tensorrt: tuple[str, ...] = ()
     baseline: Path | None = None
     gate: Gate = field(default_factory=Gate)
+    reduce: bool = False
+    reduce_budget: float = 600.0
+    reduce_row_budget: float = 120.0
+    reduce_attempts: int = 200
+    keep_real_values: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -116,6 +122,11 @@ class Options:
             "nan": self.nan,
             "fallback": self.fallback,
             "fallback_note": self.fallback_note,
+            "reduce": self.reduce,
+            "reduce_budget": self.reduce_budget,
+            "reduce_row_budget": self.reduce_row_budget,
+            "reduce_attempts": self.reduce_attempts,
+            "keep_real_values": self.keep_real_values,
         }
 
 
@@ -263,6 +274,7 @@ def resolve(paths: tuple[Path, ...], **given: Any) -> Options:
     devices = resolve_devices(*value("device"))  # imports torch: after the checks that need none
     cache_path, use_cache = value("cache_dir")[0], value("engine_cache")[0]
     base = _baseline(*value("baseline"))
+    ci = in_ci()
     return Options(
         paths=tuple(p.resolve() for p in paths),
         backends=tuple(dict.fromkeys(backend_names)),
@@ -293,8 +305,13 @@ def resolve(paths: tuple[Path, ...], **given: Any) -> Options:
         baseline=base,
         gate=gate(value("fail_on"), value("regression_metric"), value("regression_threshold")),
         nan=value("nan")[0],
-        fallback=value("fallback")[0] or ("none" if in_ci() else "emulate"),
-        ci=in_ci(),
+        fallback=value("fallback")[0] or ("none" if ci else "emulate"),
+        ci=ci,
+        reduce=bool(value("reduce")[0]),
+        reduce_budget=_positive(*value("reduce_budget"), "reduce_budget"),
+        reduce_row_budget=_positive(*value("reduce_row_budget"), "reduce_row_budget"),
+        reduce_attempts=int(_positive(*value("reduce_attempts"), "reduce_attempts")),
+        keep_real_values=bool(value("keep_real_values")[0]),
     )
 
 
@@ -302,6 +319,8 @@ def in_ci() -> bool:
     """Whether the ``CI`` environment variable is set (GitHub Actions and most CI services
     set ``CI=true``); ``false``, ``0`` and empty count as unset."""
     return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
 def _config(paths: tuple[Path, ...], given: Path | None) -> tuple[Path | None, dict[str, Any]]:
     """The config file named, else the nearest one, and its table."""
     if given is not None:
@@ -316,6 +335,12 @@ def _timeout(seconds: float | None, source: str, device: str) -> float:
     if seconds <= 0:
         raise ConfigError(f"{_name(source, 'timeout')}: must be positive, got {seconds:g}")
     return float(seconds)
+
+
+def _positive(value: float, source: str, key: str) -> float:
+    if value <= 0:
+        raise ConfigError(f"{_name(source, key)}: must be positive, got {value:g}")
+    return float(value)
 
 
 def _memory_limit(mib: int | None, source: str, device: str) -> int | None:
@@ -419,6 +444,8 @@ def _workers(devices: tuple[str, ...], count: int | None, source: str, *, isolat
 
 
 def resolve_device(device: str) -> str:
+    if device == "cpu" or (device == "auto" and cpu_only()):  # answered without loading torch
+        return "cpu"
     import torch
 
     if device == "auto":

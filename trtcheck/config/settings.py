@@ -21,7 +21,7 @@ CHOICE_OF_TORCH_TENSORRT = "PATH|VERSION"
 
 # The commands whose options come from here; ``select`` is what every command that collects a
 # zoo takes (run, list, analyze).
-RUN, SELECT, ANALYZE, DIFF = "run", "select", "analyze", "diff"
+RUN, SELECT, ANALYZE, DIFF, REDUCE = "run", "select", "analyze", "diff", "reduce"
 
 
 @dataclass(frozen=True)
@@ -92,12 +92,14 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("engine_cache", bool, None, "Torch-TensorRT's engine cache: build engines "
             "refittable, save and reuse them [on when cache_dir is set].",
             flag="--cache/--no-cache"),
-    Setting("timeout", (int, float), None, "Seconds per case before it is stopped [900 on CUDA, "
-            "300 on CPU].", flag="--timeout", metavar="S"),
+    Setting("timeout", (int, float), None, "Seconds per case before it is stopped, and per zoo "
+            "file's import [900 on CUDA, 300 on CPU].", flag="--timeout", metavar="S",
+            commands=(SELECT,)),
     Setting("memory_limit_mb", int, None, "Address-space limit of the worker, in MiB (CPU runs "
             "only) [none].", flag="--memory-limit", metavar="MIB"),
-    Setting("resume", bool, False, "Skip cases already recorded in OUT/results.jsonl; use the "
-            "options of the run it resumes.", config=False, flag="--resume"),
+    Setting("resume", bool, False, "Skip cases already recorded in OUT/results.jsonl, and say "
+            "how many; other options than the run it resumes exit 2, naming the first.",
+            config=False, flag="--resume"),
     Setting("fail_on", FAIL_ON, "failures", "failures: exit 1 on failing rows; regression: also "
             "on latency regressions against --baseline [failures].", flag="--fail-on",
             action="fail-on", commands=(RUN, DIFF)),
@@ -117,6 +119,18 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("fallback", FALLBACKS, None, "No backend named and lowering's code neither cached "
             "nor fetchable: emulate runs instead (every report's headline says so), or none: "
             "exit 2 with the fix [none when CI is set, else emulate].", flag="--fallback"),
+    Setting("reduce", bool, False, "After the run, reduce each failing row to the smallest graph "
+            "that fails the same way, a bundle each under OUT/repro/ (the verdict stays the "
+            "run's) [false].", flag="--reduce/--no-reduce", action="reduce"),
+    Setting("reduce_budget", (int, float), 600, "Seconds every reduction of a run may take "
+            "together, with --reduce [600].", flag="--reduce-budget", metavar="S"),
+    Setting("reduce_row_budget", (int, float), 120, "Seconds one row's reduction may take [120].",
+            flag="--budget", metavar="S", commands=(REDUCE,)),
+    Setting("reduce_attempts", int, 200, "Candidate graphs one row's reduction may try [200].",
+            flag="--attempts", metavar="N", commands=(REDUCE,)),
+    Setting("keep_real_values", bool, False, "Where random weights and inputs do not reproduce a "
+            "failure, bundles keep the model's real ones; they may be private: review before "
+            "sharing [false].", flag="--keep-real-values", commands=(RUN, REDUCE)),
     Setting("strict_xfail", bool, False, "An xpass (a declared expected failure that passed) "
             "fails the run [false]."),
     Setting("dtype_drift", bool, True, "After the comparison, call the compiled module once more "
@@ -124,8 +138,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("profiles", dict, {}, "Settings profiles of your own, by name."),
     Setting("tolerances", dict, {}, "Tolerances by effective dtype."),
     Setting("timing", dict, {}, "Latency measurement settings."),
-    Setting("quiet", int, 0, "Less output.", config=False, flag="-q", count=True),
-    Setting("verbose", int, 0, "More output.", config=False, flag="-v", count=True),
+    Setting("quiet", int, 0, "Less output: only the failing rows and the verdict.", config=False,
+            flag="-q", count=True),
+    Setting("verbose", int, 0, "More output: also a line per stage, and each row's message.",
+            config=False, flag="-v", count=True),
 )
 BY_KEY: Mapping[str, Setting] = {s.key: s for s in SETTINGS}
 CONFIG_SCHEMA: Mapping[str, Any] = {s.key: (str if s.type is Path else s.type)

@@ -13,9 +13,10 @@ Inside the engine every node is retyped, not only the boundary:
   engine's dtype, and the Python integers an int64 op takes as values (not its dims,
   sizes or indices) wrap to int32, as TensorRT truncates int64 constants;
 - an op that still yields a wide dtype from narrow inputs (``cumsum``/``sum`` of int32,
-  ``argmax``, ``arange``) is cast to the engine's dtype right after it. For int64 this is
-  bit-identical to int32 arithmetic: wrapping commutes with +, - and ×, and every other op
-  already sees int32 inputs;
+  ``argmax``, ``arange``) is cast to the engine's dtype right after it, and an op of several
+  results (the indices of ``topk``, ``sort``, ``max.dim``, ``unique``) where each result is
+  taken out. For int64 this is bit-identical to int32 arithmetic: wrapping commutes with +,
+  - and ×, indices fit in int32, and every other op already sees int32 inputs;
 - an op PyTorch only runs on int64 indices (``one_hot``, ``nll_loss``) becomes an *int64
   island*: its truncated int32 inputs are cast back to int64 for that op alone, as the
   RFC's Torch blocks do around an engine.
@@ -23,6 +24,7 @@ Inside the engine every node is retyped, not only the boundary:
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +34,7 @@ from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
 
 from trtcheck.config.profiles import Profile
+from trtcheck.emulation.converters import ConverterTable
 from trtcheck.emulation.graph import (
     COMPLEX_DTYPES,
     FALLBACK,
@@ -77,20 +80,30 @@ class Policy:
         return self.narrowing.get(dtype, dtype)
 
 
-def fp64_problem(graph: fx.Graph) -> str | None:
+def fp64_problem(graph: fx.Graph, converters: ConverterTable) -> str | None:
     """Why TensorRT cannot build this engine graph without truncate_double, or None.
 
-    TensorRT has no FP64 (Torch-TensorRT's converters reject float64 tensors and constants
-    in a TensorRT block unless ``truncate_double`` is on); complex128 values are float64 views
-    here. Complex ops left to PyTorch (fallbacks) may hold them."""
+    TensorRT has no FP64: Torch-TensorRT refuses float64 tensors and constants in a TensorRT
+    block unless ``truncate_double`` is on (complex128 values are float64 views here). A node
+    holds float64 when its value or one of its tensor inputs is float64; it is in a TensorRT block
+    when the release converts its op (``converters``). Ops that run in PyTorch may hold float64:
+    complex fallbacks, ops with no converter, and ops whose converter's validator refuses them."""
     for node in graph.nodes:
-        if node.op == "output" or node.meta.get("trtcheck") == FALLBACK:
+        if node.op != "call_function" or node.meta.get("trtcheck") == FALLBACK:
             continue
-        if any(t.dtype == torch.float64 for t in tensor_leaves(node.meta.get("val"))):
-            what = op_name(node.target) if node.op == "call_function" else node.op
-            return (f"TensorRT has no FP64: node {node.name} ({what}) holds float64; "
-                    "truncate_double = true computes it in float32")
+        if not any(t.dtype == torch.float64 for t in _held(node)):
+            continue
+        why = converters.reaches_tensorrt(node)
+        if why:
+            return (f"TensorRT has no FP64: node {node.name} ({op_name(node.target)}) holds "
+                    f"float64 and {why}; truncate_double = true computes it in float32")
     return None
+
+
+def _held(node: fx.Node) -> list[torch.Tensor]:
+    """The tensors a node takes and makes."""
+    inputs = [t for i in node.all_input_nodes for t in tensor_leaves(i.meta.get("val"))]
+    return inputs + tensor_leaves(node.meta.get("val"))
 
 
 def returned_dtypes(program: ExportedProgram) -> dict[torch.dtype, torch.dtype]:
@@ -136,6 +149,7 @@ def retype(graph_module: fx.GraphModule, policy: Policy) -> list[str]:
         if not runs and policy.int32 and _int64_island(node, before, mode):
             notes.append(f"node {node.name} ({op_name(node.target)}): int32 -> int64 "
                          "(needs int64 inputs)")
+        _mark_wide_parts(node, policy)
         notes.extend(_narrow_output(node, policy, mode))
     graph_module.recompile()
     return notes
@@ -180,6 +194,17 @@ def _int64_island(node: fx.Node, before: dict[fx.Node, Any], mode: Any) -> bool:
     return evaluate(node, mode)
 
 
+def _mark_wide_parts(node: fx.Node, policy: Policy) -> None:
+    """Mark an op of several results (``topk``, ``sort``, ``max.dim``) that yields a wide dtype.
+
+    Its results are narrowed where the graph takes them apart (each ``getitem``), as a
+    single-result op is narrowed right after it."""
+    val = node.meta.get("val")
+    if isinstance(val, (list, tuple)) and any(
+            policy.engine_dtype(t.dtype) != t.dtype for t in tensor_leaves(val)):
+        node.meta.setdefault("trtcheck", NARROWED)
+
+
 def _narrow_output(node: fx.Node, policy: Policy, mode: Any) -> list[str]:
     val = node.meta.get("val")
     if not isinstance(val, torch.Tensor) or policy.engine_dtype(val.dtype) == val.dtype:
@@ -190,8 +215,10 @@ def _narrow_output(node: fx.Node, policy: Policy, mode: Any) -> list[str]:
     node.replace_all_uses_with(cast, delete_user_cb=lambda user: user is not cast)
     node.meta.setdefault("trtcheck", NARROWED)
     evaluate(cast, mode)
-    return [f"node {node.name} ({op_name(node.target)}): "
-            f"{dtype_name(val.dtype)} -> {dtype_name(dtype)}"]
+    what = op_name(node.target)
+    if node.target is operator.getitem and isinstance(node.args[0], fx.Node):
+        what = f"{op_name(node.args[0].target)}[{node.args[1]}]"
+    return [f"node {node.name} ({what}): {dtype_name(val.dtype)} -> {dtype_name(dtype)}"]
 
 
 def census(program: ExportedProgram) -> dict[str, dict[str, list[dict[str, Any]]]]:

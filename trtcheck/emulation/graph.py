@@ -18,6 +18,7 @@ from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind
 from torch.utils import _pytree as pytree
 
+from trtcheck.errors import InternalError
 from trtcheck.tensors import op_name
 
 COMPLEX_DTYPES = frozenset({torch.complex32, torch.complex64, torch.complex128})
@@ -109,7 +110,7 @@ def check_invariants(graph: fx.Graph, forbidden: Iterable[torch.dtype]) -> None:
         exempt = allowed.get(node.meta.get("trtcheck"), set())
         for t in tensor_leaves(node.meta.get("val")):
             if t.dtype in banned and t.dtype not in exempt:
-                raise AssertionError(
-                    f"lowering left node {node.name} ({op_name(node.target)}) with dtype "
+                raise InternalError(
+                    f"emulate's lowering left node {node.name} ({op_name(node.target)}) with dtype "
                     f"{t.dtype} outside a declared fallback or island"
                 )

@@ -29,6 +29,7 @@ from trtcheck.emulation.graph import (
     fake_mode,
     is_complex,
 )
+from trtcheck.errors import InternalError
 from trtcheck.tensors import op_name
 
 aten = torch.ops.aten
@@ -152,8 +153,8 @@ class _Rewriter:
             dtype, shape = dtype.to_real(), [*shape, 2]
         got = new.meta["val"]
         if list(got.shape) != shape:
-            raise AssertionError(
-                f"rewrite of {node.name} ({op_name(node.target)}) gave shape "
+            raise InternalError(
+                f"the complex rewrite of {node.name} ({op_name(node.target)}) gave shape "
                 f"{list(got.shape)}, expected {shape}"
             )
         return new if got.dtype == dtype else self.emit(aten._to_copy.default, new, dtype=dtype)
@@ -202,7 +203,7 @@ class _Rewriter:
         if self._mark:
             node.meta["trtcheck"] = self._mark
         if not evaluate(node, self._mode):
-            raise AssertionError(f"rewrite emitted {op_name(target)} that does not run: {node}")
+            raise InternalError(f"the complex rewrite emitted {op_name(target)} that does not run: {node}")
         return node
 
     def cview(self, arg: fx.Node) -> fx.Node:

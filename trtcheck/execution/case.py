@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -15,20 +15,24 @@ from torch.export import ExportedProgram
 from trtcheck.backends import Backend, Compiled, CompileJob
 from trtcheck.config.options import Options
 from trtcheck.config.profiles import Tolerance
-from trtcheck.errors import Unsupported, last_line, location
+from trtcheck.errors import INTERNAL, InternalError, Unsupported, last_line, location, raising_frame
+from trtcheck.execution.events import Item, StageHook, no_hook
 from trtcheck.measure import alone, drift, memory
 from trtcheck.measure.compare import NO_NARROWING, TRUNCATE_DOUBLE, Comparison, compare
 from trtcheck.measure.memory import Peak
+from trtcheck.measure.mutation import inputs_changed, mutation_problem
 from trtcheck.measure.timing import measure
 from trtcheck.program.analyze import analyze_program
 from trtcheck.program.export import export
+from trtcheck.program.shapes import ShapePlan, ShapeSet, plan_shapes, resize, shapes_record
 from trtcheck.results import nonfinite
 from trtcheck.results.backends import NO_BACKEND
 from trtcheck.results.figures import Cost, Latency, Memory
 from trtcheck.results.rows import Analysis, Evidence, Row, Slot, plan, row_for, rows_for
 from trtcheck.status import Status
-from trtcheck.tensors import clone, to_device
+from trtcheck.tensors import StateSnapshot, clone, to_device
 from trtcheck.zoo.cases import Case, build
+from trtcheck.zoo.discover import Imported, ImportFailure
 
 
 class StageError(Exception):
@@ -40,18 +44,32 @@ class StageError(Exception):
             line = memory.gpu_oom_message(stage, exc, device)
         elif is_out_of_memory(exc):
             line = f"out of memory: {line}"
-        super().__init__(line)
+        trace = "".join(traceback.format_exception(exc))
+        super().__init__(line + torch_tensorrt_frame(trace))
         self.stage = stage
         self.location = where
-        self.traceback = "".join(traceback.format_exception(exc))
+        self.traceback = trace
 
 
-StageHook = Callable[[str, str | None, str], None]
+def torch_tensorrt_frame(trace: str) -> str:
+    """What a message adds when Torch-TensorRT's own code raised: its frame, and, where it raised
+    by a slip rather than a ``raise``, that this is a Torch-TensorRT bug to report."""
+    frame = raising_frame(trace, "torch_tensorrt")
+    if frame is None:
+        return ""
+    code = f": `{frame.code}`" if frame.code else ""
+    if frame.deliberate:
+        return f" (raised by Torch-TensorRT in {frame.name} at {frame.where})"
+    return (f" (raised inside Torch-TensorRT, in {frame.name} at {frame.where}{code}: a bug in "
+            "Torch-TensorRT; report it to Torch-TensorRT with this frame)")
+
+
 STEADY_EAGER, STEADY_BACKEND = "eager steady", "backend steady"  # peaks taken after timing
 
 
-def no_hook(backend: str, profile: str | None, stage: str) -> None:
-    return None
+# Why a module that changes its own buffers gets no dtype drift check: its compiled module's
+# second call starts from another state than eager's would.
+STATE_CHANGES = "the module changes its own buffers between calls"
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
@@ -81,14 +99,19 @@ class Stages:
                       slot.profile.name if slot.profile else None, self.device, dict(self.peaks))
 
     @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
+    def stage(self, name: str, *, example: bool = True) -> Iterator[None]:
+        """``example=False``: the stage at another shape than the example, whose memory peak is
+        kept apart (the row's figures are the example's)."""
         self.hook(self.backend, self.profile, name)
         t0 = time.perf_counter()
         try:
-            with alone.lock_for(self.device).shared(), memory.peak(self.device, self.peaks, name):
+            with (alone.lock_for(self.device).shared(),
+                  memory.peak(self.device, self.peaks, name if example else f"{name} (other shapes)")):
                 yield
         except Unsupported:
             raise
+        except InternalError as exc:  # trtcheck's bug: no user file:line to blame
+            raise StageError(INTERNAL, exc, "", self.device) from exc
         except Exception as exc:
             # No frame of the zoo in the traceback (a factory's bad return value, an export
             # error raised inside torch): point at the model's declaration instead.
@@ -129,15 +152,35 @@ def tolerance_for(case: Case, tolerances: Mapping[str, Tolerance],
     return pick
 
 
-Item = Row | Analysis
+def in_full(case: Case) -> Case | ImportFailure:
+    """The case with its full declaration (factory, dynamic shapes), from its file imported in
+    this process (once), when it was collected in another."""
+    if case.spec.factory is not None:
+        return case
+    spec = IMPORTED.spec(case.file, case.spec.name)
+    return spec if isinstance(spec, ImportFailure) else replace(case, spec=spec)
+
+
+def import_failed(case: Case, slots: list[Slot], failure: ImportFailure) -> list[Row]:
+    return rows_for(case, slots, status=Status.ERROR, stage="import", message=failure.message,
+                    location=failure.location, traceback=failure.traceback)
+
+
+# The zoo files this process imported to run the cases collected elsewhere.
+IMPORTED = Imported()
 
 
 def analyze_case(case: Case) -> Iterator[Item]:
     """Build and export a case on CPU and analyse its dtype paths: no eager run, no compile.
 
     Yields the analysis, then the case's one ``analyze`` row (an ``error`` row on failure)."""
-    stages = Stages(case)
     slot = Slot("analyze", None)
+    full = in_full(case)
+    if isinstance(full, ImportFailure):
+        yield import_failed(case, [slot], full)[0]
+        return
+    case = full
+    stages = Stages(case)
     try:
         with stages.stage("build"):
             built = build(case)
@@ -160,9 +203,13 @@ def iter_rows(case: Case, opts: Options, backends: Mapping[str, Backend],
 
     The last row is held until the case has released its model and inputs, and notes GPU
     memory the case left allocated."""
+    full = in_full(case)
+    if isinstance(full, ImportFailure):
+        yield from import_failed(case, plan(backends, opts.profiles), full)
+        return
     before = memory.in_use(opts.device)
     last: Row | None = None
-    for item in _case_items(case, opts, backends, hook):
+    for item in _case_items(full, opts, backends, hook):
         if isinstance(item, Row):
             if last is not None:
                 yield last
@@ -190,13 +237,17 @@ def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
             module = built.module.to(opts.device).eval()
             inputs = to_device((built.args, built.kwargs), opts.device)
             built = replace(built, module=module, args=inputs[0], kwargs=inputs[1])
+            state = StateSnapshot(module)
         with stages.stage("eager"), torch.no_grad():
             eager_in = clone(inputs)
             expected = module(*eager_in[0], **eager_in[1])
         with stages.stage("compare"):  # announced, so that a crash here is not blamed on eager
-            eager = Eager(module, mutates=_mutated(inputs, eager_in))
+            eager = Eager(module, inputs_changed(inputs, eager_in), state, tuple(state.changed()))
+            eager.restore()  # export, and every backend, start from the state eager started from
         with stages.stage("export"):
             program = export(case, built)
+            shapes = plan_shapes(program, inputs)
+        others = _other_shapes(eager, program, inputs, shapes, stages)
     except StageError as err:
         yield from rows_for(case, slots, status=Status.ERROR, stage=err.stage, message=str(err),
                             location=err.location, traceback=err.traceback, timings=stages.timings,
@@ -212,11 +263,12 @@ def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
             continue
         job = CompileJob(program, inputs[0], inputs[1], slot.profile or opts.profiles[0],
                          opts.device, opts.engine_cache,
-                         str(opts.cache_dir.resolve()) if opts.cache_dir else None, module)
+                         str(opts.cache_dir.resolve()) if opts.cache_dir else None, shapes.ranges,
+                         module=module)
         slot_before = memory.in_use(opts.device)
         outcome = _run_backend(case, backend, job, expected, eager_in, eager, opts,
                                truncate_double=bool(slot.profile and slot.profile.truncate_double),
-                               stages=stages.for_slot(slot))
+                               stages=stages.for_slot(slot), others=others, shapes=shapes)
         outcome["memory"] = _slot_memory(outcome["memory"], slot, slot_before, opts.device)
         yield row_for(case, slot, **outcome)
 
@@ -244,49 +296,122 @@ def _analyze(program: ExportedProgram, inputs: Any, stages: Stages) -> dict[str,
 
 @dataclass(frozen=True)
 class Eager:
-    """The user's module as given, and whether a call modifies its inputs."""
+    """The user's module as given, whether a call modifies its inputs, and the buffers a call
+    changes (a step counter, a cache written in place), with their state before eager's call."""
 
     module: torch.nn.Module
     mutates: bool
+    state: StateSnapshot
+    changes_state: tuple[str, ...] = ()
+
+    def restore(self) -> None:
+        """Put the buffers back as they were before eager's call, where a call changes them.
+
+        The exported program and the modules backends build from it share these buffers."""
+        if self.changes_state:
+            self.state.restore()
+
+    @property
+    def state_note(self) -> str:
+        """``""``, or the line every row of a module that changes its own buffers carries."""
+        if not self.changes_state:
+            return ""
+        return (f"{STATE_CHANGES}: {', '.join(self.changes_state)} (eager and the backend are "
+                "compared from the same starting state)")
+
+
+@dataclass(frozen=True)
+class AtShape:
+    """A case's inputs at one of its other shapes, and eager's outputs and inputs after its call."""
+
+    shapes: ShapeSet
+    inputs: Any
+    expected: Any
+    eager_after: Any
+
+
+def _other_shapes(eager: Eager, program: ExportedProgram, inputs: Any, shapes: ShapePlan,
+                  stages: Stages) -> list[AtShape]:
+    """Eager at each shape of a dynamic case other than the example, each from the state eager
+    started from; a failure names the shape."""
+    others = []
+    for at in shapes.sets[1:]:
+        resized = resize(program, inputs, at)
+        try:
+            with stages.stage("eager", example=False), torch.no_grad():
+                after = clone(resized)
+                expected = eager.module(*after[0], **after[1])
+        except StageError as err:
+            err.args = (f"at shape {at.describe()}: {err}",)
+            raise
+        finally:
+            eager.restore()
+        others.append(AtShape(at, resized, expected, after))
+    return others
 
 
 def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
                  eager_after: Any, eager: Eager, opts: Options, *,
-                 truncate_double: bool, stages: Stages) -> dict[str, Any]:
+                 truncate_double: bool, stages: Stages, others: Sequence[AtShape] = (),
+                 shapes: ShapePlan | None = None) -> dict[str, Any]:
     evidence = Evidence()
     engine = None
+    ran = 1
+    pick = tolerance_for(case, opts.tolerances, truncate_double)
+    narrowing = TRUNCATE_DOUBLE if truncate_double else NO_NARROWING
     try:
+        eager.restore()
         with stages.stage("compile"):
             compiled = backend.compile(job)
         evidence, engine = compiled.evidence, compiled.memory
+        eager.restore()  # a compile may call the module once (inductor does)
         with stages.stage("run"), torch.no_grad():
             backend_in = clone((job.args, job.kwargs))
             actual = compiled.fn(*backend_in[0], **backend_in[1])
         with stages.stage("compare"):
-            pick = tolerance_for(case, opts.tolerances, truncate_double)
-            result = compare(expected, actual, pick,
-                             TRUNCATE_DOUBLE if truncate_double else NO_NARROWING)
-            inputs_check = compare(eager_after, backend_in, pick, what="input")
+            result = compare(expected, actual, pick, narrowing)
+            mutation = mutation_problem((job.args, job.kwargs), eager_after, backend_in, pick)
+        status, message = _verdict(result, mutation)
+        for at in others:
+            if status is not Status.PASS:
+                break
+            ran += 1
+            try:
+                eager.restore()
+                with stages.stage("run", example=False), torch.no_grad():
+                    other_in = clone(at.inputs)
+                    other = compiled.fn(*other_in[0], **other_in[1])
+                with stages.stage("compare", example=False):
+                    result = compare(at.expected, other, pick, narrowing)
+                    status, message = _verdict(result, mutation_problem(
+                        at.inputs, at.eager_after, other_in, pick))
+            except StageError as err:
+                err.args = (f"at shape {at.shapes.describe()}: {err}",)
+                raise
+            if status is not Status.PASS:
+                message = f"at shape {at.shapes.describe()}: {message}"
+        eager.restore()
     except Unsupported as exc:
         return dict(status=Status.UNSUPPORTED, stage="compile", message=str(exc),
                     timings=stages.timings, evidence=evidence, memory=stages.memory(engine))
     except StageError as err:
         return dict(status=Status.ERROR, stage=err.stage, message=str(err), location=err.location,
                     traceback=err.traceback, timings=stages.timings, evidence=evidence,
-                    memory=stages.memory(engine))
-    status, message = _verdict(result, inputs_check)
+                    memory=stages.memory(engine), shapes=shapes_record(shapes, ran) if shapes else None)
     if status is Status.PASS and truncate_double:
         message = _precision_lost(result)
     outputs = [leaf.to_dict() for leaf in result.leaves]
     found = nonfinite.describe(outputs)
     if found and status is Status.PASS and opts.nan == "fail":
         status, found = Status.FAIL, f'nan = "fail": {found}'
-    message = "; ".join(m for m in (message, found) if m)
+    message = "; ".join(m for m in (message, found, eager.state_note) if m)
     if opts.dtype_drift:
         try:
             with stages.stage("drift"):
-                drifted = drift.check(eager.module, compiled.fn, (job.args, job.kwargs),
-                                      opts.tolerances["float32"])
+                drifted = (drift.unchecked((job.args, job.kwargs), STATE_CHANGES)
+                           if eager.changes_state else
+                           drift.check(eager.module, compiled.fn, (job.args, job.kwargs),
+                                       opts.tolerances["float32"]))
         except StageError as err:  # the outputs were judged already: the row keeps its status
             drifted = drift.Drift(drift.CHECK_FAILED, "", str(err))
         if drifted is not None:
@@ -298,7 +423,7 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
     try:
         with stages.stage("timing"), alone.lock_for(opts.device).exclusive():
             latency = _latency(eager, compiled, job, opts,
-                               fresh=_mutated((job.args, job.kwargs), backend_in))
+                               fresh=inputs_changed((job.args, job.kwargs), backend_in))
             _steady_peaks(eager, compiled, job, stages)
     except StageError as err:  # the outputs were judged already: the row keeps its status
         message = "; ".join(m for m in (message, f"timing failed, no latency: {err}") if m)
@@ -310,8 +435,9 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
         memory.release(opts.device)
         owned = max(0, (alive or 0) - (memory.in_use(opts.device) or 0))
     return dict(status=status, message=message, stage=None if status is Status.PASS else "compare",
-                timings=stages.timings, outputs=outputs,
-                latency=latency, evidence=evidence, memory=stages.memory(engine, owned))
+                timings=stages.timings, outputs=outputs, latency=latency, evidence=evidence,
+                memory=stages.memory(engine, owned),
+                shapes=shapes_record(shapes, ran) if shapes else None)
 
 
 def _latency(eager: Eager, compiled: Compiled, job: CompileJob, opts: Options, *,
@@ -346,13 +472,8 @@ def _steady_peaks(eager: Eager, compiled: Compiled, job: CompileJob, stages: Sta
             stages.peaks[name] = peak
 
 
-def _verdict(outputs: Comparison, inputs: Comparison) -> tuple[Status, str]:
-    problems = []
-    if not outputs:
-        problems.append(outputs.message)
-    if not inputs:
-        problems.append("inputs after the call differ from eager's (modified or re-typed by the "
-                        f"compiled module): {inputs.message}")
+def _verdict(outputs: Comparison, mutation: str) -> tuple[Status, str]:
+    problems = [m for m in (outputs.message, mutation) if m]
     return (Status.FAIL, "; ".join(problems)) if problems else (Status.PASS, "")
 
 
@@ -368,8 +489,3 @@ def _precision_lost(result: Comparison) -> str:
     returned = f"; returned {', '.join(narrowed)}" if narrowed else ""
     return (f"truncate_double: float64 outputs judged at float32 tolerance; precision lost "
             f"relative to float64: max rel error {max(errors):.2g}{returned}")
-
-
-def _mutated(before: Any, after: Any) -> bool:
-    """Whether a call changed its inputs (so timing must give each call fresh copies)."""
-    return not compare(before, after, lambda _: Tolerance(0.0, 0.0), what="input")

@@ -12,12 +12,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
-from trtcheck.backends import Backend
 from trtcheck.config.options import Options
-from trtcheck.execution.case import Item, StageHook, no_hook
+from trtcheck.execution.events import Item, StageHook, no_hook
 from trtcheck.process import Child
 from trtcheck.results.backends import NO_BACKEND
-from trtcheck.results.rows import Row, plan, rows_for
+from trtcheck.results.rows import BackendClass, Row, plan, rows_for
 from trtcheck.status import Status
 from trtcheck.zoo.cases import Case
 
@@ -45,7 +44,7 @@ class IsolatedExecutor:
 
     The worker starts at once, so that it imports torch while the parent collects the cases."""
 
-    def __init__(self, opts: Options, backends: Mapping[str, Backend], log_path: Path,
+    def __init__(self, opts: Options, backends: Mapping[str, BackendClass], log_path: Path,
                  env: Mapping[str, str] | None = None) -> None:
         self.opts = opts
         self.backends = backends
@@ -165,7 +164,7 @@ class WorkerPool:
     On CUDA each worker owns one of the listed GPUs, so no two cases are timed on one GPU at
     once; on CPU the workers split the cores between them. Cases go out by :class:`Schedule`."""
 
-    def __init__(self, opts: Options, backends: Mapping[str, Backend], log_path: Path) -> None:
+    def __init__(self, opts: Options, backends: Mapping[str, BackendClass], log_path: Path) -> None:
         devices = opts.devices or (opts.device,) * opts.workers
         env = None
         if not opts.device.startswith("cuda") and "OMP_NUM_THREADS" not in os.environ:

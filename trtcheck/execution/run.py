@@ -9,22 +9,25 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from types import FrameType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from trtcheck.backends import Backend
 from trtcheck.config.options import Options
-from trtcheck.errors import RecordError, did_you_mean
+from trtcheck.errors import OutputError, RecordError, UsageError, did_you_mean
 from trtcheck.execution import shard
-from trtcheck.execution.case import Item, StageHook, analyze_case, iter_rows, no_hook
+from trtcheck.execution.events import Item, StageHook, no_hook
 from trtcheck.execution.isolate import Event, IsolatedExecutor, StageListener, WorkerPool, hook_for
 from trtcheck.results import environment, record
 from trtcheck.results.backends import NAMES, BackendRef
 from trtcheck.results.record import Journal, Record
-from trtcheck.results.rows import Analysis, Row, RowKey, file_row, plan, rows_for
+from trtcheck.results.rows import Analysis, BackendClass, Row, RowKey, file_row, plan, rows_for
 from trtcheck.status import Status
 from trtcheck.zoo import discover
 from trtcheck.zoo.api import ModelSpec
 from trtcheck.zoo.cases import Case, expand
+from trtcheck.zoo.collector import Collector, Lost
+
+if TYPE_CHECKING:  # an isolated run's parent loads no backend, and so no torch
+    from trtcheck.backends import Backend
 
 COLLECT = "(collect)"
 JOURNAL = "results.jsonl"
@@ -39,10 +42,18 @@ class Collection:
 
 
 def collect(opts: Options) -> Collection:
-    """Import every zoo file; failures and duplicate case ids become error rows."""
+    """Import every zoo file in a collector process, each within the run's timeout; failures,
+    crashes and hangs at import and duplicate case ids become rows."""
+    with Collector(opts.timeout) as collector:
+        loaded = [collector.load(file) for file in discover.zoo_files(opts.paths)]
     found, problems, empty = [], [], []
-    for file in discover.zoo_files(opts.paths):
-        result = discover.load(file)
+    for result in loaded:
+        file = result.file
+        if isinstance(result, Lost):
+            problems.append(_problem(file.rel, status=result.status, stage="import",
+                                     message=result.message, location=result.location,
+                                     traceback=result.output or None, source=file.source))
+            continue
         if isinstance(result, discover.ImportFailure):
             problems.append(_problem(file.rel, stage="import", message=result.message,
                                      location=result.location, traceback=result.traceback,
@@ -126,6 +137,8 @@ class InProcessExecutor:
             backend.activate()
 
     def rows(self, case: Case, hook: StageHook = no_hook) -> Iterator[Item]:
+        from trtcheck.execution.case import iter_rows
+
         return iter_rows(case, self.opts, self.backends, hook)
 
     def close(self) -> None:
@@ -133,7 +146,7 @@ class InProcessExecutor:
             backend.deactivate()
 
 
-def start(opts: Options, backends: Mapping[str, Backend]) -> Executor | WorkerPool:
+def start(opts: Options, backends: Mapping[str, BackendClass]) -> Executor | WorkerPool:
     """The executor a run uses; isolated workers start at once, while cases are collected."""
     if not opts.isolate:
         return InProcessExecutor(opts, backends)
@@ -169,17 +182,41 @@ def _sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+# The options a resumed run must share with the run it resumes: those that change which rows
+# there are or what they hold. Not the output, the workers, the timeout or the exit gate.
+RESUME_MUST_MATCH = ("paths", "backends", "variants", "keyword", "profiles", "tolerances", "timing",
+                     "device", "shard", "engine_cache", "cache_dir", "strict_xfail", "dtype_drift",
+                     "torch_tensorrt")
+
+
 def _previous(opts: Options) -> Record | None:
+    """The interrupted run's record, for ``--resume``; :class:`UsageError` when it ran with
+    other options, whose rows the two runs would mix."""
     journal = opts.out / JOURNAL
     if not (opts.resume and journal.exists()):
         return None
     try:
-        return record.load(journal)
+        before = record.load(journal)
     except RecordError:
         return None
+    now = opts.to_dict()
+    for key in RESUME_MUST_MATCH:
+        if key in before.options and before.options[key] != now.get(key):
+            raise UsageError(
+                f"--resume: {journal} was written with {key} = {_shown(before.options[key])}, "
+                f"this run has {key} = {_shown(now.get(key))}; resume with the same options, "
+                "or leave out --resume to start over")
+    return before
 
 
-def run(opts: Options, backends: Mapping[str, Backend], collection: Collection,
+def _shown(value: Any) -> str:
+    """An option's value, short: a profile list by its names."""
+    if isinstance(value, list) and value and all(isinstance(v, dict) and "name" in v for v in value):
+        return repr([v["name"] for v in value])
+    return repr(value)
+
+
+def run(opts: Options, backends: Mapping[str, BackendClass], collection: Collection,
         on_case: Callable[[Case | None, list[Row]], None],
         on_stage: StageListener | None = None,
         executor: Executor | WorkerPool | None = None) -> tuple[Record, bool]:
@@ -215,8 +252,11 @@ def run(opts: Options, backends: Mapping[str, Backend], collection: Collection,
             on_case(case, done[case.case_id])
         else:
             todo.append(case)
+    if opts.resume:
+        env["resumed"] = {"reused": len(done), "cases": len(collection.cases)}
     partial: dict[str, list[Row]] = {}
     interrupted = False
+    stopped = "interrupted"
     events = (executor.run(todo, on_stage) if isinstance(executor, WorkerPool)
               else _serially(executor, todo, on_stage))
     try:
@@ -227,14 +267,17 @@ def run(opts: Options, backends: Mapping[str, Backend], collection: Collection,
                     done[case_id] = partial.pop(case_id, [])
                     on_case(todo[i], done[case_id])
                     continue
-                journal.append([item])
                 if isinstance(item, Analysis):
                     analyses[item.case_id] = item.data
                 else:
                     partial.setdefault(case_id, []).append(item)
+                journal.append([item])
     except KeyboardInterrupt:
         interrupted = True
         env["interrupted"] = True  # the reports say INTERRUPTED and ``report`` exits 130
+    except OutputError as exc:  # a full disk: what finished is kept for the reports
+        stopped = f"not run: the run stopped, {exc}"
+        env["output_error"] = str(exc)
     finally:
         executor.close()
         journal.close()
@@ -247,13 +290,15 @@ def run(opts: Options, backends: Mapping[str, Backend], collection: Collection,
         have = {r.key for r in finished}
         left = [slot for slot in slots if slot.key(case.case_id) not in have]
         # Not journalled: --resume must run these cases, not take them as finished.
-        rows += finished + rows_for(case, left, status=Status.SKIPPED, message="interrupted")
+        rows += finished + rows_for(case, left, status=Status.SKIPPED, message=stopped)
     env["duration_s"] = round(time.perf_counter() - t0, 3)
     return Record(env, opts.to_dict(), rows, analyses), interrupted
 
 
 def analyze(opts: Options, collection: Collection) -> Record:
     """Build, export and analyse every case on CPU, in this process: no eager run, no compile."""
+    from trtcheck.execution.case import analyze_case
+
     rows: list[Row] = list(collection.problems)
     analyses: dict[str, Any] = {}
     for case in collection.cases:

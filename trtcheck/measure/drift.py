@@ -18,9 +18,9 @@ from torch.utils import _pytree as pytree
 from trtcheck.config.profiles import Tolerance
 from trtcheck.errors import last_line
 from trtcheck.measure.compare import compare
+from trtcheck.measure.mutation import mutation_problem
 from trtcheck.tensors import clone
 
-EXACT = Tolerance(0.0, 0.0)
 SIBLINGS = {torch.int32: torch.int64, torch.int64: torch.int32,
             torch.float32: torch.float64, torch.float64: torch.float32}
 
@@ -67,6 +67,12 @@ def retyped(inputs: Any) -> tuple[Any, str]:
     return tree, ", ".join(changes)
 
 
+def unchecked(inputs: Any, why: str) -> Drift | None:
+    """The drift check not made, and why; None when no input has a sibling dtype."""
+    _, change = retyped(inputs)
+    return Drift(CHECK_FAILED, change, why) if change else None
+
+
 def check(eager: Callable[..., Any], compiled: Callable[..., Any], inputs: Any,
           tolerance: Tolerance) -> Drift | None:
     """Call the compiled module with the sibling-typed inputs; None when no input has a sibling.
@@ -75,7 +81,8 @@ def check(eager: Callable[..., Any], compiled: Callable[..., Any], inputs: Any,
     inputs (the module behaves as eager would with them), or eager called with those values
     cast back to the compiled dtypes (the cast at the engine boundary that the RFC describes;
     it differs where the narrower type wrapped or rounded). Values are judged at ``tolerance``
-    after casting to the reference's dtypes, since a boundary cast may return the compiled dtype.
+    after casting to the reference's dtypes, since a boundary cast may return the compiled dtype;
+    so are the inputs a module modifies in place, against eager's call on the same inputs.
     """
     drifted, change = retyped(inputs)
     if not change:
@@ -91,8 +98,9 @@ def check(eager: Callable[..., Any], compiled: Callable[..., Any], inputs: Any,
             actual = compiled(*backend_in[0], **backend_in[1])
         except Exception as exc:
             return Drift(ERROR, change, last_line(exc))
-        if eager_in is not None and not compare(eager_in, backend_in, lambda _: EXACT):
-            return Drift(MUTATED, change, "the caller's tensors differ after the call from eager's")
+        if eager_in is not None and (
+                problem := mutation_problem(drifted, eager_in, backend_in, lambda _: tolerance)):
+            return Drift(MUTATED, change, problem)
         if same_inputs is not None and compare(same_inputs, _as_dtypes(actual, same_inputs),
                                                lambda _: tolerance):
             return Drift(CAST, change)

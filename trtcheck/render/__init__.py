@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
 
+from trtcheck.errors import OutputError
 from trtcheck.render.annotations import render_annotations
 from trtcheck.render.changes import render_changes
 from trtcheck.render.comment import inert, render_comment
@@ -20,17 +22,28 @@ __all__ = ["render_annotations", "render_changes", "render_comment", "render_jun
 
 def write_reports(record: Record, out_dir: Path, *, strict_xfail: bool) -> list[Path]:
     """Write ``results.json``, ``junit.xml``, ``report.md`` and ``comment.md`` into ``out_dir``,
-    each atomically."""
+    each atomically; where one cannot be written, the others still are, then
+    :class:`OutputError` names each."""
     link = run_link(os.environ, record.environment.get("git_commit"))
     reports = {
         out_dir / "junit.xml": render_junit(record, strict_xfail=strict_xfail),
-        out_dir / "report.md": render_markdown(record, strict_xfail=strict_xfail),
+        out_dir / "report.md": render_markdown(record, strict_xfail=strict_xfail, link=link),
         out_dir / "comment.md": render_comment(
             record, strict_xfail=strict_xfail, link=link,
             changes=render_changes(record, heading="####", escape=inert)),
     }
     results = out_dir / "results.json"
-    save(record, results)
-    for path, text in reports.items():
-        write_atomic(path, text)
-    return [results, *reports]
+    writes = {results: lambda: save(record, results),
+              **{path: partial(write_atomic, path, text) for path, text in reports.items()}}
+    written, failed = [], []
+    for path, write in writes.items():
+        try:
+            write()
+        except OSError as exc:  # a full disk: write the others, then say which could not be
+            failed.append(f"{path.name} ({exc.strerror or exc})")
+        else:
+            written.append(path)
+    if failed:
+        raise OutputError(f"cannot write {', '.join(failed)} in {out_dir}; written: "
+                          f"{', '.join(p.name for p in written) or 'none'}")
+    return written

@@ -8,8 +8,8 @@ from trtcheck.results.record import Record
 from trtcheck.results.rows import NO_PROFILE, Row
 from trtcheck.status import is_failure
 
-# GitHub shows at most 50 annotations of a kind per job; the rest are in the reports.
-MAX_ANNOTATIONS = 50
+# GitHub shows at most 10 error annotations per step; the rest are counted in one notice.
+MAX_ANNOTATIONS = 10
 
 
 def escape_data(text: str) -> str:
@@ -28,12 +28,13 @@ def render_annotations(record: Record, *, strict_xfail: bool) -> list[str]:
     failing = [r for r in record.rows if is_failure(r.status, strict_xfail=strict_xfail)]
     lines = [_annotation(r) for r in failing[:MAX_ANNOTATIONS]]
     if len(failing) > MAX_ANNOTATIONS:
-        lines.append(f"::warning title=trtcheck::{len(failing) - MAX_ANNOTATIONS} more failing rows "
-                     "are not annotated; see report.md")
+        lines.append(f"::notice title=trtcheck::{len(failing) - MAX_ANNOTATIONS} more failing rows "
+                     f"are not annotated (GitHub shows {MAX_ANNOTATIONS} errors per step): they "
+                     "are in the job summary and in report.md of the report artifact")
     nonfinite = [r for r in record.rows if warned(r)]
     lines += [_annotation(r, "warning") for r in nonfinite[:MAX_ANNOTATIONS]]
     if len(nonfinite) > MAX_ANNOTATIONS:
-        lines.append(f"::warning title=trtcheck::{len(nonfinite) - MAX_ANNOTATIONS} more rows "
+        lines.append(f"::notice title=trtcheck::{len(nonfinite) - MAX_ANNOTATIONS} more rows "
                      "passed with NaN or Inf and are not annotated; see report.md")
     return lines
 

@@ -12,10 +12,12 @@ ping people or plant links through a model name.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import statistics
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any
 
 from trtcheck.render.github import RunLink
@@ -28,9 +30,12 @@ from trtcheck.render.text import (
     headline,
     md,
     num,
+    reduction_text,
     releases,
     shortened,
     speedup_text,
+    stack_facts,
+    stack_warnings,
     status_counts,
     status_text,
     verdict_text,
@@ -42,7 +47,8 @@ from trtcheck.results.record import Record
 from trtcheck.results.rows import NO_PROFILE, Row
 from trtcheck.status import Status, Verdict, is_failure
 
-LIMIT = 60_000
+# The comment's size limit, shared with comment/sticky.js.
+LIMIT: int = json.loads(resources.files("trtcheck").joinpath("limits.json").read_text("utf-8"))["comment"]
 TITLE = "trtcheck"
 ARTIFACT_NOTE = "the full report is `report.md` in the run's report artifact"
 ATTENTION = frozenset({Status.FAIL, Status.ERROR, Status.CRASH, Status.TIMEOUT, Status.XPASS})
@@ -86,6 +92,7 @@ def render_comment(record: Record, *, strict_xfail: bool, link: RunLink | None =
         _latency(record),
         _chart(record),
         _others(record),
+        _reduced(record, link),
         _Block([_footer(record, link)], [], []),
     ]
     return _fit([b for b in blocks if b is not None], limit)
@@ -138,9 +145,8 @@ def _facts(record: Record) -> str:
     backends = ", ".join(described(b, p) for b, p in kinds.items()) or NONE
     device = env.get("device") or NONE
     gpu = env.get("device_name") if str(device).startswith("cuda") else f"none ({device})"
-    return (f"Backends: {backends}<br>torch {inert(env.get('torch') or NONE)} · "
-            f"torch_tensorrt {inert(env.get('torch_tensorrt') or 'not installed')} · "
-            f"TensorRT {inert(env.get('tensorrt') or 'not installed')} · GPU: {inert(gpu)}")
+    facts = f"Backends: {backends}<br>{' · '.join(stack_facts(env, inert))} · GPU: {inert(gpu)}"
+    return "<br>".join([facts, *stack_warnings(env, inert)])
 
 
 def _row_name(row: Row) -> str:
@@ -277,6 +283,19 @@ def _others(record: Record) -> _Block | None:
                    "(unsupported, xfail, skipped)</summary>", "",
                    "| case | backend | status | reason |", "|---|---|---|---|"], lines,
                   ["", "</details>"])
+
+
+def _reduced(record: Record, link: RunLink | None) -> _Block | None:
+    """Each reduced row's bundle, as a path inside the run's artifact (a comment cannot link
+    into a zip), with a link to the run's artifacts."""
+    rows = [r for r in record.rows if r.reduction is not None]
+    if not rows:
+        return None
+    where = f" ([the run's artifacts]({link.url}#artifacts))" if link and link.url else ""
+    lines = [f"| {inert(r.case_id)} | {_row_name(r)} | {reduction_text(r, inert)} |" for r in rows]
+    return _Block(["#### Reduced", "", "Each bundle (repro.py, a zoo file, ISSUE.md) is a folder "
+                   f"of the run's report artifact{where}, at the path shown.", "",
+                   "| case | backend | reduction |", "|---|---|---|"], lines, [])
 
 
 def _footer(record: Record | None, link: RunLink | None) -> str:

@@ -2,7 +2,9 @@
 
 A testcase is named after its case id without the file part (``model[variant]``), then the
 backend, then ``:profile`` when the profile is not ``default``; parts that are ``-`` (rows
-made before a backend or profile applied) are left out. Its classname is the zoo file as a
+made before a backend or profile applied) are left out. A prediction's name ends with
+``[prediction: KIND]`` and its failure or error message starts with it, so that no CI test
+view shows a prediction as a TensorRT result. Its classname is the zoo file as a
 dotted module path, so name and classname together are unique for every row.
 """
 
@@ -72,13 +74,18 @@ def _prediction_property(rows: list[Row]) -> dict[str, str]:
 
 
 def testcase_name(row: Row) -> str:
-    """``model[variant] backend`` or ``model[variant] backend:profile``."""
+    """``model[variant] backend`` or ``model[variant] backend:profile``, then
+    ``[prediction: KIND]`` for a prediction, which CI test views show with the name."""
     name = row.case_id.partition("::")[2] or row.case_id
     if row.backend != NO_BACKEND:
         name += f" {row.backend}"
     if row.profile not in _UNSET:
         name += f":{row.profile}"
-    return name
+    return f"{name} {_prediction(row)}".rstrip()
+
+
+def _prediction(row: Row) -> str:
+    return f"[prediction: {row.kind}]" if row.prediction else ""
 
 
 def _testcase(record: Record, row: Row, *, strict_xfail: bool) -> TestCase:
@@ -90,7 +97,7 @@ def _testcase(record: Record, row: Row, *, strict_xfail: bool) -> TestCase:
         file=plain(row.source) if row.source else None,
         line=str(row.line) if row.line else None,
     )
-    message, kind = plain(headline(row)), row.status.value
+    message, kind = plain(f"{_prediction(row)} {headline(row)}".lstrip()), row.status.value
     if row.status is Status.FAIL or (row.status is Status.XPASS and strict_xfail):
         case.add_failure_info(message, xml_text(_failures(row)) or None, kind)
     elif row.status in _ERRORS:

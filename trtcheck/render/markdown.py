@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from trtcheck.render.changes import render_changes
+from trtcheck.render.github import RunLink
 from trtcheck.render.text import (
     DRIFT_MEANING,
     KIND_NOTES,
@@ -23,7 +24,11 @@ from trtcheck.render.text import (
     memory_measures,
     num,
     path_text,
+    reduction_text,
+    shapes_text,
     speedup_text,
+    stack_facts,
+    stack_warnings,
     status_counts,
     status_text,
     verdict_text,
@@ -36,11 +41,12 @@ from trtcheck.results.rows import Row
 from trtcheck.status import Status, is_failure
 
 
-def render_markdown(record: Record, *, strict_xfail: bool) -> str:
-    """The record as a Markdown report: environment, counts, accuracy, latency, details."""
+def render_markdown(record: Record, *, strict_xfail: bool, link: RunLink | None = None) -> str:
+    """The record as a Markdown report: environment, counts, accuracy, latency, details.
+    ``link`` names the commit the run is about (a pull request's head, as the comment does)."""
     sections = [
         "# trtcheck report",
-        _environment(record.environment),
+        _environment(record.environment, link),
         f"> ⚠️ **{md(fallback_text(record))}**" if fallback_text(record) else "",
         render_changes(record),
         _prediction_notice(record),
@@ -49,6 +55,7 @@ def render_markdown(record: Record, *, strict_xfail: bool) -> str:
         _accuracy(record, strict_xfail=strict_xfail),
         _latency(record),
         _drift(record),
+        _shapes(record),
         _releases(record),
         _disagreements(record),
         _details(record),
@@ -56,14 +63,15 @@ def render_markdown(record: Record, *, strict_xfail: bool) -> str:
     return "\n\n".join(s for s in sections if s) + "\n"
 
 
-def _environment(env: dict[str, Any]) -> str:
-    return " · ".join([
+def _environment(env: dict[str, Any], link: RunLink | None) -> str:
+    sha = (link.sha if link else None) or env.get("git_commit")
+    line = " · ".join([
         f"trtcheck {md(env.get('trtcheck') or NONE)}",
-        f"torch {md(env.get('torch') or NONE)}",
-        f"Torch-TensorRT {md(env.get('torch_tensorrt') or 'not installed')}",
+        *stack_facts(env, md),
         f"device {md(env.get('device') or NONE)}",
-        f"commit {md(env.get('git_commit') or NONE)}",
+        f"commit {md(sha or NONE)}",
     ])
+    return "\n\n".join([line, *(f"> {w}" for w in stack_warnings(env, md))])
 
 
 def _prediction_notice(record: Record) -> str:
@@ -169,6 +177,18 @@ def _drift(record: Record) -> str:
             + _table(["case", "backend", "profile", "inputs", "outcome", "detail"], rows))
 
 
+def _shapes(record: Record) -> str:
+    """The input shapes each row of a case declaring dynamic shapes ran at."""
+    rows = [[md(r.case_id), _backend(r), md(r.profile), md(shapes_text(r.shapes))]
+            for r in record.rows if r.shapes]
+    if not rows:
+        return ""
+    return ("## Dynamic shapes\n\nA case declaring dynamic shapes runs at its example shape, then "
+            "at the lowest and the highest of each declared range (the highest at most twice the "
+            "example); a row stops at the first shape that fails.\n\n"
+            + _table(["case", "backend", "profile", "shapes run (example first)"], rows))
+
+
 def _releases(record: Record) -> str:
     """With several ``--torch-tensorrt`` releases: each case's status on each, side by side."""
     releases = list(dict.fromkeys(r.backend for r in record.rows
@@ -201,17 +221,26 @@ def _disagreements(record: Record) -> str:
                 if _passes(rule) == _passes(low):
                     continue
                 version = (low.evidence.versions.get("torch_tensorrt")
-                           or BackendRef.parse(low.backend).release)
+                           or BackendRef.parse(low.backend).release
+                           or _lowering_version(record, low.backend))
                 ops = _complex_ops(record, case)
+                release = f"Torch-TensorRT {md(version)}'s" if version else "Torch-TensorRT's"
                 lines.append(f"- {md(case)} · {md(profile)}{f' ({md(ops)})' if ops else ''}: the "
-                             f"guide's rule (emulate) predicts {md(_outcome(rule))}; Torch-TensorRT "
-                             f"{md(version or '')}'s lowering gives {md(_outcome(low))}")
+                             f"guide's rule (emulate) predicts {md(_outcome(rule))}; {release} "
+                             f"lowering gives {md(_outcome(low))}")
     if not lines:
         return ""
     return ("## Where emulate and lowering disagree\n\n`emulate` applies the documented rules; "
             "`lowering` runs Torch-TensorRT's own code. Where one passes and the other does not, "
             "either the guide or that release is wrong: a failure under `lowering` alone is "
             "likely a bug in Torch-TensorRT.\n\n" + "\n".join(lines))
+
+
+def _lowering_version(record: Record, backend: str) -> str | None:
+    """The release a ``lowering`` backend ran, from any of its rows that got as far as compiling
+    (a row that failed before, or an unsupported one, records none itself)."""
+    return next((v for r in record.rows if r.backend == backend
+                 and (v := r.evidence.versions.get("torch_tensorrt"))), None)
 
 
 def _passes(row: Row) -> bool:
@@ -257,6 +286,11 @@ def _detail(row: Row, rows: int = 1) -> str:
     lines = [f"### {md(row.case_id)} · {where}", "", f"- {md(headline(row))}"]
     if row.location:
         lines.append(f"- location: {md(row.location)}")
+    if row.shapes:
+        lines.append(f"- shapes run: {md(shapes_text(row.shapes))}")
+    reduced = reduction_text(row, md)
+    if reduced:
+        lines.append(f"- {reduced}")
     if row.evidence.fallbacks:
         lines.append(f"- ran in PyTorch: {md(', '.join(row.evidence.fallbacks))}")
     if row.prediction:

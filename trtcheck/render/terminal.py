@@ -19,30 +19,37 @@ from trtcheck.render.text import (
     warned,
 )
 from trtcheck.results.record import Record
-from trtcheck.results.rows import Row
-from trtcheck.status import Status, Verdict
+from trtcheck.status import Status, Verdict, is_failure
 
-MESSAGE_WIDTH = 80
+MESSAGE_WIDTH = 120
 
 
-def render_summary(record: Record, *, strict_xfail: bool) -> str:
+def render_summary(record: Record, *, strict_xfail: bool, failing_only: bool = False) -> str:
     """One line per row that did not pass or passed with NaN or Inf, then the counts by
-    status and how many fail the run; first, which backend ran instead of the default."""
-    shown = [r for r in record.rows if r.status is not Status.PASS or warned(r)]
+    status and how many fail the run; first, which backend ran instead of the default.
+    ``failing_only`` (``-q``): only the rows that fail the run, and the verdict."""
+    shown = [r for r in record.rows if (is_failure(r.status, strict_xfail=strict_xfail)
+                                        if failing_only else r.status is not Status.PASS or warned(r))]
     rows = [
         [status_text(r) if warned(r) else str(r.status), plain(r.case_id),
          plain(r.backend) + (f" {PREDICTION_MARK}" if r.prediction else ""),
-         plain(r.profile), plain(r.stage or ""), _message(r)]
+         plain(r.profile), plain(r.stage or ""), shortened(r, plain(r.message), _shorten)]
         for r in shown
     ]
     lines = [f"note: {plain(fallback_text(record))}"] if fallback_text(record) else []
     if rows:
         lines += [tabulate(rows, headers=["status", "case", "backend", "profile", "stage", "message"],
-                           tablefmt="simple", disable_numparse=True), ""]
+                           tablefmt="simple", disable_numparse=True)]
+        if any("…" in row[-1] for row in rows):
+            lines.append(f"(messages cut at {MESSAGE_WIDTH} characters: report.md and "
+                         "results.json hold them whole)")
+        lines.append("")
     counts = ", ".join(f"{n} {s}" for s, n in status_counts(record))
     failing = n_failing(record, strict_xfail=strict_xfail)
-    lines.append(f"total {len(record.rows)}: {counts or 'no rows'}; {failing} fail the run")
     result, why = verdict_text(record, strict_xfail=strict_xfail)
+    if failing_only:
+        return "\n".join([*lines, f"result: {result.title}: {why}"])
+    lines.append(f"total {len(record.rows)}: {counts or 'no rows'}; {failing} fail the run")
     if result is Verdict.INTERRUPTED:  # the counts alone would read as a pass
         lines.append(f"result: {result.title}: {why}")
     if any(warned(r) for r in record.rows):
@@ -52,13 +59,6 @@ def render_summary(record: Record, *, strict_xfail: bool) -> str:
     return "\n".join(lines)
 
 
-def _message(row: Row) -> str:
-    return shortened(row, plain(row.message), _shorten)
-
-
 def _shorten(text: str) -> str:
-    """The message cut in the middle, so that its end ("… but passed") stays."""
-    if len(text) <= MESSAGE_WIDTH:
-        return text
-    tail = MESSAGE_WIDTH // 3
-    return text[:MESSAGE_WIDTH - tail - 1] + "…" + text[-tail:]
+    """The message's head, the exception type with it, cut at the end where it is too long."""
+    return text if len(text) <= MESSAGE_WIDTH else text[:MESSAGE_WIDTH - 1] + "…"

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from trtcheck.results import nonfinite
-from trtcheck.results.backends import Kind, traits_of
+from trtcheck.results.backends import NO_BACKEND, Kind, traits_of
 from trtcheck.results.nonfinite import MARK as NONFINITE_MARK
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
@@ -31,6 +31,10 @@ KIND_NOTES = {
                    "partitioning ran, and its TensorRT blocks were executed by PyTorch, so the "
                    "numbers are PyTorch's, not TensorRT's kernels; not a TensorRT measurement"),
 }
+
+# Where torch, Torch-TensorRT and TensorRT came from, under the Action (``stack.sources``).
+SOURCE_WORDS = {"runner": "from the runner", "action": "installed by the Action"}
+STACK = (("torch", "torch"), ("torch_tensorrt", "Torch-TensorRT"), ("tensorrt", "TensorRT"))
 
 UNSTABLE_MARK = "⚠ unstable"
 LATENCY_NOTE = (
@@ -201,7 +205,7 @@ def releases(record: Record) -> dict[str, list[str]]:
     """Each backend's Torch-TensorRT releases whose code ran, from its rows' evidence."""
     found: dict[str, list[str]] = {}
     for row in record.rows:
-        if row.backend != "-":
+        if row.backend != NO_BACKEND:
             versions = found.setdefault(row.backend, [])
             version = row.evidence.versions.get("torch_tensorrt")
             if version and version not in versions:
@@ -245,3 +249,57 @@ def verdict_text(record: Record, *, strict_xfail: bool) -> tuple[Verdict, str]:
     if result is Verdict.FAIL:
         return result, fails
     return result, f"{len(record.rows)} rows, none fails the run"
+
+
+def reduction_text(row: Row, escape: Callable[[object], str] = plain) -> str | None:
+    """What ``trtcheck reduce`` made of the row: its bundle and figures, or why not; None when it
+    was not asked to. ``escape`` makes each part safe for the report; the bundle path (relative
+    to the report directory, of ``[A-Za-z0-9._/-]`` only) is shown as code."""
+    red = row.reduction
+    if red is None:
+        return None
+    if not red.get("reduced"):
+        got = f" (the exported graph has {red['original_nodes']} nodes)" if "original_nodes" in red else ""
+        return escape(f"not reduced: {red.get('why', 'unknown')}{got}")
+    head = (f"reduced to {red['reduced_nodes']} of {red['original_nodes']} nodes in "
+            f"{red['seconds']:.0f} s, {red['attempts']} candidates tried: bundle")
+    tail = ("; it fails the same way in a fresh process" if red.get("reproduced")
+            else "; it did not fail the same way in a fresh process")
+    if not red.get("complete"):
+        tail += f"; stopped early ({red.get('stopped')}): the smallest graph found by then"
+    releases = red.get("releases") or {}
+    if len(releases) > 1:
+        tail += "; releases: " + ", ".join(f"{v} {r}" for v, r in releases.items())
+    bundle = re.sub(r"[^A-Za-z0-9._/-]", "-", str(red["bundle"]))
+    return f"{escape(head)} `{bundle}/`{escape(tail)}"
+
+
+def stack_facts(env: dict[str, Any], escape: Callable[[object], str]) -> list[str]:
+    """torch, Torch-TensorRT and TensorRT with their versions and, under the Action, where
+    each came from; ``escape`` is the renderer's escaping of record text."""
+    sources = env.get("sources") or {}
+    facts = []
+    for key, label in STACK:
+        version = env.get(key)
+        where = SOURCE_WORDS.get(sources.get(key)) if version else None
+        text = f"{label} {escape(version)}" if version else f"{label} not installed"
+        facts.append(f"{text} ({where})" if where else text)
+    return facts
+
+
+def stack_warnings(env: dict[str, Any], escape: Callable[[object], str]) -> list[str]:
+    """The record's warnings on a mismatched torch / Torch-TensorRT / TensorRT set."""
+    return [f"⚠ {escape(w)}" for w in env.get("stack_warnings") or []]
+
+
+def shapes_text(shapes: list[dict[str, list[int]]] | None) -> str:
+    """``ids 4×8, 1×2, 8×16``: each input's shapes in the order run; inputs of one shape once."""
+    if not shapes:
+        return ""
+    names = list(dict.fromkeys(name for at in shapes for name in at))
+    parts = []
+    for name in names:
+        seen = list(dict.fromkeys("×".join(map(str, at[name])) or "scalar"
+                                  for at in shapes if name in at))
+        parts.append(f"{name} {', '.join(seen)}")
+    return "; ".join(parts)

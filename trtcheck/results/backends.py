@@ -7,7 +7,7 @@ class."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
@@ -83,3 +83,15 @@ class BackendRef:
 def traits_of(backend: str) -> Traits | None:
     """The traits of the backend a row names, or None."""
     return BackendRef.parse(backend).traits
+
+
+def traits_table(names: Iterable[str]) -> dict[str, Traits]:
+    """The traits of each backend a run names, by that name: what the parent of isolated
+    workers plans rows with, without loading any backend."""
+    table = {}
+    for name in names:
+        traits = traits_of(name)
+        if traits is None:
+            raise ValueError(f"unknown backend {name!r}")
+        table[name] = traits
+    return table

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import trtcheck
+from trtcheck import stack
+from trtcheck.config.build import torch_build
 
 
 def version_of(dist: str) -> str | None:
@@ -41,21 +43,31 @@ def gpu_driver() -> str | None:
 
 
 def describe(device: str, where: Path) -> dict[str, Any]:
-    """The versions, device and commit of a run (the one function here that loads torch)."""
-    import torch
+    """The versions, device and commit of a run; torch is loaded only for a GPU's name (and where
+    its build cannot be read without it)."""
+    build = torch_build()
+    cuda = device.startswith("cuda")
+    name = None
+    if cuda or not build:
+        import torch
 
-    dev = torch.device(device)
-    name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else platform.processor() or "cpu"
+        build = {"__version__": torch.__version__, "cuda": torch.version.cuda}
+        name = torch.cuda.get_device_name(torch.device(device)) if cuda else None
+    versions = {"torch": build["__version__"],
+                "torch_tensorrt": version_of("torch-tensorrt") or version_of("torch_tensorrt"),
+                "tensorrt": version_of("tensorrt")}
     return {
         "trtcheck": trtcheck.__version__,
-        "torch": torch.__version__,
-        "torch_tensorrt": version_of("torch-tensorrt") or version_of("torch_tensorrt"),
-        "tensorrt": version_of("tensorrt"),
+        **versions,
+        # where each came from (the runner's environment or installed by the Action), and a
+        # Torch-TensorRT built for another torch minor
+        "sources": stack.sources(),
+        "stack_warnings": stack.pairing_warnings(versions),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "device": device,
-        "device_name": name,
-        "cuda": torch.version.cuda,
-        "driver": gpu_driver() if dev.type == "cuda" else None,
+        "device_name": name or platform.processor() or "cpu",
+        "cuda": build["cuda"],
+        "driver": gpu_driver() if cuda else None,
         "git_commit": git_commit(where),
     }

@@ -12,13 +12,13 @@ import math
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from trtcheck.config.profiles import Profile
-from trtcheck.errors import LockedError, RecordError
+from trtcheck.errors import LockedError, OutputError, RecordError
 from trtcheck.results.rows import PREDICTION_TIMING, Analysis, Row
 from trtcheck.status import Verdict, verdict
 
@@ -226,22 +226,33 @@ class Journal:
     def __init__(self, path: Path, environment: dict[str, Any], options: dict[str, Any],
                  *, resume: bool = False) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not (resume and path.exists()):
-            header = {"schema": SCHEMA_VERSION, "environment": environment, "options": options}
-            path.write_text(_dumps(header) + "\n", encoding="utf-8")
-        self._fh = path.open("a", encoding="utf-8")
+        with self._writing():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not (resume and path.exists()):
+                header = {"schema": SCHEMA_VERSION, "environment": environment, "options": options}
+                path.write_text(_dumps(header) + "\n", encoding="utf-8")
+            self._fh = path.open("a", encoding="utf-8")
 
     def append(self, items: Iterable[Row | Analysis]) -> None:
-        for item in items:
-            line = ({"analysis": item.case_id, "data": item.data} if isinstance(item, Analysis)
-                    else item.to_dict())
-            self._fh.write(_dumps(line) + "\n")
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        """Append and flush to disk; :class:`OutputError` when the disk refuses."""
+        with self._writing():
+            for item in items:
+                line = ({"analysis": item.case_id, "data": item.data} if isinstance(item, Analysis)
+                        else item.to_dict())
+                self._fh.write(_dumps(line) + "\n")
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        try:
+            yield
+        except OSError as exc:
+            raise OutputError(f"cannot write {self.path}: {exc.strerror or exc}") from exc
 
     def close(self) -> None:
-        self._fh.close()
+        with suppress(OSError):  # a write that failed already said why
+            self._fh.close()
 
 
 def _from_jsonl(lines: list[str], path: Path) -> Record:

@@ -116,6 +116,10 @@ class Row:
     # GitHub workspace, else the working directory) and the line of its ``@trtcheck.model``.
     source: str | None = None
     line: int | None = None
+    # A dynamic case's input shapes the row ran at, by input name, the example first.
+    shapes: list[dict[str, list[int]]] | None = None
+    # What ``trtcheck reduce`` made of a failing row: its bundle, or how far it got.
+    reduction: dict[str, Any] | None = None
 
     @property
     def key(self) -> RowKey:
@@ -141,6 +145,7 @@ class Row:
         d["timings"] = dict(self.timings)
         d["outputs"] = [dict(o) for o in self.outputs]
         d["tags"] = list(self.tags)
+        d["reduction"] = dict(self.reduction) if self.reduction is not None else None
         d["evidence"] = {name: _copy(getattr(self.evidence, name)) for name in _EVIDENCE_FIELDS}
         if self.latency is not None and self.prediction:
             # No speedup, interval or ratio: a dashboard reading the JSON must not take PyTorch

@@ -21,7 +21,7 @@ class ModelSpec:
     """One ``@trtcheck.model`` declaration."""
 
     name: str
-    factory: Factory
+    factory: Factory | None  # None where only the declaration was collected (in another process)
     variants: tuple[str, ...]
     tags: tuple[str, ...] = ()
     rtol: float | None = None

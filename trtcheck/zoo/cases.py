@@ -8,13 +8,14 @@ import random
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from trtcheck.errors import UsageError
 from trtcheck.zoo.api import ModelSpec
 from trtcheck.zoo.discover import Discovered, ZooFile, use_root
+
+if TYPE_CHECKING:  # cases are collected without torch; only building one needs it
+    import torch
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,11 @@ def seed_for(case_id: str) -> int:
 
 def build(case: Case) -> Built:
     """Call the factory under the case's seed and check what it returned."""
+    import torch
+
+    if case.spec.factory is None:
+        raise RuntimeError(f"trtcheck: {case.case_id} was collected in another process; build "
+                           "it from its file imported here (please report)")
     use_root(case.file.root)  # a factory may import its root's helpers when called
     seed = seed_for(case.case_id)
     torch.manual_seed(seed)

@@ -60,7 +60,16 @@ class Discovered:
 
 
 def zoo_files(paths: Iterable[Path]) -> Iterator[ZooFile]:
-    """Every zoo file under the given paths, sorted; a path that is a file is its own zoo."""
+    """Every zoo file under the given paths, sorted; a path that is a file is its own zoo. A
+    file named twice (``a/llm.py a/``) is one file, taken where it is first named."""
+    seen: set[Path] = set()
+    for file in _named(paths):
+        if file.path not in seen:
+            seen.add(file.path)
+            yield file
+
+
+def _named(paths: Iterable[Path]) -> Iterator[ZooFile]:
     for given in paths:
         given = given.resolve()
         if given.is_file():
@@ -123,3 +132,23 @@ def load(file: ZooFile) -> Discovered | ImportFailure:
         zoo.stop_collecting(collector)
     return Discovered(file, tuple(collector.specs), tuple(collector.invalid))
 
+
+
+class Imported:
+    """Zoo files imported in this process, each once: the full declaration behind a collected
+    case (its factory and dynamic shapes stay where the file was imported)."""
+
+    def __init__(self) -> None:
+        self.files: dict[Path, Discovered | ImportFailure] = {}
+
+    def spec(self, file: ZooFile, name: str) -> zoo.ModelSpec | ImportFailure:
+        if file.path not in self.files:
+            self.files[file.path] = load(file)
+        found = self.files[file.path]
+        if isinstance(found, ImportFailure):
+            return found
+        spec = next((s for s in found.specs if s.name == name), None)
+        if spec is None:
+            return ImportFailure(file, str(file.path), f"{file.path.name} no longer declares "
+                                 f"the model {name!r} it declared when collected", "")
+        return spec

@@ -240,3 +240,14 @@ class LlamaFreqs(torch.nn.Module):
 def llama_freqs(variant: str):
     """x of shape (batch, seq, heads, head_dim) rotated by freqs_cis[:seq]."""
     return LlamaFreqs(), (torch.randn(2, 16, 4, 16),)
+
+
+class SortDefaultDim(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.sort(x).values
+
+
+@trtcheck.model(variants=("float32",))
+def sort_default_dim(variant: str):
+    """``torch.sort(x)``: exported as ``aten.sort.default(x)``, the dim left to its default."""
+    return SortDefaultDim(), (torch.randn(4, 8),)

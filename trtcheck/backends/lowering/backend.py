@@ -20,21 +20,22 @@ from trtcheck.backends.base import Backend, Compiled, CompileJob
 from trtcheck.backends.lowering.client import LoweringHost
 from trtcheck.backends.lowering.code import CodeSource, CodeUnavailable, locate
 from trtcheck.backends.torch_tensorrt.compat import (
+    INPUT_KEYS,
     adapt_settings,
     call_arguments,
     check_inputs,
     complex_rewrite,
     drop_unaccepted,
+    dynamic_inputs,
     parse_version,
     path_steps,
     plain_setting,
+    shape_notes,
 )
 from trtcheck.backends.torch_tensorrt.inspection import program_dtypes
 from trtcheck.errors import last_line
 from trtcheck.results.backends import TRAITS
 from trtcheck.results.rows import Evidence
-
-_INPUT_KEYS = ("arg_inputs", "kwarg_inputs", "inputs")
 
 
 class LoweringBackend(Backend):
@@ -78,16 +79,16 @@ class LoweringBackend(Backend):
         installed = str(host.info["version"])
         version, torch_version = parse_version(installed), parse_version(torch.__version__)
         check_inputs(version, installed, job)
-        call = call_arguments(version, job.args, job.kwargs, job.device)
+        call = call_arguments(version, *dynamic_inputs(job), job.device)
         settings, notes = adapt_settings(version, job.profile)
         settings, dropped = drop_unaccepted(settings, host.info["parameters"], version)
-        notes = [*([source.note] if source.note else []), *notes, *dropped]
+        notes = [*([source.note] if source.note else []), *notes, *shape_notes(job.ranges), *dropped]
 
         blob = io.BytesIO()
         torch.export.save(job.program, blob)
         module, found = host.compile(blob.getvalue(), call, settings, job.device)
 
-        passed = {k: v for k, v in call.items() if k not in _INPUT_KEYS}
+        passed = {k: v for k, v in call.items() if k not in INPUT_KEYS}
         passed.update(settings, dryrun=True)
         dtypes = program_dtypes(job.program)
         # Calls run in the host: timed after eager rather than beside it (see Compiled).

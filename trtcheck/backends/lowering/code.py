@@ -26,15 +26,12 @@ from pathlib import Path
 import torch
 
 from trtcheck.errors import TrtcheckError
+from trtcheck.stack import RELEASES
 
 Version = tuple[int, int]
 
 # Releases trtcheck knows, and the torch minor each was built for (its ``Requires-Dist: torch``).
-KNOWN_RELEASES: dict[str, Version] = {
-    "2.12.1": (2, 12),
-    "2.13.0": (2, 13),
-    "2.14.0": (2, 14),
-}
+KNOWN_RELEASES: dict[str, Version] = {r.torch_tensorrt: r.torch for r in RELEASES}
 PACKAGE = "torch_tensorrt"
 _RECORD = "trtcheck-source.json"
 

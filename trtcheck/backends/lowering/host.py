@@ -39,6 +39,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from trtcheck.backends.lowering import standin as ttrt_standin
+from trtcheck.backends.torch_tensorrt.compat import torch_tensorrt_inputs
 from trtcheck.backends.torch_tensorrt.inspection import partition_summary
 from trtcheck.process import Parent
 
@@ -199,7 +200,8 @@ class Compiler:
         with self.as_real(seen), warnings.catch_warnings(record=True) as caught, \
                 contextlib.redirect_stdout(io.StringIO()):
             warnings.simplefilter("always")
-            module = self.ttrt.dynamo.compile(program, **call, **settings, dryrun=True)
+            module = self.ttrt.dynamo.compile(program, **torch_tensorrt_inputs(call, self.ttrt),
+                                              **settings, dryrun=True)
         notes = list(dict.fromkeys(f"Torch-TensorRT warned: {w.message}" for w in caught
                                    if "torch_tensorrt" in Path(w.filename).parts))
         options = seen["settings"]

@@ -26,14 +26,18 @@ import torch
 from trtcheck.backends.base import Backend, Compiled, CompileJob
 from trtcheck.backends.torch_tensorrt.compat import (
     EXPLICIT_TYPING_WARNING,
+    INPUT_KEYS,
     adapt_settings,
     cache_settings,
     call_arguments,
     check_inputs,
     drop_unaccepted,
+    dynamic_inputs,
     parse_version,
     path_steps,
     plain_setting,
+    shape_notes,
+    torch_tensorrt_inputs,
 )
 from trtcheck.backends.torch_tensorrt.inspection import (
     CheckedOutputs,
@@ -47,7 +51,7 @@ from trtcheck.errors import last_line
 from trtcheck.results.backends import TRAITS
 from trtcheck.results.rows import Evidence
 
-NOT_INSTALLED = "torch_tensorrt is not installed (pip install trtcheck[tensorrt])"
+NOT_INSTALLED = "torch_tensorrt is not installed (pip install \"torch-trtcheck[tensorrt]\")"
 
 
 # What Torch-TensorRT 2.14 logs when PyTorch's complex decomposition cannot run and it falls back
@@ -149,8 +153,9 @@ class TensorRTBackend(Backend):
         installed = str(ttrt.__version__)
         version = parse_version(installed)
         check_inputs(version, installed, job)
-        call = call_arguments(version, job.args, job.kwargs, job.device)
+        call = call_arguments(version, *dynamic_inputs(job), job.device)
         settings, notes = adapt_settings(version, job.profile)
+        notes += shape_notes(job.ranges)
         if job.engine_cache:
             cache, cache_notes = cache_settings(version, job.cache_dir)
             notes += cache_notes + [f"settings.{k} = {settings[k]!r} passed over the engine cache's "
@@ -167,7 +172,7 @@ class TensorRTBackend(Backend):
               _logged(_CACHE_LOGGER, logging.INFO, caching) as logged,
               _logged("torch_tensorrt", logging.WARNING) as warned):
             warnings.simplefilter("always")
-            module = ttrt.dynamo.compile(job.program, **call, **settings)
+            module = ttrt.dynamo.compile(job.program, **torch_tensorrt_inputs(call, ttrt), **settings)
         fell_back = [line for line in dict.fromkeys(warned) if _DECOMPOSITION_FALLBACK in line]
         cached, skipped = cache_outcome(logged)
         notes += skipped
@@ -192,7 +197,7 @@ class TensorRTBackend(Backend):
                          f"rewrite retyped the complex inputs {', '.join(retyped)} to float (..., 2), "
                          "with no complex I/O adapters: complex inputs are misread and complex outputs "
                          "come back as float (..., 2)")
-        passed = {k: v for k, v in call.items() if k not in ("arg_inputs", "kwarg_inputs", "inputs")}
+        passed = {k: v for k, v in call.items() if k not in INPUT_KEYS}
         passed.update(settings)
         trt = sys.modules.get("tensorrt")
         engine_bytes = engine_memory(module)

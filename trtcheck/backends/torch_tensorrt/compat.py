@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Collection, Mapping
+from types import ModuleType
 from typing import Any
 
 import torch
@@ -15,6 +16,7 @@ from torch.utils import _pytree as pytree
 from trtcheck.backends.base import CompileJob
 from trtcheck.config.profiles import Profile
 from trtcheck.errors import Unsupported, did_you_mean
+from trtcheck.program.shapes import ShapeRange, map_inputs
 
 Version = tuple[int, int]
 
@@ -221,6 +223,36 @@ def call_arguments(version: Version, args: tuple[Any, ...], kwargs: Mapping[str,
     if index is not None:  # Torch-TensorRT cannot parse a bare "cuda"; None means the current device
         call["device"] = f"cuda:{index}"
     return call
+
+
+# The keys of dynamo.compile's inputs.
+INPUT_KEYS = ("arg_inputs", "kwarg_inputs", "inputs")
+
+
+def dynamic_inputs(job: CompileJob) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The job's inputs with each dynamic one as its :class:`ShapeRange`, which
+    :func:`torch_tensorrt_inputs` makes a Torch-TensorRT ``Input`` of min, opt and max shapes."""
+    if not job.ranges:
+        return job.args, job.kwargs
+    return map_inputs(job.program, (job.args, job.kwargs),
+                      lambda name, tensor: job.ranges.get(name, tensor))
+
+
+def torch_tensorrt_inputs(call: Mapping[str, Any], ttrt: ModuleType) -> dict[str, Any]:
+    """``call`` with each :class:`ShapeRange` made a ``torch_tensorrt.Input`` of its shapes."""
+    def make(leaf: Any) -> Any:
+        if not isinstance(leaf, ShapeRange):
+            return leaf
+        return ttrt.Input(min_shape=leaf.min_shape, opt_shape=leaf.opt_shape,
+                          max_shape=leaf.max_shape, dtype=leaf.dtype)
+
+    return {k: pytree.tree_map(make, v) if k in INPUT_KEYS else v for k, v in call.items()}
+
+
+def shape_notes(ranges: Mapping[str, ShapeRange]) -> list[str]:
+    """What the evidence says of the dynamic inputs passed."""
+    return [f"dynamic input {name} passed as torch_tensorrt.Input(min_shape={r.min_shape}, "
+            f"opt_shape={r.opt_shape}, max_shape={r.max_shape})" for name, r in ranges.items()]
 
 
 

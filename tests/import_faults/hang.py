@@ -1,0 +1,4 @@
+"""Hangs at import."""
+import time
+
+time.sleep(3600)

@@ -1,0 +1,4 @@
+"""Segfaults at import."""
+import ctypes
+
+ctypes.string_at(0)

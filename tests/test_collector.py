@@ -1,0 +1,73 @@
+"""A zoo file is isolated from its import on: a crash or a hang at import costs one row."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+from trtcheck.status import Status
+from trtcheck.zoo.collector import Collector, Lost
+from trtcheck.zoo.discover import Discovered, zoo_files
+
+FAULTS = REPO / "tests" / "import_faults"  # not under tests/zoos: every zoo there is run whole
+TIMEOUT = "4"
+
+
+def trtcheck(*args: str) -> subprocess.CompletedProcess:
+    # far more than the timeout, so that a hang fails the test rather than blocking it
+    return subprocess.run([sys.executable, "-m", "trtcheck", *args], capture_output=True, text=True,
+                          cwd=REPO, timeout=180)
+
+
+def test_the_collector_loses_only_the_file_that_crashes_or_hangs() -> None:
+    with Collector(timeout=float(TIMEOUT)) as collector:
+        loaded = {f.path.name: collector.load(f) for f in zoo_files([FAULTS])}
+    good, hang, segfault = loaded["good.py"], loaded["hang.py"], loaded["segfault.py"]
+    assert isinstance(good, Discovered) and [s.name for s in good.specs] == ["twice"]
+    assert good.specs[0].factory is None  # the factory stays in the child that imported it
+    assert isinstance(segfault, Lost) and segfault.status is Status.CRASH
+    assert segfault.message == "crashed importing segfault.py: killed by SIGSEGV"
+    assert segfault.location == f"{FAULTS / 'segfault.py'}:4"  # faulthandler's stack
+    assert isinstance(hang, Lost) and hang.status is Status.TIMEOUT
+    assert hang.message == f"timed out after {TIMEOUT} s importing hang.py"
+    assert hang.location == f"{FAULTS / 'hang.py'}:4"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("isolate", ["--isolate", "--no-isolate"])
+def test_run_gives_one_row_per_file(tmp_path: Path, isolate: str) -> None:
+    out = tmp_path / "out"
+    proc = trtcheck("run", str(FAULTS), "--backend", "eager", "--timeout", TIMEOUT, isolate,
+                    "--out", str(out))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    rows = json.loads((out / "results.json").read_text())["rows"]
+    assert sorted((r["case_id"], r["status"], r["stage"]) for r in rows) == [
+        ("good::twice[default]", "pass", None),
+        ("hang::(collect)", "timeout", "import"),
+        ("segfault::(collect)", "crash", "import")]
+
+
+@pytest.mark.slow
+def test_list_gives_one_line_per_file() -> None:
+    proc = trtcheck("list", str(FAULTS), "--timeout", TIMEOUT)
+    assert proc.returncode == 1
+    assert proc.stdout.split() == ["good::twice[default]"]
+    assert proc.stderr.splitlines() == [
+        f"timeout: {FAULTS / 'hang.py'}:4: timed out after {TIMEOUT} s importing hang.py",
+        f"crash: {FAULTS / 'segfault.py'}:4: crashed importing segfault.py: killed by SIGSEGV"]
+
+
+@pytest.mark.slow
+def test_analyze_gives_one_row_per_file(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = trtcheck("analyze", str(FAULTS), "--timeout", TIMEOUT, "--out", str(out))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    rows = json.loads((out / "analysis.json").read_text())["rows"]
+    assert sorted((r["case_id"], r["status"]) for r in rows) == [
+        ("good::twice[default]", "pass"), ("hang::(collect)", "timeout"),
+        ("segfault::(collect)", "crash")]

@@ -1,0 +1,355 @@
+"""Reduce a run's failing rows: record each row's graph, shrink it on the row's backend and
+profile, write its bundle, and check the bundle in a fresh ``trtcheck run``."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from trtcheck.backends import Backend, lowering_label
+from trtcheck.backends.torch_tensorrt.backend import adapt_settings, parse_version
+from trtcheck.config.options import Options, Profile
+from trtcheck.execution.run import start
+from trtcheck.program.export import export
+from trtcheck.reduce import bundle
+from trtcheck.reduce.graph import NotAGraph, Recorded, Subgraph, count_nodes, record, slug, subgraph
+from trtcheck.reduce.shrink import Exhausted, Search, shrink
+from trtcheck.reduce.signature import Signature, reducible, signature
+from trtcheck.results import environment
+from trtcheck.results.backends import BackendRef
+from trtcheck.results.rows import Row
+from trtcheck.zoo import discover
+from trtcheck.zoo.cases import Case, build
+from trtcheck.zoo.discover import ZooFile
+
+REPRO_DIR = "repro"
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How much one reduction may spend, and whether the bundle may carry the real values."""
+
+    budget_s: float = 120.0  # a row
+    attempts: int = 200  # candidates tried, a row
+    keep_real_values: bool = False
+    total_s: float | None = None  # every row of a run together (``run --reduce``)
+
+
+class Candidates:
+    """Runs candidates on one backend and profile: each written as a zoo file and run in one
+    reused worker (the run's executor, with its timeout), the row's tolerances kept."""
+
+    def __init__(self, opts: Options, backends: Mapping[str, Backend], work: Path) -> None:
+        self.opts = opts
+        self.work = work
+        self.executor = start(opts, backends)
+        self.count = 0
+
+    def run(self, sub: Subgraph, case: Case, values: tuple[list[torch.Tensor], dict[str, torch.Tensor]]
+            | None = None) -> Row:
+        self.count += 1
+        folder = self.work / f"c{self.count:04d}"
+        folder.mkdir(parents=True)
+        path = write_zoo(folder, sub, case, values, about=f"A candidate of {case.case_id}.")
+        return self.row(path, case)
+
+    def row(self, path: Path, case: Case) -> Row:
+        found = discover.load(ZooFile(path.parent, path))
+        if not isinstance(found, discover.Discovered) or not found.specs:
+            raise RuntimeError(f"the generated zoo file {path} did not load: "
+                               f"{getattr(found, 'message', 'no model')}")
+        candidate = Case(found.file, found.specs[0], case.variant)
+        rows = [item for item in self.executor.rows(candidate) if isinstance(item, Row)]
+        return rows[0]
+
+    def close(self) -> None:
+        self.executor.close()
+
+
+def write_zoo(folder: Path, sub: Subgraph, case: Case,
+              values: tuple[list[torch.Tensor], dict[str, torch.Tensor]] | None,
+              about: str) -> Path:
+    """The subgraph as a zoo file and its ``inputs.pt`` in ``folder`` (eager's values unless
+    ``values`` gives others)."""
+    inputs, weights = values or (sub.inputs, sub.weights)
+    bundle.save_data(folder / bundle.DATA, inputs, weights)
+    count = sum(n.op == "call_function" for n in sub.module.graph.nodes)
+    module = bundle.module_source(sub, f"{_nodes(count)} reduced from {case.case_id}.")
+    path = folder / bundle.ZOO_FILE
+    path.write_text(bundle.zoo_source(module, _identifier(case.spec.name), case.variant,
+                                      (case.spec.rtol, case.spec.atol), about), encoding="utf-8")
+    return path
+
+
+def _nodes(count: int) -> str:
+    return f"{count} node" + ("" if count == 1 else "s")
+
+
+def _identifier(name: str) -> str:
+    out = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    return out if out and not out[0].isdigit() else f"m_{out}"
+
+
+def random_like(values: Iterable[torch.Tensor], seed: int = 0) -> list[torch.Tensor]:
+    """Random tensors of the same dtype and shape: normal for floating and complex, integers
+    within the real ones' range, booleans at even odds."""
+    gen = torch.Generator().manual_seed(seed)
+    out = []
+    for value in values:
+        v = value.detach().cpu()
+        if v.is_floating_point() or v.is_complex():
+            out.append(torch.randn(v.shape, dtype=v.dtype, generator=gen))
+        elif v.dtype == torch.bool:
+            out.append(torch.rand(v.shape, generator=gen) < 0.5)
+        elif v.numel():
+            lo, hi = int(v.min()), int(v.max())
+            out.append(torch.randint(lo, hi + 1, v.shape, dtype=v.dtype, generator=gen))
+        else:
+            out.append(v.clone())
+    return out
+
+
+class Reducer:
+    """Reduces rows of one run; one :class:`Candidates` per backend and profile, kept open."""
+
+    def __init__(self, opts: Options, backends: Mapping[str, Backend], limits: Limits,
+                 say: Say = lambda text: None) -> None:
+        self.opts = opts
+        self.backends = backends
+        self.limits = limits
+        self.say = say
+        self.out = opts.out / REPRO_DIR
+        self.tmp = tempfile.TemporaryDirectory(prefix="trtcheck-reduce-")
+        self.runners: dict[tuple[str, str], Candidates] = {}
+        self.started = time.monotonic()
+        self.env = environment.describe(opts.device, Path.cwd())
+
+    def close(self) -> None:
+        for runner in self.runners.values():
+            runner.close()
+        self.tmp.cleanup()
+
+    def _runner(self, row: Row, profile: Profile) -> Candidates:
+        key = (row.backend, profile.name)
+        if key not in self.runners:
+            opts = replace(self.opts, backends=(row.backend,), profiles=(profile,),
+                           timing=bundle.QUICK, workers=1, devices=(),
+                           out=Path(self.tmp.name) / slug(f"{row.backend}-{profile.name}"))
+            opts.out.mkdir(parents=True, exist_ok=True)
+            self.runners[key] = Candidates(opts, {row.backend: self.backends[row.backend]},
+                                           opts.out)
+        return self.runners[key]
+
+    def reduce(self, case: Case, row: Row) -> dict[str, Any]:
+        """The row's reduction: its bundle and figures, or why not and how far it got."""
+        why = reducible(row)
+        if why:
+            return {"reduced": False, "why": why}
+        budget = self.limits.budget_s
+        if self.limits.total_s is not None:
+            budget = min(budget, self.limits.total_s - (time.monotonic() - self.started))
+            if budget <= 0:
+                return {"reduced": False,
+                        "why": f"the run's reduce budget of {self.limits.total_s:g} s was spent"}
+        profile = next(p for p in self.opts.profiles if p.name == row.profile)
+        started = time.monotonic()
+        try:
+            rec = _record(case)
+        except Exception as exc:  # the row stays as it is; the reason is shown with it
+            return {"reduced": False, "why": f"its exported graph could not be recorded: {exc}"}
+        runner = self._runner(row, profile)
+        name = f"{case.case_id} [{row.backend}/{row.profile}]"
+
+        def trial(sub: Subgraph) -> Row:
+            return runner.run(sub, case)
+
+        target = signature(row)  # a mismatch's op is found while shrinking
+        search = Search(rec, trial, target, budget, self.limits.attempts,
+                        progress=lambda text: self.say(f"reduce {name}: {text}"))
+        whole = rec.names
+        self.say(f"reduce {name}: {len(whole)} nodes, {target.describe()}")
+        try:
+            if not search.fails(whole, op=False):
+                got = search.rejected[-1][0].describe() if search.rejected else "no graph"
+                return {"reduced": False, "original_nodes": len(whole),
+                        "why": f"its exported graph, run as a module of its own, gives "
+                               f"{got} rather than {target.describe()}"}
+            shrink(search)
+            stopped = None
+        except Exhausted as exc:
+            stopped = str(exc)
+        except NotAGraph as exc:
+            return {"reduced": False, "why": str(exc)}
+        if search.best_row is None:
+            return {"reduced": False, "why": stopped or "no candidate failed the same way"}
+        if search.target.mismatch and not search.target.op:  # stopped before the op was found
+            search.target = search.signature_of(search.best, search.best_row)
+        return self._bundle(case, row, profile, rec, search, search.target, stopped,
+                            time.monotonic() - started)
+
+    def _bundle(self, case: Case, row: Row, profile: Profile, rec: Recorded, search: Search,
+                target: Signature, stopped: str | None, seconds: float) -> dict[str, Any]:
+        sub = subgraph(rec, search.best)
+        runner = self._runner(row, profile)
+        fake_inputs = random_like(sub.inputs)
+        fake_weights = dict(zip(sub.weights, random_like(sub.weights.values(), seed=1), strict=True))
+        fake_row = runner.run(sub, case, (fake_inputs, fake_weights))
+        random_ok = target.same(search.signature_of(search.best, fake_row))
+        keep_real = not random_ok and self.limits.keep_real_values
+        if random_ok:
+            values, note = (fake_inputs, fake_weights), (
+                "Inputs and buffers are random values of the same dtype and shape as the model's: "
+                "the failure reproduces with them.")
+        elif keep_real:
+            values, note = (sub.inputs, sub.weights), (
+                "Inputs and buffers are the model's real values (kept on request: the failure "
+                "does not reproduce with random ones). Review them before posting this.")
+        else:
+            values, note = (fake_inputs, fake_weights), (
+                "Inputs and buffers are random values of the same dtype and shape; the failure "
+                "needs the model's real values, which this bundle does not carry "
+                "(`--keep-real-values` keeps them).")
+        folder = self.out / slug(f"{case.case_id}-{row.backend}-{row.profile}")
+        folder.mkdir(parents=True, exist_ok=True)
+        for stale in folder.iterdir():
+            if stale.is_file():
+                stale.unlink()
+        about = (f"{_nodes(len(search.best))} of {case.case_id} that fail on {row.backend} under "
+                 f"profile {row.profile} as the whole model does: {target.describe()}.")
+        write_zoo(folder, sub, case, values, about)
+        (folder / "trtcheck.toml").write_text(bundle.config_source(profile, self.opts.tolerances),
+                                              encoding="utf-8")
+        command = self._command(row)
+        shown = shlex.join(["trtcheck", "run", ".", *command[1:]])
+        module = bundle.module_source(sub, f"{_nodes(len(search.best))} reduced from {case.case_id}.")
+        settings = self._settings(row, profile)
+        tolerances = [bundle.Tolerance(leaf.get("rtol", 5e-3), leaf.get("atol", 5e-3))
+                      for leaf in search.best_row.outputs]
+        (folder / bundle.REPRO).write_text(bundle.repro_source(module, settings, tolerances,
+                                                               shown, about),
+                                           encoding="utf-8")
+        self.say(f"reduce {case.case_id}: checking {folder} in a fresh process")
+        fresh = _fresh_rows(folder, command, self.opts)
+        mine = _pick(fresh, row)
+        got = search.signature_of(search.best, mine) if mine is not None else None
+        reproduced = got is not None and target.same(got)
+        releases = {self._release(r): ("fails the same way" if target.same(search.signature_of(
+            search.best, r)) else r.status.value if r.status.value == "pass"
+            else f"fails differently ({r.status.value} at {r.stage})") for r in fresh}
+        reduced_nodes = count_nodes(sub.export())
+        shown_row = mine if mine is not None else search.best_row
+        issue = bundle.Issue(
+            case.case_id, shown_row, target, len(rec.names), reduced_nodes, sub.code(),
+            [_describe(f"x{i}", t) for i, t in enumerate(sub.inputs)],
+            [_describe(k, t) for k, t in sub.weights.items()],
+            random_ok or not keep_real, note, self.env, settings,
+            releases if len(releases) > 1 else {}, (f"python {bundle.REPRO}", shown))
+        (folder / "ISSUE.md").write_text(bundle.issue_text(issue), encoding="utf-8")
+        summary = {
+            "case_id": case.case_id, "backend": row.backend, "profile": row.profile,
+            "original_nodes": len(rec.names), "reduced_nodes": reduced_nodes,
+            "signature": target.to_dict(), "seconds": round(seconds, 2),
+            "reproduced": reproduced, "attempts": search.tried, "complete": stopped is None,
+            "stopped": stopped, "values": "random" if random_ok or not keep_real else "real",
+            "releases": releases,
+        }
+        bundle.write_json(folder / "summary.json", summary)
+        rel = folder.relative_to(self.opts.out).as_posix()
+        return {"reduced": True, "bundle": rel, **{k: summary[k] for k in (
+            "original_nodes", "reduced_nodes", "seconds", "reproduced", "attempts", "complete",
+            "stopped", "values", "releases")}, "signature": target.describe()}
+
+    def _settings(self, row: Row, profile: Profile) -> dict[str, Any]:
+        """The ``dynamo.compile`` settings of the row's release for its profile, as objects
+        (their ``repr`` is the source ``repro.py`` passes)."""
+        version = (row.evidence.versions.get("torch_tensorrt")
+                   or getattr(self.backends[row.backend], "version", None)
+                   or self.env.get("torch_tensorrt"))
+        if not version:
+            return {}
+        return adapt_settings(parse_version(str(version)), profile)[0]
+
+    def _release(self, row: Row) -> str:
+        """The Torch-TensorRT release a fresh row ran (its label; else the one named; else the
+        backend's name)."""
+        label = BackendRef.parse(row.backend).release or row.evidence.versions.get("torch_tensorrt")
+        if not label and len(self.opts.torch_tensorrt) == 1:
+            label = lowering_label(self.opts.torch_tensorrt[0])
+        return label or row.backend
+
+    def _command(self, row: Row) -> list[str]:
+        """``run`` arguments that reproduce the row's backend (every release, for bisection)."""
+        base = BackendRef.parse(row.backend).name
+        args = ["run", "--backend", base, "--profile", row.profile]
+        for spec in self.opts.torch_tensorrt:
+            args += ["--torch-tensorrt", spec]
+        if self.opts.device != "cpu":
+            args += ["--device", self.opts.device]
+        return args
+
+
+def _describe(name: str, value: torch.Tensor) -> str:
+    return f"{name}: {str(value.dtype).removeprefix('torch.')} {list(value.shape)}"
+
+
+def _record(case: Case) -> Recorded:
+    built = build(case)
+    built = replace(built, module=built.module.eval())
+    with torch.no_grad():
+        program = export(case, built)
+    return record(program, built.args, built.kwargs)
+
+
+def _fresh_rows(folder: Path, command: list[str], opts: Options) -> list[Row]:
+    """The bundle's rows from ``trtcheck run`` in a new process."""
+    with tempfile.TemporaryDirectory(prefix="trtcheck-bundle-") as out:
+        args = [sys.executable, "-m", "trtcheck", command[0], str(folder), *command[1:],
+                "--out", out, "--no-isolate", "--timeout", f"{opts.timeout:g}", "-q"]
+        subprocess.run(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=opts.timeout + 120, check=False)
+        results = Path(out) / "results.json"
+        if not results.is_file():
+            return []
+        data = json.loads(results.read_text(encoding="utf-8"))
+    return [Row.from_dict(r) for r in data.get("rows", [])]
+
+
+def _pick(rows: list[Row], row: Row) -> Row | None:
+    """The fresh row on the reduced row's backend (``lowering`` stands for its one release)."""
+    for fresh in rows:
+        if fresh.backend == row.backend or (len(rows) == 1 and BackendRef.parse(fresh.backend).name
+                                            == BackendRef.parse(row.backend).name):
+            return fresh
+    return None
+
+
+
+def reduce_rows(rows: list[Row], cases: Iterable[Case], opts: Options,
+                backends: Mapping[str, Backend], limits: Limits, say: Say = lambda text: None
+                ) -> list[Row]:
+    """``rows`` with a reduction on each failing row that has a graph to cut (bundles under
+    ``opts.out/repro/``); statuses stay as they are: reduction never changes a verdict."""
+    by_id = {case.case_id: case for case in cases}
+    todo = [i for i, row in enumerate(rows) if reducible(row) is None and row.case_id in by_id
+            and row.backend in backends]
+    if not todo:
+        return rows
+    out = list(rows)
+    reducer = Reducer(opts, backends, limits, say)
+    try:
+        for i in todo:
+            out[i] = replace(rows[i], reduction=reducer.reduce(by_id[rows[i].case_id], rows[i]))
+    finally:
+        reducer.close()
+    return out

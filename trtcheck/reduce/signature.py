@@ -1,0 +1,114 @@
+"""How a row fails, as reduction compares it: a candidate is kept only when it fails the same way.
+
+A signature is the row's status and stage, then for an exception its type and the
+Torch-TensorRT frame it came from, and for a wrong result the kind of mismatch (``values``,
+``dtype``, ``shape``, ``inputs``) and the op of the first node whose value diverges.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from trtcheck.results.rows import Row
+from trtcheck.status import Status
+
+REDUCIBLE = frozenset({Status.FAIL, Status.ERROR})
+# Stages with an exported graph to cut: earlier ones (build, eager, export) fail before it exists.
+GRAPH_STAGES = frozenset({"compile", "run", "compare", "drift"})
+
+_FRAME = re.compile(r'File "[^"]*?(torch_tensorrt/[^"]+\.py)", line (\d+), in (\S+)')
+_CITED = re.compile(r"(torch_tensorrt/[\w/]+\.py:\d+)")
+_LAST = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt)): ?(.*)$")
+_NAMED = re.compile(r"^([A-Z]\w*(?:Error|Exception)): ")
+
+
+@dataclass(frozen=True)
+class Signature:
+    status: str
+    stage: str | None
+    error: str | None = None  # exception type
+    frame: str | None = None  # the Torch-TensorRT frame it came from
+    mismatch: str | None = None  # values, dtype, shape or inputs
+    op: str | None = None  # of the first node whose value diverges
+
+    def same(self, other: Signature, *, op: bool = True) -> bool:
+        """Whether ``other`` is this failure; ``op=False`` leaves the diverging op out (while
+        bisecting from the output end, before it is known)."""
+        if op:
+            return self == other
+        return self == Signature(other.status, other.stage, other.error, other.frame,
+                                 other.mismatch, self.op)
+
+    def describe(self) -> str:
+        head = f"{self.status} at {self.stage or '—'}"
+        if self.error:
+            return f"{head}: {self.error}" + (f" from {self.frame}" if self.frame else
+                                              " (no Torch-TensorRT frame)")
+        if self.mismatch:
+            return f"{head}: {self.mismatch} mismatch" + (f", first diverging at {self.op}"
+                                                          if self.op else "")
+        return head
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def reducible(row: Row) -> str | None:
+    """Why ``row`` cannot be reduced, or None."""
+    if row.status not in REDUCIBLE:
+        return f"a {row.status.value} row is not a failure to reduce"
+    if row.stage not in GRAPH_STAGES:
+        return f"it failed at {row.stage}, before there was an exported graph to cut"
+    return None
+
+
+def signature(row: Row, outputs: Sequence[str] | None = None,
+              ops: dict[str, str] | None = None) -> Signature:
+    """``row``'s signature; ``outputs`` names the graph node behind each output leaf and ``ops``
+    gives each node's op, for the op of the first failing output (the earliest in the graph)."""
+    status, stage = row.status.value, row.stage
+    if row.status is Status.ERROR:
+        error, frame = exception_of(row.traceback or "", row.message)
+        return Signature(status, stage, error=error, frame=frame)
+    if row.status is not Status.FAIL:
+        return Signature(status, stage)
+    failing = [(i, leaf) for i, leaf in enumerate(row.outputs) if not leaf.get("passed", True)]
+    if not failing:
+        return Signature(status, stage, mismatch="inputs" if "inputs after the call" in row.message
+                         else "other")
+    leaf = failing[0][1]
+    kind = ("dtype" if leaf.get("dtype") != leaf.get("eager_dtype") else
+            "shape" if leaf.get("shape") != leaf.get("eager_shape") else "values")
+    op = None
+    if outputs is not None and ops is not None:
+        names = [outputs[j] for j, _ in failing if j < len(outputs)]
+        op = ops[min(names, key=list(ops).index)] if names else None
+    return Signature(status, stage, mismatch=kind, op=op)
+
+
+def failing_outputs(row: Row, outputs: Sequence[str]) -> list[str]:
+    """The graph nodes behind ``row``'s failing output leaves."""
+    return [outputs[i] for i, leaf in enumerate(row.outputs)
+            if not leaf.get("passed", True) and i < len(outputs)]
+
+
+def exception_of(traceback: str, message: str) -> tuple[str | None, str | None]:
+    """The exception's type and the innermost Torch-TensorRT frame (``file:line in function``),
+    else the first Torch-TensorRT line its message cites."""
+    lines = [line for line in traceback.strip().splitlines() if line and not line[0].isspace()]
+    error = None
+    found = next((m for line in reversed(lines) if (m := _LAST.match(line))), None)
+    if found:
+        error = found[1].rsplit(".", 1)[-1]
+        named = _NAMED.match(found[2])
+        if error == "RuntimeError" and named:  # a remote exception re-raised under its name
+            error = named[1]
+    frames = _FRAME.findall(traceback)
+    if frames:
+        path, line, function = frames[-1]
+        return error, f"{path}:{line} in {function}"
+    cited = _CITED.search(message)
+    return error, cited[1] if cited else None

@@ -1,0 +1,145 @@
+"""Collect the zoo in a child process: a zoo file that crashes or hangs at import costs one row.
+
+:class:`Collector` (the parent's side) sends each zoo file to a child of :mod:`trtcheck.process`
+(this module's :func:`main`), which imports it with :func:`trtcheck.zoo.discover.load` and
+replies ``("loaded", Discovered or ImportFailure)``: the declarations without their factories
+and dynamic shapes, which stay in the child (a case is built where it runs). A file whose
+import kills the child, or takes longer than the timeout, is :class:`Lost`; the child is
+replaced and the next file goes on. The child's output goes to a log, and ``faulthandler``
+writes the Python stack there when it crashes or is stopped, so that the row can point at the
+zoo file's line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import faulthandler
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import IO
+
+from trtcheck.process import Child, Parent
+from trtcheck.status import Status
+from trtcheck.zoo.discover import Discovered, ImportFailure, ZooFile, load
+
+TARGET = "trtcheck.zoo.collector"
+_STACK_S = 2.0  # how long a stopped child has to write its stack
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+@dataclass(frozen=True)
+class Lost:
+    """A zoo file whose import crashed the collector or ran past the timeout."""
+
+    file: ZooFile
+    status: Status  # CRASH or TIMEOUT
+    message: str
+    location: str  # file:line of the zoo file's frame in the stack, else the file
+    output: str  # what the child wrote while importing it (its stack included)
+
+
+Loaded = Discovered | ImportFailure | Lost
+
+
+class Collector:
+    """Imports zoo files one at a time in a reusable child, each within ``timeout`` seconds."""
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self.log: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        self.child: Child | None = None
+
+    def __enter__(self) -> Collector:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def load(self, file: ZooFile) -> Loaded:
+        """The file's declarations, its import failure, or how it was lost."""
+        self.log.seek(0, 2)
+        start = self.log.tell()
+        child = self._send((file.root, file.path))
+        deadline = time.monotonic() + self.timeout
+        try:
+            while not child.poll(max(0.0, deadline - time.monotonic())):
+                if time.monotonic() >= deadline:
+                    return self._lost(file, start, Status.TIMEOUT, self._stop(child),
+                                      f"timed out after {self.timeout:g} s importing {file.path.name}")
+            kind, payload = child.receive()
+        except (EOFError, OSError):
+            code = child.kill()
+            self.child = None
+            return self._lost(file, start, Status.CRASH, code, f"crashed importing {file.path.name}")
+        if kind == "error":  # trtcheck's own failure in the child, not the file's
+            raise payload.exception()
+        return payload
+
+    def _send(self, request: tuple[Path, Path]) -> Child:
+        if self.child is not None:
+            try:
+                self.child.send(request)
+                return self.child
+            except OSError:
+                self.child.kill()
+        self.child = Child(TARGET, log=self.log)
+        self.child.send(request)
+        return self.child
+
+    def _stop(self, child: Child) -> int:
+        """Stop a child that hangs, giving faulthandler a moment to write its stack."""
+        child.proc.send_signal(signal.SIGABRT)
+        with contextlib.suppress(subprocess.TimeoutExpired):  # still there: killed below
+            child.proc.wait(timeout=_STACK_S)
+        self.child = None
+        return child.kill()
+
+    def _lost(self, file: ZooFile, start: int, status: Status, code: int, what: str) -> Lost:
+        self.log.flush()
+        self.log.seek(start)
+        output = self.log.read()
+        if status is Status.CRASH:
+            what += (f": killed by {signal.Signals(-code).name}" if code < 0
+                     else f": the process exited with code {code}")
+        frames = [m for m in _FRAME.finditer(output) if Path(m["file"]) == file.path]
+        # faulthandler lists the innermost frame first
+        location = f"{file.path}:{frames[0]['line']}" if frames else str(file.path)
+        return Lost(file, status, what, location, output)
+
+    def close(self) -> None:
+        if self.child is not None:
+            self.child.stop()
+            self.child = None
+        self.log.close()
+
+
+def _declared(found: Discovered | ImportFailure) -> Discovered | ImportFailure:
+    """What crosses back to the parent: the declarations without factories and dynamic shapes."""
+    if isinstance(found, ImportFailure):
+        return found
+    return replace(found, specs=tuple(replace(s, factory=None, dynamic_shapes=None)
+                                      for s in found.specs))
+
+
+def main(argv: list[str]) -> int:
+    parent = Parent(argv)
+    faulthandler.enable()  # a crash, or the SIGABRT that stops a hang, writes the stack to the log
+    while True:
+        try:
+            root, path = parent.receive()
+        except EOFError:
+            return 0
+        try:
+            parent.send(("loaded", _declared(load(ZooFile(root, path)))))
+        except Exception as exc:
+            parent.fail(exc)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
