@@ -38,7 +38,8 @@ def child_env(device: str) -> dict[str, str]:
     """On CPU, one thread, as ``blocked_autorange`` uses: on a shared machine, torch's threads
     wait on each other's cores and multiply small models' times by up to 100."""
     one = {"OMP_NUM_THREADS": "1"} if device == "cpu" else {}
-    return {**os.environ, "PYTHONPATH": str(REPO), **one}
+    path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)
+    return {**os.environ, "PYTHONPATH": path, **one}
 
 
 def trtcheck_run(device: str, keyword: str | None, out: Path) -> Figures:
@@ -77,6 +78,7 @@ def tools(device: str, keyword: str | None) -> Figures:
     from trtcheck.backends import CompileJob
     from trtcheck.config import options
     from trtcheck.execution.run import collect
+    from trtcheck.measure.timing import measure
     from trtcheck.program.export import export
     from trtcheck.tensors import to_device
     from trtcheck.zoo.cases import build
@@ -93,7 +95,8 @@ def tools(device: str, keyword: str | None) -> Figures:
         module = built.module.to(device).eval()
         args, kwargs = to_device((built.args, built.kwargs), device)
         program = export(case, replace(built, module=module, args=args, kwargs=kwargs))
-        compiled = inductor.compile(CompileJob(program, args, kwargs, opts.profiles[0], device)).fn
+        compiled = inductor.compile(CompileJob(program, args, kwargs, opts.profiles[0], device,
+                                               module=module)).fn
         fig: dict[str, float] = {}
         for side, fn in (("eager", module), ("backend", compiled)):
             def call(fn: Any = fn, a: Any = args, kw: Any = kwargs) -> None:
@@ -105,11 +108,53 @@ def tools(device: str, keyword: str | None) -> Figures:
                 "call()", globals={"call": call}).blocked_autorange(min_run_time=0.5).median * 1e3
             if do_bench is not None and device.startswith("cuda"):
                 fig[f"{side}_do_bench_ms"] = do_bench(call, return_mode="median")
-        for tool in ("blocked_autorange", "do_bench"):
-            if f"eager_{tool}_ms" in fig:
+            graph = _graph_replay(call, device)
+            if graph is not None:
+                fig[f"{side}_graph_ms"] = graph
+        # trtcheck's own methods on this process's artefact, side by side: per-call interleaved
+        # (twice: the spread of the method itself, the artefact fixed) and paired blocks.
+        for name, method in (("calls", "calls"), ("calls_again", "calls"), ("blocks", "blocks")):
+            lat = measure((module, compiled), args, kwargs, device=device,
+                          timing=replace(opts.timing, method=method), fresh_inputs=(False, False))
+            fig[f"{name}_speedup"] = lat.speedup
+        for tool in ("blocked_autorange", "do_bench", "graph"):
+            if f"eager_{tool}_ms" in fig and f"backend_{tool}_ms" in fig:
                 fig[f"{tool}_speedup"] = fig[f"eager_{tool}_ms"] / fig[f"backend_{tool}_ms"]
         figures[case.case_id] = fig
     return figures
+
+
+def _graph_replay(call: Any, device: str, replays: int = 200) -> float | None:
+    """ms per call over replays of a CUDA graph of ``call``; None where it cannot be captured."""
+    import torch
+
+    if not device.startswith("cuda"):
+        return None
+    try:
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            for _ in range(3):
+                call()
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            call()
+        graph.replay()
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(5):
+            start, end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
+            start.record()
+            for _ in range(replays):
+                graph.replay()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end) / replays)
+        return statistics.median(times)
+    except Exception:  # a module the graph cannot hold (host sync, dynamic shapes, …)
+        torch.cuda.synchronize()
+        return None
 
 
 def cv(values: list[float]) -> float:
@@ -134,9 +179,10 @@ def report(summary: dict[str, dict[str, Any]], meta: dict[str, Any]) -> None:
     print(f"\n{meta['device_name']}, torch {meta['torch']}, {meta['runs']} runs, "
           f"{meta['seconds']:.0f} s. CV across runs, in %.\n")
     print("| model | eager ms (device / caller) | speedup | speedup CV: trtcheck | target | ok "
-          "| blocked_autorange | do_bench | CV medians trtcheck eager/inductor device · caller "
+          "| blocked_autorange | do_bench | graph replay | in one process: calls · again · blocks "
+          "| CV medians trtcheck eager/inductor device · caller "
           "| blocked_autorange | do_bench |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for case, s in summary.items():
         c, m = s["cv_percent"], s["median"]
         target = s["target_speedup_cv_percent"]
@@ -151,6 +197,8 @@ def report(summary: dict[str, dict[str, Any]], meta: dict[str, Any]) -> None:
               f"| {m['speedup']:.3f} | {pct('speedup')} | ≤ {target:g} "
               f"| {'yes' if c['speedup'] <= target else 'NO'} "
               f"| {pct('blocked_autorange_speedup')} | {pct('do_bench_speedup')} "
+              f"| {pct('graph_speedup')} "
+              f"| {pct('calls_speedup')} · {pct('calls_again_speedup')} · {pct('blocks_speedup')} "
               f"| {pair('eager_device_ms', 'backend_device_ms')} · "
               f"{pair('eager_caller_ms', 'backend_caller_ms')} "
               f"| {pair('eager_blocked_autorange_ms', 'backend_blocked_autorange_ms')} "

@@ -218,6 +218,19 @@ def test_gate_settings_resolve_from_config_and_command_line(tmp_path: Path) -> N
         resolve((tmp_path,), baseline=tmp_path / "missing.json")
 
 
+def test_a_row_unstable_in_either_run_is_not_gated() -> None:
+    from dataclasses import replace
+
+    from trtcheck.results.baseline import UNSTABLE
+
+    slower = _latency(2.0 / 1.5, 0.01)
+    assert _verdict(_latency(2.0, 0.01), slower) == REGRESSION
+    assert _verdict(replace(_latency(2.0, 0.01), unstable=True), slower) == UNSTABLE
+    assert _verdict(_latency(2.0, 0.01), replace(slower, unstable=True)) == UNSTABLE
+    # within the threshold it stays below threshold, unstable or not
+    assert _verdict(replace(_latency(2.0, 0.01), unstable=True), _latency(1.98, 0.01)) == SMALL
+
+
 # --- the words of a change, and how changes are counted ----------------------------------------
 
 def _change(metric: str, slowdown: float) -> LatencyChange:
@@ -289,6 +302,9 @@ def test_diff_against_a_schema_2_record_gates_no_figure(tmp_path: Path) -> None:
     speedup halved and another's status changed."""
     data = json.loads(SCHEMA_2.read_text())
     assert data["schema"] == 2
+    for row in data["rows"]:  # measured steady, so that only comparability decides the gate
+        if row.get("latency"):
+            row["latency"]["unstable"] = False
     head = {**data, "schema": 3, "rows": [dict(r) for r in data["rows"]]}
     eager = sorted((r for r in head["rows"] if r["backend"] == "eager" and r["latency"]),
                    key=lambda r: r["latency"]["speedup_high"] / r["latency"]["speedup_low"])

@@ -166,6 +166,7 @@ def test_real_compile_early_return_is_reproduced(ttrt_releases: dict[str, Path])
     assert "fewer than min_block_size 50 (dryrun alone would partition it)" in notes and EARLY_RETURN in notes
     assert compiled.evidence.engines == 0
     assert compiled.fn(z, w).shape != (z * w).shape  # the retyped graph misreads complex inputs
+    assert not compiled.interleave  # its calls run in the host: timed after eager, not beside it
 
 
 class Doubler(torch.nn.Module):

@@ -118,7 +118,7 @@ def test_reports_show_peaks_ratio_and_notes() -> None:
     assert "| eager peak MiB | backend peak MiB | memory ratio |" in report
     assert "| 4 | 2 | 0.5× |" in report
     assert "| 4 | 2 | — |" in report  # emulate
-    assert "PyTorch allocator peak of each call" in report
+    assert "PyTorch allocator peak of one call after warm-up" in report
     assert "left 100.0 MiB allocated" in report
     junit = render_junit(record, strict_xfail=False)
     assert "memory ratio: 0.5×" in junit and "backend peak MiB: 2" in junit
@@ -259,3 +259,33 @@ def test_worker_asking_for_replacement_is_stopped(tmp_path: Path, monkeypatch: p
     executor.log.close()
     log = (tmp_path / "worker.log").read_text()
     assert reason in log if reason else log == ""
+
+
+@pytest.mark.parametrize(("measure", "eager", "backend", "ratio"), [
+    (memory.ALLOCATOR, 4 * MIB, 4 * MIB, 1.0),
+    (memory.ALLOCATOR, 4 * MIB, MIB // 2, None),  # the backend's peak under the 1 MiB floor
+    (memory.ALLOCATOR, MIB // 2, 4 * MIB, None),
+    (memory.RESIDENT, 8 * MIB, 8 * MIB, None),  # resident memory: a 16 MiB floor
+    (memory.RESIDENT, 32 * MIB, 16 * MIB, 0.5),
+])
+def test_ratio_only_above_the_measures_floor(measure: str, eager: int, backend: int,
+                                             ratio: float | None) -> None:
+    assert Memory(measure, eager=eager, backend=backend).ratio == ratio
+
+
+def test_engine_memory_counts_in_the_backends_side_of_the_ratio() -> None:
+    assert Memory(memory.ALLOCATOR, eager=4 * MIB, backend=2 * MIB, engine=2 * MIB).ratio == 1.0
+
+
+def test_steady_peak_leaves_out_what_the_first_call_allocates() -> None:
+    kept: list[torch.Tensor] = []
+
+    def first_call_allocates(x: torch.Tensor) -> torch.Tensor:
+        if not kept:  # a workspace, made once and reused
+            kept.append(torch.ones(64 * MIB // 4))
+        return x + 1
+
+    (peak,) = memory.steady_peaks("cpu", [(first_call_allocates, lambda: ((torch.ones(4),), {}))])
+    if memory.measure_name("cpu") is not None:
+        assert peak is not None and peak.added < 16 * MIB
+    assert len(kept) == 1

@@ -67,6 +67,7 @@ def test_a_prediction_row_saves_its_timings_without_speedup_interval_or_ratio(
         assert {"speedup", "paired_speedup", "speedup_low", "speedup_high", "ratio",
                 "unstable"}.isdisjoint(_keys(prediction))
         assert prediction["prediction_timing"]["backend"]["median_ms"] == 1.5
+        assert prediction["prediction_timing"]["schedule"] == "interleaved"  # how it was timed
     assert saved[2]["latency"]["speedup"] == 0.039 and saved[2]["memory"]["ratio"] == 2.0
     again = load_record(tmp_path / "results.json").rows
     assert again[0].latency is not None and again[0].latency.backend == stats

@@ -690,3 +690,18 @@ def test_real_int64_scatter_matches_eager(real_backend: TensorRTBackend) -> None
     assert actual.dtype == torch.int64
     assert torch.equal(actual, expected)  # values beyond int32 survive
     assert "int64 native" in compiled.evidence.path
+
+
+@pytest.mark.tensorrt
+@needs_cuda
+def test_real_compiled_module_is_timed_as_a_user_calls_it(real_backend: TensorRTBackend) -> None:
+    """Runs only where TensorRT's builder exists (not on the machines this project is built on):
+    what is timed is the module ``dynamo.compile`` returned, with trtcheck's output check left
+    to the compared callable."""
+    model, args = TwoComplexOutputs().eval().cuda(), tuple(
+        torch.randn(4, 8, dtype=torch.complex64, device="cuda") for _ in range(2))
+    if not supports_complex_inputs(parse_version(sys.modules["torch_tensorrt"].__version__)):
+        pytest.skip("complex inputs need Torch-TensorRT >= 2.12")
+    compiled = real_backend.compile(job_for(model, args))
+    assert isinstance(compiled.fn, CheckedOutputs)
+    assert compiled.called is compiled.fn.module and isinstance(compiled.called, torch.nn.Module)

@@ -25,7 +25,9 @@ def test_timing_settings_are_checked_where_they_live() -> None:
         Timing.from_config({"unstable_ci": 0}, "x.timing")
     assert {"warmup": int, "repeats": int, "warmup_s": (int, float),
             "min_time_s": (int, float), "max_repeats": int, "block_ms": (int, float),
-            "unstable_ci": (int, float)} == TIMING_KEYS
+            "unstable_ci": (int, float), "method": str} == TIMING_KEYS
+    with pytest.raises(ConfigError, match="method must be one of 'calls', 'blocks'"):
+        Timing.from_config({"method": "graph"}, "x.timing")
 
 
 def test_config_timing_table_reaches_the_options(tmp_path) -> None:
@@ -78,20 +80,38 @@ def test_measure_interleaves_alternating_and_gives_a_mutating_callable_fresh_inp
         return x.add_(1)
 
     x = torch.zeros(3)
-    timing = Timing(warmup=2, repeats=4, warmup_s=0.0, min_time_s=0.0, block_ms=0.0)
+    timing = Timing(warmup=2, repeats=4, warmup_s=0.0, min_time_s=0.0)
     lat = measure((eager, mutating), (x,), {}, timing=timing, device="cpu",
                   fresh_inputs=(False, True))
-    # warm-up, one calibration block each (block_ms 0: one call), then per round a block of
-    # each and a caller call of each, the order alternating between rounds
-    assert "".join(calls) == "ebeb" + "e" + "b" + "ebeb" + "bebe" + "ebeb" + "bebe"
+    # per call, interleaved: warm-up rounds, then measured rounds, the order alternating
+    assert "".join(calls) == "eb" + "be" + "eb" + "be" + "eb" + "be"
     assert seen == [0.0] * len(seen) and float(x[0]) == 0.0  # each call got its own copy
     assert lat.eager.warmup == 2 and lat.eager.repeats == lat.backend.repeats == 4
     assert lat.eager.timer == lat.eager_device.timer == "perf_counter"
     assert lat.eager_device.block == lat.backend_device.block == 1
+    assert (lat.method, lat.schedule) == ("calls", "interleaved")
+
+
+def test_serial_schedule_times_all_of_eager_first() -> None:
+    calls: list[str] = []
+    lat = measure((lambda: calls.append("e"), lambda: calls.append("b")), (), {},
+                  timing=Timing(warmup=1, repeats=3, warmup_s=0.0, min_time_s=0.0),
+                  device="cpu", fresh_inputs=(False, False), interleave=False)
+    assert "".join(calls) == "eeee" + "bbbb" and lat.schedule == "serial"
+
+
+def test_control_interval_covers_both_call_orders() -> None:
+    # eager (index 0) is slower whenever it goes first: the order effect, not a speedup
+    samples = [[(1.1, 1.1) if k % 2 == 0 else (1.0, 1.0) for k in range(40)],
+               [(1.0, 1.0) if k % 2 == 0 else (1.1, 1.1) for k in range(40)]]
+    lat = paired(samples, [1, 1], timers=("perf_counter", "perf_counter"), warmup=0,
+                 unstable=0.5)
+    assert lat.interval[0] <= 1.0 / 1.1 + 1e-9 and lat.interval[1] >= 1.1 - 1e-9
 
 
 def test_measure_calibrates_blocks_and_brackets_the_speedup() -> None:
-    timing = Timing(warmup=2, repeats=30, warmup_s=0.0, min_time_s=0.0, block_ms=2.0)
+    timing = Timing(warmup=2, repeats=30, warmup_s=0.0, min_time_s=0.0, block_ms=2.0,
+                    method="blocks")
     lat = measure((lambda: _spin(0.6), lambda: _spin(0.2)), (), {}, timing=timing,
                   device="cpu", fresh_inputs=(False, False))
     assert lat.eager_device.block >= 3 and lat.backend_device.block >= 10  # blocks last >= 2 ms
@@ -103,18 +123,17 @@ def test_measure_calibrates_blocks_and_brackets_the_speedup() -> None:
 
 
 def test_paired_speedup_interval_and_unstable_flag() -> None:
-    steady = paired([[1.0] * 9, [0.5] * 9], [[2.0] * 9, [1.0] * 9], [4, 8],
+    steady = paired([[(1.0, 2.0)] * 9, [(0.5, 1.0)] * 9], [4, 8],
                     timers=("perf_counter", "perf_counter"), warmup=1, unstable=0.05)
     assert (steady.speedup, steady.interval, steady.unstable) == (2.0, (2.0, 2.0), False)
     assert steady.eager_device.block == 4 and steady.backend_device.block == 8
-    noisy = paired([[1.0] * 6, [0.5] * 6], [[2, 2, 2, 2, 2, 2], [1, 0.5, 2, 1, 0.6, 1.8]],
+    noisy = paired([[(1.0, 2.0)] * 6, [(0.5, x) for x in (1, 0.5, 2, 1, 0.6, 1.8)]],
                    [1, 1], timers=("perf_counter", "perf_counter"), warmup=1, unstable=0.05)
     assert noisy.unstable and noisy.interval[0] < noisy.speedup < noisy.interval[1]
 
 
 def test_measure_runs_at_least_min_time_and_at_most_max_repeats() -> None:
-    timing = Timing(warmup=0, repeats=1, warmup_s=0.0, min_time_s=10.0, max_repeats=3,
-                    block_ms=0.0)
+    timing = Timing(warmup=0, repeats=1, warmup_s=0.0, min_time_s=10.0, max_repeats=3)
     lat = measure((lambda x: x, lambda x: x), (torch.zeros(1),), {}, timing=timing,
                   device="cpu", fresh_inputs=(False, False))
     assert lat.eager.repeats == 3  # max_repeats stops it long before 10 s

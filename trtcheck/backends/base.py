@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import torch
 from torch.export import ExportedProgram
 
 from trtcheck.config.profiles import Profile
@@ -19,13 +20,28 @@ __all__ = ["Backend", "CompileJob", "Compiled"]
 
 @dataclass
 class Compiled:
-    """What a backend returns: a callable with the user's signature, evidence of the path
-    taken, and the device memory of its compiled artifact where the backend exposes it
-    (bytes outside PyTorch's allocator, e.g. TensorRT engines)."""
+    """What a backend returns: a callable with the user's signature whose outputs are compared
+    with eager's (``fn``), evidence of the path taken, and the device memory of its compiled
+    artifact where the backend exposes it (bytes outside PyTorch's allocator, e.g. TensorRT
+    engines).
+
+    ``timed`` is what a user of the backend calls, timed against eager and measured for memory,
+    when it is not ``fn``; with a ``cost_label``, ``fn``'s extra cost per call is measured too and
+    shown as its own figure, ``"{cost_label} adds X ms a call"``, never as a speedup.
+    ``interleave`` is False for a backend whose calls run in another process: it is timed after
+    eager, not call by call beside it, so that eager is never timed while that process works."""
 
     fn: Callable[..., Any]
     evidence: Evidence = field(default_factory=Evidence)
     memory: int | None = None
+    timed: Callable[..., Any] | None = None
+    cost_label: str = ""
+    interleave: bool = True
+
+    @property
+    def called(self) -> Callable[..., Any]:
+        """The callable timed: what a user calls."""
+        return self.fn if self.timed is None else self.timed
 
 
 @dataclass(frozen=True)
@@ -41,6 +57,12 @@ class CompileJob:
     cache_dir: str | None = None  # its directory; None: Torch-TensorRT's default
     # The shapes each dynamic input runs at, by the program's input name; empty: static shapes.
     ranges: Mapping[str, ShapeRange] = field(default_factory=dict)
+    module: torch.nn.Module | None = None  # the user's module, on the device, in eval mode
+
+    @property
+    def model(self) -> torch.nn.Module:
+        """The model as its users call it: the user's module, else the exported program's."""
+        return self.module if self.module is not None else self.program.module()
 
 
 class Backend(ABC):

@@ -8,14 +8,18 @@ from typing import Any
 
 from trtcheck.errors import ConfigError
 
+METHODS = ("calls", "blocks")
+
 
 @dataclass(frozen=True)
 class Timing:
     """Latency measurement: at least ``warmup`` rounds and ``warmup_s`` seconds of warm-up, then
     at least ``repeats`` rounds and ``min_time_s`` seconds measured, at most ``max_repeats``.
-    A round is one timed block of each callable and one timed single call of each. Blocks hold
-    enough calls to last ``block_ms``; a speedup whose interval is wider than
-    ±``unstable_ci`` (relative) is flagged unstable."""
+
+    ``method`` ``"calls"`` (the default) times every call on its own, eager's and the backend's
+    interleaved call by call (CUDA events around each call on CUDA); ``"blocks"`` times blocks of
+    back-to-back calls lasting at least ``block_ms``. A speedup whose interval is wider than
+    ±``unstable_ci`` (relative) is flagged unstable and not gated."""
 
     warmup: int = 3
     repeats: int = 20
@@ -24,6 +28,7 @@ class Timing:
     max_repeats: int = 10_000
     block_ms: float = 1.0
     unstable_ci: float = 0.05
+    method: str = "calls"
 
     @classmethod
     def from_config(cls, table: Mapping[str, Any], where: str) -> Timing:
@@ -35,9 +40,12 @@ class Timing:
         if min(timing.warmup_s, timing.min_time_s, timing.block_ms) < 0 or timing.unstable_ci <= 0:
             raise ConfigError(f"{where}: warmup_s, min_time_s and block_ms must be >= 0, "
                               "unstable_ci > 0")
+        if timing.method not in METHODS:
+            raise ConfigError(f"{where}: method must be one of {', '.join(map(repr, METHODS))}, "
+                              f"not {timing.method!r}")
         return timing
 
 
+_TYPES: dict[str, Any] = {"float": (int, float), "int": int, "str": str}
 # The config schema of the ``[timing]`` table: key -> accepted types.
-TIMING_KEYS: dict[str, Any] = {f.name: (int, float) if f.type == "float" else int
-                               for f in fields(Timing)}
+TIMING_KEYS: dict[str, Any] = {f.name: _TYPES[str(f.type)] for f in fields(Timing)}

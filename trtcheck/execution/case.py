@@ -12,12 +12,12 @@ from typing import Any
 import torch
 from torch.export import ExportedProgram
 
-from trtcheck.backends import Backend, CompileJob
+from trtcheck.backends import Backend, Compiled, CompileJob
 from trtcheck.config.options import Options
 from trtcheck.config.profiles import Tolerance
 from trtcheck.errors import INTERNAL, InternalError, Unsupported, last_line, location, raising_frame
 from trtcheck.execution.events import Item, StageHook, no_hook
-from trtcheck.measure import drift, memory
+from trtcheck.measure import alone, drift, memory
 from trtcheck.measure.compare import NO_NARROWING, TRUNCATE_DOUBLE, Comparison, compare
 from trtcheck.measure.memory import Peak
 from trtcheck.measure.mutation import inputs_changed, mutation_problem
@@ -27,7 +27,7 @@ from trtcheck.program.export import export
 from trtcheck.program.shapes import ShapePlan, ShapeSet, plan_shapes, resize, shapes_record
 from trtcheck.results import nonfinite
 from trtcheck.results.backends import NO_BACKEND
-from trtcheck.results.figures import Memory
+from trtcheck.results.figures import Cost, Latency, Memory
 from trtcheck.results.rows import Analysis, Evidence, Row, Slot, plan, row_for, rows_for
 from trtcheck.status import Status
 from trtcheck.tensors import StateSnapshot, clone, to_device
@@ -62,6 +62,9 @@ def torch_tensorrt_frame(trace: str) -> str:
         return f" (raised by Torch-TensorRT in {frame.name} at {frame.where})"
     return (f" (raised inside Torch-TensorRT, in {frame.name} at {frame.where}{code}: a bug in "
             "Torch-TensorRT; report it to Torch-TensorRT with this frame)")
+
+
+STEADY_EAGER, STEADY_BACKEND = "eager steady", "backend steady"  # peaks taken after timing
 
 
 # Why a module that changes its own buffers gets no dtype drift check: its compiled module's
@@ -102,7 +105,8 @@ class Stages:
         self.hook(self.backend, self.profile, name)
         t0 = time.perf_counter()
         try:
-            with memory.peak(self.device, self.peaks, name if example else f"{name} (other shapes)"):
+            with (alone.lock_for(self.device).shared(),
+                  memory.peak(self.device, self.peaks, name if example else f"{name} (other shapes)")):
                 yield
         except Unsupported:
             raise
@@ -117,16 +121,19 @@ class Stages:
         finally:
             self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - t0
 
-    def memory(self, engine: int | None = None) -> Memory | None:
-        """The figures of the eager call, compile and the first run; None where not measured."""
+    def memory(self, engine: int | None = None, owned: int | None = None) -> Memory | None:
+        """The steady-state peaks of eager and the backend (with what the compiled module
+        ``owned``), the first calls' peaks, and what compiling kept; None where not measured."""
         measure = memory.measure_name(self.device)
         if measure is None:
             return None
-        eager, compiled, run = (self.peaks.get(s) for s in ("eager", "compile", "run"))
+        eager, backend, first, compiled, run = (self.peaks.get(s) for s in (
+            STEADY_EAGER, STEADY_BACKEND, "eager", "compile", "run"))
         return Memory(measure, eager=eager.added if eager else None,
-                      backend=run.added if run else None,
+                      backend=backend.added + (owned or 0) if backend else None,
                       compiled=max(0, compiled.end - compiled.start) if compiled else None,
-                      engine=engine)
+                      engine=engine, owned=owned, eager_first=first.added if first else None,
+                      backend_first=run.added if run else None)
 
 
 def effective_dtype(dtype: torch.dtype, truncate_double: bool) -> str:
@@ -256,7 +263,8 @@ def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
             continue
         job = CompileJob(program, inputs[0], inputs[1], slot.profile or opts.profiles[0],
                          opts.device, opts.engine_cache,
-                         str(opts.cache_dir.resolve()) if opts.cache_dir else None, shapes.ranges)
+                         str(opts.cache_dir.resolve()) if opts.cache_dir else None, shapes.ranges,
+                         module=module)
         slot_before = memory.in_use(opts.device)
         outcome = _run_backend(case, backend, job, expected, eager_in, eager, opts,
                                truncate_double=bool(slot.profile and slot.profile.truncate_double),
@@ -411,18 +419,57 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
             if drifted.fails and status is Status.PASS:  # a failing row says its own cause first
                 status = Status.FAIL
                 message = "; ".join(m for m in (drifted.describe(), message) if m)
-    latency = None
+    latency, owned = None, None
     try:
-        with stages.stage("timing"):
-            latency = measure(
-                (eager.module, compiled.fn), job.args, job.kwargs, timing=opts.timing,
-                device=opts.device,
-                fresh_inputs=(eager.mutates, inputs_changed((job.args, job.kwargs), backend_in)))
+        with stages.stage("timing"), alone.lock_for(opts.device).exclusive():
+            latency = _latency(eager, compiled, job, opts,
+                               fresh=inputs_changed((job.args, job.kwargs), backend_in))
+            _steady_peaks(eager, compiled, job, stages)
     except StageError as err:  # the outputs were judged already: the row keeps its status
         message = "; ".join(m for m in (message, f"timing failed, no latency: {err}") if m)
+    if memory.in_use(opts.device) is not None:  # what the compiled module holds, freed with it
+        del actual, backend_in
+        memory.release(opts.device)
+        alive = memory.in_use(opts.device)
+        del compiled
+        memory.release(opts.device)
+        owned = max(0, (alive or 0) - (memory.in_use(opts.device) or 0))
     return dict(status=status, message=message, stage=None if status is Status.PASS else "compare",
                 timings=stages.timings, outputs=outputs, latency=latency, evidence=evidence,
-                memory=stages.memory(engine), shapes=shapes_record(shapes, ran) if shapes else None)
+                memory=stages.memory(engine, owned),
+                shapes=shapes_record(shapes, ran) if shapes else None)
+
+
+def _latency(eager: Eager, compiled: Compiled, job: CompileJob, opts: Options, *,
+             fresh: bool) -> Latency:
+    """Eager against what a user of the backend calls; with the compared callable's own cost
+    when the backend times another (the control's export round trip)."""
+    def timed(fns: tuple[Callable[..., Any], Callable[..., Any]], mutates: tuple[bool, bool],
+              interleave: bool = True) -> Latency:
+        return measure(fns, job.args, job.kwargs, timing=opts.timing, device=opts.device,
+                       fresh_inputs=mutates, interleave=interleave)
+
+    latency = timed((eager.module, compiled.called), (eager.mutates, fresh), compiled.interleave)
+    if compiled.timed is None or not compiled.cost_label:
+        return latency
+    extra = timed((compiled.timed, compiled.fn), (fresh, fresh))
+    base, over = extra.eager_device, extra.backend_device
+    assert base is not None and over is not None  # measure always gives the device figures
+    cost = Cost(compiled.cost_label, over.median_ms - base.median_ms,
+                (over.ci_low_ms or over.median_ms) - (base.ci_high_ms or base.median_ms),
+                (over.ci_high_ms or over.median_ms) - (base.ci_low_ms or base.median_ms))
+    return replace(latency, cost=cost)
+
+
+def _steady_peaks(eager: Eager, compiled: Compiled, job: CompileJob, stages: Stages) -> None:
+    """Eager's and the backend's steady-state memory peaks, after warm-up, into the stages."""
+    def inputs() -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return clone((job.args, job.kwargs))
+
+    found = memory.steady_peaks(job.device, [(eager.module, inputs), (compiled.called, inputs)])
+    for name, peak in zip((STEADY_EAGER, STEADY_BACKEND), found, strict=True):
+        if peak is not None:
+            stages.peaks[name] = peak
 
 
 def _verdict(outputs: Comparison, mutation: str) -> tuple[Status, str]:

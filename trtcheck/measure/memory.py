@@ -1,4 +1,5 @@
-"""Memory: the peak of each stage, what a case leaves allocated, and what an out-of-memory says.
+"""Memory: each stage's peak, a call's steady-state peak, what a case leaves allocated, and
+what an out-of-memory says.
 
 On CUDA the figures are the PyTorch caching allocator's (``memory_allocated`` and
 ``max_memory_allocated`` on the row's device): TensorRT's own allocations are outside them. On
@@ -11,19 +12,19 @@ from __future__ import annotations
 
 import gc
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 
-MIB = 2**20
+from trtcheck.results.figures import ALLOCATOR, MIB, RESIDENT
+
 # A case or row that leaves more than this allocated on the GPU gets a note naming it, and a
 # worker not back within it of its baseline is replaced before the next case.
 LEAK_MARGIN = 64 * MIB
-ALLOCATOR = "PyTorch allocator peak"
-RESIDENT = "resident memory peak"
 
 _STATUS = Path("/proc/self/status")
 _CLEAR_REFS = Path("/proc/self/clear_refs")
@@ -98,6 +99,26 @@ def peak(device: str, into: dict[str, Peak], name: str) -> Iterator[None]:
         high, end = _status_kib("VmHWM"), _status_kib("VmRSS")
         if start is not None and high is not None and end is not None:
             into[name] = Peak(start, high, end)
+
+
+Inputs = Callable[[], tuple[tuple[Any, ...], dict[str, Any]]]
+
+
+def steady_peaks(device: str, calls: Sequence[tuple[Callable[..., Any], Inputs]]) -> list[Peak | None]:
+    """Each ``(fn, inputs)``'s steady-state peak: ``fn`` is called once more to warm up
+    (workspaces, lazy initialisation and autotuning happen there), then once inside the
+    measurement, on inputs made before it."""
+    found: list[Peak | None] = []
+    with torch.no_grad():
+        for fn, inputs in calls:
+            args, kwargs = inputs()
+            fn(*args, **kwargs)
+            args, kwargs = inputs()
+            into: dict[str, Peak] = {}
+            with peak(device, into, "steady"):
+                fn(*args, **kwargs)
+            found.append(into.get("steady"))
+    return found
 
 
 def release(device: str) -> None:

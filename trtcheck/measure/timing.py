@@ -2,10 +2,17 @@
 
 Two figures per row, for eager and the backend alike. The *caller* figure is what one call
 costs the code that makes it: host time from the call to its result being ready, launch
-overhead included. The *device* figure is the time per call over blocks of back-to-back calls,
-each block calibrated to last at least ``block_ms`` — GPU time between two CUDA events on CUDA,
-``perf_counter`` on CPU — which launch overhead hides behind. Eager and backend blocks are
-interleaved, and the speedup is the median over paired blocks, with a bootstrap interval.
+overhead included. The *device* figure depends on the method. With ``"calls"`` (the default)
+every call is timed on its own, the device idle before it: between two CUDA events around the
+call on CUDA (so it holds the launches the GPU waited for), ``perf_counter`` on CPU; eager's
+and the backend's calls alternate call by call, so both see the same clocks, caches and
+neighbours, and their ratio holds steady where absolute times drift. With ``"blocks"`` it is the
+time per call over blocks of back-to-back calls lasting at least ``block_ms``, eager's and the
+backend's blocks alternating. The speedup is eager's median over the backend's, with a
+bootstrap interval over the paired samples.
+
+A backend whose calls run in another process (``interleave=False``) is timed serially instead:
+all of eager's calls, then the backend's, so that eager is never timed while that process works.
 """
 
 from __future__ import annotations
@@ -15,77 +22,86 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from trtcheck.config.timing import Timing
 from trtcheck.results.figures import Latency, Stats
 
-if TYPE_CHECKING:
-    import numpy as np
-
 MAX_BLOCK = 1 << 16  # calls per block: a bound for callables too fast for the timer
-BOOTSTRAP = 2000  # resamples behind each interval
+BOOTSTRAP = 1000  # resamples behind each interval
 CONFIDENCE = 0.95
 
 
 Call = Callable[..., Any]
+Sample = tuple[float, float]  # (caller ms, device ms) of one timed call or block
 
 
 def measure(fns: tuple[Call, Call], args: tuple[Any, ...], kwargs: dict[str, Any], *,
-            timing: Timing, device: str, fresh_inputs: tuple[bool, bool]) -> Latency:
-    """Time eager and a backend (``fns``) on the same inputs, interleaved, both figures.
+            timing: Timing, device: str, fresh_inputs: tuple[bool, bool],
+            interleave: bool = True) -> Latency:
+    """Time eager and a backend (``fns``) on the same inputs, both figures.
 
-    Interleaving makes both callables see the same machine state (clocks, caches, neighbours),
-    so their ratio — the speedup — holds steady where absolute times drift between runs; the
-    order alternates each round. A callable whose ``fresh_inputs`` is true (it mutates its
-    inputs) gets its own copy for every call, made outside the timed region."""
+    A callable whose ``fresh_inputs`` is true (it mutates its inputs) gets its own copy for
+    every call, made outside the timed region. Interleaved rounds alternate their order."""
     import torch  # here, not at the top: options reads Timing, and --help must not load torch
 
     from trtcheck.tensors import clone
 
     cuda = torch.device(device).type == "cuda"
     sync = (lambda: torch.cuda.synchronize(device)) if cuda else (lambda: None)
-    block = _cuda_block if cuda else _cpu_block
 
     def inputs(i: int, n: int) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
         return [clone((args, kwargs)) for _ in range(n)] if fresh_inputs[i] else [(args, kwargs)] * n
 
-    def caller(i: int) -> float:
-        [(a, kw)] = inputs(i, 1)
-        sync()
-        t0 = time.perf_counter()
-        fns[i](*a, **kw)
-        sync()
-        return (time.perf_counter() - t0) * 1e3
-
-    def blocked(i: int, k: int) -> float:
+    def timed(i: int, k: int) -> Sample:
+        """``k`` calls of ``fns[i]`` back to back, per call: host and device ms."""
         calls = inputs(i, k)
         sync()
-        return block(fns[i], calls, device) / k
+        t0 = time.perf_counter()
+        if cuda:
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for a, kw in calls:
+                fns[i](*a, **kw)
+            end.record()
+            end.synchronize()
+            host = (time.perf_counter() - t0) * 1e3
+            return host / k, start.elapsed_time(end) / k
+        for a, kw in calls:
+            fns[i](*a, **kw)
+        host = (time.perf_counter() - t0) * 1e3
+        return host / k, host / k
 
-    with torch.no_grad():
-        warm: list[list[float]] = [[], []]
-        deadline = time.perf_counter() + timing.warmup_s
-        while len(warm[0]) < timing.max_repeats and (
-                len(warm[0]) < timing.warmup or time.perf_counter() < deadline):
-            for i in (0, 1):
-                warm[i].append(caller(i))
-        ks = [_calibrate(blocked, i, statistics.median(warm[i]) if warm[i] else 0.0,
-                         timing.block_ms) for i in (0, 1)]
-        callers: list[list[float]] = [[], []]
-        blocks: list[list[float]] = [[], []]
-        deadline = time.perf_counter() + timing.min_time_s
+    ks = [1, 1]
+
+    def sample(i: int) -> Sample:
+        """One call timed; with blocks, one call's host time and a block's device time."""
+        one = timed(i, 1)
+        return (one[0], timed(i, ks[i])[1]) if ks[i] > 1 else one
+
+    def rounds(sides: Sequence[int], least: int, seconds: float,
+               into: list[list[Sample]]) -> None:
+        deadline = time.perf_counter() + seconds
         n = 0
-        while n < timing.max_repeats and (n < timing.repeats or time.perf_counter() < deadline):
-            order = (0, 1) if n % 2 == 0 else (1, 0)
-            for i in order:
-                blocks[i].append(blocked(i, ks[i]))
-            for i in order:
-                callers[i].append(caller(i))
+        while n < timing.max_repeats and (n < least or time.perf_counter() < deadline):
+            for i in (sides if n % 2 == 0 else sides[::-1]):
+                into[i].append(sample(i))
             n += 1
+
+    samples: list[list[Sample]] = [[], []]
+    warm: list[list[Sample]] = [[], []]
+    with torch.no_grad():
+        for sides in ([(0, 1)] if interleave else [(0,), (1,)]):
+            rounds(sides, timing.warmup, timing.warmup_s, warm)
+            if timing.method == "blocks":
+                for i in sides:
+                    ks[i] = _calibrate(lambda i, k: timed(i, k)[1], i,
+                                       statistics.median(s[1] for s in warm[i]) if warm[i] else 0.0,
+                                       timing.block_ms)
+            rounds(sides, timing.repeats, timing.min_time_s, samples)
     timers = ("perf_counter", "cuda-event" if cuda else "perf_counter")
-    return paired(callers, blocks, ks, timers=timers, warmup=len(warm[0]),
-                  unstable=timing.unstable_ci)
+    return paired(samples, ks, timers=timers, warmup=len(warm[0]), unstable=timing.unstable_ci,
+                  method=timing.method, schedule="interleaved" if interleave else "serial")
 
 
 def _calibrate(blocked: Callable[[int, int], float], i: int, per_call_ms: float,
@@ -98,59 +114,48 @@ def _calibrate(blocked: Callable[[int, int], float], i: int, per_call_ms: float,
     return k
 
 
-def _cpu_block(fn: Call, calls: Sequence[tuple[tuple[Any, ...], dict[str, Any]]],
-               device: str) -> float:
-    t0 = time.perf_counter()
-    for a, kw in calls:
-        fn(*a, **kw)
-    return (time.perf_counter() - t0) * 1e3
-
-
-def _cuda_block(fn: Call, calls: Sequence[tuple[tuple[Any, ...], dict[str, Any]]],
-                device: str) -> float:
-    import torch
-
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for a, kw in calls:
-        fn(*a, **kw)
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end)
-
-
-def paired(callers: Sequence[Sequence[float]], blocks: Sequence[Sequence[float]],
-           ks: Sequence[int], *, timers: tuple[str, str], warmup: int,
-           unstable: float) -> Latency:
-    """The latency of eager (index 0) and the backend (1) from their samples: the caller
-    figures, the block figures with bootstrap intervals of their medians, and the speedup over
-    paired blocks with its interval."""
+def paired(samples: Sequence[Sequence[Sample]], ks: Sequence[int], *, timers: tuple[str, str],
+           warmup: int, unstable: float, method: str = "calls",
+           schedule: str = "interleaved") -> Latency:
+    """The latency of eager (index 0) and the backend (1) from their ``(caller, device)``
+    samples: the caller figures, the device figures with bootstrap intervals of their medians,
+    and the speedup (eager's device median over the backend's) with its interval, resampling
+    the pairs together (cut to the shorter side when a serial schedule gave unequal counts) and,
+    when interleaved, widened to cover each order of the calls within a round."""
     import numpy as np
 
-    e, b = (np.asarray(s, dtype=float) for s in blocks)
-    ratios = e / np.where(b > 0, b, np.nan)
+    n = min(len(samples[0]), len(samples[1]))
+    host = [np.asarray([s[0] for s in side], dtype=float) for side in samples]
+    dev = [np.asarray([s[1] for s in side], dtype=float) for side in samples]
     rng = np.random.default_rng(0)  # a fixed seed: the same samples give the same interval
-    idx = rng.integers(0, len(e), size=(BOOTSTRAP, len(e)))
+    idx = rng.integers(0, n, size=(BOOTSTRAP, n))
     tail = (1 - CONFIDENCE) / 2 * 100
+    medians = [np.median(d[:n][idx], axis=1) for d in dev]
 
     def interval(values: np.ndarray) -> tuple[float, float]:
-        medians = np.nanmedian(values[idx], axis=1)
-        low, high = np.nanpercentile(medians, [tail, 100 - tail])
+        low, high = np.nanpercentile(values, [tail, 100 - tail])
         return float(low), float(high)
 
-    def device(i: int, values: np.ndarray) -> Stats:
-        low, high = interval(values)
-        s = summarize(list(values), timer=timers[1], warmup=warmup)
+    def device(i: int) -> Stats:
+        low, high = interval(medians[i])
+        s = summarize(list(dev[i]), timer=timers[1], warmup=warmup)
         return Stats(**{**asdict(s), "block": ks[i], "ci_low_ms": low, "ci_high_ms": high})
 
-    speedup = float(np.nanmedian(ratios))
-    low, high = interval(ratios)
+    e, b = (float(np.median(d)) for d in dev)
+    speedup = e / b if b > 0 else math.inf
+    with np.errstate(divide="ignore", invalid="ignore"):
+        low, high = interval(medians[0] / medians[1])
+        if schedule == "interleaved" and n >= 4:
+            # Resampling cannot see the order of calls: the interval also covers the speedups
+            # of the rounds where eager went first and of those where the backend did.
+            by_order = [float(np.median(dev[0][k:n:2]) / np.median(dev[1][k:n:2])) for k in (0, 1)]
+            low, high = min(low, *by_order), max(high, *by_order)
     return Latency(
-        eager=summarize(list(callers[0]), timer=timers[0], warmup=warmup),
-        backend=summarize(list(callers[1]), timer=timers[0], warmup=warmup),
-        eager_device=device(0, e), backend_device=device(1, b),
+        eager=summarize(list(host[0]), timer=timers[0], warmup=warmup),
+        backend=summarize(list(host[1]), timer=timers[0], warmup=warmup),
+        eager_device=device(0), backend_device=device(1),
         paired_speedup=speedup, speedup_low=low, speedup_high=high,
-        unstable=bool((high - low) / 2 > unstable * speedup))
+        unstable=bool((high - low) / 2 > unstable * speedup), method=method, schedule=schedule)
 
 
 def summarize(samples: list[float], *, timer: str, warmup: int) -> Stats:

@@ -14,6 +14,7 @@ from trtcheck.render.text import (
     NONE,
     NONFINITE_NOTE,
     PREDICTION_MARK,
+    cost_text,
     failing_outputs,
     fallback_text,
     headline,
@@ -143,9 +144,17 @@ def _latency(record: Record) -> str:
         return ""
     parts = [f"## Latency\n\n{_table(headers, rows)}", LATENCY_NOTE]
     if memory:
-        parts.append(f"Memory: {md(', '.join(memory_measures(record)))} of each call, above what "
-                     "was in use before it; the ratio is backend ÷ eager, for measured rows only.")
+        parts.append(f"Memory: {md(', '.join(memory_measures(record)))} of one call after "
+                     "warm-up, above what was in use before it (first-call allocations such as "
+                     "cuBLAS workspaces left out; the backend's side holds what the compiled "
+                     "module keeps); the ratio is backend ÷ eager, for measured rows only, and "
+                     "only where both exceed 1 MiB (allocator) or 16 MiB (resident), else —.")
     parts += [f"- {md(n)}" for r in record.rows if r.memory for n in r.memory.notes]
+    parts += [f"- {md(r.case_id)} · {_backend(r)}: {md(cost_text(r))}"
+              for r in record.rows if cost_text(r)]
+    compiled_as = dict.fromkeys(f"{r.backend} compiled as {r.evidence.details['compiled_as']}"
+                                for r in record.rows if r.evidence.details.get("compiled_as"))
+    parts += [f"- {md(how)}" for how in compiled_as]
     return "\n\n".join(parts)
 
 

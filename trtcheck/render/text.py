@@ -107,6 +107,15 @@ def memory_measures(record: Record) -> list[str]:
     return list(dict.fromkeys(r.memory.measure for r in record.rows if r.memory is not None))
 
 
+def cost_text(row: Row) -> str:
+    """``export adds 0.12 ms a call [0.11–0.13]``: the compared callable's own cost, or ``""``."""
+    cost = row.latency.cost if row.latency is not None else None
+    if cost is None:
+        return ""
+    return (f"{cost.label} adds {num(cost.ms)} ms a call [{num(cost.low_ms)}–{num(cost.high_ms)}] "
+            "(the exported program's module against the model; not a speedup)")
+
+
 def speedup_text(row: Row) -> str:
     """The row's speedup with its interval and instability, or why it has none."""
     if row.prediction:

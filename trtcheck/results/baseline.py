@@ -4,9 +4,10 @@ by row — status changes, new and removed rows, accuracy, and a noise-aware lat
 The latency verdict compares the speedup (the backend normalised by eager in the same run,
 which cancels the drift of the machine between runs) or, with metric ``latency``, the
 backend's absolute GPU time. A row regresses only when it is slower by more than the
-threshold *and* the two runs' intervals do not overlap. Against a baseline whose figures meant
-something else (a record schema before :data:`FIGURES_SCHEMA`), changed figures are marked
-"not comparable" and never gated, while status changes still count."""
+threshold *and* the two runs' intervals do not overlap. A row whose interval, in either run, is
+too wide to decide (its latency is flagged unstable) is not gated. Against a baseline whose
+figures meant something else (a record schema before :data:`FIGURES_SCHEMA`), changed figures
+are marked "not comparable" and never gated, while status changes still count."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ COMPARABLE = {"device_name": "GPU", "driver": "driver", "torch": "torch",
 ACCURACY_FACTOR = 2.0  # a worst relative error that moved by more than this factor is shown
 
 REGRESSION, IMPROVEMENT, NOISE, SMALL = "regression", "improvement", "within noise", "below threshold"
+UNSTABLE = "not gated: unstable"  # an interval too wide to decide, in either run
 NOT_COMPARABLE = "not comparable"  # the baseline's figures meant something else: never gated
 
 
@@ -34,7 +36,7 @@ class LatencyChange:
     ``before``/``after`` are the gated figure (the speedup, or the backend's GPU ms);
     ``slowdown`` how many times slower the backend got relative to the baseline (the old
     speedup over the new one, or the new time over the old one), ``verdict`` one of regression,
-    improvement, within noise, below threshold, not comparable.
+    improvement, within noise, below threshold, not comparable, not gated: unstable.
     ``before_ms``/``after_ms`` are the backend's absolute times, shown as information."""
 
     metric: str
@@ -219,6 +221,8 @@ def latency_change(before: Row, after: Row, metric: str, threshold: float, *,
         verdict = IMPROVEMENT if apart_faster or no_interval else NOISE
     else:
         verdict = SMALL
+    if verdict != SMALL and (b.unstable or a.unstable):  # too wide to decide: never flagged
+        verdict = UNSTABLE
     if not comparable and verdict != SMALL:
         verdict = NOT_COMPARABLE
     return LatencyChange(metric, old, new, slowdown, verdict, old_iv, new_iv,

@@ -30,13 +30,30 @@ class Stats:
 
 
 @dataclass(frozen=True)
+class Cost:
+    """What a callable compared for accuracy costs per call beyond the one timed (the exported
+    program's module beyond the model: ``label`` ``"export"``), with an interval, in ms."""
+
+    label: str
+    ms: float
+    low_ms: float
+    high_ms: float
+
+
+@dataclass(frozen=True)
 class Latency:
     """Eager and a backend, timed together.
 
-    ``eager``/``backend`` are the caller figures; ``eager_device``/``backend_device`` the
-    per-call times from blocks. ``paired_speedup`` is the median over paired blocks of eager's
-    time over the backend's, ``speedup_low``/``speedup_high`` its interval. Records made before
-    blocks were timed have only the caller figures."""
+    ``eager``/``backend`` are the caller figures (host time of one call, its result ready);
+    ``eager_device``/``backend_device`` the device figures: per call, between CUDA events on
+    CUDA (``method`` ``"calls"``), or per call over blocks of back-to-back calls (``"blocks"``).
+    ``paired_speedup`` is eager's device median over the backend's, ``speedup_low``/
+    ``speedup_high`` its bootstrap interval over the paired samples. ``schedule`` says how the
+    two were kept from disturbing each other: ``"interleaved"`` (alternating, so both see the
+    same machine state) or ``"serial"`` (all of eager's calls, then the backend's: a backend
+    that runs in another process); either way the device's timing lock is held
+    (:mod:`trtcheck.measure.alone`). ``cost`` is the export round trip's own cost, on the
+    control. Records made before blocks were timed have only the caller figures."""
 
     eager: Stats
     backend: Stats
@@ -46,6 +63,9 @@ class Latency:
     speedup_low: float | None = None
     speedup_high: float | None = None
     unstable: bool = False
+    method: str = "blocks"
+    schedule: str = "interleaved"
+    cost: Cost | None = None
 
     @property
     def speedup(self) -> float:
@@ -68,7 +88,7 @@ class Latency:
     def to_dict(self) -> dict[str, Any]:
         # Field by field: dataclasses.asdict deep-copies, most of the time of saving a big record.
         d = {f.name: getattr(self, f.name) for f in fields(self)}
-        for side in ("eager", "backend", "eager_device", "backend_device"):
+        for side in ("eager", "backend", "eager_device", "backend_device", "cost"):
             if d[side] is not None:
                 d[side] = d[side].__dict__.copy()
         return {**d, "speedup": self.speedup}
@@ -84,18 +104,32 @@ class Latency:
         device = [stats(d[k]) if d.get(k) else None for k in ("eager_device", "backend_device")]
         return cls(stats(d["eager"]), stats(d["backend"]), *device,
                    d.get("paired_speedup"), d.get("speedup_low"), d.get("speedup_high"),
-                   bool(d.get("unstable", False)))
+                   bool(d.get("unstable", False)), str(d.get("method", "blocks")),
+                   str(d.get("schedule", "interleaved")),
+                   Cost(**d["cost"]) if d.get("cost") else None)
+
+
+MIB = 2**20
+ALLOCATOR = "PyTorch allocator peak"
+RESIDENT = "resident memory peak"
+# Below these peaks a ratio says more about the measure than the model: the allocator rounds
+# blocks up to 512 bytes and 2 MiB segments; resident memory moves by pages and malloc's arenas.
+RATIO_FLOOR = {ALLOCATOR: MIB, RESIDENT: 16 * MIB}
 
 
 @dataclass(frozen=True)
 class Memory:
     """A row's memory figures, in bytes (None where not measured).
 
-    ``eager`` and ``backend`` are the peaks of the eager call and of the compiled module's
-    first call above what was in use before each; ``compiled`` what compiling kept allocated;
-    ``engine`` the device memory the backend reports for its compiled artifact (TensorRT
-    engines), outside the allocator; ``before``/``after`` the GPU memory in use when the row
-    started and after it released its compiled module; ``notes`` name leaks."""
+    ``eager`` and ``backend`` are steady-state peaks: the most one call allocates above what was
+    in use before it, taken after warm-up, so that first-call allocations of shared libraries
+    (cuBLAS and cuDNN workspaces, lazy initialisation, autotuning) stay out; ``backend`` also
+    holds ``owned``, the allocator memory the compiled module itself keeps (freed when it is
+    released). ``eager_first``/``backend_first`` are the first calls' peaks, shown apart.
+    ``compiled`` is what compiling left allocated; ``engine`` the device memory the backend
+    reports for its compiled artifact (TensorRT engines), outside the allocator, counted in the
+    ratio; ``before``/``after`` the GPU memory in use when the row started and after it
+    released its compiled module; ``notes`` name leaks."""
 
     measure: str
     eager: int | None = None
@@ -105,13 +139,21 @@ class Memory:
     before: int | None = None
     after: int | None = None
     notes: list[str] = field(default_factory=list)
+    owned: int | None = None
+    eager_first: int | None = None
+    backend_first: int | None = None
 
     @property
     def ratio(self) -> float | None:
-        """Backend peak over eager peak: below 1, the compiled module needs less."""
-        if self.eager and self.backend is not None:
-            return self.backend / self.eager
-        return None
+        """The backend's memory (its peak, what it owns, its engines) over eager's peak: below 1,
+        the compiled module needs less. None when either is under the measure's floor."""
+        if self.eager is None or self.backend is None:
+            return None
+        backend = self.backend + (self.engine or 0)
+        floor = RATIO_FLOOR.get(self.measure, MIB)
+        if self.eager < floor or backend < floor:
+            return None
+        return backend / self.eager
 
 
 _STATS_FIELDS = frozenset(f.name for f in fields(Stats))

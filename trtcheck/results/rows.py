@@ -152,7 +152,7 @@ class Row:
             # running a rewritten graph for a TensorRT measurement.
             d["latency"] = None
             d[PREDICTION_TIMING] = {k: v for k, v in self.latency.to_dict().items()
-                                    if isinstance(v, dict)}
+                                    if isinstance(v, dict) or k in ("method", "schedule")}
         elif self.latency is not None:
             d["latency"] = self.latency.to_dict()
         if self.memory is not None:

@@ -91,7 +91,8 @@ class LoweringBackend(Backend):
         passed = {k: v for k, v in call.items() if k not in INPUT_KEYS}
         passed.update(settings, dryrun=True)
         dtypes = program_dtypes(job.program)
-        return Compiled(module, Evidence(
+        # Calls run in the host: timed after eager rather than beside it (see Compiled).
+        return Compiled(module, interleave=False, evidence=Evidence(
             path=path_steps(version, torch_version, settings, dtypes, found["engines"],
                             found["fallbacks"]),
             fallbacks=found["fallbacks"],

@@ -4,6 +4,7 @@ modules it keeps, and what its death says."""
 from __future__ import annotations
 
 import itertools
+import os
 import tempfile
 from typing import IO, Any
 
@@ -13,6 +14,10 @@ from torch.utils import _pytree as pytree
 from trtcheck.backends.lowering.code import CodeSource
 from trtcheck.errors import Unsupported
 from trtcheck.process import Child
+
+# The host's OpenMP threads sleep when it waits for a request, instead of spinning on the
+# worker's cores for a while after each one (libgomp's and Intel's default).
+HOST_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
 
 HOST = "trtcheck.backends.lowering.host"
 
@@ -28,7 +33,8 @@ class LoweringHost:
         """``target``: the module or script the child runs (its ``main`` serves the requests)."""
         self.source = source
         self.log: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
-        self.child = Child(target, str(source.path or ""), log=self.log)
+        self.child = Child(target, str(source.path or ""), log=self.log,
+                           env={**os.environ, **HOST_ENV})
         self.keys = itertools.count()
         try:
             self.info: dict[str, Any] = self._reply()

@@ -204,7 +204,8 @@ class TensorRTBackend(Backend):
         expected = output_dtypes(job.program)
         fn = CheckedOutputs(module, expected, notes) if any(
             d is not None and d.is_complex for d in expected) else module
-        return Compiled(fn, Evidence(
+        # Timed as a user calls it: the module dynamo.compile returned, not trtcheck's check.
+        return Compiled(fn, timed=module, evidence=Evidence(
             path=path_steps(version, parse_version(torch.__version__), settings,
                             program_dtypes(job.program), split.engines, split.fallbacks,
                             fell_back=bool(fell_back)),

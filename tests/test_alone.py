@@ -1,0 +1,41 @@
+"""alone.py: the per-device lock that keeps timing apart from other trtcheck processes."""
+
+from __future__ import annotations
+
+import fcntl
+import subprocess
+import sys
+
+from trtcheck.measure.alone import lock_for, lock_path
+
+HOLD_SHARED = """
+import sys, time
+from trtcheck.measure.alone import lock_for
+with lock_for(sys.argv[1]).shared():
+    print("held", flush=True)
+    time.sleep(float(sys.argv[2]))
+"""
+
+
+def test_every_cpu_device_shares_one_lock_and_each_gpu_has_its_own() -> None:
+    assert lock_path("cpu") == lock_path("cpu:0")
+    assert lock_path("cuda") == lock_path("cuda:0") != lock_path("cuda:1")
+
+
+def test_exclusive_waits_for_another_process_that_is_busy() -> None:
+    device = "cuda:97"  # a lock no real run uses
+    busy = subprocess.Popen([sys.executable, "-c", HOLD_SHARED, device, "1.0"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert busy.stdout is not None and busy.stdout.readline().strip() == "held"
+        with open(lock_path(device), "ab") as probe:
+            try:  # the other process holds it shared: no exclusive hold now
+                fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                raise AssertionError("exclusive lock taken while another process was busy")
+            except BlockingIOError:
+                pass
+        with lock_for(device).shared(), lock_for(device).exclusive():  # waits, then converts
+            # the busy process let go: an exclusive hold of its own is refused now
+            assert busy.wait(timeout=10) == 0
+    finally:
+        busy.wait()
