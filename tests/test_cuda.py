@@ -64,7 +64,8 @@ def test_gpu_blocks_last_at_least_block_ms_and_hide_launch_overhead() -> None:
     def tiny(t: torch.Tensor) -> torch.Tensor:
         return t * 2 + 1
 
-    timing = Timing(warmup=3, repeats=20, warmup_s=0.05, min_time_s=0.2, block_ms=1.0)
+    timing = Timing(warmup=3, repeats=20, warmup_s=0.05, min_time_s=0.2, block_ms=1.0,
+                    method="blocks")
     lat = measure((tiny, tiny), (x,), {}, timing=timing, device="cuda",
                   fresh_inputs=(False, False))
     for dev in (lat.eager_device, lat.backend_device):
@@ -97,7 +98,8 @@ def test_tensorrt_without_torch_tensorrt_is_skipped_with_reason() -> None:
 
 
 def test_rows_on_cuda_carry_allocator_peaks_with_a_ratio_on_measured_rows_only() -> None:
-    opts = _opts("llama_rope", profiles=("truncate_double",))
+    # relax_grid: peaks above the 1 MiB floor a ratio needs (the RoPE fixtures stay under it)
+    opts = _opts("relax_grid")
     chosen = {n: backends.get(n) for n in opts.backends}
     for case in collect(opts).cases:
         rows = {r.backend: r for r in iter_rows(case, opts, chosen) if isinstance(r, Row)}
