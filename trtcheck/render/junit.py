@@ -32,6 +32,7 @@ from trtcheck.render.text import (
     xml_text,
 )
 from trtcheck.results.backends import NO_BACKEND
+from trtcheck.results.figures import LATENCY_FIGURES
 from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
 from trtcheck.results.record import Record
 from trtcheck.results.rows import NO_PROFILE, Row
@@ -108,9 +109,6 @@ def _testcase(record: Record, row: Row, *, strict_xfail: bool) -> TestCase:
 
 
 def _system_out(record: Record, row: Row, *, strict_xfail: bool) -> str:
-    lat = row.latency
-    eager_ms, backend_ms = (lat.eager.median_ms, lat.backend.median_ms) if lat else (None, None)
-    eager_dev, backend_dev = (lat.eager_device, lat.backend_device) if lat else (None, None)
     facts = {
         "status": str(row.status),
         "backend": row.backend,
@@ -122,10 +120,7 @@ def _system_out(record: Record, row: Row, *, strict_xfail: bool) -> str:
         "dtype drift": drift_text(row) or NONE,
         "NaN/Inf": f"{NONFINITE_MARK} {nonfinite_text(row)}" if nonfinite_text(row) else NONE,
         **{m.row_label: num(m.of_row(row.outputs)) for m in ROW_METRICS},
-        "eager median ms (caller)": num(eager_ms),
-        "backend median ms (caller)": num(backend_ms),
-        "eager median ms (device)": num(eager_dev.median_ms if eager_dev else None),
-        "backend median ms (device)": num(backend_dev.median_ms if backend_dev else None),
+        **{f.label.replace(" ms ", " median ms "): num(f.of(row.latency)) for f in LATENCY_FIGURES},
         "speedup": speedup_text(row),
         "compile s": num(row.timings.get("compile")),
         **memory_facts(row),

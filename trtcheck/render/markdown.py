@@ -35,6 +35,7 @@ from trtcheck.render.text import (
     warned,
 )
 from trtcheck.results.backends import TTRT_MIN_BLOCK_SIZE, BackendRef, Kind
+from trtcheck.results.figures import LATENCY_FIGURES
 from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
@@ -131,15 +132,12 @@ def _latency(record: Record) -> str:
     for r in record.rows:
         if r.latency is None:
             continue
-        lat = r.latency
-        device = [lat.eager_device, lat.backend_device]
-        rows.append([md(r.case_id), _backend(r), md(r.profile), num(lat.eager.median_ms),
-                     num(lat.backend.median_ms), *(num(s.median_ms if s else None) for s in device),
+        rows.append([md(r.case_id), _backend(r), md(r.profile),
+                     *(num(f.of(r.latency)) for f in LATENCY_FIGURES),
                      speedup_text(r), num(r.timings.get("compile")),
                      *(memory_facts(r).get(c, NONE) for c in memory)])
-    headers = ["case", "backend", "profile", "eager ms (caller)", "backend ms (caller)",
-               "eager ms (device)", "backend ms (device)", "speedup [95% interval]", "compile s",
-               *memory]
+    headers = ["case", "backend", "profile", *(f.label for f in LATENCY_FIGURES),
+               "speedup [95% interval]", "compile s", *memory]
     if not rows:
         return ""
     parts = [f"## Latency\n\n{_table(headers, rows)}", LATENCY_NOTE]

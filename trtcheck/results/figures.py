@@ -157,3 +157,25 @@ class Memory:
 
 
 _STATS_FIELDS = frozenset(f.name for f in fields(Stats))
+
+
+@dataclass(frozen=True)
+class LatencyFigure:
+    """One latency figure the reports show: its label, and which of a ``Latency``'s timed sides
+    it is the median of."""
+
+    label: str
+    side: str  # a Stats field of Latency: eager, backend, eager_device, backend_device
+
+    def of(self, latency: Latency | None) -> float | None:
+        stats = getattr(latency, self.side) if latency is not None else None
+        return stats.median_ms if stats is not None else None
+
+
+# Every latency figure, declared once: the Markdown table and JUnit's system-out loop over these.
+LATENCY_FIGURES = (
+    LatencyFigure("eager ms (caller)", "eager"),
+    LatencyFigure("backend ms (caller)", "backend"),
+    LatencyFigure("eager ms (device)", "eager_device"),
+    LatencyFigure("backend ms (device)", "backend_device"),
+)
