@@ -13,7 +13,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from junit_xml import TestCase, TestSuite, to_xml_report_string
+from junit_xml import TestCase, TestSuite
 
 from trtcheck.render.text import (
     KIND_NOTES,
@@ -54,17 +54,24 @@ def render_junit(record: Record, *, strict_xfail: bool) -> str:
     if fallback_text(record):
         properties["backend fallback"] = plain(fallback_text(record))
     started = record.environment.get("started")
-    flat = to_xml_report_string([
-        TestSuite(plain(name), [_testcase(record, r, strict_xfail=strict_xfail) for r in rows],
-                  properties={**properties, **_prediction_property(rows)},
-                  timestamp=plain(started) if started else None)
-        for name, rows in suites.items()
-    ], prettyprint=False)
-    # Indented by ElementTree: junit-xml's pretty-printing through minidom was most of the time
-    # of writing the report of a big run.
-    tree = ET.fromstring(flat)
-    ET.indent(tree, space="\t")
-    return '<?xml version="1.0" ?>\n' + ET.tostring(tree, encoding="unicode") + "\n"
+    root = ET.Element("testsuites")
+    totals = dict.fromkeys(("disabled", "errors", "failures", "tests"), 0)
+    seconds = 0.0
+    for name, rows in suites.items():
+        suite = TestSuite(plain(name), [_testcase(record, r, strict_xfail=strict_xfail)
+                                        for r in rows],
+                          properties={**properties, **_prediction_property(rows)},
+                          timestamp=plain(started) if started else None).build_xml_doc()
+        for key in totals:
+            totals[key] += int(suite.get(key, 0))
+        seconds += float(suite.get("time", 0))
+        root.append(suite)
+    for key, value in {**totals, "time": seconds}.items():
+        root.set(key, str(value))
+    # Built and indented by ElementTree in one pass: junit-xml's string report, pretty-printed
+    # through minidom, was most of the time of writing the report of a big run.
+    ET.indent(root, space="\t")
+    return '<?xml version="1.0" ?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
 def _prediction_property(rows: list[Row]) -> dict[str, str]:

@@ -6,6 +6,7 @@ them through ``plain``, ``md`` or ``xml_text`` before they reach a report.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -71,6 +72,11 @@ def md(text: object) -> str:
     Block syntax (``#``, ``-``, ``>``) only acts at the start of a line, so callers never
     start a line with the result.
     """
+    return _md(str(text))
+
+
+@functools.lru_cache(maxsize=1 << 16)  # a big report escapes the same ids and names many times
+def _md(text: str) -> str:
     return _MD_SPECIAL.sub(r"\\\1", plain(text).translate(_HTML))
 
 

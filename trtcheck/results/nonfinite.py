@@ -41,6 +41,10 @@ class NonFinite:
         return f"{text} (in {', '.join(self.where)})" if n_outputs > 1 else text
 
 
+NONE_FOUND = NonFinite()
+_FIELDS = tuple(m.field for m in NONFINITE)
+
+
 def _holds(nan: int, inf: int) -> str:
     return " and ".join(part for part in (f"{nan} NaN" if nan else "",
                                           f"{inf} Inf" if inf else "") if part)
@@ -49,6 +53,8 @@ def _holds(nan: int, inf: int) -> str:
 def count(outputs: Iterable[Mapping[str, Any]]) -> NonFinite:
     """The counts over a row's saved outputs (records without them count none)."""
     outputs = list(outputs)
+    if not any(o.get(field) for o in outputs for field in _FIELDS):  # most rows: a quick none
+        return NONE_FOUND
     totals = {m.field: int(m.of_row(outputs) or 0) for m in NONFINITE}
     where = tuple(f"out{o.get('path') or ''}" for o in outputs
                   if any(m.of(o) for m in NONFINITE))
