@@ -21,16 +21,12 @@ from trtcheck.backends.lowering.client import LoweringHost
 from trtcheck.backends.lowering.code import CodeSource, CodeUnavailable, locate
 from trtcheck.backends.torch_tensorrt.compat import (
     INPUT_KEYS,
-    adapt_settings,
-    call_arguments,
-    check_inputs,
     complex_rewrite,
     drop_unaccepted,
-    dynamic_inputs,
     parse_version,
     path_steps,
     plain_setting,
-    shape_notes,
+    release_call,
 )
 from trtcheck.backends.torch_tensorrt.inspection import program_dtypes
 from trtcheck.errors import last_line
@@ -78,11 +74,9 @@ class LoweringBackend(Backend):
         host = self.host(source)
         installed = str(host.info["version"])
         version, torch_version = parse_version(installed), parse_version(torch.__version__)
-        check_inputs(version, installed, job)
-        call = call_arguments(version, *dynamic_inputs(job), job.device)
-        settings, notes = adapt_settings(version, job.profile)
+        call, settings, notes = release_call(version, installed, job)
         settings, dropped = drop_unaccepted(settings, host.info["parameters"], version)
-        notes = [*([source.note] if source.note else []), *notes, *shape_notes(job.ranges), *dropped]
+        notes = [*([source.note] if source.note else []), *notes, *dropped]
 
         blob = io.BytesIO()
         torch.export.save(job.program, blob)

@@ -27,16 +27,12 @@ from trtcheck.backends.base import Backend, Compiled, CompileJob
 from trtcheck.backends.torch_tensorrt.compat import (
     EXPLICIT_TYPING_WARNING,
     INPUT_KEYS,
-    adapt_settings,
     cache_settings,
-    call_arguments,
-    check_inputs,
     drop_unaccepted,
-    dynamic_inputs,
     parse_version,
     path_steps,
     plain_setting,
-    shape_notes,
+    release_call,
     torch_tensorrt_inputs,
 )
 from trtcheck.backends.torch_tensorrt.inspection import (
@@ -152,10 +148,7 @@ class TensorRTBackend(Backend):
             raise RuntimeError(reason)
         installed = str(ttrt.__version__)
         version = parse_version(installed)
-        check_inputs(version, installed, job)
-        call = call_arguments(version, *dynamic_inputs(job), job.device)
-        settings, notes = adapt_settings(version, job.profile)
-        notes += shape_notes(job.ranges)
+        call, settings, notes = release_call(version, installed, job)
         if job.engine_cache:
             cache, cache_notes = cache_settings(version, job.cache_dir)
             notes += cache_notes + [f"settings.{k} = {settings[k]!r} passed over the engine cache's "

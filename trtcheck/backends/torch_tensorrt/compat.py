@@ -289,3 +289,13 @@ def plain_setting(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     return repr(value)
+
+
+def release_call(version: Version, installed: str,
+                 job: CompileJob) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """What one release's ``dynamo.compile`` gets for a job: its call arguments, its settings,
+    and notes on what was mapped or does nothing; Unsupported for inputs the release refuses."""
+    check_inputs(version, installed, job)
+    call = call_arguments(version, *dynamic_inputs(job), job.device)
+    settings, notes = adapt_settings(version, job.profile)
+    return call, settings, [*notes, *shape_notes(job.ranges)]
