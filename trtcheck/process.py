@@ -128,6 +128,16 @@ class Child:
         self.kill()
 
 
+def ended(returncode: int | None) -> str:
+    """How a child ended, in words: ``killed by SIGSEGV``, ``exited with code 3``."""
+    if returncode is not None and returncode < 0:
+        sig = signal.Signals(-returncode).name
+        why = (" (likely out of memory: the kernel's OOM killer sends SIGKILL)"
+               if sig == "SIGKILL" else "")
+        return f"killed by {sig}{why}"
+    return f"exited with code {returncode}"
+
+
 class Parent:
     """The child's side: its two pipes, from the arguments :class:`Child` started it with."""
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import queue
-import signal
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -14,7 +13,7 @@ from typing import IO, Any
 
 from trtcheck.config.options import Options
 from trtcheck.execution.events import Item, StageHook, no_hook
-from trtcheck.process import Child
+from trtcheck.process import Child, ended
 from trtcheck.results.backends import NO_BACKEND
 from trtcheck.results.rows import BackendClass, Row, plan, rows_for
 from trtcheck.status import Status
@@ -31,12 +30,7 @@ def _worker(opts: Options, log: IO[str], env: Mapping[str, str] | None = None) -
 
 
 def _crash_message(returncode: int | None, where: str) -> str:
-    if returncode is not None and returncode < 0:
-        sig = signal.Signals(-returncode).name
-        why = (" (likely out of memory: the kernel's OOM killer sends SIGKILL)"
-               if sig == "SIGKILL" else "")
-        return f"worker killed by {sig}{why} {where}"
-    return f"worker exited with code {returncode} {where}"
+    return f"worker {ended(returncode)} {where}"
 
 
 class IsolatedExecutor:

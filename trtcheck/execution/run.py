@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -133,8 +134,10 @@ class InProcessExecutor:
     backends: Mapping[str, Backend]
 
     def __post_init__(self) -> None:
-        for backend in self.backends.values():
-            backend.activate()
+        from trtcheck.backends import active
+
+        self._active = contextlib.ExitStack()
+        self._active.enter_context(active(self.backends))
 
     def rows(self, case: Case, hook: StageHook = no_hook) -> Iterator[Item]:
         from trtcheck.execution.case import iter_rows
@@ -142,8 +145,7 @@ class InProcessExecutor:
         return iter_rows(case, self.opts, self.backends, hook)
 
     def close(self) -> None:
-        for backend in self.backends.values():
-            backend.deactivate()
+        self._active.close()
 
 
 def start(opts: Options, backends: Mapping[str, BackendClass]) -> Executor | WorkerPool:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
-from trtcheck.process import Child, Parent
+from trtcheck.process import Child, Parent, ended
 from trtcheck.status import Status
 from trtcheck.zoo.discover import Discovered, ImportFailure, ZooFile, load
 
@@ -105,8 +105,7 @@ class Collector:
         self.log.seek(start)
         output = self.log.read()
         if status is Status.CRASH:
-            what += (f": killed by {signal.Signals(-code).name}" if code < 0
-                     else f": the process exited with code {code}")
+            what += f": {ended(code)}"
         frames = [m for m in _FRAME.finditer(output) if Path(m["file"]) == file.path]
         # faulthandler lists the innermost frame first
         location = f"{file.path}:{frames[0]['line']}" if frames else str(file.path)
