@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from trtcheck.backends import Backend, lowering_label
-from trtcheck.backends.torch_tensorrt.backend import adapt_settings, parse_version
+from trtcheck.backends.torch_tensorrt.compat import adapt_settings, parse_version
 from trtcheck.config.options import Options, Profile
 from trtcheck.execution.case import in_full
 from trtcheck.execution.run import start
