@@ -11,7 +11,14 @@ import torch
 from trtcheck.config.options import resolve
 from trtcheck.config.timing import TIMING_KEYS, Timing
 from trtcheck.errors import ConfigError
-from trtcheck.measure.timing import MAX_BLOCK, _calibrate, measure, paired, summarize
+from trtcheck.measure.timing import (
+    MAX_BLOCK,
+    RESOLUTION,
+    _calibrate,
+    measure,
+    paired,
+    summarize,
+)
 from trtcheck.results.figures import Latency, Stats
 
 
@@ -139,7 +146,9 @@ def test_calibrate_guesses_from_the_warm_up_then_doubles_until_a_block_lasts_lon
 def test_paired_speedup_interval_and_unstable_flag() -> None:
     steady = paired([[(1.0, 2.0)] * 9, [(0.5, 1.0)] * 9], [4, 8],
                     timers=("perf_counter", "perf_counter"), warmup=1, unstable=0.05)
-    assert (steady.speedup, steady.interval, steady.unstable) == (2.0, (2.0, 2.0), False)
+    # no spread at all: the interval is the harness's resolution, never narrower
+    assert (steady.speedup, steady.unstable) == (2.0, False)
+    assert steady.interval == pytest.approx((2.0 * (1 - RESOLUTION), 2.0 * (1 + RESOLUTION)))
     assert steady.eager_device.block == 4 and steady.backend_device.block == 8
     noisy = paired([[(1.0, 2.0)] * 6, [(0.5, x) for x in (1, 0.5, 2, 1, 0.6, 1.8)]],
                    [1, 1], timers=("perf_counter", "perf_counter"), warmup=1, unstable=0.05)
