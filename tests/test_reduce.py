@@ -251,3 +251,25 @@ def test_release_bisection_and_a_capped_reduction(tmp_path: Path,
         assert 1 <= summary["reduced_nodes"] < summary["original_nodes"]
     report = (out / "report.md").read_text()  # Markdown-escaped: \( and \)
     assert "stopped early" in report and "attempt cap of 4 reached" in report
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("keep", [False, True])
+def test_a_failure_that_needs_real_values_keeps_them_only_on_request(tmp_path: Path,
+                                                                     keep: bool) -> None:
+    proc = trtcheck("reduce", str(ZOO / "real_values.py"), "--backend", "emulate",
+                    "--profile", "truncate_double", "--out", str(tmp_path),
+                    *(["--keep-real-values"] if keep else []))
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # the row fails: 1e39 overflows
+    summary = summaries(tmp_path)["real_values::huge[float64]"]
+    assert summary["reduced_nodes"] == 1 and summary["signature"]["op"] == "aten.mul.Tensor"
+    assert (summary["values"], summary["reproduced"]) == (("real", True) if keep else ("random", False))
+    folder = tmp_path / "repro" / slug("real_values::huge[float64]-emulate-truncate_double")
+    issue = (folder / "ISSUE.md").read_text()
+    saved = torch.load(folder / "inputs.pt")
+    big = any(isinstance(t, torch.Tensor) and t.abs().max() > 1e38
+              for t in torch.utils._pytree.tree_leaves(saved))
+    if keep:
+        assert "the model's real values (kept on request" in issue and big
+    else:
+        assert "`--keep-real-values` keeps them" in issue and not big
