@@ -240,11 +240,11 @@ SLOW_TWO_FILES = {
 
 def test_ci_logs_fold_each_file_and_say_what_is_still_running(
         make_zoo, tmp_path: Path, capsys, monkeypatch) -> None:
-    import trtcheck.cli
+    import trtcheck.cli.progress
 
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "github_output"))
-    monkeypatch.setattr(trtcheck.cli, "STILL_RUNNING_EVERY_S", 1.0)
+    monkeypatch.setattr(trtcheck.cli.progress, "STILL_RUNNING_EVERY_S", 1.0)
     code, out, _ = run(capsys, "run", str(make_zoo(SLOW_TWO_FILES)), "--backend", "eager",
                        "--no-isolate", "--out", str(tmp_path / "o"))
     assert code == 0

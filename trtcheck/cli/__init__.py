@@ -7,30 +7,24 @@ and argument errors answer without loading torch (about 3 s)."""
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
-import threading
-import time
-from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from trtcheck import __version__, distribution
+from trtcheck.cli.console import echo, output_to
+from trtcheck.cli.progress import Progress
 from trtcheck.config import options, settings
 from trtcheck.config.profiles import BUILTIN_PROFILES
 from trtcheck.errors import INTERRUPTED, OutputError, TrtcheckError, UsageError
 from trtcheck.render import github
-from trtcheck.results.backends import NO_BACKEND
 
 if TYPE_CHECKING:
     from trtcheck.execution.run import Collection
     from trtcheck.results.record import Record
-    from trtcheck.results.rows import Row
-    from trtcheck.zoo.cases import Case
 
 RUN_EPILOG = f"""\b
 Profiles: {", ".join(BUILTIN_PROFILES)} (built in), and your own under
@@ -114,7 +108,7 @@ def _run(resolved: options.Options, reduce_total: float | None) -> int:
         opts = backends.choose(resolved)
     base = record.load(opts.baseline) if opts.baseline else None  # a bad baseline stops us early
     if opts.backend_note and opts.verbosity >= 0:
-        _echo(opts.backend_note, err=True)
+        echo(opts.backend_note, err=True)
     if opts.isolate:
         chosen: Mapping[str, Any] = traits_table(opts.backends)
     else:
@@ -124,7 +118,7 @@ def _run(resolved: options.Options, reduce_total: float | None) -> int:
     _check_writable(opts.out)
     with record.locked(opts.out), contextlib.closing(start(opts, chosen)) as executor:
         collection = collect(opts)  # the workers start meanwhile
-        say = _Progress(opts.verbosity, collection)
+        say = Progress(opts.verbosity, collection)
         say.collection(collection)
         with say:
             rec, _ = run(opts, chosen, collection, say.case, say.stage, executor)
@@ -137,12 +131,12 @@ def _run(resolved: options.Options, reduce_total: float | None) -> int:
             written, unwritten = write_reports(rec, opts.out, strict_xfail=opts.strict_xfail), None
         except OutputError as exc:
             written, unwritten = [], exc
-    _echo(render_summary(rec, strict_xfail=opts.strict_xfail, failing_only=opts.verbosity < 0))
+    echo(render_summary(rec, strict_xfail=opts.strict_xfail, failing_only=opts.verbosity < 0))
     if opts.verbosity >= 0:
         _say_baseline(rec)
         _say_resumed(rec, opts.out)
         if written:
-            _echo(f"reports: {', '.join(str(p) for p in written)}")
+            echo(f"reports: {', '.join(str(p) for p in written)}")
     stopped = rec.environment.get("output_error")
     if stopped or unwritten:
         done = sum(r.message != f"not run: the run stopped, {stopped}" for r in rec.rows)
@@ -157,7 +151,7 @@ def _run(resolved: options.Options, reduce_total: float | None) -> int:
 def _say_resumed(rec: Record, out: Path) -> None:
     resumed = rec.environment.get("resumed")
     if resumed:
-        _echo(f"resumed: {resumed['reused']} of {resumed['cases']} cases reused from "
+        echo(f"resumed: {resumed['reused']} of {resumed['cases']} cases reused from "
               f"{out / 'results.jsonl'}, {resumed['cases'] - resumed['reused']} run")
 
 
@@ -167,7 +161,7 @@ def _reduce(opts: options.Options, chosen: dict[str, Any], rec: Record, collecti
     from trtcheck.reduce.reducer import Limits, reduce_rows
 
     limits = Limits(opts.reduce_row_budget, opts.reduce_attempts, opts.keep_real_values, total)
-    say = (lambda line: _echo(line, err=True)) if opts.verbosity >= 0 else (lambda line: None)
+    say = (lambda line: echo(line, err=True)) if opts.verbosity >= 0 else (lambda line: None)
     rec.rows = reduce_rows(rec.rows, collection.cases, opts, chosen, limits, say)
 
 
@@ -183,9 +177,9 @@ def list_cmd(paths: tuple[Path, ...], **given: Any) -> int:
     collection = collect(opts)
     for case in collection.cases:
         tags = f"  [{', '.join(case.spec.tags)}]" if case.spec.tags else ""
-        _echo(plain(f"{case.case_id}{tags}"))
+        echo(plain(f"{case.case_id}{tags}"))
     for row in collection.problems:
-        _echo(f"{row.status}: {plain(row.location or row.file)}: {plain(row.message)}", err=True)
+        echo(f"{row.status}: {plain(row.location or row.file)}: {plain(row.message)}", err=True)
     return 1 if collection.problems else 0
 
 
@@ -201,11 +195,11 @@ def analyze_cmd(paths: tuple[Path, ...], verbose: int, **given: Any) -> int:
 
     opts = options.resolve(paths, **given, device="cpu", quiet=1)
     _check_writable(opts.out)
-    with _output_to(opts.out / "analyze.log"):
+    with output_to(opts.out / "analyze.log"):
         rec = analyze(opts, collect(opts))
     record.save(rec, opts.out / "analysis.json")
-    _echo(render_analysis(rec, verbose=verbose > 0))
-    _echo(f"analysis: {opts.out / 'analysis.json'}")
+    echo(render_analysis(rec, verbose=verbose > 0))
+    echo(f"analysis: {opts.out / 'analysis.json'}")
     return _verdict(rec, strict_xfail=False)
 
 
@@ -222,7 +216,7 @@ def fetch_cmd(package: str, versions: tuple[str, ...]) -> int:
 
     for version in versions or (None,):
         where = ttrt_code.fetch(version)
-        _echo(f"{package} {where.name}: {where}")
+        echo(f"{package} {where.name}: {where}")
     return 0
 
 
@@ -269,7 +263,7 @@ def _write(rec: Record, out_dir: Path) -> int:
     _check_writable(out_dir)
     with record.locked(out_dir):
         written = write_reports(rec, out_dir, strict_xfail=strict)
-    _echo(f"reports: {', '.join(str(p) for p in written)}")
+    echo(f"reports: {', '.join(str(p) for p in written)}")
     return _publish(_verdict(rec, strict, options.saved_gate(rec.options)), out_dir, rec, strict)
 
 
@@ -290,11 +284,11 @@ def diff_cmd(base: Path, head: Path, out: Path | None, **gate: object) -> int:
     rec.baseline = baseline.compare(before, rec, metric=chosen.metric,
                                     threshold=chosen.threshold).to_dict()
     strict = bool(rec.options.get("strict_xfail", False))
-    _echo(render_changes(rec))
+    echo(render_changes(rec))
     if out is not None:
         _check_writable(out)
         written = write_reports(rec, out, strict_xfail=strict)
-        _echo(f"reports: {', '.join(str(p) for p in written)}")
+        echo(f"reports: {', '.join(str(p) for p in written)}")
     return _verdict(rec, strict, chosen)
 
 
@@ -308,42 +302,8 @@ def _say_baseline(rec: Record) -> None:
     if diff is None:
         return
     for warning in diff.warnings:
-        _echo(f"warning: {plain(warning)}", err=True)
-    _echo(f"against the baseline: {count_line(diff)}")
-
-
-@contextmanager
-def _output_to(log: Path) -> Iterator[None]:
-    """Send what is printed meanwhile (torch's graph dumps and warnings, the zoo's own prints)
-    to ``log`` rather than the terminal, at the file-descriptor level so C++ output goes too."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    try:
-        with log.open("a", encoding="utf-8") as fh:
-            os.dup2(fh.fileno(), 1)
-            os.dup2(fh.fileno(), 2)
-            try:
-                yield
-            finally:
-                sys.stdout.flush()
-                sys.stderr.flush()
-    finally:
-        for fd, saved_fd in ((1, saved[0]), (2, saved[1])):
-            os.dup2(saved_fd, fd)
-            os.close(saved_fd)
-
-
-def _echo(text: str, *, err: bool = False) -> None:
-    """``click.echo`` that survives a closed pipe (``trtcheck run … | head``): the rest of the
-    output is dropped, and the run goes on to write its reports."""
-    try:
-        click.echo(text, err=err)
-    except BrokenPipeError:
-        stream = sys.stderr if err else sys.stdout
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, stream.fileno())
-        os.close(devnull)
+        echo(f"warning: {plain(warning)}", err=True)
+    echo(f"against the baseline: {count_line(diff)}")
 
 
 def _check_writable(out: Path) -> None:
@@ -365,7 +325,7 @@ def _publish(code: int, out: Path | None, rec: Record | None, strict_xfail: bool
         from trtcheck.render.annotations import render_annotations
 
         for line in render_annotations(rec, strict_xfail=strict_xfail) if rec else []:
-            _echo(line)
+            echo(line)
         github.write_outputs(code, out, rec, strict_xfail=strict_xfail)
     return code
 
@@ -380,9 +340,9 @@ def _verdict(rec: Record, strict_xfail: bool, gate: options.Gate | None = None) 
 
     result = rec.verdict(strict_xfail=strict_xfail)
     if result is Verdict.INTERRUPTED:
-        _echo("trtcheck: interrupted: reports cover the cases that finished", err=True)
+        echo("trtcheck: interrupted: reports cover the cases that finished", err=True)
     elif result is Verdict.EMPTY:
-        _echo(f"trtcheck: nothing tested: {nothing_tested(r.status for r in rec.rows)}", err=True)
+        echo(f"trtcheck: nothing tested: {nothing_tested(r.status for r in rec.rows)}", err=True)
     diff = baseline.read(rec.baseline)
     if (result is Verdict.PASS and gate is not None and gate.fail_on == "regression" and diff
             and diff.regressions):
@@ -390,133 +350,10 @@ def _verdict(rec: Record, strict_xfail: bool, gate: options.Gate | None = None) 
     return result.exit_code
 
 
-STILL_RUNNING_EVERY_S = 30.0  # CI logs: how often a long stage says it is still running
-
-
-class _Progress:
-    """What is printed while cases run. On a terminal, a progress bar with the ETA and the
-    running case's stage and elapsed time; under GitHub Actions, one line per finished case,
-    each zoo file's lines in a ``::group::`` fold printed when the file completes, and a
-    still-running line every 30 s of a long stage; elsewhere one line per finished case."""
-
-    def __init__(self, verbosity: int, collection: Collection) -> None:
-        self.verbosity = verbosity
-        self.total = len(collection.cases)
-        self.done = 0
-        self.mode = ("quiet" if verbosity < 0 else "ci" if github.active()
-                     else "bar" if sys.stdout.isatty() and self.total else "lines")
-        self.in_file = Counter(c.file.rel for c in collection.cases)
-        self.left_in_file = Counter(self.in_file)
-        self.fold: dict[str, list[str]] = {}
-        self.running: tuple[str, str, float] | None = None  # case id, stage text, started
-        self.noted = 0.0
-        self.lock = threading.Lock()
-        self.stop = threading.Event()
-        self.bar: Any = None
-        self.ticker: threading.Thread | None = None
-
-    def __enter__(self) -> _Progress:
-        if self.mode == "bar":
-            self.bar = click.progressbar(length=self.total, label="running", show_eta=True,
-                                         show_pos=True, item_show_func=self._running_text)
-            self.bar.__enter__()
-        if self.mode in ("bar", "ci"):
-            self.ticker = threading.Thread(target=self._tick, daemon=True)
-            self.ticker.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        if self.ticker is not None:
-            self.ticker.join()
-        if self.bar is not None:
-            self.bar.__exit__(None, None, None)
-
-    def collection(self, c: Collection) -> None:
-        from trtcheck.render.text import plain
-
-        if self.verbosity >= 0:
-            for rel in c.empty_files:
-                _echo(f"note: {plain(rel)}.py declares no models (helpers belong in "
-                      "files whose names start with _)", err=True)
-            part = (f" (shard {c.shard['index']}/{c.shard['count']} of {c.shard['collected']})"
-                    if c.shard else "")
-            _echo(f"collected {len(c.cases)} cases{part}"
-                  + (f", {len(c.problems)} collection errors" if c.problems else ""))
-
-    def stage(self, case: Case, backend: str, profile: str | None, stage: str) -> None:
-        where = "" if backend == NO_BACKEND else f" ({backend}{':' + profile if profile else ''})"
-        with self.lock:
-            self.running = (case.case_id, f"{stage}{where}", time.monotonic())
-            self.noted = time.monotonic()
-            if self.verbosity >= 1 and self.mode != "quiet":  # -v: a line per stage
-                from trtcheck.render.text import plain
-
-                self._say(f"    {plain(case.case_id)}: {stage}{where}")
-
-    def case(self, case: Case | None, rows: list[Row]) -> None:
-        from trtcheck.render.text import plain
-
-        if self.mode == "quiet":
-            return
-        with self.lock:
-            if case is None:
-                for row in rows:
-                    where = plain(row.location or row.file)
-                    self._say(f"{str(row.status).upper()} {where}: {plain(row.message)}")
-                return
-            self.done += 1
-            self.running = None
-            parts = " ".join(f"{r.backend}{'' if r.profile == '-' else ':' + r.profile}="
-                             f"{r.status}" for r in rows)
-            lines = [f"[{self.done}/{self.total}] {plain(case.case_id)}  {parts}"]
-            if self.verbosity >= 1:
-                lines += [f"    {r.backend}: {plain(r.message)}" for r in rows if r.message]
-            if self.mode == "bar":
-                self.bar.update(1)
-            elif self.mode == "lines":
-                for line in lines:
-                    _echo(line)
-            else:
-                self._fold(case.file.rel, lines)
-
-    def _fold(self, rel: str, lines: list[str]) -> None:
-        """CI: keep a file's lines until its last case finishes, then print them in one fold."""
-        from trtcheck.render.text import plain
-
-        self.fold.setdefault(rel, []).extend(lines)
-        self.left_in_file[rel] -= 1
-        if self.left_in_file[rel] == 0:
-            _echo(f"::group::{plain(rel)}.py ({self.in_file[rel]} cases)")
-            for line in self.fold.pop(rel):
-                _echo(line)
-            _echo("::endgroup::")
-
-    def _say(self, line: str) -> None:
-        _echo(f"\r\x1b[K{line}" if self.mode == "bar" else line)
-
-    def _running_text(self, _: object) -> str:
-        from trtcheck.render.text import plain
-
-        if self.running is None:
-            return ""
-        case_id, stage, started = self.running
-        return f"{plain(case_id)}: {stage} {time.monotonic() - started:.0f}s"
-
-    def _tick(self) -> None:
-        while not self.stop.wait(1.0):
-            with self.lock:
-                if self.mode == "bar":
-                    self.bar.render_progress()
-                elif self.running and time.monotonic() - self.noted >= STILL_RUNNING_EVERY_S:
-                    self.noted = time.monotonic()
-                    _echo(f"still running: {self._running_text(None)}")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: returns the exit code instead of exiting, so it can be called in-process."""
     for collision in distribution.collisions():
-        _echo(collision.warning(), err=True)
+        echo(collision.warning(), err=True)
     try:
         result = cli.main(args=list(argv) if argv is not None else None,
                           prog_name="trtcheck", standalone_mode=False)
@@ -526,10 +363,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         exc.show()
         return _publish(exc.exit_code, None, None, False)
     except click.exceptions.Abort:
-        _echo("aborted", err=True)
+        echo("aborted", err=True)
         return INTERRUPTED
     except TrtcheckError as exc:
-        _echo(f"trtcheck: error: {exc}", err=True)
+        echo(f"trtcheck: error: {exc}", err=True)
         return _publish(exc.exit_code, None, None, False)
     return result if isinstance(result, int) else 0
 
