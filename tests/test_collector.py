@@ -71,3 +71,56 @@ def test_analyze_gives_one_row_per_file(tmp_path: Path) -> None:
     assert sorted((r["case_id"], r["status"]) for r in rows) == [
         ("good::twice[default]", "pass"), ("hang::(collect)", "timeout"),
         ("segfault::(collect)", "crash")]
+
+
+IMPORT_COUNTED = """
+import os
+from pathlib import Path
+
+import torch
+
+import trtcheck
+
+IMPORTS = Path(__file__).with_name("imports.log")
+with IMPORTS.open("a") as log:
+    log.write(f"{os.getpid()}\\n")
+if IMPORTS.read_text().count("\\n") > 1 and os.environ.get("ZOO_SECOND_IMPORT_FAILS"):
+    raise RuntimeError("imported again")
+
+
+@trtcheck.model()
+def crashes(variant):
+    if os.environ.get("ZOO_SECOND_IMPORT_FAILS"):
+        os._exit(3)
+    return torch.nn.Identity(), (torch.ones(2),)
+
+
+@trtcheck.model()
+def same(variant):
+    return torch.nn.Identity(), (torch.ones(2),)
+"""
+
+
+@pytest.mark.slow
+def test_an_isolated_run_imports_each_zoo_file_once_in_the_collector_turned_worker(
+        make_zoo, tmp_path: Path) -> None:
+    zoo = make_zoo({"counted.py": IMPORT_COUNTED})
+    proc = trtcheck("run", str(zoo), "--backend", "eager", "--out", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert len((zoo / "imports.log").read_text().split()) == 1  # collected and run in one child
+
+
+@pytest.mark.slow
+def test_a_worker_that_cannot_import_a_collected_file_gives_that_cases_rows(
+        make_zoo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    zoo = make_zoo({"counted.py": IMPORT_COUNTED})
+    monkeypatch.setenv("ZOO_SECOND_IMPORT_FAILS", "1")  # the first case kills its worker
+    out = tmp_path / "out"
+    proc = trtcheck("run", str(zoo), "--backend", "eager", "--out", str(out))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    rows = {r["case_id"]: r for r in json.loads((out / "results.json").read_text())["rows"]}
+    assert (rows["counted::crashes[default]"]["status"], rows["counted::crashes[default]"]["stage"]) \
+        == ("crash", "build")
+    same = rows["counted::same[default]"]  # its fresh worker imports the file again, and fails
+    assert (same["status"], same["stage"]) == ("error", "import")
+    assert "imported again" in same["message"] and same["location"].startswith(str(zoo))

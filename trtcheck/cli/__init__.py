@@ -117,7 +117,7 @@ def _run(resolved: options.Options, reduce_total: float | None) -> int:
         chosen = backends.instantiate(opts)
     _check_writable(opts.out)
     with record.locked(opts.out), contextlib.closing(start(opts, chosen)) as executor:
-        collection = collect(opts)  # the workers start meanwhile
+        collection = collect(opts, executor)
         say = Progress(opts.verbosity, collection)
         say.collection(collection)
         with say:

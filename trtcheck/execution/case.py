@@ -32,7 +32,7 @@ from trtcheck.results.rows import Analysis, Evidence, Row, Slot, plan, row_for, 
 from trtcheck.status import Status
 from trtcheck.tensors import StateSnapshot, clone, to_device
 from trtcheck.zoo.cases import Case, build
-from trtcheck.zoo.discover import Imported, ImportFailure
+from trtcheck.zoo.discover import IMPORTED, ImportFailure
 
 
 class StageError(Exception):
@@ -164,10 +164,6 @@ def in_full(case: Case) -> Case | ImportFailure:
 def import_failed(case: Case, slots: list[Slot], failure: ImportFailure) -> list[Row]:
     return rows_for(case, slots, status=Status.ERROR, stage="import", message=failure.message,
                     location=failure.location, traceback=failure.traceback)
-
-
-# The zoo files this process imported to run the cases collected elsewhere.
-IMPORTED = Imported()
 
 
 def analyze_case(case: Case) -> Iterator[Item]:

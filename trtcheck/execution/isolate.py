@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from trtcheck.config.options import Options
 from trtcheck.execution.events import Item, StageHook, no_hook
@@ -18,15 +18,10 @@ from trtcheck.results.backends import NO_BACKEND
 from trtcheck.results.rows import BackendClass, Row, plan, rows_for
 from trtcheck.status import Status
 from trtcheck.zoo.cases import Case
+from trtcheck.zoo.collector import Collector
 
 _POLL_S = 0.2
 WORKER = "trtcheck.execution.worker"
-
-
-def _worker(opts: Options, log: IO[str], env: Mapping[str, str] | None = None) -> Child:
-    child = Child(WORKER, log=log, env=env)
-    child.send((opts, opts.memory_limit))
-    return child
 
 
 def _crash_message(returncode: int | None, where: str) -> str:
@@ -36,20 +31,36 @@ def _crash_message(returncode: int | None, where: str) -> str:
 class IsolatedExecutor:
     """Runs cases one at a time in a reusable worker, replaced after a crash or timeout.
 
-    The worker starts at once, so that it imports torch while the parent collects the cases."""
+    Its first worker is the zoo collector's child (:meth:`collector`), which then holds the
+    zoo's files imported already; with ``start``, one starts at once instead, so that it
+    imports torch while the cases are collected."""
 
     def __init__(self, opts: Options, backends: Mapping[str, BackendClass], log_path: Path,
-                 env: Mapping[str, str] | None = None) -> None:
+                 env: Mapping[str, str] | None = None, *, start: bool = False) -> None:
         self.opts = opts
         self.backends = backends
         self.env = env
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        self.log = log_path.open("a", encoding="utf-8")
-        self.worker: Child | None = _worker(opts, self.log, env)
+        self.log = log_path.open("a+", encoding="utf-8", errors="replace")
+        self.worker: Child | None = self._spawn() if start else None
+
+    def collector(self) -> Collector:
+        """A zoo collector whose last child becomes this executor's worker."""
+        return Collector(self.opts.timeout, target=WORKER, log=self.log, env=self.env,
+                         adopt=self._adopt)
+
+    def _spawn(self) -> Child:
+        child = Child(WORKER, log=self.log, env=self.env)
+        self._adopt(child)
+        return child
+
+    def _adopt(self, child: Child) -> None:
+        child.send(("options", self.opts, self.opts.memory_limit))
+        self.worker = child
 
     def rows(self, case: Case, hook: StageHook = no_hook) -> Iterator[Item]:
         remaining = {slot.key(case.case_id): slot for slot in plan(self.backends, self.opts.profiles)}
-        worker = self._send((case.file.root, case.file.path, case.spec.name, case.variant))
+        worker = self._send(("case", case))
         stage = (NO_BACKEND, None, "start")
         deadline = time.monotonic() + self.opts.timeout
         while True:
@@ -80,12 +91,6 @@ class IsolatedExecutor:
                 if isinstance(item, Row):
                     remaining.pop(item.key, None)
                 yield item
-            elif message[0] == "import-failed":
-                failed = message[1]
-                yield from rows_for(case, list(remaining.values()), status=Status.ERROR,
-                                    stage="import", message=failed.message,
-                                    location=failed.location, traceback=failed.traceback)
-                remaining.clear()
             else:  # "done", and why the worker must be replaced (it then exits), or None
                 if message[1]:
                     self.log.write(f"trtcheck: {message[1]}\n")
@@ -102,9 +107,10 @@ class IsolatedExecutor:
                 return self.worker
             except OSError:  # it died between cases
                 self.worker.kill()
-        self.worker = _worker(self.opts, self.log, self.env)
-        self.worker.send(request)
-        return self.worker
+        self.worker = None
+        worker = self._spawn()
+        worker.send(request)
+        return worker
 
     def close(self) -> None:
         if self.worker is not None:
@@ -163,10 +169,16 @@ class WorkerPool:
         env = None
         if not opts.device.startswith("cuda") and "OMP_NUM_THREADS" not in os.environ:
             env = {**os.environ, "OMP_NUM_THREADS": str(max(1, (os.cpu_count() or 1) // len(devices)))}
-        self.executors = [IsolatedExecutor(replace(opts, device=d, devices=()), backends, log_path, env)
-                          for d in devices]
+        # The first worker is the zoo collector's child; the others import torch meanwhile.
+        self.executors = [IsolatedExecutor(replace(opts, device=d, devices=()), backends, log_path,
+                                           env, start=i > 0)
+                          for i, d in enumerate(devices)]
         self.stopping = False
         self.failure: BaseException | None = None
+
+    def collector(self) -> Collector:
+        """A zoo collector whose last child becomes the first worker."""
+        return self.executors[0].collector()
 
     def run(self, cases: Sequence[Case],
             on_stage: StageListener | None = None) -> Iterator[Event]:

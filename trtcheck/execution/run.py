@@ -42,10 +42,11 @@ class Collection:
     shard: dict[str, Any] | None = None  # this shard's description (shard.describe), if sharded
 
 
-def collect(opts: Options) -> Collection:
-    """Import every zoo file in a collector process, each within the run's timeout; failures,
-    crashes and hangs at import and duplicate case ids become rows."""
-    with Collector(opts.timeout) as collector:
+def collect(opts: Options, executor: Executor | WorkerPool | None = None) -> Collection:
+    """Import every zoo file in a collector process, each within the run's timeout (the
+    executor's, whose first worker it becomes, if given); failures, crashes and hangs at import
+    and duplicate case ids become rows."""
+    with Collector(opts.timeout) if executor is None else executor.collector() as collector:
         loaded = [collector.load(file) for file in discover.zoo_files(opts.paths)]
     found, problems, empty = [], [], []
     for result in loaded:
@@ -122,6 +123,7 @@ def _problem(rel: str, *, case_id: str | None = None, **fields: object) -> Row:
 
 
 class Executor(Protocol):
+    def collector(self) -> Collector: ...
     def rows(self, case: Case, hook: StageHook = ...) -> Iterator[Item]: ...
     def close(self) -> None: ...
 
@@ -139,6 +141,9 @@ class InProcessExecutor:
         self._active = contextlib.ExitStack()
         self._active.enter_context(active(self.backends))
 
+    def collector(self) -> Collector:
+        return Collector(self.opts.timeout)
+
     def rows(self, case: Case, hook: StageHook = no_hook) -> Iterator[Item]:
         from trtcheck.execution.case import iter_rows
 
@@ -149,7 +154,8 @@ class InProcessExecutor:
 
 
 def start(opts: Options, backends: Mapping[str, BackendClass]) -> Executor | WorkerPool:
-    """The executor a run uses; isolated workers start at once, while cases are collected."""
+    """The executor a run uses; collect the cases with it (:func:`collect`), so that an
+    isolated run's first worker is the collector's child."""
     if not opts.isolate:
         return InProcessExecutor(opts, backends)
     log = opts.out / "worker.log"

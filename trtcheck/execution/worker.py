@@ -1,9 +1,12 @@
 """The worker process: runs the cases :mod:`trtcheck.execution.isolate` sends, reporting stages and rows.
 
-A child of :mod:`trtcheck.process`: the first request is ``(options, memory limit)``, then each is
-``(root, path, model, variant)``; the replies are ``("stage", backend, profile, stage)``,
-``("item", row or analysis)``, ``("import-failed", ImportFailure)`` when the zoo file the parent
-imported fails to import here, and ``("done", why the worker must be replaced, or None)``.
+A child of :mod:`trtcheck.process`. It may collect zoo files first, answering the zoo
+collector's ``("load", root, path)`` requests (:func:`trtcheck.zoo.collector.serve`), so that
+the files it runs are imported once. Then the requests are ``("options", options, memory
+limit)`` and, for each case, ``("case", Case)``; the replies are ``("stage", backend, profile,
+stage)``, ``("item", row or analysis)`` and ``("done", why the worker must be replaced, or
+None)``. A case's file is imported here once (:func:`trtcheck.execution.case.in_full`); one that
+fails to import here gives the case's error rows.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import resource
 import sys
 from collections.abc import Mapping
+from typing import Any
 
 from trtcheck import backends
 from trtcheck.backends import Backend
@@ -18,15 +22,14 @@ from trtcheck.config.options import Options
 from trtcheck.execution.case import iter_rows
 from trtcheck.measure import memory
 from trtcheck.process import Parent
-from trtcheck.zoo import discover
-from trtcheck.zoo.api import ModelSpec
+from trtcheck.zoo import collector
 from trtcheck.zoo.cases import Case
-from trtcheck.zoo.discover import ZooFile
 
 
-def serve(parent: Parent) -> None:
+def serve(parent: Parent, request: Any) -> None:
+    """Run cases with the options of ``request`` until the parent has gone."""
     opts: Options
-    opts, memory_limit = parent.receive()
+    _, opts, memory_limit = request
     if memory_limit:
         resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
     if opts.device.startswith("cuda:"):  # CUDA events and streams then belong to this GPU
@@ -40,24 +43,13 @@ def serve(parent: Parent) -> None:
 
 def _serve_cases(parent: Parent, opts: Options, chosen: Mapping[str, Backend]) -> None:
     baseline = memory.in_use(opts.device)
-    loaded: dict[str, tuple[ModelSpec, ...] | discover.ImportFailure] = {}
     while True:
         try:
-            root, path, name, variant = parent.receive()
+            request = parent.receive()
         except EOFError:
             return
-        file = ZooFile(root, path)
-        if str(path) not in loaded:
-            result = discover.load(file)
-            loaded[str(path)] = result.specs if isinstance(result, discover.Discovered) else result
-        found = loaded[str(path)]
-        if isinstance(found, discover.ImportFailure):  # the parent imported it; its rows say so
-            parent.send(("import-failed", found))
-            parent.send(("done", None))
-            continue
-        spec = next(s for s in found if s.name == name)
-        items = iter_rows(Case(file, spec, variant), opts, chosen,
-                          hook=lambda b, p, s: parent.send(("stage", b, p, s)))
+        case: Case = request[1]
+        items = iter_rows(case, opts, chosen, hook=lambda b, p, s: parent.send(("stage", b, p, s)))
         for item in items:
             parent.send(("item", item))
         del items
@@ -66,13 +58,16 @@ def _serve_cases(parent: Parent, opts: Options, chosen: Mapping[str, Backend]) -
         if not memory.near_baseline(baseline, now):
             left = memory.mib((now or 0) - (baseline or 0))
             parent.send(("done", f"worker replaced: {left} of GPU memory still allocated "
-                                  f"after {Case(file, spec, variant).case_id}"))
+                                  f"after {case.case_id}"))
             return
         parent.send(("done", None))
 
 
 def main(argv: list[str]) -> int:
-    serve(Parent(argv))
+    parent = Parent(argv)
+    request = collector.serve(parent)
+    if request is not None:
+        serve(parent, request)
     return 0
 
 

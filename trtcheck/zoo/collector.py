@@ -1,13 +1,17 @@
 """Collect the zoo in a child process: a zoo file that crashes or hangs at import costs one row.
 
-:class:`Collector` (the parent's side) sends each zoo file to a child of :mod:`trtcheck.process`
-(this module's :func:`main`), which imports it with :func:`trtcheck.zoo.discover.load` and
-replies ``("loaded", Discovered or ImportFailure)``: the declarations without their factories
-and dynamic shapes, which stay in the child (a case is built where it runs). A file whose
-import kills the child, or takes longer than the timeout, is :class:`Lost`; the child is
-replaced and the next file goes on. The child's output goes to a log, and ``faulthandler``
-writes the Python stack there when it crashes or is stopped, so that the row can point at the
-zoo file's line.
+:class:`Collector` (the parent's side) sends each zoo file, ``("load", root, path)``, to a child
+of :mod:`trtcheck.process`, which imports it once with :data:`trtcheck.zoo.discover.IMPORTED`
+(:func:`serve`) and replies ``("loaded", Discovered or ImportFailure)``: the declarations
+without their factories and dynamic shapes, which stay in the child (a case is built where it
+runs). A file whose import kills the child, or takes longer than the timeout, is :class:`Lost`;
+the child is replaced and the next file goes on. The child's output goes to a log, and
+``faulthandler`` writes the Python stack there when it crashes or is stopped, so that the row
+can point at the zoo file's line.
+
+The child is this module's :func:`main`, or a case worker (:mod:`trtcheck.execution.worker`),
+which collects first and is then handed on (``adopt``) to run the cases: their files are
+imported already, and torch is imported once.
 """
 
 from __future__ import annotations
@@ -20,13 +24,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from trtcheck.process import Child, Parent, ended
 from trtcheck.status import Status
-from trtcheck.zoo.discover import Discovered, ImportFailure, ZooFile, load
+from trtcheck.zoo.discover import IMPORTED, Discovered, ImportFailure, ZooFile
 
 TARGET = "trtcheck.zoo.collector"
 _STACK_S = 2.0  # how long a stopped child has to write its stack
@@ -48,11 +53,20 @@ Loaded = Discovered | ImportFailure | Lost
 
 
 class Collector:
-    """Imports zoo files one at a time in a reusable child, each within ``timeout`` seconds."""
+    """Imports zoo files one at a time in a reusable child, each within ``timeout`` seconds.
 
-    def __init__(self, timeout: float) -> None:
+    By default the child is this module's and writes to a log of the collector's own; given a
+    ``target``, ``log`` and ``env``, the child is that module (one that starts with
+    :func:`serve`), and ``adopt`` receives it, still running, when collection ends."""
+
+    def __init__(self, timeout: float, *, target: str = TARGET, log: IO[str] | None = None,
+                 env: Mapping[str, str] | None = None,
+                 adopt: Callable[[Child], None] | None = None) -> None:
         self.timeout = timeout
-        self.log: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        self.target, self.env, self.adopt = target, env, adopt
+        self.own_log = log is None
+        self.log: IO[str] = log if log is not None else tempfile.TemporaryFile(  # noqa: SIM115
+            "w+", encoding="utf-8", errors="replace")
         self.child: Child | None = None
 
     def __enter__(self) -> Collector:
@@ -65,7 +79,7 @@ class Collector:
         """The file's declarations, its import failure, or how it was lost."""
         self.log.seek(0, 2)
         start = self.log.tell()
-        child = self._send((file.root, file.path))
+        child = self._send(("load", file.root, file.path))
         deadline = time.monotonic() + self.timeout
         try:
             while not child.poll(max(0.0, deadline - time.monotonic())):
@@ -81,14 +95,14 @@ class Collector:
             raise payload.exception()
         return payload
 
-    def _send(self, request: tuple[Path, Path]) -> Child:
+    def _send(self, request: tuple[str, Path, Path]) -> Child:
         if self.child is not None:
             try:
                 self.child.send(request)
                 return self.child
             except OSError:
                 self.child.kill()
-        self.child = Child(TARGET, log=self.log)
+        self.child = Child(self.target, log=self.log, env=self.env)
         self.child.send(request)
         return self.child
 
@@ -113,9 +127,13 @@ class Collector:
 
     def close(self) -> None:
         if self.child is not None:
-            self.child.stop()
+            if self.adopt is not None and self.child.alive():
+                self.adopt(self.child)
+            else:
+                self.child.stop()
             self.child = None
-        self.log.close()
+        if self.own_log:
+            self.log.close()
 
 
 def _declared(found: Discovered | ImportFailure) -> Discovered | ImportFailure:
@@ -126,18 +144,26 @@ def _declared(found: Discovered | ImportFailure) -> Discovered | ImportFailure:
                                       for s in found.specs))
 
 
-def main(argv: list[str]) -> int:
-    parent = Parent(argv)
+def serve(parent: Parent) -> Any:
+    """The child's side: answer ``("load", root, path)`` requests until another comes, and
+    return that one (None when the parent has gone)."""
     faulthandler.enable()  # a crash, or the SIGABRT that stops a hang, writes the stack to the log
     while True:
         try:
-            root, path = parent.receive()
+            request = parent.receive()
         except EOFError:
-            return 0
+            return None
+        if request[0] != "load":
+            return request
         try:
-            parent.send(("loaded", _declared(load(ZooFile(root, path)))))
+            parent.send(("loaded", _declared(IMPORTED.load(ZooFile(*request[1:])))))
         except Exception as exc:
             parent.fail(exc)
+
+
+def main(argv: list[str]) -> int:
+    serve(Parent(argv))  # this child only loads: any other request ends it
+    return 0
 
 
 if __name__ == "__main__":

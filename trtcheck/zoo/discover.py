@@ -133,7 +133,6 @@ def load(file: ZooFile) -> Discovered | ImportFailure:
     return Discovered(file, tuple(collector.specs), tuple(collector.invalid))
 
 
-
 class Imported:
     """Zoo files imported in this process, each once: the full declaration behind a collected
     case (its factory and dynamic shapes stay where the file was imported)."""
@@ -141,10 +140,14 @@ class Imported:
     def __init__(self) -> None:
         self.files: dict[Path, Discovered | ImportFailure] = {}
 
-    def spec(self, file: ZooFile, name: str) -> zoo.ModelSpec | ImportFailure:
+    def load(self, file: ZooFile) -> Discovered | ImportFailure:
+        """:func:`load`, once per file in this process."""
         if file.path not in self.files:
             self.files[file.path] = load(file)
-        found = self.files[file.path]
+        return self.files[file.path]
+
+    def spec(self, file: ZooFile, name: str) -> zoo.ModelSpec | ImportFailure:
+        found = self.load(file)
         if isinstance(found, ImportFailure):
             return found
         spec = next((s for s in found.specs if s.name == name), None)
@@ -152,3 +155,7 @@ class Imported:
             return ImportFailure(file, str(file.path), f"{file.path.name} no longer declares "
                                  f"the model {name!r} it declared when collected", "")
         return spec
+
+
+# The zoo files this process imported: to collect them, or to run the cases collected elsewhere.
+IMPORTED = Imported()
