@@ -14,9 +14,10 @@ from conftest import REPO
 ZOOS = REPO / "tests" / "zoos"
 # What must not change with workers or shards (timings may; compare takes place in the worker).
 SAME = ("case_id", "backend", "profile", "status", "message", "stage", "outputs")
-# No hang: a timeout short enough for a test is too short for a worker on a busy machine.
-RUN = ("run", str(ZOOS), "-k", "not hang", "--device", "cpu", "--backend", "eager",
-       "--backend", "emulate", "-q")
+# The fault zoo beside healthy and stateful models (23 cases). No hang: a timeout short enough
+# for a test is too short for a worker on a busy machine.
+RUN = ("run", *(str(ZOOS / z) for z in ("faults", "healthy", "state")), "-k", "not hang",
+       "--device", "cpu", "--backend", "eager", "--backend", "emulate", "-q")
 
 
 def trtcheck(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
