@@ -160,3 +160,24 @@ def test_measure_runs_at_least_min_time_and_at_most_max_repeats() -> None:
     lat = measure((lambda x: x, lambda x: x), (torch.zeros(1),), {}, timing=timing,
                   device="cpu", fresh_inputs=(False, False))
     assert lat.eager.repeats == 3  # max_repeats stops it long before 10 s
+
+
+def test_many_pairs_resample_fewer_and_scale_the_spread_to_the_full_bootstrap(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    shared = rng.lognormal(0, 0.05, 8000)  # what both calls of a round see
+    eager, backend = (ms * shared * rng.lognormal(0, 0.03, 8000) for ms in (0.009, 0.0092))
+    samples = [[(x, x) for x in eager.tolist()], [(x, x) for x in backend.tolist()]]
+
+    def width() -> float:
+        lat = paired(samples, [1, 1], timers=("perf_counter", "perf_counter"), warmup=0,
+                     unstable=0.05, schedule="serial")
+        return lat.speedup_high - lat.speedup_low
+
+    monkeypatch.setattr("trtcheck.measure.timing.RESOLUTION", 0.0)
+    monkeypatch.setattr("trtcheck.measure.timing.RESAMPLE", 8000)
+    full = width()
+    monkeypatch.setattr("trtcheck.measure.timing.RESAMPLE", 1000)
+    assert 0.8 * full < width() < 1.25 * full  # unscaled, 1,000-pair resamples are 2.8x wider
