@@ -2,9 +2,11 @@
 
 The loop (``--loop ZOO``, run in a fresh process) imports each zoo file, and for every case
 seeds, builds, runs eager, exports with ``torch.export``, runs the exported module, compares
-the outputs and times eager and the exported module interleaved, with trtcheck's default
-timing settings: what ``trtcheck run ZOO --backend eager`` does, minus everything that makes it
-a tool (isolation, analysis, evidence, the journal, reports). Target: trtcheck with isolation
+the outputs and times, with trtcheck's default timing settings, what the ``eager`` backend
+times: the model against itself (the control), then against the exported module (the export
+cost), each pair interleaved. That is what ``trtcheck run ZOO --backend eager`` does, minus
+everything that makes it a tool (isolation, analysis, drift and mutation checks, memory
+peaks, evidence, the journal, reports). Target: trtcheck with isolation
 takes at most 1.2x the loop's time. Wall and CPU seconds (this process's children) are shown.
 
     python benchmarks/bench_overhead.py [--repeat 3] [--zoo fixtures/]
@@ -80,6 +82,7 @@ def loop(root: Path) -> int:
                                    if a.is_floating_point() or a.is_complex() else torch.equal(a, b)
                                    for a, b in zip(pytree.tree_leaves(expected),
                                                    pytree.tree_leaves(got), strict=True))
+                        timed([module, module], args, kwargs)
                         timed([module, exported], args, kwargs)
                 except Exception:
                     same = False
