@@ -55,6 +55,15 @@ def test_the_readme_reads_in_five_minutes() -> None:
     assert len(README.splitlines()) <= 300
 
 
+def test_the_readmes_command_list_names_every_command() -> None:
+    from trtcheck.cli import cli
+
+    block = re.search(r"^## Commands\n\n```\n(.*?)```", README, re.S | re.M)
+    assert block, "the README has no Commands block"
+    listed = re.findall(r"^trtcheck (\w+)", block[1], re.M)
+    assert sorted(listed) == sorted(cli.commands)
+
+
 def test_ci_runs_the_readmes_test_command() -> None:
     run, test = _quick_start()
     ci = _ci_command()
