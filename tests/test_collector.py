@@ -124,3 +124,20 @@ def test_a_worker_that_cannot_import_a_collected_file_gives_that_cases_rows(
     same = rows["counted::same[default]"]  # its fresh worker imports the file again, and fails
     assert (same["status"], same["stage"]) == ("error", "import")
     assert "imported again" in same["message"] and same["location"].startswith(str(zoo))
+
+
+def test_a_collector_child_gone_before_it_is_handed_on_is_dropped(tmp_path: Path) -> None:
+    from trtcheck.config.options import resolve
+    from trtcheck.execution.isolate import IsolatedExecutor
+    from trtcheck.results.backends import traits_table
+
+    opts = resolve((tmp_path,), backends=("eager",))
+    executor = IsolatedExecutor(opts, traits_table(opts.backends), tmp_path / "worker.log")
+    with executor.collector() as collector:
+        collector.load(next(f for f in zoo_files([FAULTS]) if f.path.name == "good.py"))
+        assert collector.child is not None
+        collector.child.proc.kill()
+        collector.child.proc.wait()
+        collector.child.alive = lambda: True  # gone between the check and the hand-over
+    assert executor.worker is None  # not adopted, and the run goes on: the next case starts one
+    executor.close()

@@ -50,13 +50,20 @@ class IsolatedExecutor:
                          adopt=self._adopt)
 
     def _spawn(self) -> Child:
-        child = Child(WORKER, log=self.log, env=self.env)
-        self._adopt(child)
-        return child
+        return self._configure(Child(WORKER, log=self.log, env=self.env))
 
     def _adopt(self, child: Child) -> None:
+        """Take the collector's last child as the worker; one that has gone meanwhile is
+        dropped, and the first case starts another."""
+        try:
+            self._configure(child)
+        except OSError:
+            child.kill()
+
+    def _configure(self, child: Child) -> Child:
         child.send(("options", self.opts, self.opts.memory_limit))
         self.worker = child
+        return child
 
     def rows(self, case: Case, hook: StageHook = no_hook) -> Iterator[Item]:
         remaining = {slot.key(case.case_id): slot for slot in plan(self.backends, self.opts.profiles)}
