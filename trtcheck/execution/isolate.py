@@ -67,7 +67,7 @@ class IsolatedExecutor:
 
     def rows(self, case: Case, hook: StageHook = no_hook) -> Iterator[Item]:
         remaining = {slot.key(case.case_id): slot for slot in plan(self.backends, self.opts.profiles)}
-        worker = self._send(("case", case))
+        worker = self._send(("case", replace(case, spec=case.spec.declared())))
         stage = (NO_BACKEND, None, "start")
         deadline = time.monotonic() + self.opts.timeout
         while True:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from trtcheck.errors import did_you_mean
@@ -52,6 +52,11 @@ class ModelSpec:
         if callable(self.dynamic_shapes):
             return self.dynamic_shapes(variant)
         return self.dynamic_shapes
+
+    def declared(self) -> ModelSpec:
+        """The declaration as it crosses to another process: without the factory and the
+        dynamic shapes, which stay where the zoo file was imported."""
+        return replace(self, factory=None, dynamic_shapes=None)
 
 
 @dataclass(frozen=True)

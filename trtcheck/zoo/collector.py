@@ -140,8 +140,7 @@ def _declared(found: Discovered | ImportFailure) -> Discovered | ImportFailure:
     """What crosses back to the parent: the declarations without factories and dynamic shapes."""
     if isinstance(found, ImportFailure):
         return found
-    return replace(found, specs=tuple(replace(s, factory=None, dynamic_shapes=None)
-                                      for s in found.specs))
+    return replace(found, specs=tuple(s.declared() for s in found.specs))
 
 
 def serve(parent: Parent) -> Any:
