@@ -162,7 +162,7 @@ def _reduce(opts: options.Options, chosen: dict[str, Any], rec: Record, collecti
 
     limits = Limits(opts.reduce_row_budget, opts.reduce_attempts, opts.keep_real_values, total)
     say = (lambda line: echo(line, err=True)) if opts.verbosity >= 0 else (lambda line: None)
-    rec.rows = reduce_rows(rec.rows, collection.cases, opts, chosen, limits, say)
+    rec.rows = reduce_rows(rec.rows, collection.cases, opts, chosen, limits, rec.environment, say)
 
 
 @cli.command("list")

@@ -16,10 +16,9 @@ import torch
 from trtcheck.config.options import Profile, Tolerance
 from trtcheck.config.timing import Timing
 from trtcheck.reduce.graph import Subgraph
-from trtcheck.reduce.signature import Signature
+from trtcheck.reduce.signature import TTRT_FRAME, Signature
 from trtcheck.results.rows import Row
 
-_TTRT_FRAME = re.compile(r'File "[^"]*?(torch_tensorrt/[^"]+\.py)", line (\d+), in (\S+)')
 _CUT = re.compile(r" \[\d+ more lines? in results\.json\]")
 ZOO_FILE = "reduced.py"
 REPRO = "repro.py"
@@ -181,12 +180,11 @@ class Issue:
     code: str
     inputs: list[str]  # "x0: complex64 [2, 8]"
     weights: list[str]
-    random: bool
     privacy_note: str
     environment: Mapping[str, Any]
     settings: Mapping[str, Any]
     releases: Mapping[str, str]
-    commands: tuple[str, str]  # python repro.py, trtcheck run ...
+    trtcheck_command: str  # trtcheck run . --backend ...: the bundle on any machine
 
 
 def issue_text(issue: Issue) -> str:
@@ -203,7 +201,7 @@ def issue_text(issue: Issue) -> str:
     else:
         how = (f"**Measured on TensorRT** {issue.environment.get('tensorrt') or ''} by trtcheck's "
                f"`{row.backend}` backend.")
-    title = _title(sig, issue.code)
+    title = _title(sig)
     env = issue.environment
     gpu = (f"{env.get('device_name')} (driver {env.get('driver') or '—'})"
            if str(env.get("device", "cpu")).startswith("cuda") else "none (CPU)")
@@ -234,12 +232,12 @@ def issue_text(issue: Issue) -> str:
         lines += ["", "## Releases", "", "| Torch-TensorRT | this bundle |", "|---|---|"]
         lines += [f"| {v} | {r} |" for v, r in issue.releases.items()]
     lines += ["", "## Reproduce", "", "```", f"python {REPRO}        # TensorRT on a CUDA GPU",
-              f"{issue.commands[1]}   # Torch-TensorRT's lowering on any machine", "```", "",
+              f"{issue.trtcheck_command}   # Torch-TensorRT's lowering on any machine", "```", "",
               f"Reduced by `trtcheck reduce` from `{issue.case_id}`; signature: {sig.describe()}."]
     return "\n".join(lines) + "\n"
 
 
-def _title(sig: Signature, code: str) -> str:
+def _title(sig: Signature) -> str:
     if sig.error:
         return f"{sig.error} at {sig.stage}" + (f" in {sig.frame.split(' in ')[0]}" if sig.frame else "")
     what = {"values": "wrong values", "dtype": "wrong output dtype", "shape": "wrong output shape",
@@ -270,7 +268,7 @@ def _frames(trace: str, keep: int = 6) -> str:
     lines = trace.splitlines()
     shown: list[str] = []
     for i, line in enumerate(lines):
-        found = _TTRT_FRAME.search(line)
+        found = TTRT_FRAME.search(line)
         if found:
             code = lines[i + 1].strip() if i + 1 < len(lines) else ""
             shown.append(f'  File "{found[1]}", line {found[2]}, in {found[3]}\n    {code}')

@@ -112,11 +112,11 @@ def record(program: ExportedProgram, args: tuple[Any, ...], kwargs: Mapping[str,
             values[n.name] = result = super().run_node(n)
             return result
 
-    with torch.no_grad():
-        Keep(gm).run(*flat)
     if any(n.op in ("get_attr", "call_module", "call_method") for n in gm.graph.nodes):
         raise NotAGraph("the exported graph holds submodules or attributes (control flow), "
                         "which reduction does not cut")
+    with torch.no_grad():
+        Keep(gm).run(*flat)
     user_outputs = {s.arg.name for s in program.graph_signature.output_specs
                     if s.kind.name == "USER_OUTPUT" and hasattr(s.arg, "name")}
     (out,) = [n for n in gm.graph.nodes if n.op == "output"]
@@ -166,16 +166,17 @@ def subgraph(rec: Recorded, keep: Iterable[str]) -> Subgraph:
     env: dict[str, fx.Node] = {}
     inputs: list[torch.Tensor] = []
     weights: dict[str, torch.Tensor] = {}
-    feeds: list[tuple[str, torch.Tensor]] = []
-    for name in chosen:  # placeholders first, in the order the nodes need them
+    inside = set(chosen)
+    feeds: dict[str, torch.Tensor] = {}  # placeholders first, in the order the nodes need them
+    for name in chosen:
         for arg in rec.node(name).all_input_nodes:
-            if arg.name in env or arg.name in chosen or arg.name in dict(feeds):
+            if arg.name in inside or arg.name in feeds:
                 continue
             value = rec.values[arg.name]
             if not isinstance(value, torch.Tensor):
                 raise NotAGraph(f"{name} needs {arg.name}, which is not a tensor")
-            feeds.append((arg.name, value))
-    for source, value in feeds:
+            feeds[arg.name] = value
+    for source, value in feeds.items():
         if source in rec.weights:
             attr = f"w{len(weights)}"
             weights[attr] = value

@@ -26,7 +26,6 @@ from trtcheck.reduce import bundle
 from trtcheck.reduce.graph import NotAGraph, Recorded, Subgraph, count_nodes, record, slug, subgraph
 from trtcheck.reduce.shrink import Exhausted, Search, shrink
 from trtcheck.reduce.signature import Signature, reducible, signature
-from trtcheck.results import environment
 from trtcheck.results.backends import BackendRef
 from trtcheck.results.rows import Row
 from trtcheck.zoo import discover
@@ -62,7 +61,7 @@ class Candidates:
         self.count += 1
         folder = self.work / f"c{self.count:04d}"
         folder.mkdir(parents=True)
-        path = write_zoo(folder, sub, case, values, about=f"A candidate of {case.case_id}.")
+        path, _ = write_zoo(folder, sub, case, values, about=f"A candidate of {case.case_id}.")
         return self.row(path, case)
 
     def row(self, path: Path, case: Case) -> Row:
@@ -80,9 +79,9 @@ class Candidates:
 
 def write_zoo(folder: Path, sub: Subgraph, case: Case,
               values: tuple[list[torch.Tensor], dict[str, torch.Tensor]] | None,
-              about: str) -> Path:
+              about: str) -> tuple[Path, str]:
     """The subgraph as a zoo file and its ``inputs.pt`` in ``folder`` (eager's values unless
-    ``values`` gives others)."""
+    ``values`` gives others): the file, and the module's source it holds."""
     inputs, weights = values or (sub.inputs, sub.weights)
     bundle.save_data(folder / bundle.DATA, inputs, weights)
     count = sum(n.op == "call_function" for n in sub.module.graph.nodes)
@@ -90,7 +89,7 @@ def write_zoo(folder: Path, sub: Subgraph, case: Case,
     path = folder / bundle.ZOO_FILE
     path.write_text(bundle.zoo_source(module, _identifier(case.spec.name), case.variant,
                                       (case.spec.rtol, case.spec.atol), about), encoding="utf-8")
-    return path
+    return path, module
 
 
 def _nodes(count: int) -> str:
@@ -125,7 +124,7 @@ class Reducer:
     """Reduces rows of one run; one :class:`Candidates` per backend and profile, kept open."""
 
     def __init__(self, opts: Options, backends: Mapping[str, Backend], limits: Limits,
-                 say: Say = lambda text: None) -> None:
+                 env: Mapping[str, Any], say: Say = lambda text: None) -> None:
         self.opts = opts
         self.backends = backends
         self.limits = limits
@@ -134,7 +133,7 @@ class Reducer:
         self.tmp = tempfile.TemporaryDirectory(prefix="trtcheck-reduce-")
         self.runners: dict[tuple[str, str], Candidates] = {}
         self.started = time.monotonic()
-        self.env = environment.describe(opts.device, Path.cwd())
+        self.env = env  # the run's environment, as its record holds it
 
     def close(self) -> None:
         for runner in self.runners.values():
@@ -228,12 +227,11 @@ class Reducer:
                 stale.unlink()
         about = (f"{_nodes(len(search.best))} of {case.case_id} that fail on {row.backend} under "
                  f"profile {row.profile} as the whole model does: {target.describe()}.")
-        write_zoo(folder, sub, case, values, about)
+        _, module = write_zoo(folder, sub, case, values, about)
         (folder / "trtcheck.toml").write_text(bundle.config_source(profile, self.opts.tolerances),
                                               encoding="utf-8")
         command = self._command(row)
         shown = shlex.join(["trtcheck", "run", ".", *command[1:]])
-        module = bundle.module_source(sub, f"{_nodes(len(search.best))} reduced from {case.case_id}.")
         settings = self._settings(row, profile)
         tolerances = [bundle.Tolerance(leaf.get("rtol", 5e-3), leaf.get("atol", 5e-3))
                       for leaf in search.best_row.outputs]
@@ -254,15 +252,14 @@ class Reducer:
             case.case_id, shown_row, target, len(rec.names), reduced_nodes, sub.code(),
             [_describe(f"x{i}", t) for i, t in enumerate(sub.inputs)],
             [_describe(k, t) for k, t in sub.weights.items()],
-            random_ok or not keep_real, note, self.env, settings,
-            releases if len(releases) > 1 else {}, (f"python {bundle.REPRO}", shown))
+            note, self.env, settings, releases if len(releases) > 1 else {}, shown)
         (folder / "ISSUE.md").write_text(bundle.issue_text(issue), encoding="utf-8")
         summary = {
             "case_id": case.case_id, "backend": row.backend, "profile": row.profile,
             "original_nodes": len(rec.names), "reduced_nodes": reduced_nodes,
             "signature": target.to_dict(), "seconds": round(seconds, 2),
             "reproduced": reproduced, "attempts": search.tried, "complete": stopped is None,
-            "stopped": stopped, "values": "random" if random_ok or not keep_real else "real",
+            "stopped": stopped, "values": "real" if keep_real else "random",
             "releases": releases,
         }
         bundle.write_json(folder / "summary.json", summary)
@@ -340,17 +337,18 @@ def _pick(rows: list[Row], row: Row) -> Row | None:
 
 
 def reduce_rows(rows: list[Row], cases: Iterable[Case], opts: Options,
-                backends: Mapping[str, Backend], limits: Limits, say: Say = lambda text: None
-                ) -> list[Row]:
+                backends: Mapping[str, Backend], limits: Limits, env: Mapping[str, Any],
+                say: Say = lambda text: None) -> list[Row]:
     """``rows`` with a reduction on each failing row that has a graph to cut (bundles under
-    ``opts.out/repro/``); statuses stay as they are: reduction never changes a verdict."""
+    ``opts.out/repro/``); statuses stay as they are: reduction never changes a verdict.
+    ``env`` is the run's environment (``Record.environment``), which the issue texts cite."""
     by_id = {case.case_id: case for case in cases}
     todo = [i for i, row in enumerate(rows) if reducible(row) is None and row.case_id in by_id
             and row.backend in backends]
     if not todo:
         return rows
     out = list(rows)
-    reducer = Reducer(opts, backends, limits, say)
+    reducer = Reducer(opts, backends, limits, env, say)
     try:
         for i in todo:
             out[i] = replace(rows[i], reduction=reducer.reduce(by_id[rows[i].case_id], rows[i]))

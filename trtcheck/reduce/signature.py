@@ -19,7 +19,8 @@ REDUCIBLE = frozenset({Status.FAIL, Status.ERROR})
 # Stages with an exported graph to cut: earlier ones (build, eager, export) fail before it exists.
 GRAPH_STAGES = frozenset({"compile", "run", "compare", "drift"})
 
-_FRAME = re.compile(r'File "[^"]*?(torch_tensorrt/[^"]+\.py)", line (\d+), in (\S+)')
+# A Torch-TensorRT frame of a traceback: its path from torch_tensorrt/, line and function.
+TTRT_FRAME = re.compile(r'File "[^"]*?(torch_tensorrt/[^"]+\.py)", line (\d+), in (\S+)')
 _CITED = re.compile(r"(torch_tensorrt/[\w/]+\.py:\d+)")
 _LAST = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt)): ?(.*)$")
 _NAMED = re.compile(r"^([A-Z]\w*(?:Error|Exception)): ")
@@ -84,8 +85,8 @@ def signature(row: Row, outputs: Sequence[str] | None = None,
             "shape" if leaf.get("shape") != leaf.get("eager_shape") else "values")
     op = None
     if outputs is not None and ops is not None:
-        names = [outputs[j] for j, _ in failing if j < len(outputs)]
-        op = ops[min(names, key=list(ops).index)] if names else None
+        names = set(failing_outputs(row, outputs))
+        op = next((ops[name] for name in ops if name in names), None)  # the earliest, in graph order
     return Signature(status, stage, mismatch=kind, op=op)
 
 
@@ -106,7 +107,7 @@ def exception_of(traceback: str, message: str) -> tuple[str | None, str | None]:
         named = _NAMED.match(found[2])
         if error == "RuntimeError" and named:  # a remote exception re-raised under its name
             error = named[1]
-    frames = _FRAME.findall(traceback)
+    frames = TTRT_FRAME.findall(traceback)
     if frames:
         path, line, function = frames[-1]
         return error, f"{path}:{line} in {function}"
