@@ -166,7 +166,7 @@ def test_real_compile_early_return_is_reproduced(ttrt_releases: dict[str, Path])
     assert "fewer than min_block_size 50 (dryrun alone would partition it)" in notes and EARLY_RETURN in notes
     assert compiled.evidence.engines == 0
     assert compiled.fn(z, w).shape != (z * w).shape  # the retyped graph misreads complex inputs
-    assert not compiled.interleave  # its calls run in the host: timed after eager, not beside it
+    assert LoweringBackend.traits.subprocess  # its calls run in the host: timed after eager
 
 
 class Doubler(torch.nn.Module):
@@ -237,3 +237,5 @@ def test_run_end_to_end(ttrt_releases: dict[str, Path], tmp_path: Path) -> None:
     one_minus = next(r for r in record["rows"] if r["case_id"].endswith("one_minus[complex64]"))
     assert one_minus["evidence"]["versions"]["torch_tensorrt"] == "2.13.0"
     assert "max abs err 1," in one_minus["message"]
+    timed = next(r for r in record["rows"] if r["case_id"].endswith("guide_rope[complex64]"))
+    assert timed["prediction_timing"]["schedule"] == "serial"  # never beside the busy host

@@ -27,16 +27,13 @@ class Compiled:
 
     ``timed`` is what a user of the backend calls, timed against eager and measured for memory,
     when it is not ``fn``; with a ``cost_label``, ``fn``'s extra cost per call is measured too and
-    shown as its own figure, ``"{cost_label} adds X ms a call"``, never as a speedup.
-    ``interleave`` is False for a backend whose calls run in another process: it is timed after
-    eager, not call by call beside it, so that eager is never timed while that process works."""
+    shown as its own figure, ``"{cost_label} adds X ms a call"``, never as a speedup."""
 
     fn: Callable[..., Any]
     evidence: Evidence = field(default_factory=Evidence)
     memory: int | None = None
     timed: Callable[..., Any] | None = None
     cost_label: str = ""
-    interleave: bool = True
 
     @property
     def called(self) -> Callable[..., Any]:

@@ -419,7 +419,8 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
     try:
         with stages.stage("timing"), alone.lock_for(opts.device).exclusive():
             latency = _latency(eager, compiled, job, opts,
-                               fresh=inputs_changed((job.args, job.kwargs), backend_in))
+                               fresh=inputs_changed((job.args, job.kwargs), backend_in),
+                               interleave=not backend.traits.subprocess)
             _steady_peaks(eager, compiled, job, stages)
     except StageError as err:  # the outputs were judged already: the row keeps its status
         message = "; ".join(m for m in (message, f"timing failed, no latency: {err}") if m)
@@ -437,15 +438,17 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
 
 
 def _latency(eager: Eager, compiled: Compiled, job: CompileJob, opts: Options, *,
-             fresh: bool) -> Latency:
+             fresh: bool, interleave: bool) -> Latency:
     """Eager against what a user of the backend calls; with the compared callable's own cost
-    when the backend times another (the control's export round trip)."""
+    when the backend times another (the control's export round trip). A backend whose calls
+    run in another process (its ``subprocess`` trait) is timed after eager, not call by call
+    beside it (``interleave`` False), so that eager is never timed while that process works."""
     def timed(fns: tuple[Callable[..., Any], Callable[..., Any]], mutates: tuple[bool, bool],
               interleave: bool = True) -> Latency:
         return measure(fns, job.args, job.kwargs, timing=opts.timing, device=opts.device,
                        fresh_inputs=mutates, interleave=interleave)
 
-    latency = timed((eager.module, compiled.called), (eager.mutates, fresh), compiled.interleave)
+    latency = timed((eager.module, compiled.called), (eager.mutates, fresh), interleave)
     if compiled.timed is None or not compiled.cost_label:
         return latency
     extra = timed((compiled.timed, compiled.fn), (fresh, fresh))

@@ -86,7 +86,7 @@ class LoweringBackend(Backend):
         passed.update(settings, dryrun=True)
         dtypes = program_dtypes(job.program)
         # Calls run in the host: timed after eager rather than beside it (see Compiled).
-        return Compiled(module, interleave=False, evidence=Evidence(
+        return Compiled(module, evidence=Evidence(
             path=path_steps(version, torch_version, settings, dtypes, found["engines"],
                             found["fallbacks"]),
             fallbacks=found["fallbacks"],
