@@ -312,6 +312,9 @@ def test_resume_with_other_options_exits_2_naming_the_option(make_zoo, tmp_path:
     code, _, err = run(capsys, "run", str(root), "--backend", "eager", "--no-isolate", "-k", "fine",
                        "--out", str(out_dir), "--resume")
     assert code == 2 and "keyword = None, this run has keyword = 'fine'" in err
+    code, _, err = run(capsys, "run", str(root), "--backend", "eager", "--no-isolate", "--nan",
+                       "fail", "--out", str(out_dir), "--resume")  # it judges rows otherwise
+    assert code == 2 and "nan = 'warn', this run has nan = 'fail'" in err
 
 
 def test_resume_says_how_many_cases_it_reused(make_zoo, tmp_path: Path, capsys) -> None:

@@ -28,7 +28,7 @@ def torch_build() -> dict[str, str | None]:
         if isinstance(target, ast.Name) and isinstance(value, ast.Constant) and (
                 value.value is None or isinstance(value.value, str)):
             found[target.id] = value.value
-    return found if "__version__" in found and all(k in found for k in _ACCELERATORS[:1]) else {}
+    return found if "__version__" in found and "cuda" in found else {}
 
 
 def cpu_only() -> bool:

@@ -194,7 +194,7 @@ def _sigterm_interrupts() -> Iterator[None]:
 # there are or what they hold. Not the output, the workers, the timeout or the exit gate.
 RESUME_MUST_MATCH = ("paths", "backends", "variants", "keyword", "profiles", "tolerances", "timing",
                      "device", "shard", "engine_cache", "cache_dir", "strict_xfail", "dtype_drift",
-                     "torch_tensorrt")
+                     "torch_tensorrt", "nan")
 
 
 def _previous(opts: Options) -> Record | None:

@@ -19,8 +19,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-SCHEDULE = "exclusive per device"  # what the record says about the timing's isolation
-
 
 def lock_path(device: str, suffix: str = "") -> Path:
     """The lock file for ``device`` (``cuda`` is ``cuda:0``; every CPU device is one lock)."""

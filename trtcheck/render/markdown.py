@@ -25,6 +25,7 @@ from trtcheck.render.text import (
     num,
     path_text,
     reduction_text,
+    releases,
     shapes_text,
     speedup_text,
     stack_facts,
@@ -212,7 +213,7 @@ def _disagreements(record: Record) -> str:
     for r in record.rows:
         if r.kind in (Kind.EMULATED, Kind.LOWERED):
             found.setdefault((r.case_id, r.profile), {}).setdefault(r.kind, []).append(r)
-    lines = []
+    lines, ran = [], releases(record)
     for (case, profile), rows in found.items():
         for low in rows.get(Kind.LOWERED, []):
             for rule in rows.get(Kind.EMULATED, []):
@@ -220,7 +221,7 @@ def _disagreements(record: Record) -> str:
                     continue
                 version = (low.evidence.versions.get("torch_tensorrt")
                            or BackendRef.parse(low.backend).release
-                           or _lowering_version(record, low.backend))
+                           or next(iter(ran.get(low.backend, [])), None))
                 ops = _complex_ops(record, case)
                 release = f"Torch-TensorRT {md(version)}'s" if version else "Torch-TensorRT's"
                 lines.append(f"- {md(case)} · {md(profile)}{f' ({md(ops)})' if ops else ''}: the "
@@ -232,13 +233,6 @@ def _disagreements(record: Record) -> str:
             "`lowering` runs Torch-TensorRT's own code. Where one passes and the other does not, "
             "either the guide or that release is wrong: a failure under `lowering` alone is "
             "likely a bug in Torch-TensorRT.\n\n" + "\n".join(lines))
-
-
-def _lowering_version(record: Record, backend: str) -> str | None:
-    """The release a ``lowering`` backend ran, from any of its rows that got as far as compiling
-    (a row that failed before, or an unsupported one, records none itself)."""
-    return next((v for r in record.rows if r.backend == backend
-                 and (v := r.evidence.versions.get("torch_tensorrt"))), None)
 
 
 def _passes(row: Row) -> bool:

@@ -31,7 +31,7 @@ def render_summary(record: Record, *, strict_xfail: bool, failing_only: bool = F
     shown = [r for r in record.rows if (is_failure(r.status, strict_xfail=strict_xfail)
                                         if failing_only else r.status is not Status.PASS or warned(r))]
     rows = [
-        [status_text(r) if warned(r) else str(r.status), plain(r.case_id),
+        [status_text(r), plain(r.case_id),
          plain(r.backend) + (f" {PREDICTION_MARK}" if r.prediction else ""),
          plain(r.profile), plain(r.stage or ""), shortened(r, plain(r.message), _shorten)]
         for r in shown

@@ -23,7 +23,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -80,12 +79,10 @@ class Collector:
         self.log.seek(0, 2)
         start = self.log.tell()
         child = self._send(("load", file.root, file.path))
-        deadline = time.monotonic() + self.timeout
         try:
-            while not child.poll(max(0.0, deadline - time.monotonic())):
-                if time.monotonic() >= deadline:
-                    return self._lost(file, start, Status.TIMEOUT, self._stop(child),
-                                      f"timed out after {self.timeout:g} s importing {file.path.name}")
+            if not child.poll(self.timeout):  # poll waits the whole timeout
+                return self._lost(file, start, Status.TIMEOUT, self._stop(child),
+                                  f"timed out after {self.timeout:g} s importing {file.path.name}")
             kind, payload = child.receive()
         except (EOFError, OSError):
             code = child.kill()
