@@ -92,7 +92,7 @@ def reduce_cmd(paths: tuple[Path, ...], **given: Any) -> int:
 def _run(resolved: options.Options, reduce_total: float | None) -> int:
     """Run, reduce the failing rows when asked (``reduce_total``: the seconds all reductions may
     take together, None for no cap), write the reports, exit by the run's verdict."""
-    from trtcheck.execution.run import collect, run, start
+    from trtcheck.execution.run import STOPPED, collect, run, start
     from trtcheck.render import write_reports
     from trtcheck.render.terminal import render_summary
     from trtcheck.results import baseline as baselines
@@ -139,20 +139,23 @@ def _run(resolved: options.Options, reduce_total: float | None) -> int:
             echo(f"reports: {', '.join(str(p) for p in written)}")
     stopped = rec.environment.get("output_error")
     if stopped or unwritten:
-        done = sum(r.message != f"not run: the run stopped, {stopped}" for r in rec.rows)
+        done = sum(r.message != STOPPED.format(stopped) for r in rec.rows)
         raise OutputError("; ".join(filter(None, (
             stopped and f"{stopped}: the run stopped with {done} of {len(rec.rows)} rows done",
-            str(unwritten) if unwritten else "reports written: results.json, junit.xml, "
-                                             "report.md, comment.md (the rows that finished)",
+            str(unwritten) if unwritten else (f"reports written: "
+                                              f"{', '.join(p.name for p in written)} "
+                                              "(the rows that finished)"),
             stopped and "--resume runs the rest once there is room"))))
     return _publish(_verdict(rec, opts.strict_xfail, opts.gate), opts.out, rec, opts.strict_xfail)
 
 
 def _say_resumed(rec: Record, out: Path) -> None:
+    from trtcheck.execution.run import JOURNAL
+
     resumed = rec.environment.get("resumed")
     if resumed:
         echo(f"resumed: {resumed['reused']} of {resumed['cases']} cases reused from "
-              f"{out / 'results.jsonl'}, {resumed['cases'] - resumed['reused']} run")
+              f"{out / JOURNAL}, {resumed['cases'] - resumed['reused']} run")
 
 
 def _reduce(opts: options.Options, chosen: dict[str, Any], rec: Record, collection: Collection,

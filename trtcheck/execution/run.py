@@ -32,6 +32,8 @@ if TYPE_CHECKING:  # an isolated run's parent loads no backend, and so no torch
 
 COLLECT = "(collect)"
 JOURNAL = "results.jsonl"
+# The message of a row a full disk kept from running, by the disk's error.
+STOPPED = "not run: the run stopped, {}"
 
 
 @dataclass(frozen=True)
@@ -284,7 +286,7 @@ def run(opts: Options, backends: Mapping[str, BackendClass], collection: Collect
         interrupted = True
         env["interrupted"] = True  # the reports say INTERRUPTED and ``report`` exits 130
     except OutputError as exc:  # a full disk: what finished is kept for the reports
-        stopped = f"not run: the run stopped, {exc}"
+        stopped = STOPPED.format(exc)
         env["output_error"] = str(exc)
     finally:
         executor.close()
