@@ -24,7 +24,7 @@ import signal
 import subprocess
 import sys
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import IO, Any
@@ -74,6 +74,22 @@ class Failure:
         exc = exc or RuntimeError(f"{self.type}: {self.message}")
         exc.__cause__ = RemoteTraceback(self.traceback)
         return exc
+
+
+def send_or_start(child: Child | None, start: Callable[[], Child], message: Any) -> Child:
+    """``message`` sent to ``child`` while it is there, else to a new child from ``start``; the
+    child that took it. A reusable child (the zoo collector, the case worker) is replaced so."""
+    if child is not None:
+        if child.alive():
+            try:
+                child.send(message)
+                return child
+            except OSError:  # it went meanwhile
+                pass
+        child.kill()
+    fresh = start()
+    fresh.send(message)
+    return fresh
 
 
 class Child:

@@ -13,7 +13,7 @@ from typing import Any
 
 from trtcheck.config.options import Options
 from trtcheck.execution.events import Item, StageHook, no_hook
-from trtcheck.process import Child, ended
+from trtcheck.process import Child, ended, send_or_start
 from trtcheck.results.backends import NO_BACKEND
 from trtcheck.results.rows import BackendClass, Row, plan, rows_for
 from trtcheck.status import Status
@@ -108,16 +108,8 @@ class IsolatedExecutor:
 
     def _send(self, request: tuple[Any, ...]) -> Child:
         """Hand a case to a live worker, starting a new one if the last has gone."""
-        if self.worker is not None and self.worker.alive():
-            try:
-                self.worker.send(request)
-                return self.worker
-            except OSError:  # it died between cases
-                self.worker.kill()
-        self.worker = None
-        worker = self._spawn()
-        worker.send(request)
-        return worker
+        self.worker = send_or_start(self.worker, self._spawn, request)
+        return self.worker
 
     def close(self) -> None:
         if self.worker is not None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
-from trtcheck.process import Child, Parent, ended
+from trtcheck.process import Child, Parent, ended, send_or_start
 from trtcheck.status import Status
 from trtcheck.zoo.discover import IMPORTED, Discovered, ImportFailure, ZooFile
 
@@ -93,14 +93,8 @@ class Collector:
         return payload
 
     def _send(self, request: tuple[str, Path, Path]) -> Child:
-        if self.child is not None:
-            try:
-                self.child.send(request)
-                return self.child
-            except OSError:
-                self.child.kill()
-        self.child = Child(self.target, log=self.log, env=self.env)
-        self.child.send(request)
+        self.child = send_or_start(
+            self.child, lambda: Child(self.target, log=self.log, env=self.env), request)
         return self.child
 
     def _stop(self, child: Child) -> int:
