@@ -155,10 +155,6 @@ def _row_name(row: Row) -> str:
     return f"{inert(row.backend)}{mark}{profile}"
 
 
-def _short(text: str) -> str:
-    return text if len(text) <= _MESSAGE_CHARS else text[:_MESSAGE_CHARS - 1] + "…"
-
-
 def _attention(record: Record, *, strict_xfail: bool) -> _Block | None:
     """Failing rows, then rows that passed with NaN or Inf in an output."""
     rows = [r for r in record.rows if r.status in ATTENTION or warned(r)]
@@ -168,7 +164,7 @@ def _attention(record: Record, *, strict_xfail: bool) -> _Block | None:
                                          Status.FAIL, Status.XPASS, Status.PASS))}
     rows.sort(key=lambda r: order[r.status])
     lines = [f"| {inert(r.case_id)} | {_row_name(r)} | "
-             f"{_bold(r, strict_xfail)} | {inert(shortened(r, headline(r), _short))} |" for r in rows]
+             f"{_bold(r, strict_xfail)} | {inert(shortened(r, headline(r), _MESSAGE_CHARS))} |" for r in rows]
     tail = ["", NONFINITE_NOTE] if any(warned(r) for r in rows) else []
     return _Block(["#### Needs attention", "", "| case | backend | status | what happened |",
                    "|---|---|---|---|"], lines, tail)
@@ -278,7 +274,7 @@ def _others(record: Record) -> _Block | None:
     if not rows:
         return None
     lines = [f"| {inert(r.case_id)} | {_row_name(r)} | {r.status} | "
-             f"{inert(shortened(r, headline(r), _short))} |" for r in rows]
+             f"{inert(shortened(r, headline(r), _MESSAGE_CHARS))} |" for r in rows]
     return _Block([f"<details><summary>{len(rows)} more rows not passing "
                    "(unsupported, xfail, skipped)</summary>", "",
                    "| case | backend | status | reason |", "|---|---|---|---|"], lines,

@@ -15,6 +15,7 @@ from trtcheck.render.text import (
     NONFINITE_NOTE,
     PREDICTION_MARK,
     cost_text,
+    cut,
     failing_outputs,
     fallback_text,
     headline,
@@ -36,7 +37,7 @@ from trtcheck.render.text import (
     warned,
 )
 from trtcheck.results.backends import TTRT_MIN_BLOCK_SIZE, BackendRef, Kind
-from trtcheck.results.figures import LATENCY_FIGURES
+from trtcheck.results.figures import ALLOCATOR, LATENCY_FIGURES, MIB, RATIO_FLOOR, RESIDENT
 from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
@@ -147,7 +148,7 @@ def _latency(record: Record) -> str:
                      "warm-up, above what was in use before it (first-call allocations such as "
                      "cuBLAS workspaces left out; the backend's side holds what the compiled "
                      "module keeps); the ratio is backend ÷ eager, for measured rows only, and "
-                     "only where both exceed 1 MiB (allocator) or 16 MiB (resident), else —.")
+                     f"only where both exceed {_floors()}, else —.")
     parts += [f"- {md(n)}" for r in record.rows if r.memory for n in r.memory.notes]
     parts += [f"- {md(r.case_id)} · {_backend(r)}: {md(cost_text(r))}"
               for r in record.rows if cost_text(r)]
@@ -235,6 +236,13 @@ def _disagreements(record: Record) -> str:
             "likely a bug in Torch-TensorRT.\n\n" + "\n".join(lines))
 
 
+def _floors() -> str:
+    """The memory ratio's floors in words: "1 MiB (allocator) or 16 MiB (resident)"."""
+    names = {ALLOCATOR: "allocator", RESIDENT: "resident"}
+    return " or ".join(f"{floor // MIB} MiB ({names[measure]})"
+                       for measure, floor in RATIO_FLOOR.items())
+
+
 def _passes(row: Row) -> bool:
     return row.status in (Status.PASS, Status.XPASS)
 
@@ -243,8 +251,7 @@ def _outcome(row: Row, width: int = 160) -> str:
     """``pass``, or ``fail: <message>`` cut at ``width``."""
     if _passes(row):
         return "pass"
-    text = headline(row)
-    return text if len(text) <= width else text[:width - 1] + "…"
+    return cut(headline(row), width)
 
 
 def _complex_ops(record: Record, case_id: str) -> str:

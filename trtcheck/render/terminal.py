@@ -33,7 +33,7 @@ def render_summary(record: Record, *, strict_xfail: bool, failing_only: bool = F
     rows = [
         [status_text(r), plain(r.case_id),
          plain(r.backend) + (f" {PREDICTION_MARK}" if r.prediction else ""),
-         plain(r.profile), plain(r.stage or ""), shortened(r, plain(r.message), _shorten)]
+         plain(r.profile), plain(r.stage or ""), shortened(r, plain(r.message), MESSAGE_WIDTH)]
         for r in shown
     ]
     lines = [f"note: {plain(fallback_text(record))}"] if fallback_text(record) else []
@@ -59,6 +59,3 @@ def render_summary(record: Record, *, strict_xfail: bool, failing_only: bool = F
     return "\n".join(lines)
 
 
-def _shorten(text: str) -> str:
-    """The message's head, the exception type with it, cut at the end where it is too long."""
-    return text if len(text) <= MESSAGE_WIDTH else text[:MESSAGE_WIDTH - 1] + "…"

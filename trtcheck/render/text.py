@@ -182,15 +182,20 @@ def nonfinite_text(row: Row) -> str:
     return nonfinite.describe(row.outputs)
 
 
-def shortened(row: Row, text: str, shorten: Callable[[str], str]) -> str:
-    """``text`` (the row's message or headline) cut by ``shorten``, but with the row's NaN and
+def cut(text: str, width: int) -> str:
+    """``text``, cut to ``width`` characters with an ellipsis where it is longer."""
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def shortened(row: Row, text: str, width: int) -> str:
+    """``text`` (the row's message or headline) cut to ``width``, but with the row's NaN and
     Inf counts, which end it, kept whole."""
     words = nonfinite_text(row)
     if not words or not text.endswith(words):
-        return shorten(text)
+        return cut(text, width)
     head = text[:-len(words)]
     core = head.rstrip("; :")
-    return f"{shorten(core)}{head[len(core):]}{words}" if core else text
+    return f"{cut(core, width)}{head[len(core):]}{words}" if core else text
 
 
 def warned(row: Row) -> bool:
