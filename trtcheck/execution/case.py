@@ -348,8 +348,8 @@ def _other_shapes(eager: Eager, program: ExportedProgram, inputs: Any, shapes: S
 
 def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
                  eager_after: Any, eager: Eager, opts: Options, *,
-                 truncate_double: bool, stages: Stages, others: Sequence[AtShape] = (),
-                 shapes: ShapePlan | None = None) -> dict[str, Any]:
+                 truncate_double: bool, stages: Stages, others: Sequence[AtShape],
+                 shapes: ShapePlan) -> dict[str, Any]:
     evidence = Evidence()
     engine = None
     ran = 1
@@ -393,7 +393,7 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
     except StageError as err:
         return dict(status=Status.ERROR, stage=err.stage, message=str(err), location=err.location,
                     traceback=err.traceback, timings=stages.timings, evidence=evidence,
-                    memory=stages.memory(engine), shapes=shapes_record(shapes, ran) if shapes else None)
+                    memory=stages.memory(engine), shapes=shapes_record(shapes, ran))
     if status is Status.PASS and truncate_double:
         message = _precision_lost(result)
     outputs = [leaf.to_dict() for leaf in result.leaves]
@@ -434,7 +434,7 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
     return dict(status=status, message=message, stage=None if status is Status.PASS else "compare",
                 timings=stages.timings, outputs=outputs, latency=latency, evidence=evidence,
                 memory=stages.memory(engine, owned),
-                shapes=shapes_record(shapes, ran) if shapes else None)
+                shapes=shapes_record(shapes, ran))
 
 
 def _latency(eager: Eager, compiled: Compiled, job: CompileJob, opts: Options, *,

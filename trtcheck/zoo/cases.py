@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from trtcheck.errors import UsageError
+from trtcheck.errors import InternalError, UsageError
 from trtcheck.zoo.api import ModelSpec
 from trtcheck.zoo.discover import Discovered, ZooFile, use_root
 
@@ -69,8 +69,8 @@ def build(case: Case) -> Built:
     import torch
 
     if case.spec.factory is None:
-        raise RuntimeError(f"trtcheck: {case.case_id} was collected in another process; build "
-                           "it from its file imported here (please report)")
+        raise InternalError(f"{case.case_id} was collected in another process; build it from "
+                            "its file imported here")
     use_root(case.file.root)  # a factory may import its root's helpers when called
     seed = seed_for(case.case_id)
     torch.manual_seed(seed)
