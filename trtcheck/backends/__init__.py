@@ -16,7 +16,7 @@ from trtcheck.backends.lowering.code import VERSION, CodeUnavailable, locate
 from trtcheck.backends.torch_tensorrt.backend import TensorRTBackend
 from trtcheck.config.options import Options
 from trtcheck.errors import NoFallback
-from trtcheck.results.backends import TRAITS, BackendRef
+from trtcheck.results.backends import TRAITS, BackendRef, needs_choice
 
 REGISTRY: dict[str, type[Backend]] = {cls.name: cls for cls in (
     TensorRTBackend, EmulateBackend, LoweringBackend, InductorBackend, EagerBackend)}
@@ -83,7 +83,7 @@ def choose(opts: Options) -> Options:
     then :class:`NoFallback`."""
     if not opts.backends:
         opts = _default(opts)
-    if len(opts.torch_tensorrt) > 1 and LOWERING in opts.backends:
+    if needs_choice(opts.backends, opts.torch_tensorrt):
         names: list[str] = []
         for name in opts.backends:
             names += ([f"{LOWERING}@{lowering_label(s)}" for s in opts.torch_tensorrt]

@@ -97,12 +97,12 @@ def _run(resolved: options.Options, reduce_total: float | None) -> int:
     from trtcheck.render.terminal import render_summary
     from trtcheck.results import baseline as baselines
     from trtcheck.results import record
-    from trtcheck.results.backends import traits_table
+    from trtcheck.results.backends import needs_choice, traits_table
 
     # Isolated, the backends load in the workers: with them named (one Torch-TensorRT release at
     # most) and a CPU build of torch, this process never loads torch.
     opts = resolved
-    if not resolved.backends or len(resolved.torch_tensorrt) > 1:
+    if needs_choice(resolved.backends, resolved.torch_tensorrt):
         from trtcheck import backends
 
         opts = backends.choose(resolved)

@@ -7,7 +7,7 @@ class."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -83,6 +83,12 @@ class BackendRef:
 def traits_of(backend: str) -> Traits | None:
     """The traits of the backend a row names, or None."""
     return BackendRef.parse(backend).traits
+
+
+def needs_choice(backends: Sequence[str], releases: Sequence[str]) -> bool:
+    """Whether :func:`trtcheck.backends.choose` has work to do, decided without loading any
+    backend: no backend named, or ``lowering`` with several Torch-TensorRT releases."""
+    return not backends or (len(releases) > 1 and "lowering" in backends)
 
 
 def traits_table(names: Iterable[str]) -> dict[str, Traits]:
