@@ -1,0 +1,301 @@
+"""release.yml's shell steps, run for real by bash with a fake ``gh`` on PATH (tests/fake_gh.py)
+that answers from a state of the repository and records its calls: the default-branch check,
+the CI wait, the plan (whether the major tag moves and may be moved), the release and the tag
+move, for a new major, a backport, a pre-1.0, a re-run after a partial release."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import REPO
+from test_github import read_outputs
+
+RELEASE = yaml.safe_load((REPO / ".github" / "workflows" / "release.yml").read_text())
+JOBS = RELEASE["jobs"]
+SHA = "c" * 40
+OLD = "a" * 40
+PLAN = "Plan the release and check that the major tag can be moved"
+
+pytestmark = pytest.mark.skipif(shutil.which("jq") is None, reason="the fake gh needs jq")
+
+
+def _run(sha: str, conclusion: str, run_id: int, attempt: int = 1,
+         status: str = "completed") -> dict[str, Any]:
+    return {"databaseId": run_id, "attempt": attempt, "status": status, "conclusion": conclusion,
+            "url": f"https://github.com/o/r/actions/runs/{run_id}", "headSha": sha}
+
+
+class Repo:
+    """The fake GitHub repository a step runs against, and what the steps did to it."""
+
+    def __init__(self, tmp_path: Path, *, tag: str, has_tag_token: bool = False,
+                 **state: Any) -> None:
+        self.tmp = tmp_path
+        self.tag = tag
+        self.has_tag_token = has_tag_token
+        self.state_file = tmp_path / "gh-state.json"
+        self.calls_file = tmp_path / "gh-calls.jsonl"
+        self.state_file.write_text(json.dumps({"repo": "o/r", **state}))
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        gh = bin_dir / "gh"
+        gh.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{REPO / "tests" / "fake_gh.py"}" "$@"\n')
+        gh.chmod(0o755)
+        self.path = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+        self.outputs: dict[str, dict[str, str]] = {}
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return json.loads(self.state_file.read_text())
+
+    def calls(self) -> list[list[str]]:
+        if not self.calls_file.exists():
+            return []
+        return [json.loads(line) for line in self.calls_file.read_text().splitlines()]
+
+    def _expressions(self) -> dict[str, str]:
+        """The values of the expressions release.yml's steps use."""
+        preflight = self.outputs.get("preflight", {})
+        token = "tag-token" if self.has_tag_token else "workflow-token"
+        return {
+            "github.token": "workflow-token", "github.ref_name": self.tag, "github.sha": SHA,
+            "github.event.repository.default_branch": "main",
+            "secrets.RELEASE_TAG_TOKEN != ''": str(self.has_tag_token).lower(),
+            "secrets.RELEASE_TAG_TOKEN || github.token": token,
+            **{f"needs.preflight.outputs.{k}": v for k, v in preflight.items()},
+        }
+
+    def step(self, job: str, name: str) -> subprocess.CompletedProcess[str]:
+        """One step's script, run as the runner runs it (bash -e -o pipefail), with its env."""
+        (step,) = [s for s in JOBS[job]["steps"] if s.get("name") == name]
+        values = self._expressions()
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GH_"))}
+        for key, value in step.get("env", {}).items():
+            expr = re.fullmatch(r"\$\{\{ (.*) \}\}", str(value))
+            env[key] = values[expr.group(1)] if expr else str(value)
+        output = self.tmp / f"output-{job}"
+        env.update(PATH=self.path, FAKE_GH_STATE=str(self.state_file),
+                   FAKE_GH_CALLS=str(self.calls_file), GITHUB_REPOSITORY="o/r",
+                   GITHUB_OUTPUT=str(output), POLL_SECONDS="0")
+        proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+                              env=env, cwd=self.tmp, capture_output=True, text=True, check=False)
+        if output.exists():
+            self.outputs[job] = read_outputs(output)
+        return proc
+
+    def job(self, job: str) -> list[subprocess.CompletedProcess[str]]:
+        """The job's run steps in order, until one fails; a step's ``if:`` on the preflight's
+        outputs is honoured."""
+        done = []
+        for step in JOBS[job]["steps"]:
+            if "run" not in step:
+                continue
+            condition = re.fullmatch(r"\$\{\{ (\S+) == '(\w+)' \}\}", step.get("if", ""))
+            if condition and self._expressions()[condition.group(1)] != condition.group(2):
+                continue
+            done.append(self.step(job, step["name"]))
+            if done[-1].returncode != 0:
+                break
+        return done
+
+
+def _errors(proc: subprocess.CompletedProcess[str]) -> list[str]:
+    return [line for line in proc.stdout.splitlines() if line.startswith("::error")]
+
+
+# --- the order of the jobs -------------------------------------------------------------------
+
+def test_nothing_is_announced_before_it_is_published() -> None:
+    needs = {name: job.get("needs") for name, job in JOBS.items()}
+    assert needs == {"preflight": None, "build": "preflight", "publish": "build",
+                     "release": ["preflight", "publish"]}
+    steps = [s.get("name") for s in JOBS["release"]["steps"]]
+    assert steps[1:] == ["Create the release", "Move the major tag"]
+    assert "gh release create" in JOBS["release"]["steps"][1]["run"]
+    # every gh release and tag change is in the release job, which needs the publish job
+    for name, job in JOBS.items():
+        text = str(job)
+        if name != "release":
+            assert "gh release create" not in text and "git/refs" not in text, name
+    publish = JOBS["publish"]["steps"][-1]
+    assert publish["with"]["skip-existing"] is True
+
+
+# --- preflight: the default branch -----------------------------------------------------------
+
+@pytest.mark.parametrize(("status", "ok"), [("behind", True), ("identical", True),
+                                            ("ahead", False), ("diverged", False), (None, False)])
+def test_a_tag_off_the_default_branch_fails_at_once(tmp_path: Path, status: str | None,
+                                                    ok: bool) -> None:
+    compare = {f"main...{SHA}": {"status": status, "files": []}} if status else {}
+    repo = Repo(tmp_path, tag="v1.2.3", compare=compare)
+    proc = repo.step("preflight", "The tagged commit is on the default branch")
+    assert (proc.returncode == 0) is ok, proc.stdout + proc.stderr
+    if not ok:
+        (error,) = _errors(proc)
+        assert f"v1.2.3 is on {SHA}, which is not a commit of main" in error
+    assert len(repo.calls()) == 1  # one look, no waiting
+    assert JOBS["preflight"]["steps"][0]["name"] == "The tagged commit is on the default branch"
+
+
+# --- preflight: the CI run -------------------------------------------------------------------
+
+WAIT = "Wait for the ci workflow's run on this commit"
+
+
+@pytest.mark.parametrize(("runs", "ok", "calls"), [
+    # a failed run, then a newer successful one: the newer one decides
+    ([[_run(SHA, "failure", 10), _run(SHA, "success", 11)]], True, 1),
+    # a successful run, then a newer failed one: fails at once
+    ([[_run(SHA, "success", 10), _run(SHA, "failure", 11)]], False, 1),
+    # the latest attempt of the one run (gh lists a run as of its latest attempt)
+    ([[_run(SHA, "success", 10, attempt=2)]], True, 1),
+    # still running, then done
+    ([[_run(SHA, "", 10, status="in_progress")], [_run(SHA, "success", 10)]], True, 2),
+    # no run yet, then a cancelled one
+    ([[], [_run(SHA, "cancelled", 12)]], False, 2),
+])
+def test_the_ci_wait_reads_the_one_run_of_the_commit(tmp_path: Path, runs: list[Any], ok: bool,
+                                                     calls: int) -> None:
+    repo = Repo(tmp_path, tag="v1.2.3", runs=runs)
+    proc = repo.step("preflight", WAIT)
+    assert (proc.returncode == 0) is ok, proc.stdout + proc.stderr
+    assert len(repo.calls()) == calls
+    (call, *_) = repo.calls()
+    assert call[:2] == ["run", "list"] and call[call.index("--commit") + 1] == SHA
+    assert call[call.index("--workflow") + 1] == "ci.yml"
+    assert call[call.index("--event") + 1] == "push" and call[call.index("--branch") + 1] == "main"
+    if not ok:
+        (error,) = _errors(proc)
+        assert re.search(r"ci concluded (failure|cancelled) on c+ \(attempt 1 of https://", error)
+
+
+# --- preflight: the plan and the major tag's permission --------------------------------------
+
+def _released(*tags: str, draft: str = "") -> list[dict[str, Any]]:
+    return [{"tagName": t, "isDraft": t == draft, "isPrerelease": False} for t in tags]
+
+
+@pytest.mark.parametrize(("tag", "released", "plan"), [
+    ("v1.3.0", ["v1.2.3", "v1.2.4"], {"major": "v1", "move": "true", "latest": "true"}),
+    # a backport below the highest 1.x release: v1 stays, and it is not "latest" either
+    ("v1.2.5", ["v1.2.4", "v1.3.0"], {"major": "v1", "move": "false", "latest": "false"}),
+    # a new major
+    ("v2.0.0", ["v1.9.9"], {"major": "v2", "move": "true", "latest": "true"}),
+    # a fix of the old major after the new one: v1 moves, latest stays with 2.x
+    ("v1.9.10", ["v1.9.9", "v2.0.0"], {"major": "v1", "move": "true", "latest": "false"}),
+    # pre-1.0: no v0
+    ("v0.9.0", [], {"major": "v0", "move": "false", "latest": "true"}),
+    ("v0.9.1", ["v1.0.0"], {"major": "v0", "move": "false", "latest": "false"}),
+    # a draft is not released
+    ("v1.3.0", ["v1.2.3", "v1.4.0"], {"major": "v1", "move": "true", "latest": "true"}),
+])
+def test_the_major_tag_moves_only_forward(tmp_path: Path, tag: str, released: list[str],
+                                          plan: dict[str, str]) -> None:
+    compare = {f"{SHA}...main": {"status": "ahead", "files": []}}
+    repo = Repo(tmp_path, tag=tag, compare=compare,
+                releases=_released(*released, draft="v1.4.0"))
+    proc = repo.step("preflight", PLAN)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert repo.outputs["preflight"] == plan
+    if plan["move"] == "false" and plan["major"] == "v1":
+        assert "::notice title=release::v1 stays on v1.3.0, above v1.2.5" in proc.stdout
+    # the whole release job on that plan: the tag is created, moved or left alone
+    repo.state_file.write_text(json.dumps({**repo.state, "refs": {"v1": OLD}}))
+    (tmp_path / "dist").mkdir()
+    (tmp_path / "dist" / "torch_trtcheck-x.tar.gz").write_text("x")
+    (tmp_path / "release-notes.md").write_text("- notes\n")
+    assert [p.returncode for p in repo.job("release")] == [0] * (2 if plan["move"] == "true" else 1)
+    refs = repo.state["refs"]
+    assert refs.get(plan["major"]) == (SHA if plan["move"] == "true" else
+                                       {"v1": OLD}.get(plan["major"]))
+    assert "v0" not in refs
+    (made,) = [r for r in repo.state["releases"] if r["tagName"] == tag]
+    assert made["latest"] == plan["latest"] and made["notes"] == "- notes\n"
+
+
+def test_moving_across_a_workflow_change_needs_the_tag_token_before_publishing(
+        tmp_path: Path) -> None:
+    workflows = {"status": "ahead", "files": [{"filename": ".github/workflows/ci.yml"}]}
+    state = {"releases": _released("v1.2.3"), "refs": {"v1": OLD},
+             "compare": {f"{SHA}...main": {"status": "ahead", "files": []},
+                         f"{OLD}...{SHA}": workflows}}
+    (tmp_path / "a").mkdir()
+    repo = Repo(tmp_path / "a", tag="v1.3.0", **state)
+    proc = repo.step("preflight", PLAN)
+    assert proc.returncode == 1
+    (error,) = _errors(proc)
+    assert f"moving v1 to {SHA} crosses a change of .github/workflows ({OLD}...{SHA})" in error
+    assert "Nothing was published" in error and "RELEASE_TAG_TOKEN" in error
+    assert "Workflows read and write" in error and "docs/development.md" in error
+    # with the token the plan passes, and the move uses it
+    (tmp_path / "b").mkdir()
+    repo = Repo(tmp_path / "b", tag="v1.3.0", has_tag_token=True, refuse_moving={
+        "v1": "refusing to allow a GitHub App to create or update workflow"}, **state)
+    assert repo.step("preflight", PLAN).returncode == 0
+    moved = repo.step("release", "Move the major tag")
+    assert moved.returncode == 0, moved.stderr
+    assert repo.state["refs"]["v1"] == SHA
+    # without it the same move is what GitHub refuses: the check above is what stops it first
+    repo.has_tag_token = False
+    repo.state_file.write_text(json.dumps({**repo.state, "refs": {"v1": OLD}}))
+    assert repo.step("release", "Move the major tag").returncode == 1
+
+
+def test_a_change_on_the_branch_after_the_commit_counts_too(tmp_path: Path) -> None:
+    """A new major tag: nothing to compare with but the branch's tip."""
+    changed = {"status": "ahead", "files": [{"filename": "README.md"},
+                                             {"filename": ".github/workflows/release.yml"}]}
+    repo = Repo(tmp_path, tag="v2.0.0", releases=_released("v1.0.0"),
+                compare={f"{SHA}...main": changed})
+    proc = repo.step("preflight", PLAN)
+    assert proc.returncode == 1 and f"({SHA}...main)" in _errors(proc)[0]
+
+
+# --- the release job, re-run after a partial release -----------------------------------------
+
+def test_rerunning_the_release_job_after_a_partial_release(tmp_path: Path) -> None:
+    """The first run created the release and uploaded one file, then stopped before the tag."""
+    (tmp_path / "dist").mkdir()
+    for name in ("torch_trtcheck-1.3.0.tar.gz", "torch_trtcheck-1.3.0-py3-none-any.whl"):
+        (tmp_path / "dist" / name).write_text("x")
+    (tmp_path / "release-notes.md").write_text("- one\n")
+    partial = {"tagName": "v1.3.0", "isDraft": False, "isPrerelease": False,
+               "assets": ["torch_trtcheck-1.3.0.tar.gz"]}
+    repo = Repo(tmp_path, tag="v1.3.0", releases=[*_released("v1.2.0"), partial],
+                refs={"v1": OLD}, compare={f"{SHA}...main": {"status": "identical", "files": []},
+                                           f"{OLD}...{SHA}": {"status": "ahead", "files": []}})
+    assert repo.step("preflight", PLAN).returncode == 0
+    assert repo.outputs["preflight"]["move"] == "true"
+    for _ in range(2):  # the re-run, and one more
+        assert [p.returncode for p in repo.job("release")] == [0, 0]
+    releases = [r for r in repo.state["releases"] if r["tagName"] == "v1.3.0"]
+    assert len(releases) == 1 and releases[0]["assets"] == [
+        "torch_trtcheck-1.3.0-py3-none-any.whl", "torch_trtcheck-1.3.0.tar.gz"]
+    assert repo.state["refs"]["v1"] == SHA
+    verbs = [c[:2] for c in repo.calls()]
+    assert ["release", "create"] not in verbs and verbs.count(["release", "upload"]) == 2
+    patches = [c for c in repo.calls() if "PATCH" in c]
+    assert len(patches) == 1  # the second run found v1 already there
+
+
+def test_the_first_release_creates_the_major_tag(tmp_path: Path) -> None:
+    (tmp_path / "dist").mkdir()
+    (tmp_path / "release-notes.md").write_text("- first\n")
+    repo = Repo(tmp_path, tag="v1.0.0", runs=[[_run(SHA, "success", 3)]],
+                compare={f"main...{SHA}": {"status": "identical", "files": []},
+                         f"{SHA}...main": {"status": "identical", "files": []}})
+    assert [p.returncode for p in repo.job("preflight")] == [0, 0, 0]
+    assert [p.returncode for p in repo.job("release")] == [0, 0]
+    assert repo.state["refs"] == {"v1": SHA}
+    (post,) = [c for c in repo.calls() if "POST" in c]
+    assert "ref=refs/tags/v1" in post and f"sha={SHA}" in post
