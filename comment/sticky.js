@@ -9,7 +9,6 @@ const path = require('path');
 // One limit for the comment, in code points, shared with trtcheck's renderer (Python).
 const LIMIT = require(path.join(__dirname, '..', 'trtcheck', 'limits.json')).comment;
 const CUT_NOTE = '\n\n… cut: see the report artifact.\n';
-const DEFAULT_AUTHOR = 'github-actions[bot]';
 const ZWJ = '\u200d';
 
 function marker(header) {
@@ -90,6 +89,22 @@ async function pullRequestNumber({ github, context, given }) {
   return match ? match.number : null;
 }
 
+// The login the token comments as: comment-author when given, else GraphQL's viewer, which
+// answers for the workflow's token, a GitHub App's token and a personal token alike (REST
+// GET /user refuses the first two). A bot's login there may lack the "[bot]" that a comment's
+// author carries. null when the token may not ask: the comment it creates then says.
+async function ownLogin({ github, core, env }) {
+  if (env.TRTCHECK_COMMENT_AUTHOR) return env.TRTCHECK_COMMENT_AUTHOR;
+  try {
+    const { viewer } = await github.graphql('query { viewer { __typename login } }');
+    const bot = viewer.__typename === 'Bot' && !viewer.login.endsWith('[bot]');
+    return bot ? `${viewer.login}[bot]` : viewer.login;
+  } catch (error) {
+    core.info(`could not ask whose token this is (${error.message}): the comment it creates says`);
+    return null;
+  }
+}
+
 async function sticky({ github, context, core, env = process.env }) {
   const reason = readOnlyReason(context);
   if (reason) {
@@ -97,7 +112,6 @@ async function sticky({ github, context, core, env = process.env }) {
     return 'skipped';
   }
   const header = env.TRTCHECK_COMMENT_HEADER || 'trtcheck';
-  const author = env.TRTCHECK_COMMENT_AUTHOR || DEFAULT_AUTHOR;
   try {
     const number = await pullRequestNumber({ github, context, given: env.TRTCHECK_PR_NUMBER });
     if (!number) {
@@ -108,12 +122,14 @@ async function sticky({ github, context, core, env = process.env }) {
       file: env.TRTCHECK_COMMENT_FILE, header, exitCode: env.TRTCHECK_EXIT_CODE, context,
     });
     const issue = { ...context.repo, issue_number: number };
-    const ours = async () => (await github.paginate(github.rest.issues.listComments,
+    // Only comments by this token's login: another's comment that copies the marker is not ours.
+    const ours = async (author) => (await github.paginate(github.rest.issues.listComments,
       { ...issue, per_page: 100 })).filter((c) => c.user && c.user.login === author
       && typeof c.body === 'string' && c.body.startsWith(marker(header)))
       .sort((a, b) => a.id - b.id);
+    const author = await ownLogin({ github, core, env });
     // Found again right before creating: another job may have created it meanwhile.
-    const found = (await ours())[0];
+    const found = author && (await ours(author))[0];
     if (found) {
       await github.rest.issues.updateComment({ ...context.repo, comment_id: found.id, body: text });
       core.info(`updated trtcheck comment ${found.id} on #${number}`);
@@ -121,8 +137,9 @@ async function sticky({ github, context, core, env = process.env }) {
     }
     const { data: created } = await github.rest.issues.createComment({ ...issue, body: text });
     // Two jobs that both found none have both created one: each keeps the oldest, with its
-    // own text, and deletes the others, so one comment is left.
-    const [oldest, ...extra] = await ours();
+    // own text, and deletes the others, so one comment is left. The same when the login was
+    // not known before: the comment just created names it, and an older one is kept.
+    const [oldest, ...extra] = await ours(created.user.login);
     for (const other of extra) {
       try {
         await github.rest.issues.deleteComment({ ...context.repo, comment_id: other.id });

@@ -532,7 +532,9 @@ def test_problems_are_warnings_not_failures(tmp_path: Path, scenario: dict[str, 
     done = sticky(tmp_path, **scenario)
     assert done["result"] in ("skipped", "failed")
     assert len(done["warnings"]) == 1 and warning in done["warnings"][0]
-    assert not _calls(done, "createComment") and not _calls(done, "updateComment")
+    assert not done["comments"]
+    if "fail_status" not in scenario:  # a token that may not write may still have tried
+        assert not _calls(done, "createComment") and not _calls(done, "updateComment")
 
 
 def test_workflow_run_finds_a_fork_pull_request_by_its_head_commit(tmp_path: Path) -> None:

@@ -1,7 +1,9 @@
 // Runs comment/sticky.js against a fake `github` client and `context` described by a JSON
 // scenario (argv[2]) and prints what it did as JSON: the result, the API calls, the log, and
-// the comments left on the pull request. `jobs: N` runs N jobs at once against one pull request;
-// every API call yields to the event loop first, so their calls interleave as on a real runner.
+// the comments left on the pull request. `login` is whom the token comments as, `viewer` what
+// GraphQL's viewer answers for it (null: refused). `jobs: N` runs N jobs at once against one
+// pull request; every API call yields to the event loop first, so their calls interleave as on
+// a real runner.
 'use strict';
 
 const fs = require('fs');
@@ -14,7 +16,7 @@ async function main() {
   const calls = [];
   const log = { warnings: [], infos: [] };
   const comments = (scenario.comments || []).map((c) => ({ ...c }));
-  let nextId = 1000;
+  let nextId = Math.max(999, ...comments.map((c) => c.id)) + 1;
   const api = (name, answer) => async (params) => {
     await new Promise((resolve) => setImmediate(resolve));
     calls.push({ name, params });
@@ -39,9 +41,9 @@ async function main() {
       issues: {
         listComments: api('listComments', () => comments.map((c) => ({ ...c }))),
         createComment: api('createComment', ({ body }) => {
-          const made = { id: nextId++, user: { login: 'github-actions[bot]' }, body };
+          const made = { id: nextId++, user: { login: scenario.login || 'github-actions[bot]' }, body };
           comments.push(made);
-          return { id: made.id };
+          return { id: made.id, user: { ...made.user } };
         }),
         updateComment: api('updateComment', ({ comment_id: id, body }) => {
           find(id).body = body;
@@ -55,6 +57,19 @@ async function main() {
       pulls: { list: api('pulls.list', () => scenario.pulls || []) },
     },
     paginate: async (method, params) => (await method(params)).data,
+    // GraphQL's viewer: scenario.viewer, or refused as it is to a token without the right.
+    graphql: async (query) => {
+      await new Promise((resolve) => setImmediate(resolve));
+      calls.push({ name: 'graphql', params: { query } });
+      const viewer = scenario.viewer === undefined
+        ? { __typename: 'Bot', login: 'github-actions' } : scenario.viewer;
+      if (!viewer || scenario.fail_status) {
+        const error = new Error('Resource not accessible by integration');
+        error.status = 403;
+        throw error;
+      }
+      return { viewer };
+    },
   };
   const context = {
     payload: scenario.payload,
