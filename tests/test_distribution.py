@@ -3,10 +3,14 @@ line that installs that other project."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
 import re
 import subprocess
 import sys
+import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -14,6 +18,11 @@ from conftest import REPO
 
 from trtcheck import distribution
 from trtcheck.config.options import tomllib
+
+_spec = importlib.util.spec_from_file_location("repository", REPO / ".ci" / "repository.py")
+assert _spec is not None and _spec.loader is not None
+_repository = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_repository)
 
 # The other project's wheel (trtcheck 1.1.0 on the index), as its metadata describes it.
 OTHER_METADATA = ("Metadata-Version: 2.4\nName: trtcheck\nVersion: 1.1.0\n"
@@ -113,3 +122,116 @@ def test_the_install_line_check_itself() -> None:
                  "pip uninstall -y trtcheck torch-trtcheck", "pip install ./trtcheck/",
                  "pip install -e . && ruff check trtcheck tests"):
         assert not _OTHER_INSTALL.search(good), good
+
+
+# --- versions, the licence, the metadata, the repository's name ------------------------------
+
+def _scm_version(where: Path) -> str:
+    proc = subprocess.run([sys.executable, "-m", "setuptools_scm"], cwd=where, capture_output=True,
+                          text=True, check=True)
+    return proc.stdout.strip()
+
+
+def _self_test(clone: Path, version: str) -> int:
+    """ci.yml's check that the Action reported the version of the commit it ran."""
+    import yaml
+
+    ci = yaml.safe_load((REPO / ".github" / "workflows" / "ci.yml").read_text())
+    (step,) = [s for s in ci["jobs"]["action"]["steps"]
+               if s.get("name") == "The Action reports the version of this commit"]
+    (clone / "results.json").write_text(json.dumps({"environment": {"trtcheck": version}}))
+    return subprocess.run(["bash", "-eo", "pipefail", "-c", step["run"]], cwd=clone,
+                          env={**os.environ, "RESULTS_JSON": str(clone / "results.json")},
+                          capture_output=True, text=True, check=False).returncode
+
+
+@pytest.mark.slow
+def test_the_major_tag_on_the_same_commit_is_never_the_version(tmp_path: Path) -> None:
+    """The release tags v1.2.3 and then moves v1 onto the same commit: setuptools-scm, a
+    `git archive` of either tag, the sdist and the wheel all say 1.2.3, and carry the licence."""
+    from test_action import tagged_checkout
+
+    clone = tagged_checkout(tmp_path, "v1.2.3")
+    subprocess.run(["git", "-C", str(clone), "tag", "v1"], check=True)
+    # the trap: plain `git describe --tags` picks the major tag
+    assert subprocess.run(["git", "-C", str(clone), "describe", "--tags"], capture_output=True,
+                          text=True, check=True).stdout.strip() == "v1"
+    assert _scm_version(clone) == "1.2.3"
+    assert _self_test(clone, "1.2.3") == 0 and _self_test(clone, "1") != 0
+    for ref in ("v1", "v1.2.3"):  # `uses: …@v1` downloads the archive of v1
+        unpacked = tmp_path / f"archive-{ref}"
+        unpacked.mkdir()
+        archive = subprocess.run(["git", "-C", str(clone), "archive", "--format=tar", ref],
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(unpacked)], input=archive, check=True)
+        assert "describe-name: v1.2.3\n" in (unpacked / ".git_archival.txt").read_text()
+        assert _scm_version(unpacked) == "1.2.3"
+    dist = tmp_path / "dist"
+    proc = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist),
+                           str(clone)], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert sorted(p.name for p in dist.iterdir()) == [
+        "torch_trtcheck-1.2.3-py3-none-any.whl", "torch_trtcheck-1.2.3.tar.gz"]
+    licence = (REPO / "LICENSE").read_bytes()
+    with zipfile.ZipFile(dist / "torch_trtcheck-1.2.3-py3-none-any.whl") as wheel:
+        assert wheel.read("torch_trtcheck-1.2.3.dist-info/licenses/LICENSE") == licence
+        metadata = wheel.read("torch_trtcheck-1.2.3.dist-info/METADATA").decode()
+    with tarfile.open(dist / "torch_trtcheck-1.2.3.tar.gz") as sdist:
+        member = sdist.extractfile("torch_trtcheck-1.2.3/LICENSE")
+        assert member is not None and member.read() == licence
+    headers = metadata.split("\n\n", 1)[0].splitlines()
+    assert "Version: 1.2.3" in headers and "License-Expression: Apache-2.0" in headers
+    assert "License-File: LICENSE" in headers
+    source = f"https://github.com/{_repository.declared()}"
+    urls = {h.split(": ", 1)[1].split(", ", 1)[0]: h.split(", ", 1)[1]
+            for h in headers if h.startswith("Project-URL: ")}
+    assert urls == {"Source": source, "Documentation": f"{source}/tree/main/docs",
+                    "Changelog": f"{source}/blob/main/CHANGELOG.md", "Issues": f"{source}/issues"}
+    assert any(h.startswith("Classifier: Topic :: Software Development :: Testing") for h in headers)
+
+
+def test_the_licence_is_apache_2_and_no_classifier_repeats_it() -> None:
+    text = (REPO / "LICENSE").read_text()
+    assert text.split()[:4] == ["Apache", "License", "Version", "2.0,"]
+    assert "END OF TERMS AND CONDITIONS" in text and len(text) > 11_000
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "Apache-2.0" and project["license-files"] == ["LICENSE"]
+    # a licence expression and a License :: classifier together are refused by the index
+    assert not [c for c in project["classifiers"] if c.startswith("License ::")]
+
+
+def test_the_repository_is_named_in_one_place() -> None:
+    """Every reference to this repository names the one declared in pyproject.toml; copies
+    are written by .ci/repository.py."""
+    name = _repository.declared()
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert project["urls"]["Source"] == f"https://github.com/{name}"
+    found = 0
+    for path in _repository.text_files(REPO):
+        for ref in _repository.references(path.read_text(encoding="utf-8", errors="replace")):
+            if ref.split("/")[1] in ("trtcheck", name.split("/")[1]):
+                found += 1
+                assert ref == name, f"{path.relative_to(REPO)} names {ref}, not {name}"
+    assert found > 20
+
+
+def test_moving_the_repository_leaves_no_copy_behind(tmp_path: Path) -> None:
+    """What an owner runs once: `python .ci/repository.py acme/checker`."""
+    copy = tmp_path / "repo"
+    for path in _repository.text_files(REPO):
+        target = copy / path.relative_to(REPO)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(path.read_bytes())
+    subprocess.run(["git", "init", "-q", str(copy)], check=True)
+    old = _repository.declared()
+    proc = subprocess.run([sys.executable, str(copy / ".ci" / "repository.py"), "acme/checker"],
+                          cwd=copy, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert {"pyproject.toml", "README.md", "mkdocs.yml", "docs/action.md"} <= set(
+        proc.stdout.split())
+    assert _repository.declared(copy) == "acme/checker"
+    for path in _repository.text_files(copy):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        assert old not in text or path.name == "test_distribution.py", path
+        refs = [r for r in _repository.references(text) if r.split("/")[1] in ("trtcheck", "checker")]
+        assert set(refs) <= {"acme/checker"}, (path, refs)
