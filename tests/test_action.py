@@ -19,6 +19,8 @@ import yaml
 from conftest import REPO
 from test_github import read_outputs
 
+from trtcheck.config.options import tomllib
+
 MANIFESTS = [REPO / "action.yml", REPO / "comment" / "action.yml"]
 WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
 ACTION = yaml.safe_load((REPO / "action.yml").read_text())
@@ -33,6 +35,9 @@ PINS = {
     "actions/cache": ("27d5ce7f107fe9357f9df03efb73ab90386fccae", "v5.0.5"),
     "pypa/gh-action-pypi-publish": ("ed0c53931b1dc9bd32cbe73a98c7f6766f8a527e", "v1.13.0"),
 }
+# The repository's GitHub name, declared once (.ci/repository.py).
+REPOSITORY = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["urls"][
+    "Source"].removeprefix("https://github.com/")
 USES = re.compile(r"^\s*(?:-\s+)?uses:\s*(\S+?)(?:@(\S+))?(?:\s+#\s*(\S+))?\s*$", re.M)
 
 
@@ -126,7 +131,7 @@ def test_zizmor_finds_nothing_at_low_or_higher(tmp_path: Path) -> None:
     assert "No findings to report" in proc.stdout
     # the check itself: an unpinned example is found
     (examples / "bad.yml").write_text("on: push\npermissions: {}\njobs:\n  a:\n    runs-on: x\n"
-                                      "    steps:\n      - uses: org/trtcheck@v1\n")
+                                      f"    steps:\n      - uses: {REPOSITORY}@v1\n")
     bad = subprocess.run([zizmor, "--offline", "--min-severity", "low", "--no-progress",
                           str(tmp_path / "examples")], capture_output=True, text=True, check=False)
     assert bad.returncode != 0 and "unpinned-uses" in bad.stdout
@@ -134,7 +139,7 @@ def test_zizmor_finds_nothing_at_low_or_higher(tmp_path: Path) -> None:
 
 def test_examples_pin_trtcheck_by_commit_with_the_tag_in_a_comment() -> None:
     for name, text in readme_workflows().items():
-        uses = [(n, ref, tag) for n, ref, tag in USES.findall(text) if n.startswith("org/trtcheck")]
+        uses = [(n, ref, tag) for n, ref, tag in USES.findall(text) if n.startswith(REPOSITORY)]
         assert uses, name
         for n, ref, tag in uses:
             assert re.fullmatch(r"[0-9a-f]{40}", ref) and re.fullmatch(r"v\d+\.\d+\.\d+", tag), \
@@ -293,7 +298,7 @@ def test_install_from_a_tagged_clone_keeps_the_runners_torch(tmp_path: Path) -> 
 
 @pytest.mark.slow
 def test_install_from_a_git_archive_of_the_tag(tmp_path: Path) -> None:
-    """``uses: org/trtcheck@v9.8.7`` downloads a tarball made by git archive: no .git."""
+    """``uses: OWNER/NAME@v9.8.7`` downloads a tarball made by git archive: no .git."""
     origin = tagged_checkout(tmp_path)
     unpacked = tmp_path / "org" / "trtcheck" / "v9.8.7"
     unpacked.mkdir(parents=True)
@@ -687,6 +692,27 @@ def test_changelog_keeps_a_changelog() -> None:
         assert re.fullmatch(r"\[\d+\.\d+\.\d+\] - \d{4}-\d{2}-\d{2}", heading), heading
     kinds = set(re.findall(r"^### (.*)$", text, re.M))
     assert kinds <= {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}
+    # the newest release is the one the docs' examples pin, and each has its link
+    newest = headings[1].split("]")[0].lstrip("[")
+    tags = {tag for example in readme_workflows().values()
+            for name, _, tag in USES.findall(example) if name.startswith(REPOSITORY)}
+    assert tags == {f"v{newest}"}
+    for heading in headings[1:]:
+        version = heading.split("]")[0].lstrip("[")
+        assert re.search(rf"^\[{re.escape(version)}\]: https://\S+/v{re.escape(version)}$", text,
+                         re.M), version
+
+
+def test_the_first_release_notes_are_its_section_exactly(tmp_path: Path) -> None:
+    shutil.copy(REPO / "CHANGELOG.md", tmp_path / "CHANGELOG.md")
+    proc = subprocess.run(["bash", "-eo", "pipefail", "-c", _notes_step()], cwd=tmp_path,
+                          env={**os.environ, "TAG": "v1.0.0"}, capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    notes = (tmp_path / "release-notes.md").read_text()
+    section = (REPO / "CHANGELOG.md").read_text().split("## [1.0.0] - ")[1].split("\n", 1)[1]
+    assert notes.startswith("### Added\n")
+    assert notes == section.split("\n\n[Unreleased]: ")[0].strip("\n") + "\n"
 
 
 # The Marketplace: GitHub's list of colors, and the icons used here (Feather icon names).
@@ -703,4 +729,4 @@ def test_marketplace_metadata_of_the_listed_action() -> None:
     comment = yaml.safe_load((REPO / "comment" / "action.yml").read_text())
     assert comment["name"] != ACTION["name"] and comment["branding"]["color"] in BRANDING_COLORS
     decision = (REPO / "docs" / "action.md").read_text()
-    assert "## The Marketplace" in decision and "org/trtcheck/comment@" in decision
+    assert "## The Marketplace" in decision and f"{REPOSITORY}/comment@" in decision
