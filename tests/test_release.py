@@ -286,6 +286,9 @@ def test_rerunning_the_release_job_after_a_partial_release(tmp_path: Path) -> No
     assert ["release", "create"] not in verbs and verbs.count(["release", "upload"]) == 2
     patches = [c for c in repo.calls() if "PATCH" in c]
     assert len(patches) == 1  # the second run found v1 already there
+    # and the whole workflow re-run: the plan still moves v1, which is already there
+    assert repo.step("preflight", PLAN).returncode == 0
+    assert repo.outputs["preflight"] == {"major": "v1", "move": "true", "latest": "true"}
 
 
 def test_the_first_release_creates_the_major_tag(tmp_path: Path) -> None:
