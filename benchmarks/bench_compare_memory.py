@@ -24,7 +24,7 @@ DTYPES = ("float32", "complex64", "int64")
 def measure(dtype_name: str, device: str, mib: int) -> dict[str, float]:
     import torch
 
-    from trtcheck.config.profiles import Tolerance
+    from trtcheck.core.profiles import Tolerance
     from trtcheck.measure.compare import compare
 
     dtype = getattr(torch, dtype_name)

@@ -24,7 +24,7 @@ import torch
 from trtcheck.backends.base import CompileJob
 from trtcheck.backends.lowering.backend import LoweringBackend
 from trtcheck.backends.lowering.code import CodeUnavailable, download, locate
-from trtcheck.config.profiles import Profile
+from trtcheck.core.profiles import Profile
 
 
 class GuideRoPE(torch.nn.Module):

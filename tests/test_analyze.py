@@ -19,7 +19,7 @@ from test_emulation_models import (
 )
 from torch import nn
 
-from trtcheck.config.profiles import Profile
+from trtcheck.core.profiles import Profile
 from trtcheck.emulation import lower
 from trtcheck.errors import Unsupported
 from trtcheck.program.analyze import analyze_program

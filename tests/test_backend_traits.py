@@ -8,9 +8,9 @@ import pytest
 
 from trtcheck import backends
 from trtcheck.config.options import Options
+from trtcheck.core.traits import NO_BACKEND, TRAITS, BackendRef, Kind, traits_of
 from trtcheck.execution.run import _unknown_xfail_keys
 from trtcheck.render.text import path_text
-from trtcheck.results.backends import NO_BACKEND, TRAITS, BackendRef, Kind, traits_of
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Evidence, Row, Slot, row_for
 from trtcheck.zoo.api import ModelSpec

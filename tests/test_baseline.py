@@ -12,9 +12,9 @@ import pytest
 
 from trtcheck.cli import _verdict as exit_code
 from trtcheck.config.options import Gate
+from trtcheck.core.traits import Kind
 from trtcheck.render import render_changes, render_comment, render_junit, render_markdown
 from trtcheck.render.changes import change_text, count_line
-from trtcheck.results.backends import Kind
 from trtcheck.results.baseline import (
     IMPROVEMENT,
     NOISE,

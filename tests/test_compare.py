@@ -12,7 +12,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trtcheck.config.profiles import DEFAULT_TOLERANCES, Tolerance
+from trtcheck.core.profiles import DEFAULT_TOLERANCES, Tolerance
 from trtcheck.measure.compare import Comparison, LeafResult, compare
 
 INF, NAN = math.inf, math.nan

@@ -193,7 +193,7 @@ def test_out_of_gpu_memory_is_an_error_and_the_next_case_passes(tmp_path: Path) 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.complex64, torch.int64])
 def test_compare_stays_on_the_device_within_twice_the_pair(dtype: torch.dtype) -> None:
-    from trtcheck.config.profiles import Tolerance
+    from trtcheck.core.profiles import Tolerance
     from trtcheck.measure.compare import compare
 
     n = 64 * 2**20 // torch.empty((), dtype=dtype).element_size()  # 64 MiB per output

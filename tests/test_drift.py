@@ -10,10 +10,10 @@ import torch
 
 from trtcheck.backends.base import Backend, Compiled, CompileJob
 from trtcheck.config.options import Options
-from trtcheck.config.profiles import Tolerance
+from trtcheck.core.profiles import Tolerance
+from trtcheck.core.traits import Kind, Traits
 from trtcheck.execution.case import iter_rows
 from trtcheck.measure import drift
-from trtcheck.results.backends import Kind, Traits
 from trtcheck.results.rows import Row
 from trtcheck.status import Status
 from trtcheck.zoo.cases import Case

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from test_emulation_models import HashIds, LlamaRoPE, SeedRoPE, export, max_error
 from torch import nn
 
-from trtcheck.config.profiles import Profile
+from trtcheck.core.profiles import Profile
 from trtcheck.emulation import lower
 from trtcheck.emulation.dtype_policy import Policy, wrap_int32
 from trtcheck.emulation.graph import INT64_ISLAND, NARROWED, tensor_leaves

@@ -11,9 +11,9 @@ from test_emulation_models import TOL, ComplexConv, HashIds, LlamaRoPE, export, 
 
 from trtcheck.backends.base import CompileJob
 from trtcheck.backends.emulate import EmulateBackend
-from trtcheck.config.profiles import BUILTIN_PROFILES, Profile
+from trtcheck.core.profiles import BUILTIN_PROFILES, Profile
+from trtcheck.core.traits import Kind
 from trtcheck.errors import ConfigError, Unsupported
-from trtcheck.results.backends import Kind
 
 
 def _job(model: torch.nn.Module, args: tuple[torch.Tensor, ...], profile: Profile) -> CompileJob:

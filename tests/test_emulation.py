@@ -25,7 +25,7 @@ from test_emulation_models import (
 )
 from torch import fx
 
-from trtcheck.config.profiles import Profile
+from trtcheck.core.profiles import Profile
 from trtcheck.emulation import lower
 from trtcheck.emulation.graph import FALLBACK, check_invariants, tensor_leaves
 from trtcheck.errors import InternalError, Unsupported

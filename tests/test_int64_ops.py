@@ -14,12 +14,12 @@ from trtcheck.backends import Backend, Compiled, CompileJob
 from trtcheck.backends.emulate import EmulateBackend
 from trtcheck.backends.lowering.backend import LoweringBackend
 from trtcheck.config.options import Options
-from trtcheck.config.profiles import BUILTIN_PROFILES
 from trtcheck.config.timing import Timing
+from trtcheck.core.profiles import BUILTIN_PROFILES
+from trtcheck.core.traits import Kind, Traits
 from trtcheck.errors import INTERNAL, InternalError
 from trtcheck.execution.case import iter_rows
 from trtcheck.execution.run import collect
-from trtcheck.results.backends import Kind, Traits
 from trtcheck.results.rows import Row
 from trtcheck.status import Status
 

@@ -102,6 +102,5 @@ def test_an_upward_import_is_caught() -> None:
     assert _upward({"trtcheck.errors": {"trtcheck.render.text"}}, layers) == [
         "trtcheck.errors (layer errors) imports trtcheck.render.text (layer render)"]
     assert _upward({"trtcheck.render.text": {"trtcheck.errors"}}, layers) == []
-    assert _upward({"trtcheck.config.profiles": {"trtcheck.config.options"}}, layers) == [
-        "trtcheck.config.profiles (layer config.profiles) imports trtcheck.config.options "
-        "(layer config)"]
+    assert _upward({"trtcheck.core.profiles": {"trtcheck.config.options"}}, layers) == [
+        "trtcheck.core.profiles (layer core) imports trtcheck.config.options (layer config)"]

@@ -18,12 +18,12 @@ import torch
 from trtcheck.backends.base import CompileJob
 from trtcheck.backends.lowering.backend import LoweringBackend
 from trtcheck.config.options import Options
-from trtcheck.config.profiles import BUILTIN_PROFILES, Profile
 from trtcheck.config.timing import Timing
+from trtcheck.core.profiles import BUILTIN_PROFILES, Profile
+from trtcheck.core.traits import Kind
 from trtcheck.errors import Unsupported
 from trtcheck.execution.case import iter_rows
 from trtcheck.execution.run import collect
-from trtcheck.results.backends import Kind
 from trtcheck.results.rows import Evidence, Row
 from trtcheck.status import Status
 

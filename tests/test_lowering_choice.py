@@ -11,9 +11,9 @@ from trtcheck import backends
 from trtcheck.backends.lowering.backend import LoweringBackend
 from trtcheck.cli import main
 from trtcheck.config.options import resolve
+from trtcheck.core.traits import Kind
 from trtcheck.errors import ConfigError
 from trtcheck.render import render_markdown
-from trtcheck.results.backends import Kind
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Evidence, Row
 from trtcheck.status import Status

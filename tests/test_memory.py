@@ -19,6 +19,7 @@ import torch
 from trtcheck import backends
 from trtcheck.backends.torch_tensorrt.inspection import engine_memory
 from trtcheck.config import options
+from trtcheck.core.traits import Kind
 from trtcheck.execution.case import iter_rows
 from trtcheck.execution.isolate import IsolatedExecutor
 from trtcheck.execution.run import collect
@@ -26,7 +27,6 @@ from trtcheck.measure import memory
 from trtcheck.measure.memory import LEAK_MARGIN, MIB, Peak
 from trtcheck.render.junit import render_junit
 from trtcheck.render.markdown import render_markdown
-from trtcheck.results.backends import Kind
 from trtcheck.results.figures import Memory
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from trtcheck.backends import get
 from trtcheck.config.options import Options
+from trtcheck.core.traits import Kind
 from trtcheck.execution.isolate import IsolatedExecutor
-from trtcheck.results.backends import Kind
 from trtcheck.results.figures import Latency, Memory, Stats
 from trtcheck.results.record import SCHEMA_VERSION, Journal, Record, save
 from trtcheck.results.record import load as load_record

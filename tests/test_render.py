@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from trtcheck.config.profiles import BUILTIN_PROFILES
+from trtcheck.core.profiles import BUILTIN_PROFILES
+from trtcheck.core.traits import Kind
 from trtcheck.render import (
     render_comment,
     render_junit,
@@ -25,7 +26,6 @@ from trtcheck.render import (
 )
 from trtcheck.render.github import RunLink
 from trtcheck.render.text import md, plain, xml_text
-from trtcheck.results.backends import Kind
 from trtcheck.results.figures import Latency, Stats
 from trtcheck.results.record import SCHEMA_VERSION, Record, load
 from trtcheck.results.rows import Evidence, Row
@@ -384,7 +384,7 @@ def test_write_reports(record: Record, tmp_path: Path, monkeypatch: pytest.Monke
 
 
 def test_passing_rows_with_pytorch_fallbacks_are_marked_in_the_table() -> None:
-    from trtcheck.results.backends import Kind
+    from trtcheck.core.traits import Kind
     from trtcheck.results.rows import Evidence
 
     rows = [_row("m.py", "fft", "complex64", "emulate", Status.PASS, kind=Kind.EMULATED,

@@ -16,8 +16,8 @@ import torch
 from trtcheck.backends import Backend, get
 from trtcheck.backends.lowering.backend import LoweringBackend
 from trtcheck.config.options import Options
-from trtcheck.config.profiles import Tolerance
 from trtcheck.config.timing import Timing
+from trtcheck.core.profiles import Tolerance
 from trtcheck.execution.case import iter_rows
 from trtcheck.execution.run import collect
 from trtcheck.measure import drift

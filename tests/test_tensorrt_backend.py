@@ -47,7 +47,7 @@ from trtcheck.backends.torch_tensorrt.inspection import (
     unadapted_complex,
 )
 from trtcheck.config.options import Options
-from trtcheck.config.profiles import Profile
+from trtcheck.core.profiles import Profile
 from trtcheck.errors import Unsupported
 from trtcheck.execution.case import iter_rows
 from trtcheck.execution.run import collect

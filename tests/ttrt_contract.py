@@ -33,7 +33,7 @@ from trtcheck.backends.lowering.code import CodeSource
 from trtcheck.backends.lowering.host import Compiler, main
 from trtcheck.backends.torch_tensorrt.backend import TensorRTBackend
 from trtcheck.backends.torch_tensorrt.compat import plain_setting
-from trtcheck.config.profiles import Profile
+from trtcheck.core.profiles import Profile
 from trtcheck.program.shapes import plan_shapes, resize
 from trtcheck.results.rows import Evidence
 from trtcheck.tensors import clone

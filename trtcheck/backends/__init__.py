@@ -15,8 +15,8 @@ from trtcheck.backends.lowering.backend import LoweringBackend
 from trtcheck.backends.lowering.code import VERSION, CodeUnavailable, locate
 from trtcheck.backends.torch_tensorrt.backend import TensorRTBackend
 from trtcheck.config.options import Options
+from trtcheck.core.traits import TRAITS, BackendRef, needs_choice
 from trtcheck.errors import NoFallback
-from trtcheck.results.backends import TRAITS, BackendRef, needs_choice
 
 REGISTRY: dict[str, type[Backend]] = {cls.name: cls for cls in (
     TensorRTBackend, EmulateBackend, LoweringBackend, InductorBackend, EagerBackend)}

@@ -10,9 +10,9 @@ from typing import Any, ClassVar
 import torch
 from torch.export import ExportedProgram
 
-from trtcheck.config.profiles import Profile
+from trtcheck.core.profiles import Profile
+from trtcheck.core.traits import Kind, Traits
 from trtcheck.program.shapes import ShapeRange
-from trtcheck.results.backends import Kind, Traits
 from trtcheck.results.rows import Evidence
 
 __all__ = ["Backend", "CompileJob", "Compiled"]
@@ -65,7 +65,7 @@ class CompileJob:
 class Backend(ABC):
     """Compile an exported program into a callable that is compared against eager.
 
-    A subclass declares its entry of :data:`trtcheck.results.backends.TRAITS` as ``traits``;
+    A subclass declares its entry of :data:`trtcheck.core.traits.TRAITS` as ``traits``;
     ``name``, ``kind`` (a measurement, or a prediction of TensorRT's behaviour) and
     ``uses_profiles`` (False: one row per case) are read from it."""
 

@@ -4,7 +4,7 @@ reads 1.00×; compared, the exported program's module, which proves the export r
 from __future__ import annotations
 
 from trtcheck.backends.base import Backend, Compiled, CompileJob
-from trtcheck.results.backends import TRAITS
+from trtcheck.core.traits import TRAITS
 from trtcheck.results.rows import Evidence
 
 

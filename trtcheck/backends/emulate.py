@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from trtcheck import emulation
 from trtcheck.backends.base import Backend, Compiled, CompileJob
+from trtcheck.core.traits import TRAITS
 from trtcheck.emulation import converters
 from trtcheck.emulation.dtype_policy import fp64_problem
 from trtcheck.errors import ConfigError, Unsupported
-from trtcheck.results.backends import TRAITS
 from trtcheck.results.rows import Evidence
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from trtcheck.backends.base import Backend, Compiled, CompileJob
-from trtcheck.results.backends import TRAITS
+from trtcheck.core.traits import TRAITS
 from trtcheck.results.rows import Evidence
 from trtcheck.tensors import clone
 

@@ -18,7 +18,7 @@ from trtcheck import __version__, distribution
 from trtcheck.cli.console import echo, output_to
 from trtcheck.cli.progress import Progress
 from trtcheck.config import options, settings
-from trtcheck.config.profiles import BUILTIN_PROFILES
+from trtcheck.core.profiles import BUILTIN_PROFILES
 from trtcheck.errors import INTERRUPTED, OutputError, TrtcheckError, UsageError
 from trtcheck.render import github
 
@@ -92,12 +92,12 @@ def reduce_cmd(paths: tuple[Path, ...], **given: Any) -> int:
 def _run(resolved: options.Options, reduce_total: float | None) -> int:
     """Run, reduce the failing rows when asked (``reduce_total``: the seconds all reductions may
     take together, None for no cap), write the reports, exit by the run's verdict."""
+    from trtcheck.core.traits import needs_choice, traits_table
     from trtcheck.execution.run import STOPPED, collect, run, start
     from trtcheck.render import write_reports
     from trtcheck.render.terminal import render_summary
     from trtcheck.results import baseline as baselines
     from trtcheck.results import record
-    from trtcheck.results.backends import needs_choice, traits_table
 
     # Isolated, the backends load in the workers: with them named (one Torch-TensorRT release at
     # most) and a CPU build of torch, this process never loads torch.

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from trtcheck.cli.console import echo
+from trtcheck.core.traits import NO_BACKEND
 from trtcheck.render import github
-from trtcheck.results.backends import NO_BACKEND
 
 if TYPE_CHECKING:
     from trtcheck.execution.run import Collection

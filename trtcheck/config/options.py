@@ -13,8 +13,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from trtcheck.config.build import cpu_only
-from trtcheck.config.profiles import (
+from trtcheck.config.settings import BY_KEY, CONFIG_SCHEMA, FAIL_ON, GATE_METRICS, SETTINGS
+from trtcheck.config.timing import TIMING_KEYS, Timing
+from trtcheck.core.build import cpu_only
+from trtcheck.core.profiles import (
     BUILTIN_PROFILES,
     COVERAGE_MODES,
     DEFAULT_TOLERANCES,
@@ -22,11 +24,9 @@ from trtcheck.config.profiles import (
     Profile,
     Tolerance,
 )
-from trtcheck.config.settings import BY_KEY, CONFIG_SCHEMA, FAIL_ON, GATE_METRICS, SETTINGS
-from trtcheck.config.timing import TIMING_KEYS, Timing
+from trtcheck.core.traits import NAMES, BackendRef
+from trtcheck.core.variants import VARIANTS
 from trtcheck.errors import ConfigError, UsageError, did_you_mean
-from trtcheck.results.backends import NAMES, BackendRef
-from trtcheck.zoo.api import VARIANTS
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from trtcheck.results.backends import NAMES
+from trtcheck.core.traits import NAMES
 
 FAIL_ON = ("failures", "regression")
 GATE_METRICS = ("speedup", "latency")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 from torch.export import ExportedProgram
 
-from trtcheck.config.profiles import Profile
+from trtcheck.core.profiles import Profile
 from trtcheck.emulation import detect, dtype_policy
 from trtcheck.emulation.engine import Lowered
 from trtcheck.emulation.graph import check_invariants

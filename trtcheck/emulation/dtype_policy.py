@@ -33,7 +33,7 @@ from torch import fx
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
 
-from trtcheck.config.profiles import Profile
+from trtcheck.core.profiles import Profile
 from trtcheck.emulation.converters import ConverterTable
 from trtcheck.emulation.graph import (
     COMPLEX_DTYPES,

@@ -14,7 +14,8 @@ from torch.export import ExportedProgram
 
 from trtcheck.backends import Backend, Compiled, CompileJob
 from trtcheck.config.options import Options
-from trtcheck.config.profiles import Tolerance
+from trtcheck.core.profiles import Tolerance
+from trtcheck.core.traits import NO_BACKEND
 from trtcheck.errors import INTERNAL, InternalError, Unsupported, last_line, location, raising_frame
 from trtcheck.execution.events import Item, StageHook, no_hook
 from trtcheck.measure import alone, drift, memory
@@ -26,7 +27,6 @@ from trtcheck.program.analyze import analyze_program
 from trtcheck.program.export import export
 from trtcheck.program.shapes import ShapePlan, ShapeSet, plan_shapes, resize, shapes_record
 from trtcheck.results import nonfinite
-from trtcheck.results.backends import NO_BACKEND
 from trtcheck.results.figures import Cost, Latency, Memory
 from trtcheck.results.rows import Analysis, Evidence, Row, Slot, plan, row_for, rows_for
 from trtcheck.status import Status

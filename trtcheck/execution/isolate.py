@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from trtcheck.config.options import Options
+from trtcheck.core.traits import NO_BACKEND
 from trtcheck.execution.events import Item, StageHook, no_hook
 from trtcheck.process import Child, ended, send_or_start
-from trtcheck.results.backends import NO_BACKEND
 from trtcheck.results.rows import BackendClass, Row, plan, rows_for
 from trtcheck.status import Status
 from trtcheck.zoo.cases import Case

@@ -13,12 +13,12 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from trtcheck.config.options import Options
+from trtcheck.core.traits import NAMES, BackendRef
 from trtcheck.errors import OutputError, RecordError, UsageError, did_you_mean
 from trtcheck.execution import shard
 from trtcheck.execution.events import Item, StageHook, no_hook
 from trtcheck.execution.isolate import Event, IsolatedExecutor, StageListener, WorkerPool, hook_for
 from trtcheck.results import environment, record
-from trtcheck.results.backends import NAMES, BackendRef
 from trtcheck.results.record import Journal, Record
 from trtcheck.results.rows import Analysis, BackendClass, Row, RowKey, file_row, plan, rows_for
 from trtcheck.status import Status

@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from trtcheck.config.profiles import Tolerance
+from trtcheck.core.profiles import Tolerance
 from trtcheck.tensors import INT32_MAX, INT32_MIN, leaves_with_paths
 
 _EXACT = Tolerance(rtol=0.0, atol=0.0)

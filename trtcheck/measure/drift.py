@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from torch.utils import _pytree as pytree
 
-from trtcheck.config.profiles import Tolerance
+from trtcheck.core.profiles import Tolerance
 from trtcheck.errors import last_line
 from trtcheck.measure.compare import compare
 from trtcheck.measure.mutation import mutation_problem

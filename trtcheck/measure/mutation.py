@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from trtcheck.config.profiles import Tolerance
+from trtcheck.core.profiles import Tolerance
 from trtcheck.measure.compare import compare
 
 EXACT = Tolerance(0.0, 0.0)

@@ -19,6 +19,7 @@ import torch
 from trtcheck.backends import Backend, lowering_label
 from trtcheck.backends.torch_tensorrt.compat import adapt_settings, parse_version
 from trtcheck.config.options import Options, Profile
+from trtcheck.core.traits import BackendRef
 from trtcheck.execution.case import in_full
 from trtcheck.execution.run import start
 from trtcheck.program.export import export
@@ -26,7 +27,6 @@ from trtcheck.reduce import bundle
 from trtcheck.reduce.graph import NotAGraph, Recorded, Subgraph, count_nodes, record, slug, subgraph
 from trtcheck.reduce.shrink import Exhausted, Search, shrink
 from trtcheck.reduce.signature import Signature, reducible, signature
-from trtcheck.results.backends import BackendRef
 from trtcheck.results.rows import Row
 from trtcheck.zoo import discover
 from trtcheck.zoo.cases import Case, build

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from trtcheck.core.traits import NO_BACKEND
 from trtcheck.render.github import RunLink
 from trtcheck.render.text import (
     NONE,
@@ -41,7 +42,6 @@ from trtcheck.render.text import (
     verdict_text,
     warned,
 )
-from trtcheck.results.backends import NO_BACKEND
 from trtcheck.results.metrics import MAX_ABS, MAX_REL, MIN_ATOL, MIN_RTOL
 from trtcheck.results.record import Record
 from trtcheck.results.rows import NO_PROFILE, Row

@@ -15,6 +15,7 @@ from typing import Any
 
 from junit_xml import TestCase, TestSuite
 
+from trtcheck.core.traits import NO_BACKEND
 from trtcheck.render.text import (
     KIND_NOTES,
     NONE,
@@ -31,7 +32,6 @@ from trtcheck.render.text import (
     speedup_text,
     xml_text,
 )
-from trtcheck.results.backends import NO_BACKEND
 from trtcheck.results.figures import LATENCY_FIGURES
 from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
 from trtcheck.results.record import Record

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from trtcheck.core.traits import TTRT_MIN_BLOCK_SIZE, BackendRef, Kind
 from trtcheck.render.changes import render_changes
 from trtcheck.render.github import RunLink
 from trtcheck.render.text import (
@@ -36,7 +37,6 @@ from trtcheck.render.text import (
     verdict_text,
     warned,
 )
-from trtcheck.results.backends import TTRT_MIN_BLOCK_SIZE, BackendRef, Kind
 from trtcheck.results.figures import ALLOCATOR, LATENCY_FIGURES, MIB, RATIO_FLOOR, RESIDENT
 from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
 from trtcheck.results.record import Record

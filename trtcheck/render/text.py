@@ -12,8 +12,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from trtcheck.core.traits import NO_BACKEND, Kind, traits_of
 from trtcheck.results import nonfinite
-from trtcheck.results.backends import NO_BACKEND, Kind, traits_of
 from trtcheck.results.nonfinite import MARK as NONFINITE_MARK
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row

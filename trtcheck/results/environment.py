@@ -10,7 +10,7 @@ from typing import Any
 
 import trtcheck
 from trtcheck import stack
-from trtcheck.config.build import torch_build
+from trtcheck.core.build import torch_build
 
 
 def version_of(dist: str) -> str | None:

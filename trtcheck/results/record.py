@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from trtcheck.config.profiles import Profile
+from trtcheck.core.profiles import Profile
 from trtcheck.errors import LockedError, OutputError, RecordError
 from trtcheck.results.rows import PREDICTION_TIMING, Analysis, Row
 from trtcheck.status import Verdict, verdict

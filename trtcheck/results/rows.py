@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from trtcheck.config.profiles import Profile
-from trtcheck.results.backends import NO_BACKEND, BackendRef, Kind
+from trtcheck.core.profiles import Profile
+from trtcheck.core.traits import NO_BACKEND, BackendRef, Kind
 from trtcheck.results.figures import Latency, Memory
 from trtcheck.status import Status, apply_xfail
 

@@ -8,10 +8,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from trtcheck.core.variants import VARIANTS
 from trtcheck.errors import did_you_mean
-
-VARIANTS = ("default", "float32", "float64", "float16", "bfloat16", "complex64", "complex128",
-            "int32", "int64")
 
 Factory = Callable[[str], Any]
 

@@ -29,8 +29,8 @@ from trtcheck.backends.torch_tensorrt.compat import (
     release_call,
 )
 from trtcheck.backends.torch_tensorrt.inspection import program_dtypes
+from trtcheck.core.traits import TRAITS
 from trtcheck.errors import last_line
-from trtcheck.results.backends import TRAITS
 from trtcheck.results.rows import Evidence
 
 

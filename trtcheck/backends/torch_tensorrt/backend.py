@@ -43,8 +43,8 @@ from trtcheck.backends.torch_tensorrt.inspection import (
     program_dtypes,
     retyped_inputs,
 )
+from trtcheck.core.traits import TRAITS
 from trtcheck.errors import last_line
-from trtcheck.results.backends import TRAITS
 from trtcheck.results.rows import Evidence
 
 NOT_INSTALLED = "torch_tensorrt is not installed (pip install \"torch-trtcheck[tensorrt]\")"

@@ -14,7 +14,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from trtcheck.backends.base import CompileJob
-from trtcheck.config.profiles import Profile
+from trtcheck.core.profiles import Profile
 from trtcheck.errors import Unsupported, did_you_mean
 from trtcheck.program.shapes import ShapeRange, map_inputs
 

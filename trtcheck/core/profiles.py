@@ -1,7 +1,7 @@
 """Settings profiles and tolerances: the values a run is judged by, as plain data (no torch).
 
-The results layer records them, so they sit below it; :mod:`trtcheck.config.options` resolves
-which ones a run uses."""
+The results layer records them and :mod:`trtcheck.config` resolves which ones a run uses, so they
+sit below both."""
 
 from __future__ import annotations
 
