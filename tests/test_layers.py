@@ -1,18 +1,21 @@
-"""The import layers written in docs/architecture.md hold: no upward import, no cycle."""
+"""The import layers written in docs/architecture.md hold: no upward import, and no cycle between
+modules or between packages."""
 
 from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Mapping
+from itertools import pairwise
 from pathlib import Path
 
 from conftest import REPO
 
-PACKAGE = REPO / "trtcheck"
+SOURCES = (REPO / "trtcheck", REPO / "benchmarks")
 
 
 def _layers() -> dict[str, int]:
-    """Top-level module or package name -> layer index, 0 at the bottom."""
+    """Package or top-level module name -> layer index, 0 at the bottom."""
     text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
     block = re.search(r"<!-- layers -->\n```\n(.*?)```", text, re.S)
     assert block, "docs/architecture.md has no layers block"
@@ -44,57 +47,83 @@ def _is_module(name: str) -> bool:
     return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
-def _unit(module: str, layers: dict[str, int]) -> str:
-    """The name the layers list uses for a module: the longest of its names under trtcheck that
-    the list holds (``config.profiles`` before ``config``), else ``trtcheck``."""
-    parts = module.split(".")[1:]
-    return next((".".join(parts[:n]) for n in range(len(parts), 0, -1)
-                 if ".".join(parts[:n]) in layers), "trtcheck")
+def _all_imports() -> dict[str, set[str]]:
+    return {_module(p): _imports(p) for root in SOURCES for p in root.rglob("*.py")}
 
 
-def _upward(imports: dict[str, set[str]], layers: dict[str, int]) -> list[str]:
+def _unit(module: str) -> str:
+    """The package a module counts in: ``config`` for ``trtcheck.config.options``, ``errors`` for
+    the top-level module ``trtcheck.errors``, ``trtcheck`` for the package's ``__init__``, and
+    ``benchmarks`` for every benchmark script."""
+    parts = module.split(".")
+    return parts[0] if parts[0] != "trtcheck" or len(parts) == 1 else parts[1]
+
+
+def _upward(imports: Mapping[str, set[str]], layers: Mapping[str, int]) -> list[str]:
     """Each import of a module from a layer above its own."""
     problems = []
     for module, deps in sorted(imports.items()):
-        name = _unit(module, layers)
+        name = _unit(module)
         for imported in sorted(deps):
-            target = _unit(imported, layers)
+            target = _unit(imported)
             if layers[target] > layers[name]:
                 problems.append(f"{module} (layer {name}) imports {imported} (layer {target})")
     return problems
 
 
-def test_every_module_has_a_layer_and_imports_only_downwards() -> None:
+def _cycle(graph: Mapping[str, set[str]]) -> list[str] | None:
+    """One cycle of a directed graph, as the path that closes it, or None."""
+    state: dict[str, int] = {}
+
+    def visit(node: str, trail: list[str]) -> list[str] | None:
+        state[node] = 1
+        for dep in sorted(graph.get(node, ())):
+            if state.get(dep) == 1:
+                path = [*trail, node]
+                return [*path[path.index(dep):], dep]
+            if dep not in state and (found := visit(dep, [*trail, node])):
+                return found
+        state[node] = 2
+        return None
+
+    return next((found for node in sorted(graph) if node not in state
+                 and (found := visit(node, [])) is not None), None)
+
+
+def _package_cycle(imports: Mapping[str, set[str]]) -> str | None:
+    """A cycle between packages, each step shown with one import that makes it, or None."""
+    edges: dict[tuple[str, str], str] = {}
+    for module, deps in sorted(imports.items()):
+        for imported in sorted(deps):
+            if _unit(module) != _unit(imported):
+                edges.setdefault((_unit(module), _unit(imported)), f"{module} imports {imported}")
+    graph: dict[str, set[str]] = {}
+    for source, target in edges:
+        graph.setdefault(source, set()).add(target)
+    found = _cycle(graph)
+    return None if found is None else "; ".join(edges[pair] for pair in pairwise(found))
+
+
+def test_every_package_has_one_layer_and_imports_only_downwards() -> None:
     layers = _layers()
-    imports = {_module(p): _imports(p) for p in PACKAGE.rglob("*.py")}
-    for module in imports:
-        parts = module.split(".")
-        assert len(parts) == 1 or parts[1] in layers or _unit(module, layers) != "trtcheck", \
-            f"{module} has no layer in docs/architecture.md"
+    imports = _all_imports()
+    assert all("." not in name for name in layers), "a layer names a module inside a package"
+    units = {_unit(module) for module in imports}
+    assert not units - set(layers), f"no layer in docs/architecture.md for {units - set(layers)}"
+    assert not set(layers) - units, f"layers name what does not exist: {set(layers) - units}"
     assert not _upward(imports, layers)
 
 
-def test_no_import_cycle() -> None:
-    graph = {_module(p): {i for i in _imports(p) if i != "trtcheck.__version__"}
-             for p in PACKAGE.rglob("*.py")}
-    graph = {m: {d for d in deps if d in graph} for m, deps in graph.items()}
-    state: dict[str, int] = {}
+def test_no_import_cycle_between_modules() -> None:
+    graph = {m: {i for i in deps if i != "trtcheck.__version__"} for m, deps in _all_imports().items()}
+    # A package's __init__ importing its own submodules is how packages are built.
+    graph = {m: {d for d in deps if d in graph and not d.startswith(m + ".")}
+             for m, deps in graph.items()}
+    assert _cycle(graph) is None, " -> ".join(_cycle(graph) or [])
 
-    def visit(module: str, trail: list[str]) -> None:
-        state[module] = 1
-        for dep in sorted(graph[module]):
-            # A package's __init__ importing its own submodules is how packages are built.
-            if dep.startswith(module + "."):
-                continue
-            if state.get(dep) == 1:
-                raise AssertionError(" -> ".join([*trail, module, dep]))
-            if dep not in state:
-                visit(dep, [*trail, module])
-        state[module] = 2
 
-    for module in sorted(graph):
-        if module not in state:
-            visit(module, [])
+def test_no_two_packages_import_each_other() -> None:
+    assert _package_cycle(_all_imports()) is None
 
 
 def test_an_upward_import_is_caught() -> None:
@@ -104,3 +133,18 @@ def test_an_upward_import_is_caught() -> None:
     assert _upward({"trtcheck.render.text": {"trtcheck.errors"}}, layers) == []
     assert _upward({"trtcheck.core.profiles": {"trtcheck.config.options"}}, layers) == [
         "trtcheck.core.profiles (layer core) imports trtcheck.config.options (layer config)"]
+
+
+def test_a_package_cycle_is_caught_directly_and_through_others() -> None:
+    assert _package_cycle({"trtcheck.config.options": {"trtcheck.results.rows"},
+                           "trtcheck.results.rows": {"trtcheck.config.settings"}}) == (
+        "trtcheck.config.options imports trtcheck.results.rows; "
+        "trtcheck.results.rows imports trtcheck.config.settings")
+    through = {"trtcheck.config.options": {"trtcheck.results.rows"},
+               "trtcheck.results.rows": {"trtcheck.status"},
+               "trtcheck.status": {"trtcheck.config.settings"}}
+    assert _package_cycle(through) is not None
+    # Modules of one package importing each other is not a cycle between packages.
+    assert _package_cycle({"trtcheck.config.options": {"trtcheck.config.settings"},
+                           "trtcheck.config.settings": {"trtcheck.core.traits"}}) is None
+    assert _package_cycle({**through, "trtcheck.status": {"trtcheck.errors"}}) is None
