@@ -76,7 +76,7 @@ def tools(device: str, keyword: str | None) -> Figures:
 
     from trtcheck import backends
     from trtcheck.backends import CompileJob
-    from trtcheck.config import options
+    from trtcheck.config import cascade
     from trtcheck.execution.run import collect
     from trtcheck.measure.timing import measure
     from trtcheck.program.export import export
@@ -87,7 +87,7 @@ def tools(device: str, keyword: str | None) -> Figures:
         from triton.testing import do_bench
     except ImportError:
         do_bench = None
-    opts = options.resolve((ZOO,), device=device, keyword=keyword)
+    opts = cascade.resolve((ZOO,), device=device, keyword=keyword)
     inductor = backends.get("inductor")
     figures: Figures = {}
     for case in collect(opts).cases:

@@ -197,7 +197,7 @@ def test_diff_command_renders_without_running_and_gates(tmp_path: Path) -> None:
 
 
 def test_gate_settings_resolve_from_config_and_command_line(tmp_path: Path) -> None:
-    from trtcheck.config.options import resolve, saved_gate
+    from trtcheck.config.cascade import resolve, saved_gate
     from trtcheck.errors import ConfigError, UsageError
 
     (tmp_path / "trtcheck.toml").write_text('regression_metric = "latency"\n'

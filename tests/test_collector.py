@@ -127,7 +127,7 @@ def test_a_worker_that_cannot_import_a_collected_file_gives_that_cases_rows(
 
 
 def test_a_collector_child_gone_before_it_is_handed_on_is_dropped(tmp_path: Path) -> None:
-    from trtcheck.config.options import resolve
+    from trtcheck.config.cascade import resolve
     from trtcheck.core.traits import traits_table
     from trtcheck.execution.isolate import IsolatedExecutor
 

@@ -9,7 +9,8 @@ import torch
 
 from trtcheck import backends
 from trtcheck.backends import CompileJob
-from trtcheck.config.options import Profile, resolve
+from trtcheck.config.cascade import resolve
+from trtcheck.core.profiles import Profile
 from trtcheck.execution.case import iter_rows
 from trtcheck.execution.run import collect
 from trtcheck.results.rows import Row

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from trtcheck import backends
-from trtcheck.config import options
+from trtcheck.config import cascade, options
 from trtcheck.config.timing import Timing
 from trtcheck.execution.case import iter_rows
 from trtcheck.execution.run import collect
@@ -35,7 +35,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
 def _opts(keyword: str, profiles: tuple[str, ...] = ("default",)) -> options.Options:
-    return options.resolve((FIXTURES,), keyword=keyword, device="cuda", run_profiles=profiles,
+    return cascade.resolve((FIXTURES,), keyword=keyword, device="cuda", run_profiles=profiles,
                            backends=("eager", "emulate", "inductor"))
 
 

@@ -17,7 +17,7 @@ import pytest
 from conftest import REPO
 
 from trtcheck import distribution
-from trtcheck.config.options import tomllib
+from trtcheck.config.files import tomllib
 
 _spec = importlib.util.spec_from_file_location("repository", REPO / ".ci" / "repository.py")
 assert _spec is not None and _spec.loader is not None

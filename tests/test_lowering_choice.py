@@ -10,7 +10,7 @@ import pytest
 from trtcheck import backends
 from trtcheck.backends.lowering.backend import LoweringBackend
 from trtcheck.cli import main
-from trtcheck.config.options import resolve
+from trtcheck.config.cascade import resolve
 from trtcheck.core.traits import Kind
 from trtcheck.errors import ConfigError
 from trtcheck.render import render_markdown

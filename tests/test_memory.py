@@ -18,7 +18,7 @@ import torch
 
 from trtcheck import backends
 from trtcheck.backends.torch_tensorrt.inspection import engine_memory
-from trtcheck.config import options
+from trtcheck.config import cascade
 from trtcheck.core.traits import Kind
 from trtcheck.execution.case import iter_rows
 from trtcheck.execution.isolate import IsolatedExecutor
@@ -127,7 +127,7 @@ def test_reports_show_peaks_ratio_and_notes() -> None:
 
 @cpu_peaks
 def test_cpu_rows_carry_resident_peaks_with_a_ratio_on_measured_rows_only() -> None:
-    opts = options.resolve((FIXTURES,), keyword="seed_rope", device="cpu",
+    opts = cascade.resolve((FIXTURES,), keyword="seed_rope", device="cpu",
                            backends=("eager", "emulate"))
     chosen = {n: backends.get(n) for n in opts.backends}
     case = collect(opts).cases[0]
@@ -247,7 +247,7 @@ class _FakeWorker:
 @pytest.mark.parametrize("reason", [None, "worker replaced: 300.0 MiB of GPU memory still allocated"])
 def test_worker_asking_for_replacement_is_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                   reason: str | None) -> None:
-    opts = options.resolve((FIXTURES,), keyword="seed_rope", device="cpu", backends=("eager",))
+    opts = cascade.resolve((FIXTURES,), keyword="seed_rope", device="cpu", backends=("eager",))
     case = collect(opts).cases[0]
     executor = IsolatedExecutor(opts, {"eager": backends.get("eager")}, tmp_path / "worker.log")
     fake = _FakeWorker([("done", reason)])

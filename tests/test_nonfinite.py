@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from trtcheck.config.options import DEFAULT_TOLERANCES, resolve
+from trtcheck.config.cascade import resolve
+from trtcheck.core.profiles import DEFAULT_TOLERANCES
 from trtcheck.errors import ConfigError
 from trtcheck.measure.compare import compare
 from trtcheck.render import render_comment, render_junit, render_markdown

@@ -6,12 +6,13 @@ import pytest
 import torch
 
 from trtcheck import backends
-from trtcheck.config import options
+from trtcheck.config import cascade, options
+from trtcheck.core.profiles import Tolerance
 from trtcheck.errors import ConfigError, UsageError
 
 
 def resolve(paths, **kw) -> options.Options:
-    return options.resolve(tuple(paths), **kw)
+    return cascade.resolve(tuple(paths), **kw)
 
 
 def test_defaults_without_config(tmp_path: Path) -> None:
@@ -34,7 +35,7 @@ def test_nearest_pyproject_above_the_zoo(tmp_path: Path) -> None:
     opts = resolve([zoo])
     assert opts.backends == ("inductor",)
     assert opts.strict_xfail is True
-    assert opts.tolerances["float32"] == options.Tolerance(rtol=1e-4, atol=5e-3)
+    assert opts.tolerances["float32"] == Tolerance(rtol=1e-4, atol=5e-3)
     assert opts.timing.repeats == 3
     assert opts.config_file == tmp_path / "pyproject.toml"
     # The command line wins over the config file.

@@ -13,7 +13,7 @@ import yaml
 from conftest import REPO
 
 from trtcheck.cli import cli
-from trtcheck.config import options, settings
+from trtcheck.config import cascade, settings
 from trtcheck.config.settings import SETTINGS
 from trtcheck.errors import ConfigError
 
@@ -51,7 +51,7 @@ def test_the_config_schema_is_the_declaration(tmp_path: Path) -> None:
         assert (s.key in settings.CONFIG_SCHEMA) == s.config
     (tmp_path / "trtcheck.toml").write_text('shard = "1/2"\n')
     with pytest.raises(ConfigError, match="unknown key 'shard'"):  # command line only
-        options.resolve((tmp_path,))
+        cascade.resolve((tmp_path,))
 
 
 def test_the_reference_page_is_generated_from_the_declaration(tmp_path: Path) -> None:

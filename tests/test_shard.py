@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from trtcheck.config.options import _workers, parse_shard
+from trtcheck.config.validation import parse_shard, workers
 from trtcheck.errors import ConfigError, RecordError, UsageError
 from trtcheck.execution.isolate import Schedule
 from trtcheck.execution.shard import case_durations, describe, split
@@ -147,15 +147,15 @@ def test_bad_shard_is_a_usage_error(text: str) -> None:
 
 
 def test_workers_per_device() -> None:
-    assert _workers(("cpu",), None, "command line", isolate=True) == 1
-    assert _workers(("cpu",), 3, "command line", isolate=True) == 3
-    assert _workers(("cuda:0", "cuda:1"), None, "command line", isolate=True) == 2
+    assert workers(("cpu",), None, "command line", isolate=True) == 1
+    assert workers(("cpu",), 3, "command line", isolate=True) == 3
+    assert workers(("cuda:0", "cuda:1"), None, "command line", isolate=True) == 2
     with pytest.raises(ConfigError, match="one worker per GPU"):
-        _workers(("cuda:0",), 2, "command line", isolate=True)
+        workers(("cuda:0",), 2, "command line", isolate=True)
     with pytest.raises(ConfigError, match="--no-isolate"):
-        _workers(("cpu",), 2, "command line", isolate=False)
+        workers(("cpu",), 2, "command line", isolate=False)
     with pytest.raises(ConfigError, match="at least 1"):
-        _workers(("cpu",), 0, "cfg.toml", isolate=True)
+        workers(("cpu",), 0, "cfg.toml", isolate=True)
 
 
 def test_a_worker_keeps_to_its_file_and_takes_a_free_file_before_sharing() -> None:

@@ -12,7 +12,7 @@ import pytest
 from conftest import REPO
 
 from trtcheck import stack
-from trtcheck.config.options import tomllib
+from trtcheck.config.files import tomllib
 from trtcheck.stack import Found
 
 

@@ -8,7 +8,7 @@ from dataclasses import asdict
 import pytest
 import torch
 
-from trtcheck.config.options import resolve
+from trtcheck.config.cascade import resolve
 from trtcheck.config.timing import TIMING_KEYS, Timing
 from trtcheck.errors import ConfigError
 from trtcheck.measure.timing import (

@@ -17,7 +17,7 @@ import click
 from trtcheck import __version__, distribution
 from trtcheck.cli.console import echo, output_to
 from trtcheck.cli.progress import Progress
-from trtcheck.config import options, settings
+from trtcheck.config import cascade, options, settings
 from trtcheck.core.profiles import BUILTIN_PROFILES
 from trtcheck.errors import INTERRUPTED, OutputError, TrtcheckError, UsageError
 from trtcheck.render import github
@@ -61,7 +61,7 @@ def cli() -> None:
 @settings.click_options(settings.RUN)
 def run_cmd(paths: tuple[Path, ...], **given: Any) -> int:
     """Run every case of the zoo under PATHS and write reports."""
-    resolved = options.resolve(paths, **given)
+    resolved = cascade.resolve(paths, **given)
     return _run(resolved, reduce_total=resolved.reduce_budget if resolved.reduce else None)
 
 
@@ -86,7 +86,7 @@ _REDUCE_TAKES = ("backends", "torch_tensorrt", "run_profiles", "variants", "keyw
 def reduce_cmd(paths: tuple[Path, ...], **given: Any) -> int:
     """Run the selected cases and reduce every failing row to a small graph that fails the same
     way, with a bundle a Torch-TensorRT maintainer can run; exits as 'trtcheck run' would."""
-    return _run(options.resolve(paths, **given, reduce=True), reduce_total=None)
+    return _run(cascade.resolve(paths, **given, reduce=True), reduce_total=None)
 
 
 def _run(resolved: options.Options, reduce_total: float | None) -> int:
@@ -176,7 +176,7 @@ def list_cmd(paths: tuple[Path, ...], **given: Any) -> int:
     from trtcheck.execution.run import collect
     from trtcheck.render.text import plain
 
-    opts = options.resolve(paths, **given)
+    opts = cascade.resolve(paths, **given)
     collection = collect(opts)
     for case in collection.cases:
         tags = f"  [{', '.join(case.spec.tags)}]" if case.spec.tags else ""
@@ -196,7 +196,7 @@ def analyze_cmd(paths: tuple[Path, ...], verbose: int, **given: Any) -> int:
     from trtcheck.render.analysis import render_analysis
     from trtcheck.results import record
 
-    opts = options.resolve(paths, **given, device="cpu", quiet=1)
+    opts = cascade.resolve(paths, **given, device="cpu", quiet=1)
     _check_writable(opts.out)
     with output_to(opts.out / "analyze.log"):
         rec = analyze(opts, collect(opts))
@@ -267,7 +267,7 @@ def _write(rec: Record, out_dir: Path) -> int:
     with record.locked(out_dir):
         written = write_reports(rec, out_dir, strict_xfail=strict)
     echo(f"reports: {', '.join(str(p) for p in written)}")
-    return _publish(_verdict(rec, strict, options.saved_gate(rec.options)), out_dir, rec, strict)
+    return _publish(_verdict(rec, strict, cascade.saved_gate(rec.options)), out_dir, rec, strict)
 
 
 @cli.command("diff")
@@ -283,7 +283,7 @@ def diff_cmd(base: Path, head: Path, out: Path | None, **gate: object) -> int:
     from trtcheck.results import baseline, record
 
     before, rec = record.load(base), record.load(head)
-    chosen = options.saved_gate(rec.options, **gate)
+    chosen = cascade.saved_gate(rec.options, **gate)
     rec.baseline = baseline.compare(before, rec, metric=chosen.metric,
                                     threshold=chosen.threshold).to_dict()
     strict = bool(rec.options.get("strict_xfail", False))

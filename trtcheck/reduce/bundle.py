@@ -13,8 +13,8 @@ from typing import Any
 
 import torch
 
-from trtcheck.config.options import Profile, Tolerance
 from trtcheck.config.timing import Timing
+from trtcheck.core.profiles import Profile, Tolerance
 from trtcheck.reduce.graph import Subgraph
 from trtcheck.reduce.signature import TTRT_FRAME, Signature
 from trtcheck.results.rows import Row

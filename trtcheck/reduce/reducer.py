@@ -18,7 +18,8 @@ import torch
 
 from trtcheck.backends import Backend, lowering_label
 from trtcheck.backends.torch_tensorrt.compat import adapt_settings, parse_version
-from trtcheck.config.options import Options, Profile
+from trtcheck.config.options import Options
+from trtcheck.core.profiles import Profile
 from trtcheck.core.traits import BackendRef
 from trtcheck.execution.case import in_full
 from trtcheck.execution.run import start

@@ -1,0 +1,132 @@
+"""The cascade that resolves options once into the frozen :class:`Options`: defaults, then the
+config file, then the command line, each value remembering where it came from for its messages.
+
+Each setting is declared once, in :mod:`trtcheck.config.settings`; this module reads the config
+file against that declaration and turns the values into :class:`Options`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from trtcheck.config import validation
+from trtcheck.config.devices import resolve_devices
+from trtcheck.config.files import config_for
+from trtcheck.config.options import Gate, Options
+from trtcheck.config.settings import BY_KEY, CONFIG_SCHEMA, SETTINGS
+from trtcheck.config.timing import TIMING_KEYS, Timing
+from trtcheck.config.validation import COMMAND_LINE
+from trtcheck.core.traits import NAMES, BackendRef
+from trtcheck.core.variants import VARIANTS
+from trtcheck.errors import UsageError
+
+
+class _Cascade:
+    """Each setting's value from the last layer that sets it (defaults, config, command line),
+    with the name of that layer for messages."""
+
+    def __init__(self, config: Mapping[str, Any], config_where: str, cli: Mapping[str, Any]) -> None:
+        self.layers = [("default", {s.key: s.default for s in SETTINGS}),
+                       (config_where, config),
+                       (COMMAND_LINE, {k: v for k, v in cli.items() if v not in (None, (), [])})]
+
+    def get(self, key: str) -> tuple[Any, str]:
+        for where, layer in reversed(self.layers):
+            if key in layer:
+                return layer[key], where
+        raise KeyError(key)
+
+
+def resolve(paths: tuple[Path, ...], **given: Any) -> Options:
+    """Resolve defaults, config file and ``given`` (the command line's values, by setting key;
+    None or empty for not given); ConfigError/UsageError on anything invalid.
+
+    An empty ``backends`` stays empty: the default backend is chosen by
+    :func:`trtcheck.backends.choose`, which knows what can run here."""
+    unknown = set(given) - set(BY_KEY)
+    if unknown:
+        raise TypeError(f"resolve() got unknown settings {sorted(unknown)}")
+    for p in paths:
+        if not p.exists():
+            raise UsageError(f"path {p} does not exist")
+    config_path, config = config_for(paths, given.get("config"))
+    where = str(config_path) if config_path else "config"
+    if config_path and config_path.name == "pyproject.toml":
+        where += " [tool.trtcheck]"
+    validation.check_keys(config, CONFIG_SCHEMA, where)
+    validation.check_keys(config.get("timing", {}), TIMING_KEYS, f"{where}.timing")
+    value = _Cascade(config, where, {k: list(v) if isinstance(v, tuple) else v
+                                     for k, v in given.items()}).get
+
+    known_profiles = validation.configured_profiles(config, where)
+    profile_names, source = value("run_profiles")
+    validation.check_names(profile_names, known_profiles, "profile", source)
+    backend_names, source = value("backends")
+    validation.check_names([BackendRef.parse(b).name for b in backend_names], NAMES, "backend", source)
+    variant_names, source = value("variants")
+    validation.check_names(variant_names, VARIANTS, "variant", source)
+    shard = validation.parse_shard(value("shard")[0]) if value("shard")[0] is not None else None
+    devices = resolve_devices(*value("device"))  # imports torch: after the checks that need none
+    cache_path, use_cache = value("cache_dir")[0], value("engine_cache")[0]
+    base = validation.baseline(*value("baseline"))
+    ci = in_ci()
+    return Options(
+        paths=tuple(p.resolve() for p in paths),
+        backends=tuple(dict.fromkeys(backend_names)),
+        variants=tuple(variant_names),
+        keyword=value("keyword")[0],
+        profiles=tuple(known_profiles[n] for n in dict.fromkeys(profile_names)),
+        known_profiles=tuple(known_profiles),
+        tolerances=validation.configured_tolerances(config, where),
+        timing=Timing.from_config(config.get("timing", {}), f"{where}.timing"),
+        device=devices[0],
+        devices=devices if len(devices) > 1 else (),
+        workers=validation.workers(devices, *value("workers"), isolate=value("isolate")[0]),
+        shard=shard,
+        engine_cache=bool(cache_path) if use_cache is None else use_cache,
+        cache_dir=Path(cache_path) if cache_path else None,
+        out=Path(value("out")[0]),
+        strict_xfail=value("strict_xfail")[0],
+        dtype_drift=value("dtype_drift")[0],
+        allow_empty=value("allow_empty")[0],
+        allow_skipped=value("allow_skipped")[0],
+        isolate=value("isolate")[0],
+        timeout=validation.timeout(*value("timeout"), devices[0]),
+        resume=bool(value("resume")[0]),
+        memory_limit=validation.memory_limit(*value("memory_limit_mb"), devices[0]),
+        verbosity=int(value("verbose")[0]) - int(value("quiet")[0]),
+        config_file=config_path,
+        torch_tensorrt=tuple(dict.fromkeys(
+            validation.lowering_code(*value("torch_tensorrt"), backend_names))),
+        baseline=base,
+        gate=validation.gate(value("fail_on"), value("regression_metric"),
+                             value("regression_threshold")),
+        nan=value("nan")[0],
+        fallback=value("fallback")[0] or ("none" if ci else "emulate"),
+        ci=ci,
+        reduce=bool(value("reduce")[0]),
+        reduce_budget=validation.positive(*value("reduce_budget"), "reduce_budget"),
+        reduce_row_budget=validation.positive(*value("reduce_row_budget"), "reduce_row_budget"),
+        reduce_attempts=int(validation.positive(*value("reduce_attempts"), "reduce_attempts")),
+        keep_real_values=bool(value("keep_real_values")[0]),
+    )
+
+
+def in_ci() -> bool:
+    """Whether the ``CI`` environment variable is set (GitHub Actions and most CI services
+    set ``CI=true``); ``false``, ``0`` and empty count as unset."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+def saved_gate(saved: Mapping[str, Any], **cli: Any) -> Gate:
+    """The gate for ``trtcheck diff``: the command line, else what the record's run used, else
+    the defaults."""
+    recorded = saved.get("gate") or {}
+    keys = {"fail_on": "fail_on", "regression_metric": "metric",
+            "regression_threshold": "threshold"}
+    pairs = [(cli[k], COMMAND_LINE) if cli.get(k) is not None else
+             (recorded[f], "the record's options") if f in recorded else
+             (BY_KEY[k].default, "default") for k, f in keys.items()]
+    return validation.gate(*pairs)
+
