@@ -7,8 +7,9 @@ from pathlib import Path
 
 from trtcheck.backends import get
 from trtcheck.config.options import Options
-from trtcheck.execution.case import iter_rows, torch_tensorrt_frame
+from trtcheck.execution.case import iter_rows
 from trtcheck.execution.run import collect
+from trtcheck.execution.stages import torch_tensorrt_frame
 from trtcheck.results.rows import Row
 from trtcheck.status import Status
 

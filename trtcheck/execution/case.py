@@ -1,12 +1,10 @@
-"""Run one case: build → eager → export → for each backend and profile: compile → run → compare → time."""
+"""Run one case: build → eager → export → for each backend and profile (a slot): compile → run →
+compare → time, each slot's run a typed :class:`SlotOutcome` that becomes its row."""
 
 from __future__ import annotations
 
-import time
-import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import torch
@@ -14,13 +12,12 @@ from torch.export import ExportedProgram
 
 from trtcheck.backends import Backend, Compiled, CompileJob
 from trtcheck.config.options import Options
-from trtcheck.core.profiles import Tolerance
-from trtcheck.core.traits import NO_BACKEND
-from trtcheck.errors import INTERNAL, InternalError, Unsupported, last_line, location, raising_frame
+from trtcheck.errors import Unsupported
 from trtcheck.execution.events import Item, StageHook, no_hook
+from trtcheck.execution.stages import STEADY_BACKEND, STEADY_EAGER, StageError, Stages
+from trtcheck.execution.tolerance import precision_lost, tolerance_for
 from trtcheck.measure import alone, drift, memory
 from trtcheck.measure.compare import NO_NARROWING, TRUNCATE_DOUBLE, Comparison, compare
-from trtcheck.measure.memory import Peak
 from trtcheck.measure.mutation import inputs_changed, mutation_problem
 from trtcheck.measure.timing import measure
 from trtcheck.program.analyze import analyze_program
@@ -34,122 +31,30 @@ from trtcheck.tensors import StateSnapshot, clone, to_device
 from trtcheck.zoo.cases import Case, build
 from trtcheck.zoo.discover import IMPORTED, ImportFailure
 
-
-class StageError(Exception):
-    """An exception in user or backend code, tagged with the stage it happened in."""
-
-    def __init__(self, stage: str, exc: BaseException, where: str, device: str = "cpu") -> None:
-        line = last_line(exc, cut=True)
-        if isinstance(exc, torch.OutOfMemoryError) and torch.device(device).type == "cuda":
-            line = memory.gpu_oom_message(stage, exc, device)
-        elif is_out_of_memory(exc):
-            line = f"out of memory: {line}"
-        trace = "".join(traceback.format_exception(exc))
-        super().__init__(line + torch_tensorrt_frame(trace))
-        self.stage = stage
-        self.location = where
-        self.traceback = trace
-
-
-def torch_tensorrt_frame(trace: str) -> str:
-    """What a message adds when Torch-TensorRT's own code raised: its frame, and, where it raised
-    by a slip rather than a ``raise``, that this is a Torch-TensorRT bug to report."""
-    frame = raising_frame(trace, "torch_tensorrt")
-    if frame is None:
-        return ""
-    code = f": `{frame.code}`" if frame.code else ""
-    if frame.deliberate:
-        return f" (raised by Torch-TensorRT in {frame.name} at {frame.where})"
-    return (f" (raised inside Torch-TensorRT, in {frame.name} at {frame.where}{code}: a bug in "
-            "Torch-TensorRT; report it to Torch-TensorRT with this frame)")
-
-
-STEADY_EAGER, STEADY_BACKEND = "eager steady", "backend steady"  # peaks taken after timing
-
-
 # Why a module that changes its own buffers gets no dtype drift check: its compiled module's
 # second call starts from another state than eager's would.
 STATE_CHANGES = "the module changes its own buffers between calls"
 
 
-def is_out_of_memory(exc: BaseException) -> bool:
-    text = str(exc).lower()
-    return isinstance(exc, (MemoryError, torch.OutOfMemoryError)) or any(
-        marker in text for marker in ("out of memory", "can't allocate memory",
-                                      "cannot allocate memory"))
+@dataclass(frozen=True)
+class SlotOutcome:
+    """What running one slot's backend found: the fields its row takes from the run."""
 
+    status: Status
+    timings: dict[str, float]
+    evidence: Evidence
+    memory: Memory | None
+    message: str = ""
+    stage: str | None = None
+    location: str | None = None
+    traceback: str | None = None
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+    latency: Latency | None = None
+    shapes: list[dict[str, list[int]]] | None = None
 
-@dataclass
-class Stages:
-    """Runs a case's stages: announces each to the hook, times it, records its memory peak, and
-    turns an exception in it into a :class:`StageError` that names the stage and the user's
-    ``file:line``."""
-
-    case: Case
-    timings: dict[str, float] = field(default_factory=dict)
-    hook: StageHook = no_hook
-    backend: str = NO_BACKEND
-    profile: str | None = None
-    device: str = "cpu"
-    peaks: dict[str, Peak] = field(default_factory=dict)
-
-    def for_slot(self, slot: Slot) -> Stages:
-        """The same case's stages on one backend and profile, starting from the shared figures."""
-        return Stages(self.case, dict(self.timings), self.hook, slot.backend,
-                      slot.profile.name if slot.profile else None, self.device, dict(self.peaks))
-
-    @contextmanager
-    def stage(self, name: str, *, example: bool = True) -> Iterator[None]:
-        """``example=False``: the stage at another shape than the example, whose memory peak is
-        kept apart (the row's figures are the example's)."""
-        self.hook(self.backend, self.profile, name)
-        t0 = time.perf_counter()
-        try:
-            with (alone.lock_for(self.device).shared(),
-                  memory.peak(self.device, self.peaks, name if example else f"{name} (other shapes)")):
-                yield
-        except Unsupported:
-            raise
-        except InternalError as exc:  # trtcheck's bug: no user file:line to blame
-            raise StageError(INTERNAL, exc, "", self.device) from exc
-        except Exception as exc:
-            # No frame of the zoo in the traceback (a factory's bad return value, an export
-            # error raised inside torch): point at the model's declaration instead.
-            where = (location(exc, self.case.file.root)
-                     or f"{self.case.file.path}:{self.case.spec.line}")
-            raise StageError(name, exc, where, self.device) from exc
-        finally:
-            self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - t0
-
-    def memory(self, engine: int | None = None, owned: int | None = None) -> Memory | None:
-        """The steady-state peaks of eager and the backend (with what the compiled module
-        ``owned``), the first calls' peaks, and what compiling kept; None where not measured."""
-        measure = memory.measure_name(self.device)
-        if measure is None:
-            return None
-        eager, backend, first, compiled, run = (self.peaks.get(s) for s in (
-            STEADY_EAGER, STEADY_BACKEND, "eager", "compile", "run"))
-        return Memory(measure, eager=eager.added if eager else None,
-                      backend=backend.added + (owned or 0) if backend else None,
-                      compiled=max(0, compiled.end - compiled.start) if compiled else None,
-                      engine=engine, owned=owned, eager_first=first.added if first else None,
-                      backend_first=run.added if run else None)
-
-
-def effective_dtype(dtype: torch.dtype, truncate_double: bool) -> str:
-    """The floating precision an output is judged at."""
-    name = {torch.complex64: "float32", torch.complex128: "float64", torch.float64: "float64",
-            torch.float16: "float16", torch.bfloat16: "bfloat16"}.get(dtype, "float32")
-    return "float32" if truncate_double and name == "float64" else name
-
-
-def tolerance_for(case: Case, tolerances: Mapping[str, Tolerance],
-                  truncate_double: bool) -> Callable[[torch.dtype], Tolerance]:
-    def pick(dtype: torch.dtype) -> Tolerance:
-        base = tolerances[effective_dtype(dtype, truncate_double)]
-        return Tolerance(rtol=base.rtol if case.spec.rtol is None else case.spec.rtol,
-                         atol=base.atol if case.spec.atol is None else case.spec.atol)
-    return pick
+    def row(self, case: Case, slot: Slot) -> Row:
+        """The slot's row, with the zoo's expected failure applied."""
+        return row_for(case, slot, **{f.name: getattr(self, f.name) for f in fields(self)})
 
 
 def in_full(case: Case) -> Case | ImportFailure:
@@ -265,8 +170,9 @@ def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
         outcome = _run_backend(case, backend, job, expected, eager_in, eager, opts,
                                truncate_double=bool(slot.profile and slot.profile.truncate_double),
                                stages=stages.for_slot(slot), others=others, shapes=shapes)
-        outcome["memory"] = _slot_memory(outcome["memory"], slot, slot_before, opts.device)
-        yield row_for(case, slot, **outcome)
+        outcome = replace(outcome, memory=_slot_memory(outcome.memory, slot, slot_before,
+                                                       opts.device))
+        yield outcome.row(case, slot)
 
 
 def _slot_memory(figures: Memory | None, slot: Slot, before: int | None,
@@ -349,7 +255,7 @@ def _other_shapes(eager: Eager, program: ExportedProgram, inputs: Any, shapes: S
 def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
                  eager_after: Any, eager: Eager, opts: Options, *,
                  truncate_double: bool, stages: Stages, others: Sequence[AtShape],
-                 shapes: ShapePlan) -> dict[str, Any]:
+                 shapes: ShapePlan) -> SlotOutcome:
     evidence = Evidence()
     engine = None
     ran = 1
@@ -388,14 +294,14 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
                 message = f"at shape {at.shapes.describe()}: {message}"
         eager.restore()
     except Unsupported as exc:
-        return dict(status=Status.UNSUPPORTED, stage="compile", message=str(exc),
-                    timings=stages.timings, evidence=evidence, memory=stages.memory(engine))
+        return SlotOutcome(Status.UNSUPPORTED, stages.timings, evidence, stages.memory(engine),
+                           message=str(exc), stage="compile")
     except StageError as err:
-        return dict(status=Status.ERROR, stage=err.stage, message=str(err), location=err.location,
-                    traceback=err.traceback, timings=stages.timings, evidence=evidence,
-                    memory=stages.memory(engine), shapes=shapes_record(shapes, ran))
+        return SlotOutcome(Status.ERROR, stages.timings, evidence, stages.memory(engine),
+                           message=str(err), stage=err.stage, location=err.location,
+                           traceback=err.traceback, shapes=shapes_record(shapes, ran))
     if status is Status.PASS and truncate_double:
-        message = _precision_lost(result)
+        message = precision_lost(result)
     outputs = [leaf.to_dict() for leaf in result.leaves]
     found = nonfinite.describe(outputs)
     if found and status is Status.PASS and opts.nan == "fail":
@@ -431,10 +337,9 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
         del compiled
         memory.release(opts.device)
         owned = max(0, (alive or 0) - (memory.in_use(opts.device) or 0))
-    return dict(status=status, message=message, stage=None if status is Status.PASS else "compare",
-                timings=stages.timings, outputs=outputs, latency=latency, evidence=evidence,
-                memory=stages.memory(engine, owned),
-                shapes=shapes_record(shapes, ran))
+    return SlotOutcome(status, stages.timings, evidence, stages.memory(engine, owned),
+                       message=message, stage=None if status is Status.PASS else "compare",
+                       outputs=outputs, latency=latency, shapes=shapes_record(shapes, ran))
 
 
 def _latency(eager: Eager, compiled: Compiled, job: CompileJob, opts: Options, *,
@@ -476,15 +381,3 @@ def _verdict(outputs: Comparison, mutation: str) -> tuple[Status, str]:
     return (Status.FAIL, "; ".join(problems)) if problems else (Status.PASS, "")
 
 
-def _precision_lost(result: Comparison) -> str:
-    """Under truncate_double, how far float64 outputs moved when computed in float32, and which
-    came back in the narrower dtype (what truncate_double asks for)."""
-    wide = [leaf for leaf in result.leaves if leaf.eager_dtype in ("torch.float64", "torch.complex128")]
-    errors = [leaf.max_rel for leaf in wide if leaf.max_rel is not None]
-    if not errors:
-        return ""
-    narrowed = [f"out{leaf.path} as {leaf.dtype.removeprefix('torch.')}" for leaf in wide
-                if leaf.dtype != leaf.eager_dtype]
-    returned = f"; returned {', '.join(narrowed)}" if narrowed else ""
-    return (f"truncate_double: float64 outputs judged at float32 tolerance; precision lost "
-            f"relative to float64: max rel error {max(errors):.2g}{returned}")

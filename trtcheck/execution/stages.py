@@ -1,0 +1,119 @@
+"""A case's stages: each announced, timed and its memory peak taken, and an exception in one
+classified (out of memory, Torch-TensorRT's own frame, trtcheck's own bug) into a
+:class:`StageError` naming the stage and the user's ``file:line``."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import torch
+
+from trtcheck.core.traits import NO_BACKEND
+from trtcheck.errors import INTERNAL, InternalError, Unsupported, last_line, location, raising_frame
+from trtcheck.execution.events import StageHook, no_hook
+from trtcheck.measure import alone, memory
+from trtcheck.measure.memory import Peak
+from trtcheck.results.figures import Memory
+from trtcheck.results.rows import Slot
+from trtcheck.zoo.cases import Case
+
+
+class StageError(Exception):
+    """An exception in user or backend code, tagged with the stage it happened in."""
+
+    def __init__(self, stage: str, exc: BaseException, where: str, device: str = "cpu") -> None:
+        line = last_line(exc, cut=True)
+        if isinstance(exc, torch.OutOfMemoryError) and torch.device(device).type == "cuda":
+            line = memory.gpu_oom_message(stage, exc, device)
+        elif is_out_of_memory(exc):
+            line = f"out of memory: {line}"
+        trace = "".join(traceback.format_exception(exc))
+        super().__init__(line + torch_tensorrt_frame(trace))
+        self.stage = stage
+        self.location = where
+        self.traceback = trace
+
+
+def torch_tensorrt_frame(trace: str) -> str:
+    """What a message adds when Torch-TensorRT's own code raised: its frame, and, where it raised
+    by a slip rather than a ``raise``, that this is a Torch-TensorRT bug to report."""
+    frame = raising_frame(trace, "torch_tensorrt")
+    if frame is None:
+        return ""
+    code = f": `{frame.code}`" if frame.code else ""
+    if frame.deliberate:
+        return f" (raised by Torch-TensorRT in {frame.name} at {frame.where})"
+    return (f" (raised inside Torch-TensorRT, in {frame.name} at {frame.where}{code}: a bug in "
+            "Torch-TensorRT; report it to Torch-TensorRT with this frame)")
+
+
+STEADY_EAGER, STEADY_BACKEND = "eager steady", "backend steady"  # peaks taken after timing
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return isinstance(exc, (MemoryError, torch.OutOfMemoryError)) or any(
+        marker in text for marker in ("out of memory", "can't allocate memory",
+                                      "cannot allocate memory"))
+
+
+@dataclass
+class Stages:
+    """Runs a case's stages: announces each to the hook, times it, records its memory peak, and
+    turns an exception in it into a :class:`StageError` that names the stage and the user's
+    ``file:line``."""
+
+    case: Case
+    timings: dict[str, float] = field(default_factory=dict)
+    hook: StageHook = no_hook
+    backend: str = NO_BACKEND
+    profile: str | None = None
+    device: str = "cpu"
+    peaks: dict[str, Peak] = field(default_factory=dict)
+
+    def for_slot(self, slot: Slot) -> Stages:
+        """The same case's stages on one backend and profile, starting from the shared figures."""
+        return Stages(self.case, dict(self.timings), self.hook, slot.backend,
+                      slot.profile.name if slot.profile else None, self.device, dict(self.peaks))
+
+    @contextmanager
+    def stage(self, name: str, *, example: bool = True) -> Iterator[None]:
+        """``example=False``: the stage at another shape than the example, whose memory peak is
+        kept apart (the row's figures are the example's)."""
+        self.hook(self.backend, self.profile, name)
+        t0 = time.perf_counter()
+        try:
+            with (alone.lock_for(self.device).shared(),
+                  memory.peak(self.device, self.peaks, name if example else f"{name} (other shapes)")):
+                yield
+        except Unsupported:
+            raise
+        except InternalError as exc:  # trtcheck's bug: no user file:line to blame
+            raise StageError(INTERNAL, exc, "", self.device) from exc
+        except Exception as exc:
+            # No frame of the zoo in the traceback (a factory's bad return value, an export
+            # error raised inside torch): point at the model's declaration instead.
+            where = (location(exc, self.case.file.root)
+                     or f"{self.case.file.path}:{self.case.spec.line}")
+            raise StageError(name, exc, where, self.device) from exc
+        finally:
+            self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - t0
+
+    def memory(self, engine: int | None = None, owned: int | None = None) -> Memory | None:
+        """The steady-state peaks of eager and the backend (with what the compiled module
+        ``owned``), the first calls' peaks, and what compiling kept; None where not measured."""
+        measure = memory.measure_name(self.device)
+        if measure is None:
+            return None
+        eager, backend, first, compiled, run = (self.peaks.get(s) for s in (
+            STEADY_EAGER, STEADY_BACKEND, "eager", "compile", "run"))
+        return Memory(measure, eager=eager.added if eager else None,
+                      backend=backend.added + (owned or 0) if backend else None,
+                      compiled=max(0, compiled.end - compiled.start) if compiled else None,
+                      engine=engine, owned=owned, eager_first=first.added if first else None,
+                      backend_first=run.added if run else None)
+
