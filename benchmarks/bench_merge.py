@@ -22,6 +22,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from trtcheck.cli.github import link_for
 from trtcheck.execution.shard import describe
 from trtcheck.render import write_reports
 from trtcheck.results import record
@@ -66,7 +67,7 @@ def main() -> int:
         for i in range(args.repeat):
             t0 = time.perf_counter()
             merged = merge(paths)
-            write_reports(merged, Path(tmp) / f"merged{i}", strict_xfail=False)
+            write_reports(merged, Path(tmp) / f"merged{i}", strict_xfail=False, link=link_for(merged))
             inside.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             subprocess.run([sys.executable, "-m", "trtcheck", "merge", *map(str, paths), "--out",

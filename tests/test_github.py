@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from trtcheck.cli import main
-from trtcheck.render import github
+from trtcheck.cli import github, main
 from trtcheck.render.annotations import (
     MAX_ANNOTATIONS,
     escape_data,

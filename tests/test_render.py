@@ -24,8 +24,7 @@ from trtcheck.render import (
     render_summary,
     write_reports,
 )
-from trtcheck.render.github import RunLink
-from trtcheck.render.text import md, plain, xml_text
+from trtcheck.render.text import RunLink, md, plain, xml_text
 from trtcheck.results.figures import Latency, Stats
 from trtcheck.results.record import SCHEMA_VERSION, Record, load
 from trtcheck.results.rows import Evidence, Row
@@ -368,17 +367,15 @@ def test_summary_of_an_all_passing_record(record: Record) -> None:
     assert render_summary(passing, strict_xfail=False) == "total 1: 1 pass; 0 fail the run"
 
 
-def test_write_reports(record: Record, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
-    monkeypatch.delenv("GITHUB_SHA", raising=False)
-    monkeypatch.delenv("GITHUB_EVENT_PATH", raising=False)
-    paths = write_reports(record, tmp_path / "out", strict_xfail=False)
+def test_write_reports(record: Record, tmp_path: Path) -> None:
+    link = RunLink(sha=record.environment.get("git_commit"))
+    paths = write_reports(record, tmp_path / "out", strict_xfail=False, link=link)
     assert [p.name for p in paths] == ["results.json", "junit.xml", "report.md", "comment.md"]
     assert load(paths[0]) == record
     assert paths[1].read_text(encoding="utf-8") == render_junit(record, strict_xfail=False)
     assert paths[2].read_text(encoding="utf-8") == render_markdown(record, strict_xfail=False)
     assert paths[3].read_text(encoding="utf-8") == render_comment(
-        record, strict_xfail=False, link=RunLink(sha=record.environment.get("git_commit")))
+        record, strict_xfail=False, link=link)
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "comment.md", "junit.xml", "report.md", "results.json"]
 

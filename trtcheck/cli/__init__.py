@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from trtcheck import __version__, distribution
+from trtcheck.cli import github
 from trtcheck.cli.console import echo, output_to
 from trtcheck.cli.progress import Progress
 from trtcheck.config import cascade, options, settings
 from trtcheck.core.profiles import BUILTIN_PROFILES
 from trtcheck.errors import INTERRUPTED, OutputError, TrtcheckError, UsageError
-from trtcheck.render import github
 
 if TYPE_CHECKING:
     from trtcheck.execution.run import Collection
@@ -128,7 +128,8 @@ def _run(resolved: options.Options, reduce_total: float | None) -> int:
             rec.baseline = baselines.compare(base, rec, metric=opts.gate.metric,
                                              threshold=opts.gate.threshold).to_dict()
         try:
-            written, unwritten = write_reports(rec, opts.out, strict_xfail=opts.strict_xfail), None
+            written, unwritten = write_reports(rec, opts.out, strict_xfail=opts.strict_xfail,
+                                               link=github.link_for(rec)), None
         except OutputError as exc:
             written, unwritten = [], exc
     echo(render_summary(rec, strict_xfail=opts.strict_xfail, failing_only=opts.verbosity < 0))
@@ -265,7 +266,7 @@ def _write(rec: Record, out_dir: Path) -> int:
     strict = bool(rec.options.get("strict_xfail", False))
     _check_writable(out_dir)
     with record.locked(out_dir):
-        written = write_reports(rec, out_dir, strict_xfail=strict)
+        written = write_reports(rec, out_dir, strict_xfail=strict, link=github.link_for(rec))
     echo(f"reports: {', '.join(str(p) for p in written)}")
     return _publish(_verdict(rec, strict, cascade.saved_gate(rec.options)), out_dir, rec, strict)
 
@@ -290,7 +291,7 @@ def diff_cmd(base: Path, head: Path, out: Path | None, **gate: object) -> int:
     echo(render_changes(rec))
     if out is not None:
         _check_writable(out)
-        written = write_reports(rec, out, strict_xfail=strict)
+        written = write_reports(rec, out, strict_xfail=strict, link=github.link_for(rec))
         echo(f"reports: {', '.join(str(p) for p in written)}")
     return _verdict(rec, strict, chosen)
 

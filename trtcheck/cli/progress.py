@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from trtcheck.cli import github
 from trtcheck.cli.console import echo
 from trtcheck.core.traits import NO_BACKEND
-from trtcheck.render import github
 
 if TYPE_CHECKING:
     from trtcheck.execution.run import Collection

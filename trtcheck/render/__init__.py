@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from functools import partial
 from pathlib import Path
 
@@ -10,21 +9,21 @@ from trtcheck.errors import OutputError
 from trtcheck.render.annotations import render_annotations
 from trtcheck.render.changes import render_changes
 from trtcheck.render.comment import inert, render_comment
-from trtcheck.render.github import run_link
 from trtcheck.render.junit import render_junit
 from trtcheck.render.markdown import render_markdown
 from trtcheck.render.terminal import render_summary
+from trtcheck.render.text import RunLink
 from trtcheck.results.record import Record, save, write_atomic
 
 __all__ = ["render_annotations", "render_changes", "render_comment", "render_junit", "render_markdown",
            "render_summary", "write_reports"]
 
 
-def write_reports(record: Record, out_dir: Path, *, strict_xfail: bool) -> list[Path]:
+def write_reports(record: Record, out_dir: Path, *, strict_xfail: bool,
+                  link: RunLink | None) -> list[Path]:
     """Write ``results.json``, ``junit.xml``, ``report.md`` and ``comment.md`` into ``out_dir``,
-    each atomically; where one cannot be written, the others still are, then
-    :class:`OutputError` names each."""
-    link = run_link(os.environ, record.environment.get("git_commit"))
+    each atomically, ``link`` (the commit and run) in the Markdown reports; where one cannot be
+    written, the others still are, then :class:`OutputError` names each."""
     reports = {
         out_dir / "junit.xml": render_junit(record, strict_xfail=strict_xfail),
         out_dir / "report.md": render_markdown(record, strict_xfail=strict_xfail, link=link),

@@ -21,12 +21,12 @@ from importlib import resources
 from typing import Any
 
 from trtcheck.core.traits import NO_BACKEND
-from trtcheck.render.github import RunLink
 from trtcheck.render.text import (
     NONE,
     NONFINITE_MARK,
     NONFINITE_NOTE,
     PREDICTION_MARK,
+    RunLink,
     fallback_text,
     headline,
     md,

@@ -7,7 +7,6 @@ from typing import Any
 
 from trtcheck.core.traits import TTRT_MIN_BLOCK_SIZE, BackendRef, Kind
 from trtcheck.render.changes import render_changes
-from trtcheck.render.github import RunLink
 from trtcheck.render.text import (
     DRIFT_MEANING,
     KIND_NOTES,
@@ -15,6 +14,7 @@ from trtcheck.render.text import (
     NONE,
     NONFINITE_NOTE,
     PREDICTION_MARK,
+    RunLink,
     cost_text,
     cut,
     failing_outputs,

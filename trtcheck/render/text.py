@@ -10,6 +10,7 @@ import functools
 import re
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from trtcheck.core.traits import NO_BACKEND, Kind, traits_of
@@ -20,6 +21,16 @@ from trtcheck.results.rows import Row
 from trtcheck.status import ORDER, Status, Verdict, is_failure, nothing_tested
 
 NONE = "—"
+
+
+@dataclass(frozen=True)
+class RunLink:
+    """The commit a report is about and, under GitHub Actions, the run that made it."""
+
+    sha: str | None
+    url: str | None = None
+
+
 PREDICTION_MARK = "†"
 FALLBACK_NOTE = "fallback"  # a passing row some of whose ops ran in PyTorch
 NO_SPEEDUP = "n/a (prediction)"

@@ -1,4 +1,5 @@
-"""GitHub Actions: step outputs and the link to the run and commit a report is about.
+"""GitHub Actions: step outputs written to ``$GITHUB_OUTPUT``, and the link to the run and commit
+a report is about, read from the runner's variables and its event file.
 
 Active only when ``GITHUB_ACTIONS=true``; everything here reads the environment the runner
 sets, so the action always learns where trtcheck put its reports.
@@ -11,10 +12,10 @@ import os
 import re
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from trtcheck.render.text import RunLink
 from trtcheck.status import FAILING, Status
 
 if TYPE_CHECKING:  # the record imports torch; an argument error's outputs must not wait for it
@@ -26,14 +27,6 @@ STATUS_BY_CODE = {0: "pass", 1: "fail", 5: "empty", 130: "interrupted"}
 _SHA = re.compile(r"[0-9a-f]{7,64}")
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _URL = re.compile(r"https://[A-Za-z0-9.-]+(:[0-9]+)?")
-
-
-@dataclass(frozen=True)
-class RunLink:
-    """The commit a report is about and, under GitHub Actions, the run that made it."""
-
-    sha: str | None
-    url: str | None = None
 
 
 def active(env: Mapping[str, str] = os.environ) -> bool:
@@ -50,6 +43,11 @@ def run_link(env: Mapping[str, str], commit: str | None) -> RunLink:
     ok = _URL.fullmatch(server) and _REPO.fullmatch(repo) and run_id.isdigit()
     return RunLink(sha=sha,
                    url=f"{server}/{repo}/actions/runs/{run_id}" if ok else None)
+
+
+def link_for(record: Record) -> RunLink:
+    """The link the reports of ``record`` show, from this process's environment."""
+    return run_link(os.environ, record.environment.get("git_commit"))
 
 
 def _event(env: Mapping[str, str]) -> dict[str, object]:
