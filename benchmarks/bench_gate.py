@@ -81,7 +81,7 @@ def plan(pairs: int) -> list[tuple[str, int]]:
 
 def do_runs(device: str, work: Path, pairs: int, budget_s: float, jobs: int = 1) -> bool:
     """Run what is missing, ``jobs`` at a time, until the budget is spent; True when every run
-    is there. With ``jobs`` > 1, trtcheck's device lock (:mod:`trtcheck.measure.alone`) keeps
+    is there. With ``jobs`` > 1, trtcheck's device lock (:mod:`trtcheck.measure.device_lock`) keeps
     the runs' stages out of each other's timing, but not their start-up (importing torch) or
     anything outside trtcheck: on the H200, 8 runs at once moved absolute medians by up to 2×
     between runs, against about 20 % one at a time. Figures for the docs use ``--jobs 1``."""

@@ -22,8 +22,8 @@ from pathlib import Path
 import torch
 
 from trtcheck.backends.base import CompileJob
-from trtcheck.backends.lowering.backend import LoweringBackend
 from trtcheck.backends.lowering.code import CodeUnavailable, download, locate
+from trtcheck.backends.lowering.lowering_backend import LoweringBackend
 from trtcheck.core.profiles import Profile
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from trtcheck.backends import Backend
 from trtcheck.backends.emulate import EmulateBackend
-from trtcheck.backends.lowering.backend import LoweringBackend
+from trtcheck.backends.lowering.lowering_backend import LoweringBackend
 from trtcheck.config.options import Options
 from trtcheck.config.timing import Timing
 from trtcheck.emulation import converters

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from trtcheck.backends.base import CompileJob
-from trtcheck.backends.lowering.backend import LoweringBackend
+from trtcheck.backends.lowering.lowering_backend import LoweringBackend
 from trtcheck.config.options import Options
 from trtcheck.config.timing import Timing
 from trtcheck.core.profiles import BUILTIN_PROFILES, Profile

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from trtcheck import backends
-from trtcheck.backends.lowering.backend import LoweringBackend
+from trtcheck.backends.lowering.lowering_backend import LoweringBackend
 from trtcheck.cli import main
 from trtcheck.config.cascade import resolve
 from trtcheck.core.traits import Kind

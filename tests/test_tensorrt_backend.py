@@ -27,7 +27,6 @@ from ttrt_contract import RealRelease
 
 from trtcheck.backends.base import CompileJob
 from trtcheck.backends.lowering.code import locate
-from trtcheck.backends.torch_tensorrt.backend import NOT_INSTALLED, TensorRTBackend, cache_outcome
 from trtcheck.backends.torch_tensorrt.compat import (
     Version,
     adapt_settings,
@@ -46,6 +45,7 @@ from trtcheck.backends.torch_tensorrt.inspection import (
     partition_summary,
     unadapted_complex,
 )
+from trtcheck.backends.torch_tensorrt.tensorrt_backend import NOT_INSTALLED, TensorRTBackend, cache_outcome
 from trtcheck.config.options import Options
 from trtcheck.core.profiles import Profile
 from trtcheck.errors import Unsupported

@@ -31,8 +31,8 @@ from trtcheck.backends.base import CompileJob
 from trtcheck.backends.lowering.client import LoweringHost
 from trtcheck.backends.lowering.code import CodeSource
 from trtcheck.backends.lowering.host import Compiler, main
-from trtcheck.backends.torch_tensorrt.backend import TensorRTBackend
 from trtcheck.backends.torch_tensorrt.compat import plain_setting
+from trtcheck.backends.torch_tensorrt.tensorrt_backend import TensorRTBackend
 from trtcheck.core.profiles import Profile
 from trtcheck.program.shapes import plan_shapes, resize
 from trtcheck.results.rows import Evidence

@@ -11,9 +11,9 @@ from trtcheck.backends.base import Backend, Compiled, CompileJob
 from trtcheck.backends.eager import EagerBackend
 from trtcheck.backends.emulate import EmulateBackend
 from trtcheck.backends.inductor import InductorBackend
-from trtcheck.backends.lowering.backend import LoweringBackend
 from trtcheck.backends.lowering.code import VERSION, CodeUnavailable, locate
-from trtcheck.backends.torch_tensorrt.backend import TensorRTBackend
+from trtcheck.backends.lowering.lowering_backend import LoweringBackend
+from trtcheck.backends.torch_tensorrt.tensorrt_backend import TensorRTBackend
 from trtcheck.config.options import Options
 from trtcheck.core.traits import TRAITS, BackendRef, needs_choice
 from trtcheck.errors import NoFallback

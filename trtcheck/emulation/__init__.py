@@ -4,7 +4,7 @@ Lowers an ExportedProgram as TensorRT would see it.
 
 :func:`lower` runs the complex-to-real rewrite (``detect``, then ``rewrite``), then the int64/float64
 policy (``dtype_policy``), checks that no complex node is left outside declared fallbacks,
-and wraps the result in a :class:`~trtcheck.emulation.engine.Lowered` module that converts
+and wraps the result in a :class:`~trtcheck.emulation.runtime.Lowered` module that converts
 the caller's values at the boundary (``runtime``).
 """
 
@@ -15,9 +15,9 @@ from torch.export import ExportedProgram
 
 from trtcheck.core.profiles import Profile
 from trtcheck.emulation import detect, dtype_policy
-from trtcheck.emulation.engine import Lowered
 from trtcheck.emulation.graph import check_invariants
 from trtcheck.emulation.rewrite import rewrite
+from trtcheck.emulation.runtime import Lowered
 from trtcheck.errors import Unsupported
 
 __all__ = ["Lowered", "lower", "prepare"]

@@ -16,7 +16,7 @@ from trtcheck.errors import Unsupported
 from trtcheck.execution.events import Item, StageHook, no_hook
 from trtcheck.execution.stages import STEADY_BACKEND, STEADY_EAGER, StageError, Stages
 from trtcheck.execution.tolerance import precision_lost, tolerance_for
-from trtcheck.measure import alone, drift, memory
+from trtcheck.measure import device_lock, drift, memory
 from trtcheck.measure.compare import NO_NARROWING, TRUNCATE_DOUBLE, Comparison, compare
 from trtcheck.measure.mutation import inputs_changed, mutation_problem
 from trtcheck.measure.timing import measure
@@ -323,7 +323,7 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
                 message = "; ".join(m for m in (drifted.describe(), message) if m)
     latency, owned = None, None
     try:
-        with stages.stage("timing"), alone.lock_for(opts.device).exclusive():
+        with stages.stage("timing"), device_lock.lock_for(opts.device).exclusive():
             latency = _latency(eager, compiled, job, opts,
                                fresh=inputs_changed((job.args, job.kwargs), backend_in),
                                interleave=not backend.traits.subprocess)

@@ -15,7 +15,7 @@ import torch
 from trtcheck.core.traits import NO_BACKEND
 from trtcheck.errors import INTERNAL, InternalError, Unsupported, last_line, location, raising_frame
 from trtcheck.execution.events import StageHook, no_hook
-from trtcheck.measure import alone, memory
+from trtcheck.measure import device_lock, memory
 from trtcheck.measure.memory import Peak
 from trtcheck.results.figures import Memory
 from trtcheck.results.rows import Slot
@@ -87,7 +87,7 @@ class Stages:
         self.hook(self.backend, self.profile, name)
         t0 = time.perf_counter()
         try:
-            with (alone.lock_for(self.device).shared(),
+            with (device_lock.lock_for(self.device).shared(),
                   memory.peak(self.device, self.peaks, name if example else f"{name} (other shapes)")):
                 yield
         except Unsupported:

@@ -17,9 +17,9 @@ from trtcheck.emulation import limitations as lim
 from trtcheck.emulation import prepare
 from trtcheck.emulation.detect import Scan, is_conv_or_batch_norm, scan, seed_problem, seed_problems
 from trtcheck.emulation.dtype_policy import PATHS, census, path_flags
-from trtcheck.emulation.engine import flatten_inputs, user_input_names
 from trtcheck.emulation.graph import tensor_leaves
 from trtcheck.emulation.rewrite import rule_for
+from trtcheck.emulation.runtime import flatten_inputs, user_input_names
 from trtcheck.tensors import INT32_MAX, INT32_MIN, op_name
 
 

@@ -52,7 +52,7 @@ class Latency:
     two were kept from disturbing each other: ``"interleaved"`` (alternating, so both see the
     same machine state) or ``"serial"`` (all of eager's calls, then the backend's: a backend
     that runs in another process); either way the device's timing lock is held
-    (:mod:`trtcheck.measure.alone`). ``cost`` is the export round trip's own cost, on the
+    (:mod:`trtcheck.measure.device_lock`). ``cost`` is the export round trip's own cost, on the
     control. Records made before blocks were timed have only the caller figures."""
 
     eager: Stats

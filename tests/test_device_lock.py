@@ -1,4 +1,4 @@
-"""alone.py: the per-device lock that keeps timing apart from other trtcheck processes."""
+"""device_lock.py: the per-device lock that keeps timing apart from other trtcheck processes."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import fcntl
 import subprocess
 import sys
 
-from trtcheck.measure.alone import lock_for, lock_path
+from trtcheck.measure.device_lock import lock_for, lock_path
 
 HOLD_SHARED = """
 import sys, time
-from trtcheck.measure.alone import lock_for
+from trtcheck.measure.device_lock import lock_for
 with lock_for(sys.argv[1]).shared():
     print("held", flush=True)
     time.sleep(float(sys.argv[2]))
