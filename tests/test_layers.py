@@ -114,6 +114,12 @@ def test_every_package_has_one_layer_and_imports_only_downwards() -> None:
     assert not _upward(imports, layers)
 
 
+def test_core_imports_nothing_else_of_trtcheck() -> None:
+    outside = {f"{module} imports {imported}" for module, deps in _all_imports().items()
+               if _unit(module) == "core" for imported in deps if _unit(imported) != "core"}
+    assert not outside
+
+
 def test_no_import_cycle_between_modules() -> None:
     graph = {m: {i for i in deps if i != "trtcheck.__version__"} for m, deps in _all_imports().items()}
     # A package's __init__ importing its own submodules is how packages are built.
