@@ -19,7 +19,7 @@ import yaml
 from conftest import REPO
 from test_github import read_outputs
 
-from trtcheck.config.options import tomllib
+from trtcheck.config.files import tomllib
 
 MANIFESTS = [REPO / "action.yml", REPO / "comment" / "action.yml"]
 WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
