@@ -1,5 +1,5 @@
-"""Command line: ``trtcheck run``, ``reduce``, ``list``, ``analyze``, ``report``, ``merge``. Only this
-module exits.
+"""Command line: ``trtcheck run``, ``reduce``, ``list``, ``analyze``, ``report``, ``merge``,
+``history``. Only this module exits.
 
 Modules that import torch are imported inside the commands, so that ``--help``, ``--version``
 and argument errors answer without loading torch (about 3 s)."""
@@ -229,18 +229,54 @@ def fetch_cmd(package: str, versions: tuple[str, ...]) -> int:
 @click.option("--out", type=click.Path(path_type=Path),
               help="Where to write the reports [the record's directory].")
 def report_cmd(results: Path, out: Path | None) -> int:
-    """Re-render junit.xml, report.md and results.json from a results.json or results.jsonl,
+    """Re-render junit.xml, report.md, report.html and results.json from a results.json or results.jsonl,
     or from a report directory (its results.json, else the journal of a run that stopped)."""
     from trtcheck.results import record
 
-    if results.is_dir():
-        found = next((results / name for name in ("results.json", "results.jsonl")
-                      if (results / name).is_file()), None)
-        if found is None:
-            raise UsageError(f"{results} is a directory without results.json or results.jsonl: "
-                             "give a report directory, or a record file")
-        results = found
+    results = _record_file(results)
     return _write(record.load(results), out or results.parent)
+
+
+@cli.command("history")
+@click.argument("records", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), required=True,
+              help="Where to write history.html.")
+def history_cmd(records: tuple[Path, ...], out: Path) -> int:
+    """Draw each row over commits from RECORDS (results.json of successive commits, or report
+    directories, in any order) into OUT/history.html."""
+    from trtcheck.errors import RecordError
+    from trtcheck.render.history import render_history
+    from trtcheck.results import history, record
+
+    read, unread = [], []
+    for path in records:
+        try:
+            read.append((str(path), record.load(_record_file(path))))
+        except (RecordError, UsageError) as exc:
+            echo(f"warning: {exc}", err=True)
+            unread.append(str(exc))
+    if not read:
+        raise UsageError("no record could be read: nothing to draw")
+    _check_writable(out)
+    page = out / "history.html"
+    try:
+        record.write_atomic(page, render_history(history.order(read), unread=unread))
+    except OSError as exc:
+        raise OutputError(f"cannot write {page}: {exc.strerror or exc}") from None
+    echo(f"history: {page} ({len(read)} records)")
+    return 0
+
+
+def _record_file(path: Path) -> Path:
+    """A record file, or a report directory's results.json (else its journal)."""
+    if not path.is_dir():
+        return path
+    found = next((path / name for name in ("results.json", "results.jsonl")
+                  if (path / name).is_file()), None)
+    if found is None:
+        raise UsageError(f"{path} is a directory without results.json or results.jsonl: "
+                         "give a report directory, or a record file")
+    return found
 
 
 @cli.command("merge")

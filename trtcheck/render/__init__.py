@@ -9,27 +9,30 @@ from trtcheck.errors import OutputError
 from trtcheck.render.annotations import render_annotations
 from trtcheck.render.changes import render_changes
 from trtcheck.render.comment import inert, render_comment
+from trtcheck.render.html import render_html
 from trtcheck.render.junit import render_junit
 from trtcheck.render.markdown import render_markdown
 from trtcheck.render.terminal import render_summary
 from trtcheck.render.text import RunLink
 from trtcheck.results.record import Record, save, write_atomic
 
-__all__ = ["render_annotations", "render_changes", "render_comment", "render_junit", "render_markdown",
-           "render_summary", "write_reports"]
+__all__ = ["render_annotations", "render_changes", "render_comment", "render_html", "render_junit",
+           "render_markdown", "render_summary", "write_reports"]
 
 
 def write_reports(record: Record, out_dir: Path, *, strict_xfail: bool,
                   link: RunLink | None) -> list[Path]:
-    """Write ``results.json``, ``junit.xml``, ``report.md`` and ``comment.md`` into ``out_dir``,
-    each atomically, ``link`` (the commit and run) in the Markdown reports; where one cannot be
-    written, the others still are, then :class:`OutputError` names each."""
+    """Write ``results.json``, ``junit.xml``, ``report.md``, ``comment.md`` and ``report.html``
+    into ``out_dir``, each atomically, ``link`` (the commit and run) in the Markdown and HTML
+    reports; where one cannot be written, the others still are, then :class:`OutputError` names
+    each."""
     reports = {
         out_dir / "junit.xml": render_junit(record, strict_xfail=strict_xfail),
         out_dir / "report.md": render_markdown(record, strict_xfail=strict_xfail, link=link),
         out_dir / "comment.md": render_comment(
             record, strict_xfail=strict_xfail, link=link,
             changes=render_changes(record, heading="####", escape=inert)),
+        out_dir / "report.html": render_html(record, strict_xfail=strict_xfail, link=link),
     }
     results = out_dir / "results.json"
     writes = {results: lambda: save(record, results),

@@ -23,6 +23,7 @@ from trtcheck.render.text import (
     kinds_present,
     md,
     memory_facts,
+    memory_floors,
     memory_measures,
     num,
     path_text,
@@ -37,7 +38,7 @@ from trtcheck.render.text import (
     verdict_text,
     warned,
 )
-from trtcheck.results.figures import ALLOCATOR, LATENCY_FIGURES, MIB, RATIO_FLOOR, RESIDENT
+from trtcheck.results.figures import LATENCY_FIGURES
 from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
@@ -148,7 +149,7 @@ def _latency(record: Record) -> str:
                      "warm-up, above what was in use before it (first-call allocations such as "
                      "cuBLAS workspaces left out; the backend's side holds what the compiled "
                      "module keeps); the ratio is backend ÷ eager, for measured rows only, and "
-                     f"only where both exceed {_floors()}, else —.")
+                     f"only where both exceed {memory_floors()}, else —.")
     parts += [f"- {md(n)}" for r in record.rows if r.memory for n in r.memory.notes]
     parts += [f"- {md(r.case_id)} · {_backend(r)}: {md(cost_text(r))}"
               for r in record.rows if cost_text(r)]
@@ -234,13 +235,6 @@ def _disagreements(record: Record) -> str:
             "`lowering` runs Torch-TensorRT's own code. Where one passes and the other does not, "
             "either the guide or that release is wrong: a failure under `lowering` alone is "
             "likely a bug in Torch-TensorRT.\n\n" + "\n".join(lines))
-
-
-def _floors() -> str:
-    """The memory ratio's floors in words: "1 MiB (allocator) or 16 MiB (resident)"."""
-    names = {ALLOCATOR: "allocator", RESIDENT: "resident"}
-    return " or ".join(f"{floor // MIB} MiB ({names[measure]})"
-                       for measure, floor in RATIO_FLOOR.items())
 
 
 def _passes(row: Row) -> bool:

@@ -15,6 +15,7 @@ from typing import Any
 
 from trtcheck.core.traits import NO_BACKEND, Kind, traits_of
 from trtcheck.results import nonfinite
+from trtcheck.results.figures import ALLOCATOR, MIB, RATIO_FLOOR, RESIDENT
 from trtcheck.results.nonfinite import MARK as NONFINITE_MARK
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
@@ -117,6 +118,13 @@ def memory_facts(row: Row) -> dict[str, str]:
 
 def _mib(n: int | None) -> str:
     return NONE if n is None else f"{n / 2**20:.3g}"
+
+
+def memory_floors() -> str:
+    """The memory ratio's floors in words: "1 MiB (allocator) or 16 MiB (resident)"."""
+    names = {ALLOCATOR: "allocator", RESIDENT: "resident"}
+    return " or ".join(f"{floor // MIB} MiB ({names[measure]})"
+                       for measure, floor in RATIO_FLOOR.items())
 
 
 def memory_measures(record: Record) -> list[str]:

@@ -21,8 +21,17 @@ def version_of(dist: str) -> str | None:
 
 
 def git_commit(where: Path) -> str | None:
+    return _git(where, "rev-parse", "HEAD")
+
+
+def git_commit_time(where: Path) -> str | None:
+    """The commit's time (ISO 8601), which ``trtcheck history`` orders records by."""
+    return _git(where, "show", "-s", "--format=%cI", "HEAD")
+
+
+def _git(where: Path, *args: str) -> str | None:
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True,
+        out = subprocess.run(["git", *args], cwd=where, capture_output=True,
                              text=True, timeout=10, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
@@ -70,4 +79,5 @@ def describe(device: str, where: Path) -> dict[str, Any]:
         "cuda": build["cuda"],
         "driver": gpu_driver() if cuda else None,
         "git_commit": git_commit(where),
+        "git_commit_time": git_commit_time(where),
     }

@@ -1,0 +1,431 @@
+"""``report.html``: the run at a glance, in one self-contained page (a pure function of the record).
+
+Accuracy, speed and memory are drawn as SVG charts (:mod:`trtcheck.render.svg`), failures and
+the environment as text; predictions carry the same mark and words as every other report. A big
+record is cut: each chart shows its :data:`CHART_LIMIT` most telling rows and the table its
+first :data:`TABLE_LIMIT`, and the page says how many it left out."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from trtcheck.errors import raising_frame
+from trtcheck.render.changes import change_text, count_line
+from trtcheck.render.page import num_cell, page, section, table
+from trtcheck.render.svg import Mark, Reference, Scale, esc, interval_chart, log_scale
+from trtcheck.render.text import (
+    KIND_NOTES,
+    LATENCY_NOTE,
+    NONE,
+    NONFINITE_NOTE,
+    PREDICTION_MARK,
+    UNSTABLE_MARK,
+    RunLink,
+    fallback_text,
+    headline,
+    kinds_present,
+    memory_facts,
+    memory_floors,
+    memory_measures,
+    nonfinite_text,
+    num,
+    releases,
+    speedup_text,
+    stack_facts,
+    stack_warnings,
+    status_counts,
+    status_text,
+    verdict_text,
+    warned,
+)
+from trtcheck.results.baseline import IMPROVEMENT, REGRESSION, RowChange, read
+from trtcheck.results.figures import LATENCY_FIGURES
+from trtcheck.results.metrics import MAX_ABS, MAX_REL, MIN_ATOL, MIN_RTOL
+from trtcheck.results.record import Record
+from trtcheck.results.rows import Row
+from trtcheck.status import Status, is_failure
+
+CHART_LIMIT = 300  # rows per chart; beyond it, the most telling ones and a line saying so
+TABLE_LIMIT = 5000  # rows in the table of every row; beyond it, failing rows first
+FAILURE_LIMIT = 500  # failing rows given a section each
+TOLERANCE_AXIS = 1.5  # the accuracy chart's axis ends here (×tolerance); beyond: an arrow
+
+
+@dataclass(frozen=True)
+class Used:
+    """How much of its tolerance a row's worst output used, from the recorded figures.
+
+    The gate passes an element when ``|a - e| <= atol + rtol·|e|``; the record keeps, per
+    output, the smallest atol that passes with rtol fixed (``min_atol``), the smallest rtol with
+    atol fixed (``min_rtol``) and the worst absolute and relative errors. The share of the
+    allowed error the worst element used lies between ``low`` = max(min_atol/atol,
+    min_rtol/rtol) and ``high`` = min(max_abs/atol, max_rel/rtol); it is above 1 exactly when
+    the output fails. ``exact`` outputs (integers, bool, zero tolerance) have no share."""
+
+    low: float
+    high: float
+    exact: bool = False
+
+    @property
+    def value(self) -> float:
+        return self.low
+
+
+def tolerance_used(outputs: Sequence[dict[str, Any]]) -> Used | None:
+    """The worst output's share of its tolerance (by ``low``), or None with no figure."""
+    shares = [u for o in outputs if (u := _used(o)) is not None]
+    return max(shares, key=lambda u: (u.low, u.high)) if shares else None
+
+
+def _used(o: dict[str, Any]) -> Used | None:
+    atol, rtol = o.get("atol") or 0.0, o.get("rtol") or 0.0
+    need_a, need_r = MIN_ATOL.of(o), MIN_RTOL.of(o)
+    if (need_a is None and need_r is None) or not (atol or rtol):
+        if "passed" not in o or MAX_ABS.of(o) is None:
+            return None
+        return Used(0.0 if o["passed"] else math.inf, 0.0 if o["passed"] else math.inf, exact=True)
+    low = max(_ratio(need_a, atol, 0.0), _ratio(need_r, rtol, 0.0))
+    high = min(_ratio(MAX_ABS.of(o), atol, math.inf), _ratio(MAX_REL.of(o), rtol, math.inf))
+    if o.get("passed"):
+        high = min(high, 1.0)  # passing means no element used more than all of it
+    return Used(low, max(high, low))
+
+
+def _ratio(x: float | None, tol: float, missing: float) -> float:
+    if x is None or math.isnan(x):
+        return missing
+    return x / tol if tol else (0.0 if x == 0 else math.inf)
+
+
+def render_html(record: Record, *, strict_xfail: bool, link: RunLink | None = None) -> str:
+    """The record as one HTML page: headline, changes, accuracy, speed, memory, failures,
+    every row, environment and settings."""
+    sha = (link.sha if link else None) or record.environment.get("git_commit")
+    body = [
+        '<header><h1>trtcheck report</h1>',
+        f'<p class="facts">commit {esc(sha or NONE)} · {esc(record.environment.get("device_name") or NONE)}'
+        f' · started {esc(record.environment.get("started") or NONE)}'
+        + (f' · <a href="{esc(link.url)}">run</a>' if link and link.url else "") + "</p>",
+        '<nav><a href="#summary">summary</a><a href="#accuracy">accuracy</a><a href="#speed">speed</a>'
+        '<a href="#memory">memory</a><a href="#failures">failures</a><a href="#rows">every row</a>'
+        '<a href="#environment">environment</a></nav></header>',
+        _summary(record, strict_xfail),
+        _changes(record),
+        _accuracy(record, strict_xfail),
+        _speed(record),
+        _memory(record),
+        _failures(record, strict_xfail),
+        _rows(record, strict_xfail),
+        _environment(record),
+    ]
+    return page("trtcheck report", body)
+
+
+def _tone(row: Row, strict_xfail: bool) -> str:
+    if is_failure(row.status, strict_xfail=strict_xfail):
+        return "fail"
+    if row.prediction:
+        return "pred"
+    return "warn" if warned(row) or row.status is Status.XPASS else (
+        "pass" if row.status is Status.PASS else "muted")
+
+
+def _name(row: Row) -> str:
+    """``case · backend · profile``, the backend marked when it predicts."""
+    mark = f" {PREDICTION_MARK}" if row.prediction else ""
+    return f"{row.case_id} · {row.backend}{mark} · {row.profile}"
+
+
+def _status_html(row: Row) -> str:
+    return f'<span class="s-{esc(row.status.value)}">{esc(status_text(row))}</span>'
+
+
+def _summary(record: Record, strict_xfail: bool) -> str:
+    result, why = verdict_text(record, strict_xfail=strict_xfail)
+    counts = status_counts(record)
+    parts = [f'<p><span class="verdict v-{esc(result.value)}">{esc(result.title)}</span> '
+             f'{esc(why)} (strict xfail {"on" if strict_xfail else "off"}).</p>',
+             table([esc(s) for s, _ in counts] + ["total"],
+                   [[esc(n) for _, n in counts] + [esc(len(record.rows))]])]
+    ran = releases(record)
+    backends = list(dict.fromkeys(r.backend for r in record.rows if r.backend != "-"))
+    kinds = {r.backend: r.kind for r in record.rows}
+    items = []
+    for b in backends:
+        mark = f" {PREDICTION_MARK} ({kinds[b]})" if kinds[b] in KIND_NOTES else ""
+        rel = f", Torch-TensorRT {', '.join(ran[b])}" if ran.get(b) else ""
+        items.append(f"<li><code>{esc(b)}</code>{esc(mark + rel)}</li>")
+    if items:
+        parts.append(f"<p>Backends that ran:</p><ul>{''.join(items)}</ul>")
+    if fallback_text(record):
+        parts.append(f'<p class="box warn">⚠ {esc(fallback_text(record))}</p>')
+    parts += [f'<p class="box"><strong>{PREDICTION_MARK} Predictions, not measurements.</strong> '
+              f"Each {PREDICTION_MARK} row of kind {esc(kind)} is {esc(KIND_NOTES[kind])}.</p>"
+              for kind in kinds_present(record)]
+    if any(warned(r) for r in record.rows):
+        parts.append(f'<p class="box warn">{esc(NONFINITE_NOTE.replace("`", ""))}</p>')
+    return section("summary", "Summary", *parts)
+
+
+def _limited(marks: list[Mark], what: str) -> tuple[list[Mark], str]:
+    if len(marks) <= CHART_LIMIT:
+        return marks, ""
+    return marks[:CHART_LIMIT], (f'<p class="note">Showing the first {CHART_LIMIT} of {len(marks)} '
+                                 f"rows {esc(what)}; the table of every row below and report.md "
+                                 "hold them all.</p>")
+
+
+def _accuracy(record: Record, strict_xfail: bool) -> str:
+    marks: list[tuple[float, Mark]] = []
+    for r in record.rows:
+        used = tolerance_used(r.outputs)
+        nonfinite = nonfinite_text(r)
+        if used is None and not nonfinite:
+            continue
+        figure = (NONE if used is None else ("exact: " + ("match" if used.low == 0 else "differs"))
+                  if used.exact else _share(used))
+        note = figure + (" · ⚠ NaN/Inf" if nonfinite else "")
+        title = f"{_name(r)}: {status_text(r)}; tolerance used {figure}" + (
+            f"; {nonfinite}" if nonfinite else "")
+        value = 0.0 if used is None else used.low
+        marks.append((-value if math.isfinite(value) else -math.inf, Mark(
+            _name(r), value, None if used is None or used.exact else used.low,
+            None if used is None or used.exact else used.high, _tone(r, strict_xfail), note, title,
+            symbol="⚠" if nonfinite else "")))
+    if not marks:
+        return section("accuracy", "Accuracy", '<p class="note">No row compared an output.</p>')
+    marks.sort(key=lambda m: m[0])
+    shown, cut_note = _limited([m for _, m in marks], "closest to their tolerance")
+    chart = interval_chart(shown, Scale(0.0, TOLERANCE_AXIS), refs=[Reference(1.0, "tolerance")],
+                           unit="×", caption="worst error as a share of the tolerance, per row")
+    return section(
+        "accuracy", "Accuracy",
+        '<p class="note">Each row\'s worst output: how much of its allowed error '
+        "(atol + rtol·|eager|) it used, 1.0 being the tolerance. The dot is what the worst element "
+        "needed for sure (the smallest atol, or rtol, that passes, over the one given); the bar "
+        "reaches what it may have used at most (worst error over atol, or relative error over "
+        "rtol). Worst first; » marks a share past the axis; ⚠ marks NaN or Inf in an output.</p>",
+        chart, cut_note)
+
+
+def _share(u: Used) -> str:
+    if not math.isfinite(u.low):
+        return "∞"
+    return num(u.low) if u.high - u.low < 0.005 else f"{num(u.low)}–{num(u.high)}"
+
+
+def _speed(record: Record) -> str:
+    timed = [r for r in record.rows if r.latency is not None and not r.prediction]
+    predicted = sum(r.latency is not None and r.prediction for r in record.rows)
+    parts = []
+    if timed:
+        timed.sort(key=lambda r: r.latency.speedup if r.latency else 0.0)
+        marks = [Mark(_name(r), r.latency.speedup, *(r.latency.interval or (None, None)),
+                      "warn" if r.latency.unstable else "pass" if r.latency.speedup >= 1 else "muted",
+                      speedup_text(r), f"{_name(r)}: {speedup_text(r)}")
+                 for r in timed if r.latency is not None]
+        shown, cut_note = _limited(marks, "slowest first")
+        values = [v for m in shown for v in (m.value, m.low, m.high) if v is not None]
+        parts += [interval_chart(shown, log_scale(values), refs=[Reference(1.0, "1.00× (eager)")],
+                                 unit="×", caption="speedup over eager with its 95% interval"),
+                  cut_note,
+                  f'<p class="note">{esc(LATENCY_NOTE.replace("*", ""))} The dashed line is the '
+                  f"control, eager, at 1.00×; {esc(UNSTABLE_MARK)} rows are drawn in amber.</p>"]
+    if predicted:
+        parts.append(f'<p class="note">{predicted} {PREDICTION_MARK} prediction row'
+                     f'{"s" if predicted != 1 else ""} have no speedup ({esc(KIND_NOTES_SHORT)}).</p>')
+    if not parts:
+        parts.append('<p class="note">No row was timed.</p>')
+    return section("speed", "Speed", *parts)
+
+
+KIND_NOTES_SHORT = "their latency is PyTorch running a rewritten graph, not TensorRT"
+
+
+def _changes(record: Record) -> str:
+    """Against a baseline: each row's speedup (or time) now, its interval, the baseline's
+    interval as a grey band, and the verdict; then the status changes."""
+    diff = read(record.baseline)
+    if diff is None:
+        return ""
+    changed = [c for c in diff.changes if c.latency is not None]
+    changed.sort(key=lambda c: -(c.latency.slowdown if c.latency else 0.0))
+    speed = diff.metric == "speedup"
+    marks = [Mark(f"{c.case_id} · {c.backend} · {c.profile}", c.latency.after,
+                  *(c.latency.after_interval or (None, None)),
+                  "fail" if c.latency.verdict == REGRESSION else
+                  "pass" if c.latency.verdict == IMPROVEMENT else "muted",
+                  f"{change_text(c.latency)} ({c.latency.verdict})",
+                  f"{c.case_id} · {c.backend} · {c.profile}: {num(c.latency.before)} → "
+                  f"{num(c.latency.after)}; {change_text(c.latency)} ({c.latency.verdict})",
+                  band=c.latency.before_interval)
+             for c in changed if c.latency is not None]
+    parts = [f"<p>{esc(count_line(diff))}. Baseline: commit "
+             f"{esc(diff.base.get('git_commit') or NONE)}, gated on "
+             f"{'the speedup' if speed else 'the backend time'} at {diff.threshold:.0%}.</p>",
+             *(f'<p class="box warn">⚠ {esc(w)}</p>' for w in diff.warnings)]
+    if marks:
+        shown, cut_note = _limited(marks, "most slowed first")
+        values = [v for m in shown for v in (m.value, m.low, m.high, *(m.band or ())) if v is not None]
+        parts += [interval_chart(shown, log_scale(values, around=values[0] if not speed else 1.0),
+                                 refs=[Reference(1.0, "1.00×")] if speed else [],
+                                 unit="×" if speed else " ms",
+                                 caption="each row now, with its interval, against the baseline's"),
+                  cut_note,
+                  '<p class="note">The dot and bar: this run\'s figure and 95% interval; the grey '
+                  "band: the baseline's interval. Red: the gate's regression; green: an "
+                  "improvement beyond both intervals.</p>"]
+    status = [c for c in diff.changes if c.status_changed]
+    if status:
+        parts.append(table(["case", "backend", "profile", "status"],
+                           [[esc(c.case_id), esc(c.backend), esc(c.profile), _status_change(c)]
+                            for c in status[:TABLE_LIMIT]]))
+    return section("changes", "Changes against the baseline", *parts)
+
+
+def _status_change(c: RowChange) -> str:
+    if c.before is None:
+        return f"new: {esc(c.after)}"
+    if c.after is None:
+        return f"removed (was {esc(c.before)})"
+    return f"{esc(c.before)} → <strong>{esc(c.after)}</strong>"
+
+
+def _memory(record: Record) -> str:
+    rows = [r for r in record.rows if r.memory is not None]
+    if not rows:
+        return section("memory", "Memory", '<p class="note">No row measured memory.</p>')
+    ratios = sorted((r for r in rows if r.memory_ratio is not None),
+                    key=lambda r: -(r.memory_ratio or 0.0))
+    parts = []
+    if ratios:
+        marks = [Mark(_name(r), r.memory_ratio, tone="fail" if (r.memory_ratio or 0) > 1 else "pass",
+                      note=num(r.memory_ratio, "×"), title=f"{_name(r)}: {num(r.memory_ratio, '×')}")
+                 for r in ratios]
+        shown, cut_note = _limited(marks, "most memory first")
+        parts += [interval_chart(shown, log_scale([m.value for m in shown if m.value]),
+                                 refs=[Reference(1.0, "1.00× (eager)")], unit="×",
+                                 caption="backend memory over eager's steady-state peak"), cut_note]
+    columns = ("eager peak MiB", "backend peak MiB", "memory ratio", "engine MiB")
+    parts.append(table(["case · backend · profile", *columns],
+                       [[esc(_name(r)), *(num_cell(memory_facts(r)[c], None) for c in columns)]
+                        for r in rows[:TABLE_LIMIT]], sortable=True))
+    parts.append(f'<p class="note">{esc(", ".join(memory_measures(record)))} of one call after '
+                 "warm-up, above what was in use before it (first-call allocations left out; the "
+                 "backend's side holds what the compiled module keeps). The ratio is backend ÷ "
+                 f"eager, for measured rows only, and only where both exceed {esc(memory_floors())}, "
+                 f"else {NONE}.</p>")
+    notes = [n for r in rows if r.memory for n in r.memory.notes]
+    if notes:
+        parts.append("<ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes[:FAILURE_LIMIT]) + "</ul>")
+    return section("memory", "Memory", *parts)
+
+
+_BUNDLE_PATH = re.compile(r"[^A-Za-z0-9._/-]")
+
+
+def _failures(record: Record, strict_xfail: bool) -> str:
+    failing = [r for r in record.rows if is_failure(r.status, strict_xfail=strict_xfail)]
+    if not failing:
+        return section("failures", "Failures", '<p class="note">No row fails the run.</p>')
+    parts = [_failure(r) for r in failing[:FAILURE_LIMIT]]
+    if len(failing) > FAILURE_LIMIT:
+        parts.append(f'<p class="note">{len(failing) - FAILURE_LIMIT} more failing rows: see '
+                     "report.md.</p>")
+    return section("failures", "Failures", *parts)
+
+
+def _failure(row: Row) -> str:
+    lines = [f"<h3>{esc(_name(row))}</h3>", f"<p>{_status_html(row)} {esc(headline(row))}</p>"]
+    if row.location:
+        lines.append(f"<p>location: <code>{esc(row.location)}</code></p>")
+    frame = raising_frame(row.traceback or "", "torch_tensorrt")
+    if frame is not None:
+        lines.append(f"<p>Torch-TensorRT frame: <code>{esc(frame.where)}</code> in "
+                     f"<code>{esc(frame.name)}</code>: <code>{esc(frame.code)}</code></p>")
+    if row.prediction:
+        lines.append(f'<p class="note">{PREDICTION_MARK} {esc(KIND_NOTES[row.kind])}</p>')
+    lines.append(_reduction(row))
+    if row.traceback:
+        lines.append(f"<details><summary>traceback</summary><pre>{esc_block(row.traceback)}</pre></details>")
+    return "\n".join(x for x in lines if x)
+
+
+def esc_block(text: str) -> str:
+    """Several lines of untrusted text, each escaped, the line breaks kept."""
+    return "\n".join(esc(line) for line in str(text).splitlines())
+
+
+def _reduction(row: Row) -> str:
+    red = row.reduction
+    if red is None:
+        return ""
+    if not red.get("reduced"):
+        return f"<p>reduce: {esc(red.get('why') or 'not reduced')}</p>"
+    bundle = _BUNDLE_PATH.sub("-", str(red["bundle"])).strip("/")
+    files = [_BUNDLE_PATH.sub("-", str(f)) for f in red.get("files") or []]
+    links = (", ".join(f'<a href="{esc(bundle)}/{esc(f)}">{esc(f)}</a>' for f in files) if files
+             else f'<a href="{esc(bundle)}/">{esc(bundle)}/</a>')
+    return (f"<p>reduce: {esc(red['reduced_nodes'])} of {esc(red['original_nodes'])} nodes "
+            f"({'reproduced' if red.get('reproduced') else 'not reproduced'} in a fresh process); "
+            f"bundle <code>{esc(bundle)}/</code>: {links}</p>")
+
+
+def _rows(record: Record, strict_xfail: bool) -> str:
+    ordered = sorted(record.rows, key=lambda r: not is_failure(r.status, strict_xfail=strict_xfail))
+    shown = ordered[:TABLE_LIMIT]
+    headers = ["case", "backend", "profile", "status", "tolerance used", "speedup [95% interval]",
+               *(esc(f.label) for f in LATENCY_FIGURES), "memory ratio"]
+    cells = []
+    for r in shown:
+        used = tolerance_used(r.outputs)
+        cells.append([
+            esc(r.case_id), esc(r.backend + (f" {PREDICTION_MARK}" if r.prediction else "")),
+            esc(r.profile), f'<td data-v="{esc(r.status.value)}">{_status_html(r)}</td>',
+            num_cell(NONE if used is None else _share(used), None if used is None else used.low),
+            num_cell(speedup_text(r), r.latency.speedup if r.latency and not r.prediction else None),
+            *(num_cell(num(f.of(r.latency)), f.of(r.latency)) for f in LATENCY_FIGURES),
+            num_cell(num(r.memory_ratio, "×"), r.memory_ratio)])
+    note = (f'<p class="note">The first {TABLE_LIMIT} of {len(record.rows)} rows, failing rows first; '
+            "report.md and results.json hold them all.</p>" if len(ordered) > TABLE_LIMIT else "")
+    return section("rows", "Every row", table(headers, cells, sortable=True), note)
+
+
+def _environment(record: Record) -> str:
+    env, opts = record.environment, record.options
+    facts = [f"trtcheck {esc(env.get('trtcheck') or NONE)}", *stack_facts(env, esc),
+             f"device {esc(env.get('device') or NONE)} ({esc(env.get('device_name') or NONE)})",
+             f"driver {esc(env.get('driver') or NONE)}", f"CUDA {esc(env.get('cuda') or NONE)}",
+             f"Python {esc(env.get('python') or NONE)}", f"platform {esc(env.get('platform') or NONE)}",
+             f"commit {esc(env.get('git_commit') or NONE)}",
+             f"started {esc(env.get('started') or NONE)}, {esc(env.get('duration_s') or NONE)} s"]
+    parts = ["<ul>" + "".join(f"<li>{f}</li>" for f in facts) + "</ul>",
+             *(f'<p class="box warn">{w}</p>' for w in stack_warnings(env, esc))]
+    used = {r.profile for r in record.rows}
+    profiles = [[esc(p.get("name")), esc(p.get("description") or NONE)]
+                for p in opts.get("profiles", []) if p.get("name") in used]
+    if profiles:
+        parts += ["<h3>Settings profiles</h3>", table(["profile", "settings"], profiles)]
+    tolerances = opts.get("tolerances") or {}
+    if tolerances:
+        parts += ["<h3>Tolerances</h3>",
+                  table(["dtype", "rtol", "atol"],
+                        [[esc(k), esc(v.get("rtol")), esc(v.get("atol"))]
+                         for k, v in tolerances.items() if isinstance(v, dict)])]
+    settings = [[esc(k), f"<code>{esc(_setting(v))}</code>"] for k, v in opts.items()
+                if k not in ("profiles", "tolerances", "fallback_note")]
+    if settings:
+        parts += ["<h3>Settings</h3>", table(["setting", "value"], settings)]
+    return section("environment", "Environment and settings", *parts)
+
+
+def _setting(value: object) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k} = {_setting(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_setting(v) for v in value) or "[]"
+    return str(value)
