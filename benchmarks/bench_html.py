@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 import random
 import statistics
@@ -51,12 +52,16 @@ def sample() -> record.Record:
 
 
 def measured(row: Row, speedup: float, rng: random.Random) -> Row:
-    """The row as a schema-3 run records it: a speedup with its interval, memory peaks."""
+    """The row as a schema-3 run records it: a speedup with its interval (the backend's time
+    eager's over it), memory peaks."""
     if row.latency is None or row.prediction:
         return row
     half = speedup * rng.uniform(0.01, 0.08)
-    latency = replace(row.latency, paired_speedup=speedup, speedup_low=speedup - half,
-                      speedup_high=speedup + half)
+    ms = row.latency.eager.median_ms / speedup
+    backend = replace(row.latency.backend, median_ms=ms, ci_low_ms=ms * (1 - half / speedup),
+                      ci_high_ms=ms * (1 + half / speedup))
+    latency = replace(row.latency, backend=backend, paired_speedup=speedup,
+                      speedup_low=speedup - half, speedup_high=speedup + half)
     eager = int(rng.uniform(0.5, 200) * 2**20)
     return replace(row, latency=latency,
                    memory=Memory(ALLOCATOR, eager=eager, backend=int(eager * rng.uniform(0.6, 1.6))))
@@ -72,7 +77,9 @@ def big_record(rows: int, seed: int = 0) -> record.Record:
     return record.Record(base.environment, base.options, made, base.analyses)
 
 
-def history_records(where: Path, commits: int, rows: int, seed: int = 0) -> list[Path]:
+def history_records(where: Path, commits: int, rows: int, seed: int = 0,
+                    repeats: int = 1) -> list[Path]:
+    """A record per commit (``repeats`` records of every tenth commit)."""
     base, rng = sample(), random.Random(seed)
     timed = [r for r in base.rows if r.latency is not None and not r.prediction]
     picked = (timed * (rows // len(timed) + 1))[:rows]
@@ -89,11 +96,15 @@ def history_records(where: Path, commits: int, rows: int, seed: int = 0) -> list
                 row = replace(row, status=Status.FAIL, message="1 of 1 outputs failed")
             out.append(row)
         when = start + timedelta(hours=c)
-        env = {**base.environment, "git_commit": f"{c:040x}", "git_commit_time": when.isoformat(),
-               "started": (when + timedelta(minutes=5)).isoformat()}
-        path = where / f"c{c}" / "results.json"
-        record.save(record.Record(env, base.options, out, base.analyses), path)
-        paths.append(path)
+        sha = hashlib.sha1(str(c).encode()).hexdigest()
+        for k in range(repeats if c % 10 == 9 else 1):
+            env = {**base.environment, "git_commit": sha, "git_commit_time": when.isoformat(),
+                   "started": (when + timedelta(minutes=5 + 30 * k)).isoformat()}
+            rows_k = out if k == 0 else [measured(r, r.latency.speedup * rng.lognormvariate(0, 0.05), rng)
+                                         if r.latency else r for r in out]
+            path = where / f"c{c}-{k}" / "results.json"
+            record.save(record.Record(env, base.options, rows_k, base.analyses), path)
+            paths.append(path)
     return paths
 
 

@@ -366,8 +366,8 @@ def test_a_full_disk_while_journalling_says_so_once_and_writes_the_reports(
     [message] = err.splitlines()
     assert message == (f"trtcheck: error: cannot write {out_dir / 'results.jsonl'}: No space left on "
                        "device: the run stopped with 2 of 3 rows done; reports written: results.json, "
-                       "junit.xml, report.md, comment.md (the rows that finished); --resume runs the "
-                       "rest once there is room")
+                       "junit.xml, report.md, comment.md, report.html (the rows that finished); --resume "
+                       "runs the rest once there is room")
     saved = json.loads((out_dir / "results.json").read_text())
     assert [(r["case_id"], r["status"]) for r in saved["rows"]] == [
         ("m::boom[default]", "error"), ("m::fine[default]", "pass"), ("m::known[default]", "skipped")]
@@ -394,7 +394,7 @@ def test_reports_that_cannot_be_written_are_named_and_the_others_written(
                        "--out", str(out_dir))
     assert code == 3
     assert err.strip() == (f"trtcheck: error: cannot write report.md (No space left on device) in "
-                           f"{out_dir}; written: results.json, junit.xml, comment.md")
+                           f"{out_dir}; written: results.json, junit.xml, comment.md, report.html")
     assert (out_dir / "junit.xml").exists() and not (out_dir / "report.md").exists()
 
 

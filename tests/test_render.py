@@ -19,6 +19,7 @@ from trtcheck.core.profiles import BUILTIN_PROFILES
 from trtcheck.core.traits import Kind
 from trtcheck.render import (
     render_comment,
+    render_html,
     render_junit,
     render_markdown,
     render_summary,
@@ -370,14 +371,16 @@ def test_summary_of_an_all_passing_record(record: Record) -> None:
 def test_write_reports(record: Record, tmp_path: Path) -> None:
     link = RunLink(sha=record.environment.get("git_commit"))
     paths = write_reports(record, tmp_path / "out", strict_xfail=False, link=link)
-    assert [p.name for p in paths] == ["results.json", "junit.xml", "report.md", "comment.md"]
+    assert [p.name for p in paths] == ["results.json", "junit.xml", "report.md", "comment.md",
+                                       "report.html"]
     assert load(paths[0]) == record
     assert paths[1].read_text(encoding="utf-8") == render_junit(record, strict_xfail=False)
     assert paths[2].read_text(encoding="utf-8") == render_markdown(record, strict_xfail=False)
     assert paths[3].read_text(encoding="utf-8") == render_comment(
         record, strict_xfail=False, link=link)
+    assert paths[4].read_text(encoding="utf-8") == render_html(record, strict_xfail=False, link=link)
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
-        "comment.md", "junit.xml", "report.md", "results.json"]
+        "comment.md", "junit.xml", "report.html", "report.md", "results.json"]
 
 
 def test_passing_rows_with_pytorch_fallbacks_are_marked_in_the_table() -> None:

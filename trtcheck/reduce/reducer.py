@@ -267,7 +267,8 @@ class Reducer:
         rel = folder.relative_to(self.opts.out).as_posix()
         return {"reduced": True, "bundle": rel, **{k: summary[k] for k in (
             "original_nodes", "reduced_nodes", "seconds", "reproduced", "attempts", "complete",
-            "stopped", "values", "releases")}, "signature": target.describe()}
+            "stopped", "values", "releases")}, "signature": target.describe(),
+                "files": sorted(p.name for p in folder.iterdir() if p.is_file())}
 
     def _settings(self, row: Row, profile: Profile) -> dict[str, Any]:
         """The ``dynamo.compile`` settings of the row's release for its profile, as objects

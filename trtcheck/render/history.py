@@ -120,7 +120,7 @@ def _row(key: RowKey, commits: Sequence[Commit], index: list[list[dict[RowKey, R
         side = r.latency and (r.latency.backend_device or r.latency.backend)
         if side:
             ms.append(Point(i, side.median_ms, side.ci_low_ms, side.ci_high_ms))
-    charts = [head]
+    charts = []
     for points, unit, ref, what in ((speed, "×", 1.0, "speedup"), (ms, " ms", None, "backend ms")):
         if not points:
             charts.append(f'<p class="note">no {what} recorded</p>')
@@ -133,4 +133,4 @@ def _row(key: RowKey, commits: Sequence[Commit], index: list[list[dict[RowKey, R
         latest_point = points[-1]
         caption = f"{name}: {what} over {len(commits)} commits, latest {num(latest_point.value, unit)}"
         charts.append(series_chart(chart, caption))
-    return "\n".join(charts)
+    return head + '<div class="pair">' + "\n".join(charts) + "</div>"

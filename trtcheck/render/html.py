@@ -61,38 +61,42 @@ class Used:
 
     The gate passes an element when ``|a - e| <= atol + rtol·|e|``; the record keeps, per
     output, the smallest atol that passes with rtol fixed (``min_atol``), the smallest rtol with
-    atol fixed (``min_rtol``) and the worst absolute and relative errors. The share of the
-    allowed error the worst element used lies between ``low`` = max(min_atol/atol,
-    min_rtol/rtol) and ``high`` = min(max_abs/atol, max_rel/rtol); it is above 1 exactly when
-    the output fails. ``exact`` outputs (integers, bool, zero tolerance) have no share."""
+    atol fixed (``min_rtol``) and the worst absolute and relative errors. Whatever the element,
+    its share of the allowed error is at most ``min(max_abs/atol, max_rel/rtol)`` (``high``).
+    A passing output used at most all of it, and at least ``max(min_atol/atol, min_rtol/rtol)``
+    (``low``); a failing one used more than all of it (``low`` 1). ``exact`` outputs (integers,
+    bool, zero tolerance) have no share: 0 when they match, infinite when they do not."""
 
     low: float
     high: float
+    passed: bool
     exact: bool = False
 
     @property
     def value(self) -> float:
-        return self.low
+        """The figure drawn: the share a passing output used for sure, a failing one's most."""
+        return self.low if self.passed else self.high
 
 
 def tolerance_used(outputs: Sequence[dict[str, Any]]) -> Used | None:
-    """The worst output's share of its tolerance (by ``low``), or None with no figure."""
+    """The worst output's share of its tolerance (failing outputs first), or None without one."""
     shares = [u for o in outputs if (u := _used(o)) is not None]
-    return max(shares, key=lambda u: (u.low, u.high)) if shares else None
+    return max(shares, key=lambda u: (not u.passed, u.value)) if shares else None
 
 
 def _used(o: dict[str, Any]) -> Used | None:
-    atol, rtol = o.get("atol") or 0.0, o.get("rtol") or 0.0
+    atol, rtol, passed = o.get("atol") or 0.0, o.get("rtol") or 0.0, bool(o.get("passed"))
     need_a, need_r = MIN_ATOL.of(o), MIN_RTOL.of(o)
     if (need_a is None and need_r is None) or not (atol or rtol):
         if "passed" not in o or MAX_ABS.of(o) is None:
             return None
-        return Used(0.0 if o["passed"] else math.inf, 0.0 if o["passed"] else math.inf, exact=True)
-    low = max(_ratio(need_a, atol, 0.0), _ratio(need_r, rtol, 0.0))
+        share = 0.0 if passed else math.inf
+        return Used(share, share, passed, exact=True)
     high = min(_ratio(MAX_ABS.of(o), atol, math.inf), _ratio(MAX_REL.of(o), rtol, math.inf))
-    if o.get("passed"):
-        high = min(high, 1.0)  # passing means no element used more than all of it
-    return Used(low, max(high, low))
+    if not passed:
+        return Used(1.0, max(high, 1.0), passed)
+    low = min(max(_ratio(need_a, atol, 0.0), _ratio(need_r, rtol, 0.0)), 1.0)
+    return Used(low, max(min(high, 1.0), low), passed)
 
 
 def _ratio(x: float | None, tol: float, missing: float) -> float:
@@ -156,9 +160,9 @@ def _summary(record: Record, strict_xfail: bool) -> str:
     kinds = {r.backend: r.kind for r in record.rows}
     items = []
     for b in backends:
-        mark = f" {PREDICTION_MARK} ({kinds[b]})" if kinds[b] in KIND_NOTES else ""
-        rel = f", Torch-TensorRT {', '.join(ran[b])}" if ran.get(b) else ""
-        items.append(f"<li><code>{esc(b)}</code>{esc(mark + rel)}</li>")
+        mark = f"{PREDICTION_MARK} ({kinds[b]})" if kinds[b] in KIND_NOTES else ""
+        rel = f"Torch-TensorRT {', '.join(ran[b])}" if ran.get(b) else ""
+        items.append(f"<li><code>{esc(b)}</code> {esc(' · '.join(x for x in (mark, rel) if x))}</li>")
     if items:
         parts.append(f"<p>Backends that ran:</p><ul>{''.join(items)}</ul>")
     if fallback_text(record):
@@ -180,19 +184,19 @@ def _limited(marks: list[Mark], what: str) -> tuple[list[Mark], str]:
 
 
 def _accuracy(record: Record, strict_xfail: bool) -> str:
-    marks: list[tuple[float, Mark]] = []
+    marks: list[tuple[tuple[bool, float], Mark]] = []
     for r in record.rows:
         used = tolerance_used(r.outputs)
         nonfinite = nonfinite_text(r)
         if used is None and not nonfinite:
             continue
-        figure = (NONE if used is None else ("exact: " + ("match" if used.low == 0 else "differs"))
-                  if used.exact else _share(used))
+        figure = NONE if used is None else _share(used)
         note = figure + (" · ⚠ NaN/Inf" if nonfinite else "")
         title = f"{_name(r)}: {status_text(r)}; tolerance used {figure}" + (
             f"; {nonfinite}" if nonfinite else "")
-        value = 0.0 if used is None else used.low
-        marks.append((-value if math.isfinite(value) else -math.inf, Mark(
+        value = 0.0 if used is None else used.value
+        order = (used is None or used.passed, -value if math.isfinite(value) else -math.inf)
+        marks.append((order, Mark(
             _name(r), value, None if used is None or used.exact else used.low,
             None if used is None or used.exact else used.high, _tone(r, strict_xfail), note, title,
             symbol="⚠" if nonfinite else "")))
@@ -205,16 +209,20 @@ def _accuracy(record: Record, strict_xfail: bool) -> str:
     return section(
         "accuracy", "Accuracy",
         '<p class="note">Each row\'s worst output: how much of its allowed error '
-        "(atol + rtol·|eager|) it used, 1.0 being the tolerance. The dot is what the worst element "
-        "needed for sure (the smallest atol, or rtol, that passes, over the one given); the bar "
-        "reaches what it may have used at most (worst error over atol, or relative error over "
-        "rtol). Worst first; » marks a share past the axis; ⚠ marks NaN or Inf in an output.</p>",
+        "(atol + rtol·|eager|) its worst element used, 1.0 being the tolerance. The record bounds "
+        "it: the bar runs from what a passing output used for sure (the smallest atol, or rtol, "
+        "that passes, over the one given) to what it may have used at most (the worst error over "
+        "atol, or the worst relative error over rtol); the dot is the first for a passing row, "
+        "the second for a failing one (more than 1). Failing rows first, then the closest to "
+        "their tolerance; » marks a share past the axis; ⚠ marks NaN or Inf in an output.</p>",
         chart, cut_note)
 
 
 def _share(u: Used) -> str:
-    if not math.isfinite(u.low):
-        return "∞"
+    if u.exact:
+        return "exact: " + ("match" if u.passed else "differs")
+    if not u.passed:
+        return f">1, at most {num(u.high)}"
     return num(u.low) if u.high - u.low < 0.005 else f"{num(u.low)}–{num(u.high)}"
 
 
@@ -386,7 +394,7 @@ def _rows(record: Record, strict_xfail: bool) -> str:
         cells.append([
             esc(r.case_id), esc(r.backend + (f" {PREDICTION_MARK}" if r.prediction else "")),
             esc(r.profile), f'<td data-v="{esc(r.status.value)}">{_status_html(r)}</td>',
-            num_cell(NONE if used is None else _share(used), None if used is None else used.low),
+            num_cell(NONE if used is None else _share(used), None if used is None else used.value),
             num_cell(speedup_text(r), r.latency.speedup if r.latency and not r.prediction else None),
             *(num_cell(num(f.of(r.latency)), f.of(r.latency)) for f in LATENCY_FIGURES),
             num_cell(num(r.memory_ratio, "×"), r.memory_ratio)])

@@ -49,6 +49,7 @@ svg .dots{fill:none;stroke-width:5;stroke-linecap:round}
 svg .s0{stroke:#0969da}svg .s1{stroke:#bc4c00}
 svg .flag{stroke-width:1}svg .fail .flag{stroke:var(--fail)}svg .fail .flaghead{fill:var(--fail)}
 svg .warn .flag{stroke:var(--warn);stroke-dasharray:2 2}svg .warn .flaghead{fill:var(--warn)}
+.pair{display:flex;flex-wrap:wrap;gap:0 16px}
 .filter{margin:6px 0;padding:3px 6px;width:260px}th[aria-sort]{text-decoration:underline}
 @media print{nav,.filter{display:none}body{max-width:none}h2{break-after:avoid}
 tr,svg g{break-inside:avoid}}
