@@ -471,6 +471,14 @@ def test_summary_stays_under_the_limit(tmp_path: Path) -> None:
     assert run_step("Job summary", env, tmp_path).returncode == 0
     assert (tmp_path / "summary").read_text() == "### trtcheck: comment\n"
     (tmp_path / "summary").unlink()
+    (tmp_path / "report.html").write_text("<!DOCTYPE html>")
+    (tmp_path / "report.md").write_text("# trtcheck report\n")
+    env = {**runner_env(tmp_path), **step_env("Job summary", {"artifact": "my-report"}, outputs)}
+    assert run_step("Job summary", env, tmp_path).returncode == 0
+    summary = (tmp_path / "summary").read_text()
+    assert summary.startswith("# trtcheck report\n")
+    assert "`report.html` in the artifact `my-report` of this run" in summary
+    (tmp_path / "summary").unlink()
     env = {**runner_env(tmp_path), **step_env("Job summary", {}, {"exit-code": "2"})}
     assert run_step("Job summary", env, tmp_path).returncode == 0
     assert "could not run (exit code 2)" in (tmp_path / "summary").read_text()

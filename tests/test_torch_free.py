@@ -1,5 +1,5 @@
-"""``trtcheck report``, ``diff`` and ``merge`` run where torch cannot be imported: the merge job of a
-matrix, or a laptop reading an artifact."""
+"""``trtcheck report``, ``diff``, ``merge`` and ``history`` run where torch cannot be imported: the
+merge job of a matrix, or a laptop reading an artifact."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def _record(tmp_path: Path, name: str) -> Path:
     return path
 
 
-def test_report_diff_and_merge_import_no_torch(tmp_path: Path) -> None:
+def test_report_diff_merge_and_history_import_no_torch(tmp_path: Path) -> None:
     a, b = _record(tmp_path, "a"), _record(tmp_path, "b")
     report = trtcheck_without_torch("report", a, "--out", tmp_path / "report")
     assert report.returncode in (0, 1), report.stderr
@@ -54,6 +54,11 @@ def test_report_diff_and_merge_import_no_torch(tmp_path: Path) -> None:
     assert merged.returncode in (0, 1), merged.stdout + merged.stderr
     assert (tmp_path / "merged" / "results.json").is_file()
     assert "Traceback" not in merged.stderr
+
+    drawn = trtcheck_without_torch("history", a, b.parent, "--out", tmp_path / "history")
+    assert drawn.returncode == 0, drawn.stdout + drawn.stderr
+    assert "<svg" in (tmp_path / "history" / "history.html").read_text(encoding="utf-8")
+    assert (tmp_path / "report" / "report.html").is_file()
 
 
 def test_the_block_does_block_torch(tmp_path: Path) -> None:

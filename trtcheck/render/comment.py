@@ -50,7 +50,8 @@ from trtcheck.status import Status, Verdict, is_failure
 # The comment's size limit, shared with comment/sticky.js.
 LIMIT: int = json.loads(resources.files("trtcheck").joinpath("limits.json").read_text("utf-8"))["comment"]
 TITLE = "trtcheck"
-ARTIFACT_NOTE = "the full report is `report.md` in the run's report artifact"
+ARTIFACT_NOTE = ("the full report is `report.md` in the run's report artifact, and its charts "
+                 "`report.html` (open it in a browser)")
 ATTENTION = frozenset({Status.FAIL, Status.ERROR, Status.CRASH, Status.TIMEOUT, Status.XPASS})
 
 _ZWJ = "\u200d"
