@@ -109,6 +109,7 @@ def render_html(record: Record, *, strict_xfail: bool, link: RunLink | None = No
     """The record as one HTML page: headline, changes, accuracy, speed, memory, failures,
     every row, environment and settings."""
     sha = (link.sha if link else None) or record.environment.get("git_commit")
+    shares = {id(r): tolerance_used(r.outputs) for r in record.rows}
     body = [
         '<header><h1>trtcheck report</h1>',
         f'<p class="facts">commit {esc(sha or NONE)} · {esc(record.environment.get("device_name") or NONE)}'
@@ -119,11 +120,11 @@ def render_html(record: Record, *, strict_xfail: bool, link: RunLink | None = No
         '<a href="#environment">environment</a></nav></header>',
         _summary(record, strict_xfail),
         _changes(record),
-        _accuracy(record, strict_xfail),
+        _accuracy(record, shares, strict_xfail),
         _speed(record),
         _memory(record),
         _failures(record, strict_xfail),
-        _rows(record, strict_xfail),
+        _rows(record, shares, strict_xfail),
         _environment(record),
     ]
     return page("trtcheck report", body)
@@ -183,10 +184,10 @@ def _limited(marks: list[Mark], what: str) -> tuple[list[Mark], str]:
                                  "hold them all.</p>")
 
 
-def _accuracy(record: Record, strict_xfail: bool) -> str:
+def _accuracy(record: Record, shares: dict[int, Used | None], strict_xfail: bool) -> str:
     marks: list[tuple[tuple[bool, float], Mark]] = []
     for r in record.rows:
-        used = tolerance_used(r.outputs)
+        used = shares[id(r)]
         nonfinite = nonfinite_text(r)
         if used is None and not nonfinite:
             continue
@@ -383,14 +384,14 @@ def _reduction(row: Row) -> str:
             f"bundle <code>{esc(bundle)}/</code>: {links}</p>")
 
 
-def _rows(record: Record, strict_xfail: bool) -> str:
+def _rows(record: Record, shares: dict[int, Used | None], strict_xfail: bool) -> str:
     ordered = sorted(record.rows, key=lambda r: not is_failure(r.status, strict_xfail=strict_xfail))
     shown = ordered[:TABLE_LIMIT]
     headers = ["case", "backend", "profile", "status", "tolerance used", "speedup [95% interval]",
                *(esc(f.label) for f in LATENCY_FIGURES), "memory ratio"]
     cells = []
     for r in shown:
-        used = tolerance_used(r.outputs)
+        used = shares[id(r)]
         cells.append([
             esc(r.case_id), esc(r.backend + (f" {PREDICTION_MARK}" if r.prediction else "")),
             esc(r.profile), f'<td data-v="{esc(r.status.value)}">{_status_html(r)}</td>',

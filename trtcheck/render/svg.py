@@ -10,6 +10,7 @@ which a strict policy would refuse. Every text is escaped by :func:`esc`.
 
 from __future__ import annotations
 
+import functools
 import html
 import math
 from collections.abc import Sequence
@@ -27,6 +28,11 @@ LABEL_CHARS = 52  # a longer label is cut; its <title> keeps it whole
 def esc(text: object) -> str:
     """Text made safe inside HTML or SVG, as content and as a quoted attribute: control and
     bidirectional-override characters dropped, ``& < > " '`` escaped."""
+    return _esc(str(text))
+
+
+@functools.lru_cache(maxsize=1 << 16)  # a big report escapes the same ids and names many times
+def _esc(text: str) -> str:
     return html.escape(plain(text), quote=True)
 
 
@@ -113,7 +119,7 @@ def interval_chart(marks: Sequence[Mark], scale: Scale, *, refs: Sequence[Refere
     """A horizontal chart, a row per mark: its interval as a bar, its value as a dot, with
     reference lines across every row and an axis of ticks at the top."""
     top = 22
-    height = top + ROW_HEIGHT * len(marks) + 6
+    height = top + ROW_HEIGHT * len(marks) + 18  # the reference lines' labels go below the rows
     width = LABEL_WIDTH + scale.width + NOTE_WIDTH
     x0 = LABEL_WIDTH
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="{css}" width="{_f(width)}" '
@@ -128,8 +134,8 @@ def interval_chart(marks: Sequence[Mark], scale: Scale, *, refs: Sequence[Refere
                      f'<text class="tick" x="{_f(x)}" y="{top - 8}">{esc(tick_text(t, unit))}</text>')
     for ref in refs:
         x = x0 + scale.x(ref.value)
-        parts.append(f'<line class="ref" x1="{_f(x)}" y1="{top - 4}" x2="{_f(x)}" y2="{height - 4}"/>'
-                     f'<text class="reflabel" x="{_f(x + 3)}" y="{height - 6}">{esc(ref.label)}</text>')
+        parts.append(f'<line class="ref" x1="{_f(x)}" y1="{top - 4}" x2="{_f(x)}" y2="{height - 2}"/>'
+                     f'<text class="reflabel" x="{_f(x + 3)}" y="{height - 3}">{esc(ref.label)}</text>')
     for i, m in enumerate(marks):
         parts.append(_row(m, scale, x0, top + i * ROW_HEIGHT))
     parts.append("</svg>")
