@@ -193,3 +193,19 @@ def test_a_prediction_row_gets_no_speedup_over_commits() -> None:
     page = render_history(order([("x", _at("a" * 40, None, "2026-01-01", row))]))
     assert "no speedup or latency is drawn" in page and not _svgs(page)
     assert dataclasses.replace(row, kind=Kind.MEASURED).prediction is False
+
+
+def test_non_finite_figures_are_drawn_at_the_edge_or_left_out() -> None:
+    lat = _latency(2.0)
+    rows = [_row("inf", latency=dataclasses.replace(lat, paired_speedup=math.inf, speedup_low=None,
+                                                     speedup_high=None)),
+            _row("nan", latency=dataclasses.replace(lat, paired_speedup=math.nan)),
+            _row("out", Status.FAIL, outputs=[_out(False, min_atol=math.nan, max_abs=math.nan,
+                                                   max_rel=math.nan, nan=3)])]
+    page = render_html(_record(*rows), strict_xfail=False)
+    speed = _svgs(page.split('id="speed"')[1])[0]
+    assert "»" in "".join(speed.itertext())  # an infinite speedup sits at the axis's end
+    assert "backend output holds 3 NaN" in page
+    commits = order([("a", _record(*rows)), ("b", _record(*rows, git_commit="b" * 40))])
+    history = render_history(commits)
+    assert len(_svgs(history)) == 2  # the infinite and the NaN speedups: only latencies drawn

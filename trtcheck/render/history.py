@@ -8,6 +8,7 @@ and the record's saved gate settings."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from itertools import pairwise
 
@@ -85,6 +86,15 @@ def _status_changes(statuses: list[str]) -> list[tuple[int, str]]:
             if before != after]
 
 
+def _point(at: int, value: float, low: float | None, high: float | None) -> Point | None:
+    """A point to draw, or None for a value that cannot be (NaN, infinite); an interval that
+    cannot be drawn is left out."""
+    if not math.isfinite(value):
+        return None
+    drawn = low is not None and high is not None and math.isfinite(low) and math.isfinite(high)
+    return Point(at, value, low if drawn else None, high if drawn else None)
+
+
 def _commits(commits: Sequence[Commit], regressions: list[set[RowKey]]) -> str:
     rows = []
     for i, c in enumerate(commits):
@@ -113,13 +123,14 @@ def _row(key: RowKey, commits: Sequence[Commit], index: list[list[dict[RowKey, R
     if prediction is not None:  # no speedup, and its latency is PyTorch's, not TensorRT's
         return head + f'<p class="note">{PREDICTION_MARK} {esc(KIND_NOTES[prediction.kind])}: ' \
                       "no speedup or latency is drawn.</p>"
-    speed = [Point(i, r.latency.speedup, *(r.latency.interval or (None, None)))
+    speed = [_point(i, r.latency.speedup, *(r.latency.interval or (None, None)))
              for i, r in rows if r.latency is not None]
     ms = []
     for i, r in rows:
         side = r.latency and (r.latency.backend_device or r.latency.backend)
         if side:
-            ms.append(Point(i, side.median_ms, side.ci_low_ms, side.ci_high_ms))
+            ms.append(_point(i, side.median_ms, side.ci_low_ms, side.ci_high_ms))
+    speed, ms = [p for p in speed if p], [p for p in ms if p]
     charts = []
     for points, unit, ref, what in ((speed, "×", 1.0, "speedup"), (ms, " ms", None, "backend ms")):
         if not points:
