@@ -7,6 +7,7 @@ import dataclasses
 import math
 import re
 import xml.etree.ElementTree as ET
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,7 +21,7 @@ from trtcheck.render.text import KIND_NOTES, PREDICTION_MARK
 from trtcheck.results.baseline import compare
 from trtcheck.results.figures import ALLOCATOR, Latency, Memory, Stats
 from trtcheck.results.history import order
-from trtcheck.results.record import Record
+from trtcheck.results.record import Record, save
 from trtcheck.results.rows import Row, RowKey
 from trtcheck.status import Status
 
@@ -209,3 +210,18 @@ def test_non_finite_figures_are_drawn_at_the_edge_or_left_out() -> None:
     commits = order([("a", _record(*rows)), ("b", _record(*rows, git_commit="b" * 40))])
     history = render_history(commits)
     assert len(_svgs(history)) == 2  # the infinite and the NaN speedups: only latencies drawn
+
+
+def test_the_history_command_skips_a_record_it_cannot_read(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from trtcheck.cli import main
+
+    good = tmp_path / "good" / "results.json"
+    save(_record(_row("m", latency=_latency(2.0))), good)
+    (tmp_path / "bad.json").write_text("{not json")
+    assert main(["history", str(good.parent), str(tmp_path / "bad.json"), "--out",
+                 str(tmp_path / "h")]) == 0
+    err = capsys.readouterr().err
+    assert "bad.json" in err and "bad.json" in (tmp_path / "h" / "history.html").read_text()
+    assert main(["history", str(tmp_path / "bad.json"), "--out", str(tmp_path / "h2")]) == 2
+    assert "no record could be read" in capsys.readouterr().err
