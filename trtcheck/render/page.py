@@ -32,7 +32,7 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 .s-pass{color:var(--pass)}code,pre{font:12px/1.4 ui-monospace,Menlo,Consolas,monospace}
 pre{background:var(--soft);padding:8px;overflow-x:auto;white-space:pre-wrap}
 .scroll{overflow-x:auto}.note{color:var(--muted);font-size:13px}
-svg{font:11px system-ui,sans-serif;display:block;margin:6px 0}
+svg{font:11px system-ui,sans-serif;display:block;margin:6px 0;max-width:100%;height:auto}
 svg .stripe{fill:var(--soft)}svg .grid{stroke:var(--line);stroke-width:1}
 svg .ref{stroke:var(--ink);stroke-width:1.5;stroke-dasharray:4 3}
 svg .tick,svg .reflabel{fill:var(--muted);text-anchor:middle}svg .reflabel{text-anchor:start}

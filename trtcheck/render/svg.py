@@ -20,7 +20,8 @@ from trtcheck.render.text import cut, plain
 
 ROW_HEIGHT = 16
 LABEL_WIDTH = 330  # px for a row's label, left of the plot
-NOTE_WIDTH = 190  # px for a row's note, right of the plot
+NOTE_WIDTH = 190  # px at least for a row's note, right of the plot
+NOTE_CHAR = 6.2  # px a note's character takes, about (11 px sans-serif)
 PLOT_WIDTH = 420
 LABEL_CHARS = 52  # a longer label is cut; its <title> keeps it whole
 
@@ -120,7 +121,8 @@ def interval_chart(marks: Sequence[Mark], scale: Scale, *, refs: Sequence[Refere
     reference lines across every row and an axis of ticks at the top."""
     top = 22
     height = top + ROW_HEIGHT * len(marks) + 18  # the reference lines' labels go below the rows
-    width = LABEL_WIDTH + scale.width + NOTE_WIDTH
+    notes = max((len(plain(m.note)) for m in marks), default=0)
+    width = LABEL_WIDTH + scale.width + max(NOTE_WIDTH, 8 + NOTE_CHAR * notes)
     x0 = LABEL_WIDTH
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="{css}" width="{_f(width)}" '
              f'height="{height}" viewBox="0 0 {_f(width)} {height}" role="img" '
