@@ -41,3 +41,12 @@ def ttrt_releases() -> dict[str, Path]:
                 pytest.skip(f"Torch-TensorRT {version}'s code is not cached and cannot be fetched: {exc}")
             raise
     return found
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say why the browser tests skipped, also under ``-q``: they skip only where no Chromium
+    is installed, and a run that skipped them has not tested report.html in a browser."""
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if "test_browser" in r.nodeid]
+    if skipped:
+        reason = skipped[0].longrepr[2] if isinstance(skipped[0].longrepr, tuple) else ""
+        terminalreporter.write_line(f"{len(skipped)} browser tests skipped: {reason}", yellow=True)
