@@ -20,6 +20,7 @@ from trtcheck.render.svg import Mark, Reference, Scale, esc, interval_chart, log
 from trtcheck.render.text import (
     KIND_NOTES,
     LATENCY_NOTE,
+    NO_SPEEDUP,
     NONE,
     NONFINITE_NOTE,
     PREDICTION_MARK,
@@ -245,14 +246,13 @@ def _speed(record: Record) -> str:
                   f'<p class="note">{esc(LATENCY_NOTE.replace("*", ""))} The dashed line is the '
                   f"control, eager, at 1.00×; {esc(UNSTABLE_MARK)} rows are drawn in amber.</p>"]
     if predicted:
-        parts.append(f'<p class="note">{predicted} {PREDICTION_MARK} prediction row'
-                     f'{"s" if predicted != 1 else ""} have no speedup ({esc(KIND_NOTES_SHORT)}).</p>')
+        rows = "row is" if predicted == 1 else "rows are"
+        parts.append(f'<p class="note">{predicted} {PREDICTION_MARK} prediction {rows} not drawn: '
+                     f"{esc(NO_SPEEDUP)}, their latency is PyTorch running a rewritten graph, not "
+                     "TensorRT.</p>")
     if not parts:
         parts.append('<p class="note">No row was timed.</p>')
     return section("speed", "Speed", *parts)
-
-
-KIND_NOTES_SHORT = "their latency is PyTorch running a rewritten graph, not TensorRT"
 
 
 def _changes(record: Record) -> str:
@@ -360,11 +360,11 @@ def _failure(row: Row) -> str:
         lines.append(f'<p class="note">{PREDICTION_MARK} {esc(KIND_NOTES[row.kind])}</p>')
     lines.append(_reduction(row))
     if row.traceback:
-        lines.append(f"<details><summary>traceback</summary><pre>{esc_block(row.traceback)}</pre></details>")
+        lines.append(f"<details><summary>traceback</summary><pre>{_lines(row.traceback)}</pre></details>")
     return "\n".join(x for x in lines if x)
 
 
-def esc_block(text: str) -> str:
+def _lines(text: str) -> str:
     """Several lines of untrusted text, each escaped, the line breaks kept."""
     return "\n".join(esc(line) for line in str(text).splitlines())
 
