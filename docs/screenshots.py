@@ -1,6 +1,8 @@
 """The docs' screenshots of report.html and of the history page, made again.
 
-``report.html`` from the stored sample record, the history page from 30 commits made from it
+``report.html`` from the stored record of ``trtcheck run fixtures/ --backend eager --backend
+emulate --backend inductor`` on a 2-core CPU (schema 3: speedup intervals, memory peaks), the
+history page from 30 commits made from it
 (``benchmarks/bench_html.py``'s history: a drifting speedup, a slowdown two thirds along, a
 status change, three repeats of every tenth commit), each shot by headless Chromium into
 ``docs/img/``:
@@ -27,7 +29,7 @@ from trtcheck.render import write_reports  # noqa: E402
 from trtcheck.render.history import render_history  # noqa: E402
 from trtcheck.results import history, record  # noqa: E402
 
-SAMPLE = REPO / "tests" / "data" / "sample_zoo_results.json.gz"
+SAMPLE = REPO / "tests" / "data" / "sample_zoo_results_schema3.json.gz"
 IMAGES = REPO / "docs" / "img"
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",

@@ -27,7 +27,9 @@ from trtcheck.results import history
 from trtcheck.results.record import Record
 from trtcheck.status import Status
 
-SAMPLE = REPO / "tests" / "data" / "sample_zoo_results.json.gz"
+# `trtcheck run fixtures/ --backend eager --backend emulate --backend inductor` on a 2-core CPU:
+# schema 3, with speedup intervals and memory peaks
+SAMPLE = REPO / "tests" / "data" / "sample_zoo_results_schema3.json.gz"
 BROWSER = next((found for name in ("chromium", "chromium-browser", "google-chrome")
                 if (found := shutil.which(name))), None)
 pytestmark = pytest.mark.skipif(
@@ -150,6 +152,7 @@ def test_the_sample_report_renders_with_its_charts(pages: dict[str, Path], tmp_p
     dom, log = browse(pages["report"], png=png)
     assert inked(png) > 0.02, "the screenshot is blank"
     assert _charts(dom, "accuracy") == 1 and _charts(dom, "speed") == 1
+    assert _charts(dom, "memory") == 1
     assert '<input type="search" class="filter"' in dom  # the script ran: the policy allows it
     assert "Refused to" not in log, log  # nothing the policy had to block
 
@@ -159,6 +162,7 @@ def test_the_report_reads_with_javascript_off(pages: dict[str, Path], tmp_path: 
     dom, _ = browse(pages["report"], png=png, script=False)
     assert inked(png) > 0.02, "the screenshot is blank"
     assert _charts(dom, "accuracy") == 1 and _charts(dom, "speed") == 1
+    assert _charts(dom, "memory") == 1
     assert 'class="filter"' not in dom  # nothing ran, and nothing was needed
     assert "indices::embed_gather[int64]" in dom
 

@@ -248,8 +248,8 @@ def _speed(record: Record) -> str:
     if predicted:
         rows = "row is" if predicted == 1 else "rows are"
         parts.append(f'<p class="note">{predicted} {PREDICTION_MARK} prediction {rows} not drawn: '
-                     f"{esc(NO_SPEEDUP)}, their latency is PyTorch running a rewritten graph, not "
-                     "TensorRT.</p>")
+                     f"their speedup reads “{esc(NO_SPEEDUP)}”, since their latency is PyTorch "
+                     "running a rewritten graph, not TensorRT.</p>")
     if not parts:
         parts.append('<p class="note">No row was timed.</p>')
     return section("speed", "Speed", *parts)
@@ -312,7 +312,7 @@ def _memory(record: Record) -> str:
                     key=lambda r: -(r.memory_ratio or 0.0))
     parts = []
     if ratios:
-        marks = [Mark(_name(r), r.memory_ratio, tone="fail" if (r.memory_ratio or 0) > 1 else "pass",
+        marks = [Mark(_name(r), r.memory_ratio, tone="warn" if (r.memory_ratio or 0) > 1 else "pass",
                       note=num(r.memory_ratio, "×"), title=f"{_name(r)}: {num(r.memory_ratio, '×')}")
                  for r in ratios]
         shown, cut_note = _limited(marks, "most memory first")

@@ -21,7 +21,7 @@ from trtcheck.render.text import cut, plain
 ROW_HEIGHT = 16
 LABEL_WIDTH = 330  # px for a row's label, left of the plot
 NOTE_WIDTH = 190  # px at least for a row's note, right of the plot
-NOTE_CHAR = 6.2  # px a note's character takes, about (11 px sans-serif)
+NOTE_CHAR = 7.2  # px a note's character may take (11 px sans-serif, ⚠ and × wider than most)
 PLOT_WIDTH = 420
 LABEL_CHARS = 52  # a longer label is cut; its <title> keeps it whole
 
