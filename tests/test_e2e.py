@@ -310,7 +310,7 @@ def test_a_closed_stdout_still_writes_every_report(tmp_path: Path) -> None:
         timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("collected ")
-    assert {"results.json", "junit.xml", "report.md", "comment.md"} <= {
+    assert {"results.json", "junit.xml", "report.md", "comment.md", "report.html"} <= {
         p.name for p in out.iterdir()}
     assert "Traceback" not in proc.stderr
 
