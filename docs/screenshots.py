@@ -51,7 +51,7 @@ def main() -> int:
     IMAGES.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         sample = record.Record.from_dict(json.loads(gzip.decompress(SAMPLE.read_bytes())))
-        write_reports(sample, Path(tmp) / "report", strict_xfail=False)
+        write_reports(sample, Path(tmp) / "report", strict_xfail=False, link=None)
         shoot(Path(tmp) / "report" / "report.html", IMAGES / "report-html.png", 2600)
         paths = history_records(Path(tmp) / "records", commits=30, rows=6, repeats=3)
         page = Path(tmp) / "history.html"
