@@ -93,6 +93,7 @@ def test_usage_errors_exit_2_with_one_line(make_zoo, capsys, argv: list[str], ne
     assert code == 2
     assert needle.format(zoo=root) in err
     assert "Traceback" not in err + out
+    assert "no backend named" not in err  # checked before the default backend is chosen
 
 
 def test_nothing_selected_exits_5_unless_allowed(make_zoo, tmp_path: Path, capsys) -> None:
@@ -132,6 +133,22 @@ def test_a_bad_flag_is_blamed_on_the_command_line_not_the_config(make_zoo, capsy
     code, _, err = run(capsys, "run", str(root), "--timeout", "0")
     assert code == 2
     assert "--timeout: must be positive, got 0" in err and "pyproject" not in err
+
+
+def test_list_of_nothing_exits_5_like_run(tmp_path: Path, capsys) -> None:
+    code, out, err = run(capsys, "list", str(tmp_path))
+    assert (code, out) == (5, "")
+    assert err.strip() == ("trtcheck: nothing to list: no case was selected (check the paths "
+                           "and -k)")
+
+
+def test_list_and_analyze_ignore_a_baseline_they_never_read(make_zoo, tmp_path: Path,
+                                                            capsys) -> None:
+    root = make_zoo({**ZOO, "trtcheck.toml": 'baseline = "main-results.json"\n'})
+    assert run(capsys, "list", str(root))[0] == 0
+    assert run(capsys, "analyze", str(root), "--out", str(tmp_path / "a"))[0] == 0
+    code, _, err = run(capsys, "run", str(root), "--out", str(tmp_path / "r"))
+    assert code == 2 and "baseline: main-results.json is not a file" in err
 
 
 def test_list_says_nothing_about_backends(make_zoo, capsys) -> None:

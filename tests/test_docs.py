@@ -108,3 +108,18 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
                           capture_output=True, text=True, check=False, cwd=REPO,
                           env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_reference_pages_config_example_loads_as_written(tmp_path: Path) -> None:
+    """The example config, copied whole into a project, is a valid configuration."""
+    from trtcheck.config.cascade import resolve
+
+    page = (DOCS / "reference.md").read_text(encoding="utf-8")
+    example = re.search(r"^```toml\n(\[tool\.trtcheck\]\n.*?)```", page, re.S | re.M)
+    assert example, "the reference page has no [tool.trtcheck] example"
+    (tmp_path / "pyproject.toml").write_text(example.group(1), encoding="utf-8")
+    (tmp_path / "zoo").mkdir()
+    opts = resolve((tmp_path / "zoo",), device="cpu")
+    assert opts.config_file == tmp_path / "pyproject.toml"
+    assert opts.torch_tensorrt == ("2.13.0", "2.14.0") and "lowering" in opts.backends
+    assert "fast_ids" in opts.known_profiles and opts.timing.method == "calls"

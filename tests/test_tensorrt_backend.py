@@ -426,6 +426,13 @@ def test_not_installed_is_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
     assert TensorRTBackend().unavailable_reason("cuda") == NOT_INSTALLED
 
 
+def test_without_a_gpu_the_reason_is_the_device_not_an_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Installing Torch-TensorRT is no advice on a machine without a GPU."""
+    monkeypatch.setitem(sys.modules, "torch_tensorrt", None)
+    assert TensorRTBackend().unavailable_reason("cpu") == ("TensorRT needs a CUDA device; this run "
+                                                           "uses cpu")
+
+
 def test_failing_import_gives_its_last_line_quietly(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """Without TensorRT's libraries, Torch-TensorRT prints a diagnosis and raises a plain Exception
@@ -476,7 +483,7 @@ def test_unavailable_backend_gives_skipped_rows(monkeypatch: pytest.MonkeyPatch,
     opts = Options(paths=(root,), device="cpu")
     [case] = collect(opts).cases
     [row] = [r for r in iter_rows(case, opts, {"tensorrt": TensorRTBackend()}) if isinstance(r, Row)]
-    assert row.status is Status.SKIPPED and row.message == NOT_INSTALLED
+    assert row.status is Status.SKIPPED and row.message == "TensorRT needs a CUDA device; this run uses cpu"
     assert row.latency is None
 
 

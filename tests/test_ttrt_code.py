@@ -132,3 +132,20 @@ def test_release_that_does_not_exist(cache: Path, ttrt_releases: dict[str, Path]
 def test_spec_that_is_nothing(cache: Path) -> None:
     with pytest.raises(CodeUnavailable, match="neither a file, a directory nor a torch-tensorrt version"):
         ttrt_code.locate("no/such/wheel.whl")
+
+
+def test_first_fetch_is_one_line_of_the_banner(wheel: Path, cache: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default run that fetches the code says what it fetched and where; a run that finds
+    it cached does not."""
+    from trtcheck import backends
+    from trtcheck.config.cascade import resolve
+
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures"
+    monkeypatch.setattr(ttrt_code, "download", lambda version, into: wheel)
+    first = backends.choose(resolve((fixtures,), device="cpu")).backend_note
+    where = cache / "torch-tensorrt" / "2.13.0"
+    assert first is not None
+    assert first.endswith(f"; fetched Torch-TensorRT 2.13.0's Python code into {where}")
+    again = backends.choose(resolve((fixtures,), device="cpu")).backend_note
+    assert again is not None and "fetched" not in again

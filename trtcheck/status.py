@@ -92,10 +92,13 @@ def verdict(statuses: Iterable[Status], *, strict_xfail: bool, interrupted: bool
     return Verdict.PASS
 
 
+NO_CASE = "no case was selected (check the paths and -k)"
+
+
 def nothing_tested(statuses: Iterable[Status]) -> str:
     """The one line that says why a run tested nothing."""
     statuses = list(statuses)
     if not statuses:
-        return "no case was selected (check the paths and -k); --allow-empty accepts this"
+        return f"{NO_CASE}; --allow-empty accepts this"
     return (f"all {len(statuses)} rows were skipped (a requested backend is "
             "unavailable here?); --allow-skipped accepts this")

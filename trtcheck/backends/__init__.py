@@ -103,7 +103,8 @@ def _default(opts: Options) -> Options:
         return replace(opts, backends=(LOWERING,), backend_note=(
             f"no backend named: using lowering, Torch-TensorRT {lowering.version}'s own lowering "
             "and partitioning with its TensorRT blocks run by PyTorch: a prediction at the graph "
-            f"level, not TensorRT ({trt_reason or 'a Torch-TensorRT release was named'})"))
+            f"level, not TensorRT ({trt_reason or 'a Torch-TensorRT release was named'})"
+            + (f"; {lowering.fetched}" if lowering.fetched else "")))
     if opts.fallback == "none":
         raise NoFallback(_no_fallback(opts, low_reason))
     return replace(opts, backends=("emulate",), backend_note=(

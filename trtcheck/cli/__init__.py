@@ -20,7 +20,8 @@ from trtcheck.cli.console import echo, output_to
 from trtcheck.cli.progress import Progress
 from trtcheck.config import cascade, options, settings
 from trtcheck.core.profiles import BUILTIN_PROFILES
-from trtcheck.errors import INTERRUPTED, OutputError, TrtcheckError, UsageError
+from trtcheck.errors import INTERRUPTED, NOTHING_TESTED, OutputError, TrtcheckError, UsageError
+from trtcheck.status import NO_CASE
 
 if TYPE_CHECKING:
     from trtcheck.execution.run import Collection
@@ -177,13 +178,16 @@ def list_cmd(paths: tuple[Path, ...], **given: Any) -> int:
     from trtcheck.execution.run import collect
     from trtcheck.render.text import plain
 
-    opts = cascade.resolve(paths, **given)
+    opts = cascade.resolve(paths, **given, reads_baseline=False)
     collection = collect(opts)
     for case in collection.cases:
         tags = f"  [{', '.join(case.spec.tags)}]" if case.spec.tags else ""
         echo(plain(f"{case.case_id}{tags}"))
     for row in collection.problems:
         echo(f"{row.status}: {plain(row.location or row.file)}: {plain(row.message)}", err=True)
+    if not collection.cases and not collection.problems:
+        echo(f"trtcheck: nothing to list: {NO_CASE}", err=True)
+        return NOTHING_TESTED
     return 1 if collection.problems else 0
 
 
@@ -197,7 +201,7 @@ def analyze_cmd(paths: tuple[Path, ...], verbose: int, **given: Any) -> int:
     from trtcheck.render.analysis import render_analysis
     from trtcheck.results import record
 
-    opts = cascade.resolve(paths, **given, device="cpu", quiet=1)
+    opts = cascade.resolve(paths, **given, device="cpu", quiet=1, reads_baseline=False)
     _check_writable(opts.out)
     with output_to(opts.out / "analyze.log"):
         rec = analyze(opts, collect(opts))
@@ -208,11 +212,11 @@ def analyze_cmd(paths: tuple[Path, ...], verbose: int, **given: Any) -> int:
 
 
 @cli.command("fetch")
-@click.argument("package", type=click.Choice(["torch-tensorrt"]))
+@click.argument("package", type=click.Choice(["torch-tensorrt"]), metavar="PACKAGE")
 @click.argument("versions", nargs=-1)
 def fetch_cmd(package: str, versions: tuple[str, ...]) -> int:
-    """Fetch Torch-TensorRT's Python code (VERSIONS, default: the release for the installed
-    torch) into trtcheck's cache, for the lowering backend on an offline runner.
+    """Fetch PACKAGE's Python code (torch-tensorrt; VERSIONS, default: the release for the
+    installed torch) into trtcheck's cache, for the lowering backend on an offline runner.
 
     Only the Python files are kept, under $TRTCHECK_CACHE (default: the user cache directory);
     TensorRT's libraries are never installed and site-packages is never touched."""

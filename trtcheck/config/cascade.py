@@ -21,6 +21,7 @@ from trtcheck.config.validation import COMMAND_LINE
 from trtcheck.core.traits import NAMES, BackendRef
 from trtcheck.core.variants import VARIANTS
 from trtcheck.errors import UsageError
+from trtcheck.zoo.cases import keyword_matcher
 
 
 class _Cascade:
@@ -39,9 +40,10 @@ class _Cascade:
         raise KeyError(key)
 
 
-def resolve(paths: tuple[Path, ...], **given: Any) -> Options:
+def resolve(paths: tuple[Path, ...], *, reads_baseline: bool = True, **given: Any) -> Options:
     """Resolve defaults, config file and ``given`` (the command line's values, by setting key;
-    None or empty for not given); ConfigError/UsageError on anything invalid.
+    None or empty for not given); ConfigError/UsageError on anything invalid. A command that
+    never reads the baseline (``reads_baseline`` false) neither checks it nor keeps it.
 
     An empty ``backends`` stays empty: the default backend is chosen by
     :func:`trtcheck.backends.choose`, which knows what can run here."""
@@ -67,10 +69,12 @@ def resolve(paths: tuple[Path, ...], **given: Any) -> Options:
     validation.check_names([BackendRef.parse(b).name for b in backend_names], NAMES, "backend", source)
     variant_names, source = value("variants")
     validation.check_names(variant_names, VARIANTS, "variant", source)
+    if value("keyword")[0]:
+        keyword_matcher(value("keyword")[0])  # a bad expression stops the run before it starts
     shard = validation.parse_shard(value("shard")[0]) if value("shard")[0] is not None else None
     devices = resolve_devices(*value("device"))  # imports torch: after the checks that need none
     cache_path, use_cache = value("cache_dir")[0], value("engine_cache")[0]
-    base = validation.baseline(*value("baseline"))
+    base = validation.baseline(*value("baseline")) if reads_baseline else None
     ci = in_ci()
     return Options(
         paths=tuple(p.resolve() for p in paths),

@@ -104,8 +104,8 @@ SETTINGS: tuple[Setting, ...] = (
             "on latency regressions against --baseline [failures].", flag="--fail-on",
             action="fail-on", commands=(RUN, DIFF)),
     Setting("regression_metric", GATE_METRICS, "speedup", "speedup: the backend normalised by "
-            "eager in the same run; latency: the backend's absolute GPU time, for dedicated "
-            "runners [speedup].", flag="--metric", commands=(DIFF,)),
+            "eager in the same run; latency: the backend's absolute time (GPU time on CUDA), for "
+            "dedicated runners [speedup].", flag="--metric", commands=(DIFF,)),
     Setting("regression_threshold", (int, float), 0.07, "A row regresses when slower by more than "
             "this fraction and beyond both runs' intervals [0.07].", flag="--threshold",
             metavar="FRACTION", commands=(DIFF,)),

@@ -27,7 +27,8 @@ def render_changes(record: Record, *, heading: str = "##", escape: Escape = md) 
     if diff is None:
         return ""
     shown = sorted((c for c in diff.changes if c.shown), key=_order)
-    lines = [f"{heading} Changes against the baseline", "", _gate(diff, escape)]
+    cuda = str(record.environment.get("device", "")).startswith("cuda")
+    lines = [f"{heading} Changes against the baseline", "", _gate(diff, escape, cuda)]
     lines += [f"- ⚠️ {escape(w)}" for w in diff.warnings]
     lines += ["", count_line(diff) + "."]
     if shown:
@@ -60,10 +61,10 @@ def count_line(diff: Diff) -> str:
     return ", ".join(parts[:-1]) + f"; {parts[-1]}"
 
 
-def _gate(diff: Diff, escape: Escape) -> str:
+def _gate(diff: Diff, escape: Escape, cuda: bool) -> str:
     base = diff.base
     what = ("the speedup (backend normalised by eager in the same run)" if diff.metric == "speedup"
-            else "the backend's absolute GPU time")
+            else f"the backend's absolute {'GPU' if cuda else 'CPU'} time")
     rule = (f"A row regresses when {what} is more than {diff.threshold:.0%} slower and beyond "
             "both runs' 95% intervals." if diff.comparable else
             f"Its speedup, latency and memory figures are {NOT_COMPARABLE} with this run's: "

@@ -3,7 +3,7 @@ by row — status changes, new and removed rows, accuracy, and a noise-aware lat
 
 The latency verdict compares the speedup (the backend normalised by eager in the same run,
 which cancels the drift of the machine between runs) or, with metric ``latency``, the
-backend's absolute GPU time. A row regresses only when it is slower by more than the
+backend's absolute time (GPU time on CUDA). A row regresses only when it is slower by more than the
 threshold *and* the two runs' intervals do not overlap. A row whose interval, in either run, is
 too wide to decide (its latency is flagged unstable) is not gated. Against a baseline whose
 figures meant something else (a record schema before :data:`FIGURES_SCHEMA`), changed figures

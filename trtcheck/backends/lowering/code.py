@@ -52,7 +52,7 @@ class CodeSource:
 
     version: str  # the Torch-TensorRT release, e.g. "2.13.0"
     path: Path | None  # the directory holding ``torch_tensorrt/``; None: the installed package
-    origin: str  # "installed", "cache", "wheel" or "directory"
+    origin: str  # "installed", "cache", "fetched" (by this call), "wheel" or "directory"
     built_for: Version | None  # the torch minor the release requires; None when unknown
     torch: Version  # the running torch's minor
     requires: tuple[str, ...] = ()  # modules its code imports besides torch and tensorrt
@@ -324,7 +324,7 @@ def locate(spec: str | None = None) -> CodeSource:
         matching = [s for s in cached_releases() if s.built_for == here]
         if matching:
             return max(matching, key=lambda s: _release_key(s.version))
-        return _from_cache(fetch(None))
+        return _fetched(None)
     path = Path(spec)
     if path.is_file():
         return _from_cache(unpack(path), "wheel")
@@ -334,7 +334,14 @@ def locate(spec: str | None = None) -> CodeSource:
         raise CodeUnavailable(f"{spec!r} is neither a file, a directory nor a torch-tensorrt version",
                               f"give a wheel file, an unpacked wheel, or a version such as "
                               f"`{fetch_command(default_release(torch_minor()))}`")
-    return _from_cache(fetch(spec))
+    return _fetched(spec)
+
+
+def _fetched(version: str | None) -> CodeSource:
+    """A release from the cache, fetched into it first when it is not there (origin ``fetched``)."""
+    before = {s.path for s in cached_releases()}
+    directory = fetch(version)
+    return _from_cache(directory, "cache" if directory in before else "fetched")
 
 
 def _release_key(version: str) -> tuple[int, ...]:

@@ -61,6 +61,15 @@ class LoweringBackend(Backend):
         source, _ = self._source
         return source.version if source else None
 
+    @property
+    def fetched(self) -> str | None:
+        """What finding the code fetched from the package index, and where it put it; None when
+        nothing was fetched."""
+        source, _ = self._source
+        if source is None or source.origin != "fetched":
+            return None
+        return f"fetched Torch-TensorRT {source.version}'s Python code into {source.path}"
+
     def unavailable_reason(self, device: str) -> str | None:
         _, reason = self._source
         if reason is None and torch.device(device).type == "cuda" and not torch.cuda.is_available():

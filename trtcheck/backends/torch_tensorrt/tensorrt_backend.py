@@ -137,10 +137,10 @@ class TensorRTBackend(Backend):
         return module, None
 
     def unavailable_reason(self, device: str) -> str | None:
-        _, reason = self._imported
-        if reason is None and torch.device(device).type != "cuda":
-            reason = f"TensorRT needs a CUDA device; this run uses {device}"
-        return reason
+        # The device first: installing Torch-TensorRT is no advice where there is no GPU.
+        if torch.device(device).type != "cuda":
+            return f"TensorRT needs a CUDA device; this run uses {device}"
+        return self._imported[1]
 
     def compile(self, job: CompileJob) -> Compiled:
         ttrt, reason = self._imported
