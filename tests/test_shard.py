@@ -127,6 +127,21 @@ def test_a_missing_shard_becomes_an_error_row(tmp_path: Path) -> None:
     assert merged.rows[-1].message == "shard 2/3 is missing: its cases are not in these reports"
 
 
+def test_merge_and_report_print_the_verdict_and_why(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Like run: the rows that did not pass, with their message, and the verdict."""
+    from trtcheck.cli import main
+
+    a = _save(tmp_path / "a.json", [_row("c0")], (1, 3))
+    c = _save(tmp_path / "c.json", [_row("c2")], (3, 3))
+    assert main(["merge", str(a), str(c), "--out", str(tmp_path / "m")]) == 1
+    out = capsys.readouterr().out
+    assert "shard 2/3 is missing: its cases are not in these reports" in out
+    assert "total 3: 1 error, 2 pass; 1 fail the run" in out
+    assert main(["report", str(tmp_path / "m")]) == 1
+    assert "total 3: 1 error, 2 pass; 1 fail the run" in capsys.readouterr().out
+
+
 def test_merge_reads_schema_1_and_refuses_to_mix_schemas(tmp_path: Path) -> None:
     old = Path(__file__).parent / "data" / "results-schema1.json"
     assert merge([old]).rows

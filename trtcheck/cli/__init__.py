@@ -299,14 +299,17 @@ def merge_cmd(results: tuple[Path, ...], out: Path) -> int:
 
 
 def _write(rec: Record, out_dir: Path) -> int:
-    """Write every report of ``rec`` into ``out_dir``; the exit code its rows give."""
+    """Write every report of ``rec`` into ``out_dir`` and print the summary ``run`` prints; the
+    exit code its rows give."""
     from trtcheck.render import write_reports
+    from trtcheck.render.terminal import render_summary
     from trtcheck.results import record
 
     strict = bool(rec.options.get("strict_xfail", False))
     _check_writable(out_dir)
     with record.locked(out_dir):
         written = write_reports(rec, out_dir, strict_xfail=strict, link=github.link_for(rec))
+    echo(render_summary(rec, strict_xfail=strict))
     echo(f"reports: {', '.join(str(p) for p in written)}")
     return _publish(_verdict(rec, strict, cascade.saved_gate(rec.options)), out_dir, rec, strict)
 
