@@ -163,7 +163,7 @@ def test_prediction_rows_show_no_speedup_anywhere() -> None:
     assert "n/a (prediction)" in latency_table and "3×" not in latency_table
     assert "speedup: n/a (prediction)" in render_junit(record, strict_xfail=False)
     comment = render_comment(record, strict_xfail=False, changes=render_changes(record))
-    assert "n/a (prediction)" in comment and "3×" not in comment
+    assert "No speedup: every backend of this run predicts" in comment and "3×" not in comment
 
 
 def _write(path: Path, record: Record) -> Path:
@@ -354,3 +354,15 @@ def test_a_run_against_a_baseline_counts_alike_on_the_terminal_and_in_every_repo
     assert "1 new row, 1 removed row" in said
     for report in ("report.md", "comment.md"):
         assert f"{said}." in (tmp_path / "head" / report).read_text(), report
+
+
+def test_the_changes_table_keeps_the_prediction_mark_and_names_the_clock() -> None:
+    """A prediction row stays marked † in the changes; the latency metric on a CPU run speaks of
+    CPU time, not GPU time."""
+    cpu = {**ENV, "device": "cpu", "device_name": "x86_64"}
+    base = _record(_row("m", backend="lowering", kind=Kind.LOWERED), env=cpu)
+    head = _record(_row("m", backend="lowering", kind=Kind.LOWERED, status=Status.FAIL), env=cpu)
+    head.baseline = compare(base, head, metric="latency").to_dict()
+    text = render_changes(head)
+    assert "| zoo::m\\[float32\\] | lowering † | - | pass → **fail** |" in text
+    assert "the backend's absolute CPU time" in text and "GPU" not in text.split("Baseline:")[1][:200]

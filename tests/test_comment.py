@@ -204,3 +204,46 @@ def test_comment_author_still_overrides(tmp_path: Path) -> None:
                   env={"TRTCHECK_COMMENT_AUTHOR": "release-bot"})
     assert done["result"] == "updated" and [c["name"] for c in done["calls"]] == [
         "listComments", "updateComment"]
+
+
+def test_a_prediction_only_run_says_why_there_is_no_speedup() -> None:
+    lat = Latency(_stats(2.0), _stats(1.0), _stats(1.0), _stats(0.5), 2.0, 1.9, 2.1)
+    rows = [_row("m", "lowering", Status.PASS, latency=lat, kind=Kind.LOWERED),
+            _row("m", "emulate", Status.PASS, latency=lat, kind=Kind.EMULATED)]
+    text = render_comment(_record(rows), strict_xfail=False)
+    assert "n/a (prediction)" not in text
+    assert text.split("#### Latency")[1].split("\n\n")[1] == (
+        "No speedup: every backend of this run predicts rather than measures (lowering, "
+        "emulate †); their latency is PyTorch running a rewritten graph, not TensorRT.")
+
+
+def test_a_row_that_errored_is_the_worst_of_its_case() -> None:
+    within = {"path": "", "passed": True, "max_abs": 0.0, "max_rel": 0.0, "atol": 1e-3,
+              "rtol": 1e-3}
+    rows = [_row("m", "eager", Status.PASS, outputs=[within]),
+            _row("m", "lowering", Status.ERROR, stage="compile", message="boom",
+                 kind=Kind.LOWERED)]
+    accuracy = render_comment(_record(rows), strict_xfail=False).split("#### Accuracy")[1]
+    assert "| zoo::m\\[float32\\] | — | — | **error**, no outputs compared | lowering † |" \
+        in accuracy
+    assert "within" not in accuracy
+
+
+def test_the_worst_output_is_the_one_the_rows_message_names() -> None:
+    """One order of outputs: the comment's worst output is the one the row's message names,
+    and its path is explained."""
+    from trtcheck.measure.compare import Comparison, LeafResult
+
+    def leaf(path: str, frac: float, min_atol: float) -> LeafResult:
+        return LeafResult(path, "tensor", False, "torch.float32", "torch.float32", [4], [4],
+                          1e-3, 1e-3, max_abs=min_atol, max_rel=min_atol, frac_mismatch=frac,
+                          min_atol=min_atol, min_rtol=min_atol, message=f"out{path} differs")
+
+    # [0]: most elements off but just past the tolerance; ['x']: one element far off
+    result = Comparison((leaf("[0]", 0.9, 2e-3), leaf("['x']", 0.25, 5.0)))
+    assert result.message.endswith("worst: out['x'] differs")
+    rows = [_row("m", "inductor", Status.FAIL, message=result.message,
+                 outputs=[r.to_dict() for r in result.leaves])]
+    accuracy = render_comment(_record(rows), strict_xfail=False).split("#### Accuracy")[1]
+    assert "| inductor · output \\['x'\\] |" in accuracy
+    assert "`['x']` the value at key `x` of its dict" in accuracy

@@ -22,6 +22,7 @@ from typing import Any
 import torch
 
 from trtcheck.core.profiles import Tolerance
+from trtcheck.results.metrics import severity
 from trtcheck.tensors import INT32_MAX, INT32_MIN, leaves_with_paths
 
 _EXACT = Tolerance(rtol=0.0, atol=0.0)
@@ -95,7 +96,7 @@ class Comparison:
         failed = [leaf for leaf in self.leaves if not leaf.passed]
         if not failed:
             return ""
-        worst = max(failed, key=_severity)
+        worst = max(failed, key=lambda leaf: severity(leaf.to_dict()))
         return f"{len(failed)} of {len(self.leaves)} {self.what}s failed; worst: {worst.message}"
 
 
@@ -498,10 +499,3 @@ def _smallest_passing(estimate: float, passes: Callable[[float], bool]) -> float
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if passes(_from_bits(mid)) else (mid, hi)
     return _from_bits(hi)
-
-
-def _severity(leaf: LeafResult) -> tuple[bool, bool, float, float]:
-    """Sort key for failing leaves: wrong type or shape, then wrong dtype, then error size."""
-    wrong_form = leaf.shape != leaf.eager_shape or not leaf.dtype.startswith("torch.")
-    wrong_dtype = leaf.dtype != leaf.eager_dtype
-    return wrong_form, wrong_dtype, leaf.frac_mismatch or 0.0, leaf.max_abs or 0.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from trtcheck.render.text import NONE, md, num
+from trtcheck.render.text import NONE, PREDICTION_MARK, md, num
 from trtcheck.results.baseline import (
     IMPROVEMENT,
     NOT_COMPARABLE,
@@ -85,7 +85,8 @@ def _order(change: RowChange) -> tuple[int, ...]:
 
 def _line(c: RowChange, escape: Escape) -> str:
     lat = c.latency
-    cells = [escape(c.case_id), escape(c.backend), escape(c.profile), _status(c),
+    cells = [escape(c.case_id), escape(c.backend) + (f" {PREDICTION_MARK}" if c.prediction else ""),
+             escape(c.profile), _status(c),
              _arrow(num(c.before_error), num(c.after_error)) if c.accuracy_changed
              else num(c.after_error if c.after is not None else c.before_error),
              _figure(lat) if lat else NONE, _verdict(lat) if lat else NONE,

@@ -42,7 +42,7 @@ from trtcheck.render.text import (
     verdict_text,
     warned,
 )
-from trtcheck.results.metrics import MAX_ABS, MAX_REL, MIN_ATOL, MIN_RTOL
+from trtcheck.results.metrics import MAX_ABS, MAX_REL, MIN_ATOL, MIN_RTOL, severity
 from trtcheck.results.record import Record
 from trtcheck.results.rows import NO_PROFILE, Row
 from trtcheck.status import Status, Verdict, is_failure
@@ -182,20 +182,6 @@ def _cases(record: Record) -> dict[str, list[Row]]:
     return cases
 
 
-def _number(value: object) -> float:
-    return float(value) if isinstance(value, (int, float)) else -1.0
-
-
-def _severity(output: dict[str, Any]) -> tuple[float, ...]:
-    """Orders outputs worst first: failed, then the larger share of tolerance needed (the
-    atol needed over the atol given, or the same for rtol), then the larger errors."""
-    shares = [_number(needed.of(output)) / output[t] for t, needed in (("atol", MIN_ATOL),
-                                                                       ("rtol", MIN_RTOL))
-              if _number(output.get(t)) > 0 and _number(needed.of(output)) >= 0]
-    return (float(not output.get("passed")), max(shares, default=-1.0),
-            _number(MAX_REL.of(output)), _number(MAX_ABS.of(output)))
-
-
 def _verdict(output: dict[str, Any]) -> str:
     if output.get("passed"):
         return "within"
@@ -205,28 +191,45 @@ def _verdict(output: dict[str, Any]) -> str:
 
 
 def _accuracy(record: Record) -> _Block | None:
+    """The worst output of each case over its rows (:func:`severity`), or its worst row that
+    failed before any output was compared: an error there is worse than any compared output."""
     lines = []
+    paths = False
     for case_id, rows in _cases(record).items():
+        uncompared = [r for r in rows if not r.outputs and r.status in ATTENTION]
         compared = [(row, o) for row in rows for o in row.outputs]
+        if uncompared:
+            row = uncompared[0]
+            lines.append(f"| {inert(case_id)} | {NONE} | {NONE} | **{row.status}**, no outputs "
+                         f"compared | {_row_name(row)} |")
+            continue
         if not compared:
             lines.append(f"| {inert(case_id)} | {NONE} | {NONE} | no outputs compared | {NONE} |")
             continue
-        row, o = max(compared, key=lambda ro: _severity(ro[1]))
+        row, o = max(compared, key=lambda ro: severity(ro[1]))
         tol = (f"rtol {num(o.get('rtol'))}, atol {num(o.get('atol'))}"
-               if _number(o.get("atol")) > 0 or _number(o.get("rtol")) > 0 else "exact")
+               if _positive(o.get("atol")) or _positive(o.get("rtol")) else "exact")
         mark = f" {NONFINITE_MARK}" if any(warned(r) for r in rows) else ""
+        paths = paths or bool(o.get("path"))
         lines.append(f"| {inert(case_id)} | {num(MAX_ABS.of(o))} / {num(MAX_REL.of(o))} | "
                      f"{tol} | {_verdict(o)}{mark} | {_row_name(row)}{_output_path(o)} |")
     if not lines:
         return None
+    tail = ["", "*where*: the row; for a model returning several tensors, also which output: "
+            "`[1]` is item 1 (from 0) of the tuple or list it returns, `['x']` the value at "
+            "key `x` of its dict."] if paths else []
     return _Block(["#### Accuracy: worst output of each case", "",
                    "| case | max abs / rel err | tolerance | result | where |",
-                   "|---|---|---|---|---|"], lines, [])
+                   "|---|---|---|---|---|"], lines, tail)
+
+
+def _positive(value: object) -> bool:
+    return isinstance(value, (int, float)) and value > 0
 
 
 def _output_path(output: dict[str, Any]) -> str:
     path = output.get("path")
-    return f" {inert(path)}" if path else ""
+    return f" · output {inert(path)}" if path else ""
 
 
 def _speedup(row: Row) -> str:
@@ -238,6 +241,11 @@ def _latency(record: Record) -> _Block | None:
     backends = list(dict.fromkeys(r.backend for r in record.rows if r.latency or r.prediction))
     if not backends:
         return None
+    if all(r.prediction for r in record.rows if r.backend in backends):
+        return _Block(["#### Latency", "", "No speedup: every backend of this run predicts "
+                       f"rather than measures ({', '.join(map(inert, backends))} "
+                       f"{PREDICTION_MARK}); their latency is PyTorch running a rewritten "
+                       "graph, not TensorRT."], [], [])
     lines = []
     for case_id, rows in _cases(record).items():
         first = {}

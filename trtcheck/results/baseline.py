@@ -62,6 +62,7 @@ class RowChange:
     before_error: float | None = None  # worst relative error
     after_error: float | None = None
     latency: LatencyChange | None = None
+    prediction: bool = False  # a prediction backend's row (emulate, lowering)
 
     @property
     def status_changed(self) -> bool:
@@ -187,6 +188,7 @@ def _change(key: RowKey, before: Row | None, after: Row | None, metric: str,
         after_error=MAX_REL.of_row(after.outputs) if after else None,
         latency=(latency_change(before, after, metric, threshold, comparable=comparable)
                  if before and after else None),
+        prediction=any(r is not None and r.prediction for r in (before, after)),
     )
 
 

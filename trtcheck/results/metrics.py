@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,3 +54,24 @@ METRICS = (
 )
 ROW_METRICS = tuple(m for m in METRICS if m.row_label)
 OUTPUT_METRICS = tuple(m for m in METRICS if m.output_label)
+
+
+def _number(value: object) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else -1.0
+
+
+def severity(output: Mapping[str, Any]) -> tuple[float, ...]:
+    """The one order of outputs, worst last (``max`` picks the worst): failed; then returned as
+    another type or shape; then in another dtype; then the larger share of the tolerance given
+    that passing would need (the atol needed over the atol given, or the same for rtol); then
+    the larger fraction of elements mismatched, relative error and absolute error. The row's
+    message and every report name the same worst output by it."""
+    dtype = str(output.get("dtype", ""))
+    wrong_form = output.get("shape") != output.get("eager_shape") or not dtype.startswith("torch.")
+    shares = [_number(needed.of(output)) / _number(output.get(given))
+              for given, needed in (("atol", MIN_ATOL), ("rtol", MIN_RTOL))
+              if _number(output.get(given)) > 0 and _number(needed.of(output)) >= 0]
+    return (float(not output.get("passed")), float(wrong_form),
+            float(dtype != output.get("eager_dtype")), max(shares, default=-1.0),
+            _number(output.get("frac_mismatch")), _number(MAX_REL.of(output)),
+            _number(MAX_ABS.of(output)))
