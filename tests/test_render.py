@@ -10,6 +10,7 @@ import json
 import os
 import re
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -486,3 +487,27 @@ def test_header_names_where_the_stack_came_from_and_a_mismatched_pairing() -> No
     assert ("torch 2.14.0+cu130 (from the runner) · Torch-TensorRT 2.13.0 (installed by the "
             "Action)") in comment
     assert "<br>⚠ Torch-TensorRT 2.13.0 is built for torch 2.13" in comment
+
+
+def test_the_latency_note_says_how_the_record_was_timed(record: Record) -> None:
+    """The figures' note follows each row's recorded method; where the device figure is the
+    caller's (calls timed by one host clock, on a CPU), one pair of columns is shown."""
+    calls = Latency(_stats(4.0), _stats(2.0), _stats(4.0), _stats(2.0), 2.0, 1.9, 2.1,
+                    method="calls", schedule="serial")
+    timed = [replace(r, latency=calls, backend="lowering") for r in record.rows if r.latency]
+    text = render_markdown(replace(record, rows=timed), strict_xfail=False)
+    latency = text.split("## Latency")[1]
+    header = latency.split("\n")[2]
+    assert "| eager ms | backend ms | speedup" in header and "device" not in header
+    assert "each call timed on its own with `perf_counter`" in latency
+    assert "block" not in latency
+    assert "except on lowering rows: all of eager's calls, then the backend's" in latency
+    gpu = replace(calls, eager_device=replace(_stats(3.0), timer="cuda-event"),
+                  backend_device=replace(_stats(1.5), timer="cuda-event"), schedule="interleaved")
+    text = render_markdown(replace(record, rows=[replace(r, latency=gpu) for r in timed]),
+                           strict_xfail=False)
+    latency = text.split("## Latency")[1]
+    assert "| eager ms (caller) | backend ms (caller) | eager ms (device) | backend ms (device) |" \
+        in latency
+    assert "*device*: each call timed on its own, the device idle before it" in latency
+    assert "Eager's and the backend's calls alternate." in latency and "block" not in latency

@@ -10,7 +10,6 @@ from trtcheck.render.changes import render_changes
 from trtcheck.render.text import (
     DRIFT_MEANING,
     KIND_NOTES,
-    LATENCY_NOTE,
     NONE,
     NONFINITE_NOTE,
     PREDICTION_MARK,
@@ -21,11 +20,13 @@ from trtcheck.render.text import (
     fallback_text,
     headline,
     kinds_present,
+    latency_note,
     md,
     memory_facts,
     memory_floors,
     memory_measures,
     num,
+    one_clock,
     path_text,
     reduction_text,
     releases,
@@ -132,18 +133,21 @@ def _accuracy(record: Record, *, strict_xfail: bool) -> str:
 def _latency(record: Record) -> str:
     memory = MEMORY_COLUMNS if any(r.memory for r in record.rows) else ()
     rows = []
+    # On one clock the device figures repeat the caller's: only the caller's are shown.
+    figures = [f for f in LATENCY_FIGURES if not (one_clock(record) and f.device)]
     for r in record.rows:
         if r.latency is None:
             continue
         rows.append([md(r.case_id), _backend(r), md(r.profile),
-                     *(num(f.of(r.latency)) for f in LATENCY_FIGURES),
+                     *(num(f.of(r.latency)) for f in figures),
                      speedup_text(r), num(r.timings.get("compile")),
                      *(memory_facts(r).get(c, NONE) for c in memory)])
-    headers = ["case", "backend", "profile", *(f.label for f in LATENCY_FIGURES),
+    headers = ["case", "backend", "profile",
+               *(f.label.replace(" (caller)", "") if one_clock(record) else f.label for f in figures),
                "speedup [95% interval]", "compile s", *memory]
     if not rows:
         return ""
-    parts = [f"## Latency\n\n{_table(headers, rows)}", LATENCY_NOTE]
+    parts = [f"## Latency\n\n{_table(headers, rows)}", latency_note(record)]
     if memory:
         parts.append(f"Memory: {md(', '.join(memory_measures(record)))} of one call after "
                      "warm-up, above what was in use before it (first-call allocations such as "

@@ -50,15 +50,6 @@ SOURCE_WORDS = {"runner": "from the runner", "action": "installed by the Action"
 STACK = (("torch", "torch"), ("torch_tensorrt", "Torch-TensorRT"), ("tensorrt", "TensorRT"))
 
 UNSTABLE_MARK = "⚠ unstable"
-LATENCY_NOTE = (
-    "*caller*: host time of one call until its result is ready, launch overhead included; "
-    "*device*: time per call over timed blocks of back-to-back calls (GPU time between CUDA "
-    "events on CUDA, `perf_counter` on CPU). The speedup is the median over paired eager and "
-    "backend blocks of eager's time over the backend's, with a bootstrap 95% interval; "
-    f"{UNSTABLE_MARK} marks an interval too wide to gate on. Prediction rows get no speedup: "
-    "their latency is PyTorch running a rewritten graph."
-)
-
 # The complement of XML 1.0's Char production.
 _XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _BREAKS = re.compile("[\t\n\v\f\r\x85\u2028\u2029]+")
@@ -263,6 +254,49 @@ def status_counts(record: Record) -> list[tuple[Status, int]]:
 def n_failing(record: Record, *, strict_xfail: bool) -> int:
     """How many rows make the run exit 1."""
     return sum(is_failure(r.status, strict_xfail=strict_xfail) for r in record.rows)
+
+
+def one_clock(record: Record) -> bool:
+    """Whether every timed row's device figures are its caller figures: each call timed on its
+    own by the same host clock (``method`` ``calls`` on a CPU), so one figure stands for both."""
+    timed = [r.latency for r in record.rows if r.latency is not None]
+    return bool(timed) and all(
+        lat.method == "calls" and lat.eager_device is not None and lat.backend_device is not None
+        and lat.eager_device.timer == lat.eager.timer for lat in timed)
+
+
+_METHOD_WORDS = {
+    "calls": ("each call timed on its own, the device idle before it (GPU time between CUDA "
+              "events on CUDA, `perf_counter` on CPU)", "calls"),
+    "blocks": ("time per call over timed blocks of back-to-back calls (GPU time between CUDA "
+               "events on CUDA, `perf_counter` on CPU)", "blocks"),
+}
+
+
+def latency_note(record: Record) -> str:
+    """What the latency figures of ``record`` are, from how its rows say they were timed (each
+    row's ``method`` and ``schedule``)."""
+    timed = [r for r in record.rows if r.latency is not None]
+    methods = list(dict.fromkeys(r.latency.method for r in timed if r.latency))
+    serial = list(dict.fromkeys(r.backend for r in timed
+                                if r.latency and r.latency.schedule == "serial"))
+    if one_clock(record):
+        parts = ["*ms*: host time of one call until its result is ready, each call timed on its "
+                 "own with `perf_counter`; on a CPU that is the device's time too, so one figure "
+                 "stands for both."]
+    else:
+        parts = ["*caller*: host time of one call until its result is ready, launch overhead "
+                 "included; *device*: " + "; or ".join(
+                     _METHOD_WORDS.get(m, (m, m))[0] for m in methods) + "."]
+    units = " and ".join(_METHOD_WORDS.get(m, (m, m))[1] for m in methods) or "calls"
+    parts.append(f"Eager's and the backend's {units} alternate"
+                 + (f", except on {', '.join(map(md, serial))} rows: all of eager's {units}, then the "
+                    "backend's (its calls run in another process)" if serial else "") + ".")
+    parts.append(f"The speedup is eager's median over the backend's, with a bootstrap 95% "
+                 f"interval over the paired {units}; {UNSTABLE_MARK} marks an interval too wide to "
+                 "gate on. Prediction rows get no speedup: their latency is PyTorch running a "
+                 "rewritten graph.")
+    return " ".join(parts)
 
 
 def verdict_text(record: Record, *, strict_xfail: bool) -> tuple[Verdict, str]:

@@ -167,6 +167,11 @@ class LatencyFigure:
     label: str
     side: str  # a Stats field of Latency: eager, backend, eager_device, backend_device
 
+    @property
+    def device(self) -> bool:
+        """Whether it is a device figure (else the caller's)."""
+        return self.side.endswith("_device")
+
     def of(self, latency: Latency | None) -> float | None:
         stats = getattr(latency, self.side) if latency is not None else None
         return stats.median_ms if stats is not None else None
