@@ -161,3 +161,22 @@ def test_policy_from_profile() -> None:
     assert both.engine_dtype(torch.int64) == torch.int32
     assert both.engine_dtype(torch.complex128) == torch.complex64
     assert both.engine_dtype(torch.float16) == torch.float16
+
+
+def test_a_constant_wrapped_to_zero_is_named_as_the_overflow_it_is() -> None:
+    """Promise 4: ``x % 2**40`` under int64 = "int32" divides by the wrapped 0; the error says
+    which constant wrapped to what, not only ``ZeroDivisionError``."""
+
+    class Modulo(nn.Module):
+        def forward(self, ids: torch.Tensor) -> torch.Tensor:
+            return (ids * 31) % (2**40)
+
+    ids = torch.arange(8, dtype=torch.int64)
+    lowered = lower(export(Modulo(), ids), Profile("int32", int64="int32"))
+    assert any("int64 constant outside the int32 range wrapped: 1099511627776 → 0 in node"
+               in cast for cast in lowered.evidence["casts"])
+    with pytest.raises(OverflowError, match=r"int64 constants outside the int32 range wrap under "
+                       r'int64 = "int32", as TensorRT truncates them: 1099511627776 → 0 in node '
+                       r"\w+ \(aten\.remainder\.Scalar\); then RuntimeError: ZeroDivisionError"):
+        lowered(ids)
+    assert torch.equal(lower(export(Modulo(), ids), Profile("native"))(ids), Modulo()(ids))

@@ -39,7 +39,12 @@ def test_sample_zoo_runs_clean(tmp_path: Path) -> None:
     assert all("TensorRT has no FP64" in r["message"]
                for r in record if r["status"] == "unsupported")
     assert {r["backend"] for r in record} <= {"lowering", "emulate"}  # no GPU: a prediction
-    assert "## Accuracy" in (out / "report.md").read_text()
+    report = (out / "report.md").read_text()
+    assert "## Accuracy" in report
+    # Without a GPU, the banner's reason is the device, with no advice to install anything.
+    assert "(TensorRT needs a CUDA device; this run uses cpu)" in proc.stderr
+    assert "pip install" not in proc.stderr
+    assert "emulate predicts" not in report  # lowering ran, not emulate
 
 
 FOREIGN = {
@@ -110,6 +115,42 @@ def test_foreign_zoo_gets_one_correct_row_per_case(make_zoo, tmp_path: Path) -> 
     assert "Traceback" in broken["traceback"] and "Traceback" not in broken["message"]
     lookup = got["recsys/ids::lookup[int64]"]
     assert [o["dtype"] for o in lookup["outputs"]] == ["torch.float32", "torch.int64"]
+
+
+SECOND_WEEK = {"hashing.py": """
+    import torch
+    import trtcheck
+
+    class Modulo(torch.nn.Module):
+        def forward(self, ids):
+            return (ids * 31) % (2**40)
+
+    @trtcheck.model(variants=("int64",), xfail={"int64_as_int32": "ids wrap in int32"})
+    def modulo(variant):
+        return Modulo(), (torch.arange(8) * 1000,)
+"""}
+
+
+def test_profiles_that_do_not_apply_and_wrapped_constants_say_why(make_zoo, tmp_path: Path) -> None:
+    """int64 = "int32" asks nothing of Torch-TensorRT 2.13: lowering's row is skipped, saying
+    so, not an xpass; under emulate the constant 2**40 wraps to 0 and the error says so. The
+    latency note says how the rows were timed: each call on its own, one clock on a CPU."""
+    out = tmp_path / "out"
+    proc = trtcheck("run", str(make_zoo(SECOND_WEEK)), "--out", str(out), "--device", "cpu",
+                    "--backend", "eager", "--backend", "emulate", "--backend", "lowering",
+                    "--profile", "default", "--profile", "int64_as_int32", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    got = {(r["backend"], r["profile"]): r for r in rows(out)}
+    assert {k: r["status"] for k, r in got.items()} == {
+        ("eager", "-"): "pass", ("emulate", "default"): "pass", ("lowering", "default"): "pass",
+        ("emulate", "int64_as_int32"): "xfail", ("lowering", "int64_as_int32"): "skipped"}
+    assert got["lowering", "int64_as_int32"]["message"].startswith(
+        'not applicable: int64 = "int32" does not apply: Torch-TensorRT 2.13 runs int64 natively')
+    assert ("int64 constants outside the int32 range wrap under int64 = \"int32\", as TensorRT "
+            "truncates them: 1099511627776 → 0 in node") in got["emulate", "int64_as_int32"]["message"]
+    latency = (out / "report.md").read_text().split("## Latency")[1].split("\n## ")[0]
+    assert "| eager ms | backend ms | speedup" in latency and "(device)" not in latency
+    assert "each call timed on its own with `perf_counter`" in latency and "block" not in latency
 
 
 EXPECTED_FAULTS = {

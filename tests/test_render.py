@@ -511,3 +511,10 @@ def test_the_latency_note_says_how_the_record_was_timed(record: Record) -> None:
         in latency
     assert "*device*: each call timed on its own, the device idle before it" in latency
     assert "Eager's and the backend's calls alternate." in latency and "block" not in latency
+
+
+def test_the_profiles_heading_speaks_of_emulate_only_where_it_ran(record: Record) -> None:
+    assert "what emulate predicts under them" in render_markdown(record, strict_xfail=False)
+    lowering = [replace(r, backend="lowering", kind=Kind.LOWERED) for r in record.rows]
+    text = render_markdown(replace(record, rows=lowering), strict_xfail=False)
+    assert "## Settings profiles" in text and "emulate predicts" not in text

@@ -36,6 +36,7 @@ from trtcheck.backends.torch_tensorrt.compat import (
     drop_unaccepted,
     parse_version,
     path_steps,
+    profile_not_applicable,
     supports_complex_inputs,
 )
 from trtcheck.backends.torch_tensorrt.inspection import (
@@ -145,6 +146,17 @@ def test_int64_as_int32_does_not_apply_to_native_int64(version: Version) -> None
     assert len(notes) == 1
     assert notes[0].startswith(f'int64 = "int32" does not apply: Torch-TensorRT {version[0]}.{version[1]} '
                                "runs int64 natively")
+
+
+def test_a_profile_asking_nothing_of_the_release_is_not_applicable() -> None:
+    """int64 = "int32" alone asks nothing of a release that runs int64 natively: its row would
+    repeat the default one (and an xfail declared for it would read as an xpass)."""
+    why = profile_not_applicable((2, 13), Profile("i", int64="int32"))
+    assert why is not None and why.startswith('not applicable: int64 = "int32" does not apply: '
+                                              "Torch-TensorRT 2.13 runs int64 natively")
+    assert profile_not_applicable((2, 2), Profile("i", int64="int32")) is None  # truncates there
+    assert profile_not_applicable((2, 13), Profile("i", int64="int32", truncate_double=True)) is None
+    assert profile_not_applicable((2, 13), Profile("t", truncate_double=True)) is None
 
 
 def test_int64_as_int32_maps_to_truncate_long_and_double_before_2_3() -> None:

@@ -84,6 +84,10 @@ class Backend(ABC):
         """Why this backend cannot run here (rows become ``skipped``), or None."""
         return None
 
+    def not_applicable(self, profile: Profile) -> str | None:
+        """Why ``profile`` asks nothing of this backend (its rows become ``skipped``), or None."""
+        return None
+
     @abstractmethod
     def compile(self, job: CompileJob) -> Compiled:
         """Compile; raise :class:`Unsupported` for a known limitation."""

@@ -144,7 +144,9 @@ def retype(graph_module: fx.GraphModule, policy: Policy) -> list[str]:
             (node.args, node.kwargs),
             lambda a: policy.engine_dtype(a) if isinstance(a, torch.dtype) else a)
         if policy.int32 and dtype_of(val) == torch.int64:
-            _wrap_values(node)
+            wrapped = _wrap_values(node)
+            notes += [f"int64 constant outside the int32 range wrapped: {w}" for w in wrapped]
+            graph_module.meta.setdefault(WRAPPED, []).extend(wrapped)
         runs = evaluate(node, mode) or not isinstance(node.target, torch._ops.OpOverload)
         if not runs and policy.int32 and _int64_island(node, before, mode):
             notes.append(f"node {node.name} ({op_name(node.target)}): int32 -> int64 "
@@ -159,22 +161,33 @@ def retype(graph_module: fx.GraphModule, policy: Policy) -> list[str]:
 _VALUE_SLOTS = frozenset({"Tensor", "number", "Optional[Tensor]", "Optional[number]"})
 
 
-def _wrap_values(node: fx.Node) -> None:
-    """Wrap the Python ints an int64 op takes as values, as TensorRT truncates constants.
+# The key of ``GraphModule.meta`` under which ``retype`` lists the constants it wrapped.
+WRAPPED = "trtcheck_wrapped_constants"
+
+
+def _wrap_values(node: fx.Node) -> list[str]:
+    """Wrap the Python ints an int64 op takes as values, as TensorRT truncates constants; for
+    each constant outside the int32 range, which wrapping changes, ``value → wrapped in node``.
 
     Dims, sizes and indices stay: ``x[1:]`` slices to ``2**63 - 1``, which must not wrap.
     """
     if not isinstance(node.target, torch._ops.OpOverload):
-        return
+        return []
     slots = node.target._schema.arguments
+    changed: list[str] = []
 
     def wrap(slot: Any, value: Any) -> Any:
         is_value = type(value) is int and str(slot.type) in _VALUE_SLOTS
-        return wrap_int32(value) if is_value else value
+        if not is_value or wrap_int32(value) == value:
+            return value
+        changed.append(f"{value} → {wrap_int32(value)} in node {node.name} "
+                       f"({op_name(node.target)})")
+        return wrap_int32(value)
 
     by_name = {slot.name: slot for slot in slots}
     node.args = tuple(wrap(slot, v) for slot, v in zip(slots, node.args, strict=False))
     node.kwargs = {k: wrap(by_name[k], v) for k, v in node.kwargs.items()}
+    return changed
 
 
 def _int64_island(node: fx.Node, before: dict[fx.Node, Any], mode: Any) -> bool:

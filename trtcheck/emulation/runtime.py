@@ -17,8 +17,9 @@ from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
 from torch.utils import _pytree as pytree
 
+from trtcheck.emulation.dtype_policy import WRAPPED
 from trtcheck.emulation.graph import KIND_NAMES, dtype_name, dtype_of, output_node
-from trtcheck.errors import Unsupported
+from trtcheck.errors import Unsupported, last_line
 
 
 def to_engine(value: Any, dtype: torch.dtype | None) -> Any:
@@ -141,7 +142,16 @@ class Lowered:
                 values.append(to_engine(flat[self._user_index[spec.arg.name]], dtype_of(engine)))
             else:
                 values.append(self._lifted[spec.target])
-        results = self.graph_module(*values)
+        try:
+            results = self.graph_module(*values)
+        except Exception as exc:
+            wrapped = self.graph_module.meta.get(WRAPPED)
+            if not wrapped:
+                raise
+            # Promise 4: a loss of int64 values is named as the overflow it is.
+            raise OverflowError(f"int64 constants outside the int32 range wrap under int64 = "
+                                f"\"int32\", as TensorRT truncates them: {'; '.join(wrapped)}; "
+                                f"then {last_line(exc)}") from exc
         user_outputs = []
         for (spec, eager, _), value in zip(self._outputs, results, strict=True):
             if spec.kind == OutputKind.BUFFER_MUTATION:

@@ -158,7 +158,8 @@ def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
 
     for slot in slots:
         backend = backends[slot.backend]
-        reason = backend.unavailable_reason(opts.device)
+        reason = backend.unavailable_reason(opts.device) or (
+            slot.profile and backend.not_applicable(slot.profile))
         if reason:
             yield row_for(case, slot, status=Status.SKIPPED, message=reason)
             continue

@@ -91,7 +91,9 @@ def _profiles(record: Record) -> str:
             for p in record.options.get("profiles", []) if p["name"] in used]
     if not rows:
         return ""
-    headers = ["profile", "settings, and what emulate predicts under them"]
+    emulated = any(r.kind is Kind.EMULATED for r in record.rows)
+    headers = ["profile", "settings, and what emulate predicts under them" if emulated
+               else "what the settings ask, and which releases behave so"]
     return f"## Settings profiles\n\n{_table(headers, rows)}{_min_block_size(record)}"
 
 

@@ -26,9 +26,11 @@ from trtcheck.backends.torch_tensorrt.compat import (
     parse_version,
     path_steps,
     plain_setting,
+    profile_not_applicable,
     release_call,
 )
 from trtcheck.backends.torch_tensorrt.inspection import program_dtypes
+from trtcheck.core.profiles import Profile
 from trtcheck.core.traits import TRAITS
 from trtcheck.errors import last_line
 from trtcheck.results.rows import Evidence
@@ -69,6 +71,10 @@ class LoweringBackend(Backend):
         if source is None or source.origin != "fetched":
             return None
         return f"fetched Torch-TensorRT {source.version}'s Python code into {source.path}"
+
+    def not_applicable(self, profile: Profile) -> str | None:
+        source, _ = self._source
+        return profile_not_applicable(parse_version(source.version), profile) if source else None
 
     def unavailable_reason(self, device: str) -> str | None:
         _, reason = self._source

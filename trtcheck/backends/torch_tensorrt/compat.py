@@ -89,6 +89,19 @@ def check_inputs(version: Version, installed: str, job: CompileJob) -> None:
         raise Unsupported(f"complex inputs need Torch-TensorRT >= 2.12 (installed {installed})")
 
 
+def profile_not_applicable(version: Version, profile: Profile) -> str | None:
+    """Why ``profile`` asks nothing of Torch-TensorRT ``version`` that a profile asking nothing
+    would not (its row would repeat that one: the row is skipped), or None. Only int64 = "int32"
+    can be so: from 2.3 Torch-TensorRT runs int64 natively and has no setting that narrows it."""
+    if profile.int64 != "int32":
+        return None
+    settings, notes = adapt_settings(version, profile)
+    if settings != adapt_settings(version, Profile(profile.name))[0]:
+        return None
+    why = next((n for n in notes if n.startswith('int64 = "int32" does not apply')), None)
+    return why and f"not applicable: {why}; this row would repeat the default settings' row"
+
+
 def adapt_settings(version: Version, profile: Profile) -> tuple[dict[str, Any], list[str]]:
     """The settings to pass to ``dynamo.compile`` of Torch-TensorRT ``version`` for ``profile``,
     and one note for each setting that was mapped, dropped or does nothing there."""

@@ -32,6 +32,7 @@ from trtcheck.backends.torch_tensorrt.compat import (
     parse_version,
     path_steps,
     plain_setting,
+    profile_not_applicable,
     release_call,
     torch_tensorrt_inputs,
 )
@@ -43,6 +44,7 @@ from trtcheck.backends.torch_tensorrt.inspection import (
     program_dtypes,
     retyped_inputs,
 )
+from trtcheck.core.profiles import Profile
 from trtcheck.core.traits import TRAITS
 from trtcheck.errors import last_line
 from trtcheck.results.rows import Evidence
@@ -135,6 +137,10 @@ class TensorRTBackend(Backend):
         if not callable(getattr(getattr(module, "dynamo", None), "compile", None)):
             return None, f"torch_tensorrt {getattr(module, '__version__', '?')} has no dynamo frontend"
         return module, None
+
+    def not_applicable(self, profile: Profile) -> str | None:
+        ttrt, _ = self._imported
+        return profile_not_applicable(parse_version(str(ttrt.__version__)), profile) if ttrt else None
 
     def unavailable_reason(self, device: str) -> str | None:
         # The device first: installing Torch-TensorRT is no advice where there is no GPU.
