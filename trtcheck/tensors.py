@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, TypeVar
 
 import torch
@@ -79,3 +80,16 @@ def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
     if a.is_floating_point() or a.is_complex():
         return bool(((a == b) | (a.isnan() & b.isnan())).all())
     return torch.equal(a, b)
+
+
+def decompose(program: torch.export.ExportedProgram,
+              table: dict[Any, Any] | None = None) -> torch.export.ExportedProgram:
+    """``program.run_decompositions(table)`` (torch's default table for None).
+
+    torch 2.13 deep-copies the program's module call graph there, and every ``LeafSpec`` that
+    copy makes warns "`isinstance(treespec, LeafSpec)` is deprecated" though no such check
+    was made: that one warning is silenced, here only."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", r"`isinstance\(treespec, LeafSpec\)` is deprecated",
+                                FutureWarning)
+        return program.run_decompositions(table)

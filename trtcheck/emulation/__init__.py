@@ -19,6 +19,7 @@ from trtcheck.emulation.graph import check_invariants
 from trtcheck.emulation.rewrite import rewrite
 from trtcheck.emulation.runtime import Lowered
 from trtcheck.errors import Unsupported
+from trtcheck.tensors import decompose
 
 __all__ = ["Lowered", "lower", "prepare"]
 
@@ -34,7 +35,7 @@ def prepare(program: ExportedProgram) -> ExportedProgram:
         isinstance(n.target, torch._ops.OpOverload) and n.target._schema.is_mutable
         for n in program.graph.nodes
     )
-    return program.run_decompositions({}) if mutates else program
+    return decompose(program, {}) if mutates else program
 
 
 def lower(program: ExportedProgram, profile: Profile) -> Lowered:

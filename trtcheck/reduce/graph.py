@@ -21,6 +21,8 @@ from torch.export.graph_signature import InputKind
 from torch.fx import _pytree as fx_pytree
 from torch.utils import _pytree as pytree
 
+from trtcheck.tensors import decompose
+
 _WEIGHTS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
 
 
@@ -30,7 +32,7 @@ class NotAGraph(Exception):
 
 def count_nodes(program: ExportedProgram) -> int:
     """The ``call_function`` nodes of ``program`` after ``run_decompositions()``."""
-    return sum(n.op == "call_function" for n in program.run_decompositions().graph.nodes)
+    return sum(n.op == "call_function" for n in decompose(program).graph.nodes)
 
 
 @dataclass
@@ -92,7 +94,7 @@ def op_name(target: Any) -> str:
 
 def record(program: ExportedProgram, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Recorded:
     """Decompose ``program`` and run its graph with PyTorch, keeping every node's value."""
-    program = program.run_decompositions()
+    program = decompose(program)
     gm = program.graph_module
     users = iter(fx_pytree.tree_flatten_spec((tuple(args), dict(kwargs)), program.call_spec.in_spec))
     constants = {**program.state_dict, **program.constants}
