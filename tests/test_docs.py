@@ -29,9 +29,9 @@ def _steps(command: str) -> list[str]:
 
 def _quick_start() -> tuple[list[str], list[str]]:
     """The README's two commands: the one that runs the sample zoo and the one that runs the tests."""
-    block = re.search(r"^## Quick start\n\n```bash\n(.*?)```", README, re.S | re.M)
+    block = re.search(r"^## Quick start\n\n(.*?)```bash\n(.*?)```", README, re.S | re.M)
     assert block, "the README has no Quick start block"
-    lines = [re.sub(r"\s+#.*$", "", line).strip() for line in block.group(1).splitlines()]
+    lines = [re.sub(r"\s+#.*$", "", line).strip() for line in block.group(2).splitlines()]
     run, test = (_steps(line) for line in lines if line)
     return run, test
 
@@ -123,3 +123,44 @@ def test_the_reference_pages_config_example_loads_as_written(tmp_path: Path) -> 
     assert opts.config_file == tmp_path / "pyproject.toml"
     assert opts.torch_tensorrt == ("2.13.0", "2.14.0") and "lowering" in opts.backends
     assert "fast_ids" in opts.known_profiles and opts.timing.method == "calls"
+
+
+@pytest.mark.parametrize("page", [REPO / "README.md", DOCS / "index.md"])
+def test_the_cpu_index_comes_before_the_commands_that_install_torch(page: Path) -> None:
+    """A reader pastes the quick start's commands: the note on torch's multi-GB CUDA build and
+    the CPU index must come before them."""
+    text = page.read_text(encoding="utf-8")
+    start = re.search(r"^## Quick start\n\n(.*?)```bash\n", text, re.S | re.M)
+    assert start, f"{page.name} has no Quick start block"
+    assert "download.pytorch.org/whl/cpu" in start.group(1)
+    assert "CUDA build of\nseveral GB" in start.group(1) or "CUDA build of several GB" in \
+        " ".join(start.group(1).split())
+
+
+def test_the_readme_says_where_the_sample_limitations_are_declared_xfail() -> None:
+    """Each (backend, profile) key under which fixtures/limitations.py declares an expected
+    failure is named, and the limitation that passes by default is said to."""
+    from trtcheck.config.options import resolve
+    from trtcheck.execution.run import collect
+
+    cases = collect(resolve((REPO / "fixtures" / "limitations.py",), device="cpu",
+                            reads_baseline=False)).cases
+    keys = {key for case in cases for key in (case.spec.xfail or {})}
+    words = " ".join(README.split())
+    for key in keys:
+        for part in key.split(":"):
+            assert f"`{part}`" in words, f"the README does not say {part!r} of xfail key {key!r}"
+    undeclared = [c.spec.name for c in cases if not any(k.split(":")[0] in ("default", "lowering")
+                                                        for k in c.spec.xfail or {})]
+    for name in undeclared:
+        assert f"`{name}` passes" in words
+
+
+def test_the_benchmarks_page_counts_the_sample_cases() -> None:
+    from trtcheck.config.options import resolve
+    from trtcheck.execution.run import collect
+
+    n = len(collect(resolve((REPO / "fixtures",), device="cpu", reads_baseline=False)).cases)
+    page = " ".join((DOCS / "benchmarks.md").read_text(encoding="utf-8").split())
+    counts = re.findall(r"The zoo has (\d+) cases|sample zoo \((\d+) cases\)", page)
+    assert counts and all(int(a or b) == n for a, b in counts)
