@@ -140,7 +140,7 @@ def test_the_cpu_index_comes_before_the_commands_that_install_torch(page: Path) 
 def test_the_readme_says_where_the_sample_limitations_are_declared_xfail() -> None:
     """Each (backend, profile) key under which fixtures/limitations.py declares an expected
     failure is named, and the limitation that passes by default is said to."""
-    from trtcheck.config.options import resolve
+    from trtcheck.config.cascade import resolve
     from trtcheck.execution.run import collect
 
     cases = collect(resolve((REPO / "fixtures" / "limitations.py",), device="cpu",
@@ -157,7 +157,7 @@ def test_the_readme_says_where_the_sample_limitations_are_declared_xfail() -> No
 
 
 def test_the_benchmarks_page_counts_the_sample_cases() -> None:
-    from trtcheck.config.options import resolve
+    from trtcheck.config.cascade import resolve
     from trtcheck.execution.run import collect
 
     n = len(collect(resolve((REPO / "fixtures",), device="cpu", reads_baseline=False)).cases)
