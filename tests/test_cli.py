@@ -433,3 +433,10 @@ def test_report_takes_a_report_directory(make_zoo, tmp_path: Path, capsys) -> No
     assert code == 0 and (out_dir / "results.json").exists()
     code, _, err = run(capsys, "report", str(tmp_path))
     assert code == 2 and "without results.json or results.jsonl" in err
+
+
+def test_fetch_names_its_argument_without_braces(capsys) -> None:
+    code, _, err = run(capsys, "fetch", "tensorrt")
+    assert code == 2
+    assert "Invalid value for 'PACKAGE': 'tensorrt' is not 'torch-tensorrt'" in err
+    assert "{" not in err
