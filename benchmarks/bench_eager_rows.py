@@ -29,7 +29,7 @@ def eager_medians(out: Path) -> dict[tuple[str, str], float]:
     rows = json.loads((out / "results.json").read_text())["rows"]
     found = {}
     for row in rows:
-        latency = row.get("latency")
+        latency = row.get("latency") or row.get("prediction_timing")  # lowering: a prediction
         if latency and row["profile"] in ("-", "default"):
             side = latency.get("eager_device") or latency["eager"]
             found[row["case_id"], row["backend"]] = side["median_ms"]
