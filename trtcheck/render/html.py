@@ -19,7 +19,6 @@ from trtcheck.render.page import num_cell, page, section, table
 from trtcheck.render.svg import Mark, Reference, Scale, esc, interval_chart, log_scale
 from trtcheck.render.text import (
     KIND_NOTES,
-    LATENCY_NOTE,
     NO_SPEEDUP,
     NONE,
     NONFINITE_NOTE,
@@ -29,11 +28,13 @@ from trtcheck.render.text import (
     fallback_text,
     headline,
     kinds_present,
+    latency_note,
     memory_facts,
     memory_floors,
     memory_measures,
     nonfinite_text,
     num,
+    plain,
     releases,
     speedup_text,
     stack_facts,
@@ -243,8 +244,9 @@ def _speed(record: Record) -> str:
         parts += [interval_chart(shown, log_scale(values), refs=[Reference(1.0, "1.00× (eager)")],
                                  unit="×", caption="speedup over eager with its 95% interval"),
                   cut_note,
-                  f'<p class="note">{esc(LATENCY_NOTE.replace("*", ""))} The dashed line is the '
-                  f"control, eager, at 1.00×; {esc(UNSTABLE_MARK)} rows are drawn in amber.</p>"]
+                  f'<p class="note">{esc(latency_note(record, plain).replace("*", ""))} The '
+                  f"dashed line is the control, eager, at 1.00×; {esc(UNSTABLE_MARK)} rows are "
+                  "drawn in amber.</p>"]
     if predicted:
         rows = "row is" if predicted == 1 else "rows are"
         parts.append(f'<p class="note">{predicted} {PREDICTION_MARK} prediction {rows} not drawn: '

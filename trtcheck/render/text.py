@@ -273,9 +273,9 @@ _METHOD_WORDS = {
 }
 
 
-def latency_note(record: Record) -> str:
+def latency_note(record: Record, escape: Callable[[object], str] = md) -> str:
     """What the latency figures of ``record`` are, from how its rows say they were timed (each
-    row's ``method`` and ``schedule``)."""
+    row's ``method`` and ``schedule``), in Markdown; ``escape`` makes backend names safe."""
     timed = [r for r in record.rows if r.latency is not None]
     methods = list(dict.fromkeys(r.latency.method for r in timed if r.latency))
     serial = list(dict.fromkeys(r.backend for r in timed
@@ -290,7 +290,7 @@ def latency_note(record: Record) -> str:
                      _METHOD_WORDS.get(m, (m, m))[0] for m in methods) + "."]
     units = " and ".join(_METHOD_WORDS.get(m, (m, m))[1] for m in methods) or "calls"
     parts.append(f"Eager's and the backend's {units} alternate"
-                 + (f", except on {', '.join(map(md, serial))} rows: all of eager's {units}, then the "
+                 + (f", except on {', '.join(map(escape, serial))} rows: all of eager's {units}, then the "
                     "backend's (its calls run in another process)" if serial else "") + ".")
     parts.append(f"The speedup is eager's median over the backend's, with a bootstrap 95% "
                  f"interval over the paired {units}; {UNSTABLE_MARK} marks an interval too wide to "
