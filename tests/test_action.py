@@ -106,7 +106,7 @@ def test_dependabot_watches_the_actions() -> None:
 def test_actionlint_on_the_workflows_and_the_readme(tmp_path: Path) -> None:
     actionlint = _tool("actionlint")
     examples = readme_workflows()
-    assert set(examples) == {"minimal", "two-job", "workflow-run", "one-job", "baseline",
+    assert set(examples) == {"minimal", "two-job", "workflow-run", "one-job", "baseline", "ab",
                              "matrix", "gpu-ngc", "gpu-venv", "gpu-conda", "gpu-empty"}
     for name, text in examples.items():
         (tmp_path / f"readme-{name}.yml").write_text(text)
@@ -386,6 +386,21 @@ def test_run_step_passes_the_baseline_and_the_regression_gate(tmp_path: Path, ex
     assert (tmp_path / "args").read_text().splitlines() == [
         "-m", "trtcheck", "run", *gate, "--fail-on", "regression", "--", "models/"]
     assert ("::notice title=trtcheck::no baseline file" in proc.stdout) is not exists
+
+
+def test_run_step_runs_ab_against_the_base_commit_instead_of_a_baseline(tmp_path: Path) -> None:
+    python = _recorder(tmp_path, 'printf "%s\\n" "$@" > "$ARGS_FILE"\n')
+    base = tmp_path / "results.json"
+    base.write_text("{}")
+    inputs = {"paths": "models/", "ab-base": "0" * 40, "fail-on": "regression",
+              "baseline": str(base), "reduce": "true"}
+    env = {**runner_env(tmp_path, ARGS_FILE=str(tmp_path / "args")),
+           **step_env("Run trtcheck", inputs, {"python": str(python)})}
+    proc = run_step("Run trtcheck", env, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "args").read_text().splitlines() == [
+        "-m", "trtcheck", "ab", "--base", "0" * 40, "--fail-on", "regression", "--", "models/"]
+    assert "baseline and reduce are not used" in proc.stdout
 
 
 @pytest.mark.parametrize(("reduce", "expected"), [("true", ["--reduce"]), ("false", [])])

@@ -21,6 +21,7 @@ from trtcheck.results.baseline import (
     NOT_COMPARABLE,
     REGRESSION,
     SMALL,
+    UNDECIDED,
     Diff,
     LatencyChange,
     compare,
@@ -259,7 +260,8 @@ def test_terminal_and_reports_count_the_same_changes() -> None:
                    _row("b", _latency(2, 0.01)), _row("new", _latency(2, 0.01)))
     diff = compare(base, head)
     assert diff.tally() == {REGRESSION: 0, "status": 1, "new": 1, "removed": 1,
-                            IMPROVEMENT: 0, "accuracy": 0, NOT_COMPARABLE: 0, "unchanged": 1}
+                            IMPROVEMENT: 0, "accuracy": 0, NOT_COMPARABLE: 0, UNDECIDED: 0,
+                            "unchanged": 1}
     line = count_line(diff)
     assert line == "0 latency regressions, 1 status change, 1 new row, 1 removed row; 1 row unchanged"
     head.baseline = diff.to_dict()

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from conftest import REPO
 
-from trtcheck.cli import cli
+from trtcheck.cli import _AB_TAKES, cli
 from trtcheck.config import cascade, settings
 from trtcheck.config.settings import SETTINGS
 from trtcheck.errors import ConfigError
@@ -22,6 +22,7 @@ ACTION = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
 # and the comment's own inputs.
 ACTION_OWN_INPUTS = {"paths", "args", "extras", "python", "install-torch", "torch-index-url",
                      "cache", "summary", "artifact", "comment", "comment-header", "comment-author",
+                     "ab-base",
                      "github-token"}
 
 
@@ -34,7 +35,7 @@ def _flags(command: str) -> dict[str, str]:
     return found
 
 
-@pytest.mark.parametrize("command", ["run", "list", "analyze", "diff"])
+@pytest.mark.parametrize("command", ["run", "list", "analyze", "diff", "ab"])
 def test_every_flag_of_a_command_is_a_declared_setting(command: str) -> None:
     declared = {s.key: s for s in settings.for_command(
         {"list": settings.SELECT}.get(command, command))}
@@ -42,7 +43,8 @@ def test_every_flag_of_a_command_is_a_declared_setting(command: str) -> None:
     for key, s in declared.items():
         assert key in flags, f"{command}: {s.flag} is declared but not an option"
         assert set(flags[key].split("/")) >= set(s.flag.split("/")), (key, flags[key])
-    own = {"help", "out", "verbose"} if command in ("analyze", "diff") else {"help"}
+    own = {"analyze": {"help", "out", "verbose"}, "diff": {"help", "out", "verbose"},
+           "ab": {"help", "base_ref", "head_ref", *_AB_TAKES}}.get(command, {"help"})
     assert set(flags) - set(declared) <= own, f"{command} has undeclared options"
 
 

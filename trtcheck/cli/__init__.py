@@ -1,5 +1,5 @@
-"""Command line: ``trtcheck run``, ``reduce``, ``list``, ``analyze``, ``report``, ``merge``,
-``history``. Only this module exits.
+"""Command line: ``trtcheck run``, ``reduce``, ``ab``, ``list``, ``analyze``, ``report``,
+``merge``, ``history``. Only this module exits.
 
 Modules that import torch are imported inside the commands, so that ``--help``, ``--version``
 and argument errors answer without loading torch (about 3 s)."""
@@ -123,6 +123,7 @@ def _run(resolved: options.Options, reduce_total: float | None) -> int:
         say.collection(collection)
         with say:
             rec, _ = run(opts, chosen, collection, say.case, say.stage, executor)
+        rec.environment["stage_s"] = say.where_time_went()
         if opts.reduce:
             _reduce(opts, chosen, rec, collection, reduce_total)
         if base is not None:
@@ -137,6 +138,7 @@ def _run(resolved: options.Options, reduce_total: float | None) -> int:
     if opts.verbosity >= 0:
         _say_baseline(rec)
         _say_resumed(rec, opts.out)
+        echo(time_line(rec.environment))
         if written:
             echo(f"reports: {', '.join(str(p) for p in written)}")
     stopped = rec.environment.get("output_error")
@@ -149,6 +151,19 @@ def _run(resolved: options.Options, reduce_total: float | None) -> int:
                                               "(the rows that finished)"),
             stopped and "--resume runs the rest once there is room"))))
     return _publish(_verdict(rec, opts.strict_xfail, opts.gate), opts.out, rec, opts.strict_xfail)
+
+
+def time_line(env: Mapping[str, Any]) -> str:
+    """Where a run's time went: its wall time, then the seconds in each stage (summed over
+    cases), the rest being start-up, collection and reports."""
+    total = float(env.get("duration_s") or 0.0)
+    stages = env.get("stage_s") or {}
+    parts = [f"{stage} {s:.1f} s ({s / total:.0%})" if total else f"{stage} {s:.1f} s"
+             for stage, s in stages.items() if s >= 0.05]
+    rest = total - sum(stages.values())
+    if rest >= 0.05:
+        parts.append(f"outside stages {rest:.1f} s")
+    return f"time: {total:.1f} s" + (f": {', '.join(parts)}" if parts else "")
 
 
 def _say_resumed(rec: Record, out: Path) -> None:
@@ -168,6 +183,66 @@ def _reduce(opts: options.Options, chosen: dict[str, Any], rec: Record, collecti
     limits = Limits(opts.reduce_row_budget, opts.reduce_attempts, opts.keep_real_values, total)
     say = (lambda line: echo(line, err=True)) if opts.verbosity >= 0 else (lambda line: None)
     rec.rows = reduce_rows(rec.rows, collection.cases, opts, chosen, limits, rec.environment, say)
+
+
+AB_EPILOG = """\b
+Checks out REF's tree as a git worktree in a temporary folder and runs the
+zoo under PATHS of both sides in fresh processes, alternating base, head, head,
+base, ...; each process compiles and times every selected row once. A row is
+slower when its change is beyond --threshold and significant across processes
+(Welch's one-sided t test on per-process log figures, at a level corrected for
+every row and every look); rows still undecided get more processes, up to
+--max-processes or the --ab-budget. The head's configuration applies; the base
+supplies only its zoo files. Prediction backends (lowering, emulate) have no
+latency: their statuses alone are compared.
+\b
+Exit codes as 'trtcheck run': with --fail-on regression also 1 for a row
+judged slower; a row with not enough evidence never fails the job.
+"""
+# What trtcheck ab takes of run's options (its own, --fail-on among them, are declared for AB).
+_AB_LEAVES = ("baseline", "shard", "resume", "reduce", "reduce_budget", "keep_real_values",
+              "fail_on", "isolate", "workers", "cache_dir", "engine_cache")
+_AB_TAKES = tuple(s.key for s in settings.for_command(settings.RUN) if s.key not in _AB_LEAVES)
+
+
+@cli.command("ab", epilog=AB_EPILOG)
+@click.option("--base", "base_ref", required=True, metavar="REF",
+              help="The commit to compare with (a branch, tag or hash; HEAD~1).")
+@click.option("--head", "head_ref", metavar="REF",
+              help="The commit measured against it [the working tree].")
+@paths_arg
+@settings.click_options(settings.RUN, only=_AB_TAKES)
+@settings.click_options(settings.AB)
+def ab_cmd(base_ref: str, head_ref: str | None, paths: tuple[Path, ...], **given: Any) -> int:
+    """Measure the zoo under PATHS at the base commit and at the head in one job, process
+    against process, and report each row's change; exits as 'trtcheck run' would."""
+    from trtcheck.core.traits import needs_choice, traits_table
+    from trtcheck.execution.ab import run_ab
+    from trtcheck.render import write_reports
+    from trtcheck.render.terminal import render_summary
+    from trtcheck.results import record
+
+    opts = cascade.resolve(paths, **given)
+    if not opts.isolate or opts.workers > 1:
+        raise UsageError("trtcheck ab runs one fresh worker process at a time: leave out "
+                         "--no-isolate and --workers")
+    if needs_choice(opts.backends, opts.torch_tensorrt):
+        from trtcheck import backends
+
+        opts = backends.choose(opts)
+    if opts.backend_note and opts.verbosity >= 0:
+        echo(opts.backend_note, err=True)
+    _check_writable(opts.out)
+    say = (lambda line: echo(line, err=True)) if opts.verbosity >= 0 else (lambda line: None)
+    with record.locked(opts.out):
+        rec = run_ab(opts, traits_table(opts.backends), base_ref, head_ref, say)
+        written = write_reports(rec, opts.out, strict_xfail=opts.strict_xfail,
+                                link=github.link_for(rec))
+    echo(render_summary(rec, strict_xfail=opts.strict_xfail, failing_only=opts.verbosity < 0))
+    if opts.verbosity >= 0:
+        _say_baseline(rec)
+        echo(f"reports: {', '.join(str(p) for p in written)}")
+    return _publish(_verdict(rec, opts.strict_xfail, opts.gate), opts.out, rec, opts.strict_xfail)
 
 
 @cli.command("list")
@@ -316,20 +391,31 @@ def _write(rec: Record, out_dir: Path) -> int:
 
 @cli.command("diff")
 @click.argument("base", type=click.Path(path_type=Path))
-@click.argument("head", type=click.Path(path_type=Path))
+@click.argument("head", type=click.Path(path_type=Path), required=False)
 @click.option("--out", type=click.Path(path_type=Path),
               help="Also write HEAD's reports, with the changes, into this directory.")
 @settings.click_options(settings.DIFF)
-def diff_cmd(base: Path, head: Path, out: Path | None, **gate: object) -> int:
+def diff_cmd(base: Path, head: Path | None, out: Path | None, **gate: object) -> int:
     """Print HEAD's changes against BASE (two results.json) without running anything; exits
-    as the run of HEAD would have with --baseline BASE."""
-    from trtcheck.render import render_changes, write_reports
-    from trtcheck.results import baseline, record
+    as the run of HEAD would have with --baseline BASE.
 
-    before, rec = record.load(base), record.load(head)
+    Two records of 'trtcheck ab' are judged by its rule over processes (the head side of each),
+    and so is one alone (its base against its head); two records of 'trtcheck run' by the
+    weaker rule over runs, as --baseline does."""
+    from trtcheck.render import render_changes, write_reports
+    from trtcheck.results import ab, baseline, record
+
+    before = record.load(base)
+    rec = record.load(head) if head is not None else before
     chosen = cascade.saved_gate(rec.options, **gate)
-    rec.baseline = baseline.compare(before, rec, metric=chosen.metric,
-                                    threshold=chosen.threshold).to_dict()
+    if head is None and before.ab is None:
+        raise UsageError(f"{base} is not a record of trtcheck ab: give a base and a head record")
+    if before.ab is not None and rec.ab is not None:
+        diff = ab.rejudge(before, rec if head is not None else None, metric=chosen.metric,
+                          threshold=chosen.threshold)
+    else:
+        diff = baseline.compare(before, rec, metric=chosen.metric, threshold=chosen.threshold)
+    rec.baseline = diff.to_dict()
     strict = bool(rec.options.get("strict_xfail", False))
     echo(render_changes(rec))
     if out is not None:
@@ -341,7 +427,7 @@ def diff_cmd(base: Path, head: Path, out: Path | None, **gate: object) -> int:
 
 def _say_baseline(rec: Record) -> None:
     """The baseline's warnings and how many rows regressed against it."""
-    from trtcheck.render.changes import count_line
+    from trtcheck.render.changes import count_line, decision_lines
     from trtcheck.render.text import plain
     from trtcheck.results import baseline
 
@@ -350,7 +436,10 @@ def _say_baseline(rec: Record) -> None:
         return
     for warning in diff.warnings:
         echo(f"warning: {plain(warning)}", err=True)
-    echo(f"against the baseline: {count_line(diff)}")
+    for line in decision_lines(diff):
+        echo(plain(line))
+    echo(f"against the {'base' if diff.rule == baseline.PROCESSES else 'baseline'}: "
+         f"{count_line(diff)}")
 
 
 def _check_writable(out: Path) -> None:

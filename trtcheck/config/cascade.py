@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from trtcheck.config import ab as ab_settings
 from trtcheck.config import validation
 from trtcheck.config.devices import resolve_devices
 from trtcheck.config.files import config_for
@@ -115,6 +116,8 @@ def resolve(paths: tuple[Path, ...], *, reads_baseline: bool = True, **given: An
         reduce_row_budget=validation.positive(*value("reduce_row_budget"), "reduce_row_budget"),
         reduce_attempts=int(validation.positive(*value("reduce_attempts"), "reduce_attempts")),
         keep_real_values=bool(value("keep_real_values")[0]),
+        time_predictions=bool(value("time_predictions")[0]),
+        ab=ab_settings.resolve(value, validation.setting_name),
     )
 
 

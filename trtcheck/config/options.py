@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trtcheck.config import ab as ab_settings
 from trtcheck.config.timing import Timing
 from trtcheck.core.profiles import BUILTIN_PROFILES, DEFAULT_TOLERANCES, Profile, Tolerance
 
@@ -64,6 +65,8 @@ class Options:
     reduce_row_budget: float = 120.0
     reduce_attempts: int = 200
     keep_real_values: bool = False
+    time_predictions: bool = False
+    ab: ab_settings.ABSettings = field(default_factory=ab_settings.defaults)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -100,5 +103,7 @@ class Options:
             "reduce_row_budget": self.reduce_row_budget,
             "reduce_attempts": self.reduce_attempts,
             "keep_real_values": self.keep_real_values,
+            "time_predictions": self.time_predictions,
+            "ab": self.ab.to_dict(),
         }
 

@@ -17,11 +17,16 @@ FAIL_ON = ("failures", "regression")
 GATE_METRICS = ("speedup", "latency")
 NAN_POLICIES = ("warn", "fail")  # trtcheck.results.nonfinite says what each does
 FALLBACKS = ("emulate", "none")
+CACHE_MODES = ("shared", "private")  # a compile cache shared by an ab job, or one per process
+# Each backend's compile cache in ``trtcheck ab`` unless compile_cache says otherwise: shared,
+# so that identical graphs on both sides run the same compiled code and a process does not
+# pay a full compile (docs/ab.md, "The compile cache").
+CACHE_DEFAULTS = {"inductor": "shared", "tensorrt": "shared"}
 CHOICE_OF_TORCH_TENSORRT = "PATH|VERSION"
 
 # The commands whose options come from here; ``select`` is what every command that collects a
 # zoo takes (run, list, analyze).
-RUN, SELECT, ANALYZE, DIFF, REDUCE = "run", "select", "analyze", "diff", "reduce"
+RUN, SELECT, ANALYZE, DIFF, REDUCE, AB = "run", "select", "analyze", "diff", "reduce", "ab"
 
 
 @dataclass(frozen=True)
@@ -101,14 +106,32 @@ SETTINGS: tuple[Setting, ...] = (
             "how many; other options than the run it resumes exit 2, naming the first.",
             config=False, flag="--resume"),
     Setting("fail_on", FAIL_ON, "failures", "failures: exit 1 on failing rows; regression: also "
-            "on latency regressions against --baseline [failures].", flag="--fail-on",
-            action="fail-on", commands=(RUN, DIFF)),
+            "on latency regressions against --baseline (trtcheck ab: against the base) [failures].",
+            flag="--fail-on", action="fail-on", commands=(RUN, DIFF, AB)),
     Setting("regression_metric", GATE_METRICS, "speedup", "speedup: the backend normalised by "
             "eager in the same run; latency: the backend's absolute time (GPU time on CUDA), for "
-            "dedicated runners [speedup].", flag="--metric", commands=(DIFF,)),
+            "dedicated runners [speedup].", flag="--metric", commands=(DIFF, AB)),
     Setting("regression_threshold", (int, float), 0.07, "A row regresses when slower by more than "
-            "this fraction and beyond both runs' intervals [0.07].", flag="--threshold",
-            metavar="FRACTION", commands=(DIFF,)),
+            "this fraction and beyond both runs' intervals (trtcheck ab: and significantly "
+            "slower across processes) [0.07].", flag="--threshold", metavar="FRACTION",
+            commands=(DIFF, AB)),
+    Setting("ab_processes", int, 6, "trtcheck ab: fresh processes per side before the first "
+            "decision [6].", flag="--processes", metavar="N", commands=(AB,)),
+    Setting("ab_max_processes", int, 15, "trtcheck ab: processes per side at most; rows still "
+            "undecided get more, 3 a side at a time, up to this [15].", flag="--max-processes",
+            metavar="N", commands=(AB,)),
+    Setting("ab_budget_s", (int, float), 300, "trtcheck ab: seconds after which no more processes "
+            "are started for undecided rows (the first ones always run) [300].",
+            flag="--ab-budget", metavar="S", commands=(AB,)),
+    Setting("ab_alpha", (int, float), 0.05, "trtcheck ab: the chance, over the whole zoo and every "
+            "look, that identical code flags a row slower [0.05].", flag="--alpha",
+            metavar="P", commands=(AB,)),
+    Setting("ab_seed", int, None, "trtcheck ab: the seed of the order of rows in each process "
+            "[random, recorded].", config=False, flag="--seed", metavar="N", commands=(AB,)),
+    Setting("compile_cache", list, [], "trtcheck ab: BACKEND=shared (one compile cache for the "
+            "job) or BACKEND=private (one per process), repeatable [inductor=shared, "
+            "tensorrt=shared].", flag="--compile-cache", multiple=True,
+            metavar="BACKEND=MODE", commands=(AB,)),
     Setting("allow_empty", bool, False, "Exit 0, not 5, when no case is selected [false].",
             flag="--allow-empty"),
     Setting("allow_skipped", bool, False, "Exit 0, not 5, when every row is skipped [false].",
@@ -131,6 +154,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("keep_real_values", bool, False, "Where random weights and inputs do not reproduce a "
             "failure, bundles keep the model's real ones; they may be private: review before "
             "sharing [false].", flag="--keep-real-values", commands=(RUN, REDUCE)),
+    Setting("time_predictions", bool, False, "Time the rows of prediction backends (lowering, "
+            "emulate) too: PyTorch running a rewritten graph, shown apart, never a speedup "
+            "[false].", flag="--time-predictions"),
     Setting("strict_xfail", bool, False, "An xpass (a declared expected failure that passed) "
             "fails the run [false]."),
     Setting("dtype_drift", bool, True, "After the comparison, call the compiled module once more "

@@ -4,6 +4,7 @@ compare → time, each slot's run a typed :class:`SlotOutcome` that becomes its 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -12,6 +13,7 @@ from torch.export import ExportedProgram
 
 from trtcheck.backends import Backend, Compiled, CompileJob
 from trtcheck.config.options import Options
+from trtcheck.core.traits import Kind
 from trtcheck.errors import Unsupported
 from trtcheck.execution.events import Item, StageHook, no_hook
 from trtcheck.execution.stages import STEADY_BACKEND, STEADY_EAGER, StageError, Stages
@@ -323,11 +325,15 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
                 status = Status.FAIL
                 message = "; ".join(m for m in (drifted.describe(), message) if m)
     latency, owned = None, None
+    # A prediction's latency is PyTorch running a rewritten graph, never shown as a speedup:
+    # timed only when asked for (time_predictions).
+    timed = backend.traits.kind is Kind.MEASURED or opts.time_predictions
     try:
-        with stages.stage("timing"), device_lock.lock_for(opts.device).exclusive():
+        with (stages.stage("timing") if timed else nullcontext()), \
+                device_lock.lock_for(opts.device).exclusive():
             latency = _latency(eager, compiled, job, opts,
                                fresh=inputs_changed((job.args, job.kwargs), backend_in),
-                               interleave=not backend.traits.subprocess)
+                               interleave=not backend.traits.subprocess) if timed else None
             _steady_peaks(eager, compiled, job, stages)
     except StageError as err:  # the outputs were judged already: the row keeps its status
         message = "; ".join(m for m in (message, f"timing failed, no latency: {err}") if m)

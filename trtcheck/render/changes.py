@@ -6,10 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from trtcheck.render.text import NONE, PREDICTION_MARK, md, num
+from trtcheck.results.ab import TEST
 from trtcheck.results.baseline import (
     IMPROVEMENT,
     NOT_COMPARABLE,
+    PROCESSES,
     REGRESSION,
+    UNCHANGED,
+    UNDECIDED,
     Diff,
     LatencyChange,
     RowChange,
@@ -28,9 +32,13 @@ def render_changes(record: Record, *, heading: str = "##", escape: Escape = md) 
         return ""
     shown = sorted((c for c in diff.changes if c.shown), key=_order)
     cuda = str(record.environment.get("device", "")).startswith("cuda")
-    lines = [f"{heading} Changes against the baseline", "", _gate(diff, escape, cuda)]
+    title = "Head against base" if diff.rule == PROCESSES else "Changes against the baseline"
+    lines = [f"{heading} {title}", "", _gate(diff, escape, cuda)]
     lines += [f"- ⚠️ {escape(w)}" for w in diff.warnings]
     lines += ["", count_line(diff) + "."]
+    if diff.rule == PROCESSES:
+        lines += ["", *_process_table(diff, escape)]
+        shown = [c for c in shown if c.status_changed or c.accuracy_changed]
     if shown:
         lines += ["", "| case | backend | profile | status | worst rel err | "
                       f"{'speedup' if diff.metric == 'speedup' else 'backend ms'} [95% interval] "
@@ -49,6 +57,7 @@ _CATEGORIES = {
     IMPROVEMENT: ("faster row", "faster rows"),
     "accuracy": ("accuracy change", "accuracy changes"),
     NOT_COMPARABLE: ("row with figures not comparable", "rows with figures not comparable"),
+    UNDECIDED: ("row with not enough evidence", "rows with not enough evidence"),
     "unchanged": ("row unchanged", "rows unchanged"),
 }
 
@@ -58,17 +67,87 @@ def count_line(diff: Diff) -> str:
     category with no rows is left out, but for regressions, status changes and unchanged rows."""
     parts = [f"{n} {_CATEGORIES[what][n != 1]}" for what, n in diff.tally().items()
              if n or what in (REGRESSION, "status", "unchanged")]
-    return ", ".join(parts[:-1]) + f"; {parts[-1]}"
+    line = ", ".join(parts[:-1]) + f"; {parts[-1]}"
+    if diff.rule == PROCESSES:
+        decided, gated = diff.decided()
+        line += f"; {decided} of {gated} rows decided"
+    return line
+
+
+# How the rule over processes names each latency verdict.
+WORDS = {REGRESSION: "slower", IMPROVEMENT: "faster", UNCHANGED: "unchanged",
+         UNDECIDED: "not enough evidence"}
+
+
+def decision_text(lat: LatencyChange) -> str:
+    """A verdict over processes in words, the undecided ones with the processes they had."""
+    word = WORDS.get(lat.verdict, lat.verdict)
+    if lat.verdict == UNDECIDED and lat.processes:
+        word += f" after {max(lat.processes)} processes"
+    return word
+
+
+def interval_text(lat: LatencyChange) -> str:
+    """The change over processes, ``+12% [+8%, +16%]`` (positive: slower), in the metric's
+    sense: the speedup's loss, or the time's gain."""
+    def pct(x: float) -> str:
+        return f"{x - 1:+.1%}" if x == x else NONE  # NaN: no figure
+
+    if lat.interval is None:
+        return pct(lat.slowdown)
+    return f"{pct(lat.slowdown)} [{pct(lat.interval[0])}, {pct(lat.interval[1])}]"
+
+
+def decision_lines(diff: Diff) -> list[str]:
+    """One plain line per row judged over processes: what the terminal prints."""
+    return [f"{decision_text(c.latency)}: {c.case_id} {c.backend} {c.profile}: "
+            f"{interval_text(c.latency)} over {'+'.join(map(str, c.latency.processes or ()))} "
+            "processes" for c in sorted(diff.changes, key=_order) if c.latency is not None]
+
+
+def _process_table(diff: Diff, escape: Escape) -> list[str]:
+    """Every row judged over processes: its figure on each side, the change with its interval
+    and the verdict. Rows not judged (predictions, a side missing) are in the changes table."""
+    figure = "speedup" if diff.metric == "speedup" else "backend ms"
+    lines = [f"| case | backend | profile | {figure} base → head | change (+ slower) "
+             "[interval] | verdict | processes |", "|---|---|---|---|---|---|---|"]
+    for c in sorted(diff.changes, key=_order):
+        lat = c.latency
+        if lat is None:
+            continue
+        unit = "×" if lat.metric == "speedup" else ""
+        verdict = decision_text(lat)
+        cells = [escape(c.case_id), escape(c.backend), escape(c.profile),
+                 f"{num(lat.before, unit)} → {num(lat.after, unit)}", interval_text(lat),
+                 f"**{verdict}**" if lat.verdict == REGRESSION else verdict,
+                 " + ".join(map(str, lat.processes or ()))]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
 
 
 def _gate(diff: Diff, escape: Escape, cuda: bool) -> str:
     base = diff.base
     what = ("the speedup (backend normalised by eager in the same run)" if diff.metric == "speedup"
             else f"the backend's absolute {'GPU' if cuda else 'CPU'} time")
-    rule = (f"A row regresses when {what} is more than {diff.threshold:.0%} slower and beyond "
-            "both runs' 95% intervals." if diff.comparable else
-            f"Its speedup, latency and memory figures are {NOT_COMPARABLE} with this run's: "
-            "nothing is gated on them.")
+    if not diff.comparable:
+        rule = (f"Its speedup, latency and memory figures are {NOT_COMPARABLE} with this run's: "
+                "nothing is gated on them.")
+    elif diff.rule == PROCESSES and not (diff.level or {}).get("rows"):
+        rule = ("No row has a latency to judge (the backends predict, or no row ran on both "
+                "sides): statuses alone are compared.")
+    elif diff.rule == PROCESSES:
+        level = diff.level or {}
+        rule = (f"Base and head measured in one job, in fresh processes. A row is slower when "
+                f"{what} changed by more than {diff.threshold:.0%} and significantly across "
+                f"processes: {TEST}, each at level {level.get('per_test', 0):.2g} (a "
+                f"{level.get('alpha', 0):g} chance over the whole zoo, "
+                f"{level.get('correction', '')}: {level.get('rows')} rows × "
+                f"{level.get('looks')} looks). Intervals are at that level.")
+    else:
+        rule = (f"Rule over runs: a row regresses when {what} is more than {diff.threshold:.0%} "
+                "slower and beyond both runs' 95% intervals. Those intervals hold one process "
+                "each, blind to what moves between processes (compiled kernels, memory layout, "
+                "clocks): a weaker rule than `trtcheck ab`'s over processes.")
     return (f"Baseline: commit {escape(base.get('git_commit') or NONE)} on "
             f"{escape(base.get('device_name') or NONE)}, torch {escape(base.get('torch') or NONE)}. "
             + rule)

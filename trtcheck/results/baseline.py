@@ -12,7 +12,7 @@ are marked "not comparable" and never gated, while status changes still count.""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from trtcheck.results.metrics import MAX_REL
@@ -27,6 +27,11 @@ ACCURACY_FACTOR = 2.0  # a worst relative error that moved by more than this fac
 REGRESSION, IMPROVEMENT, NOISE, SMALL = "regression", "improvement", "within noise", "below threshold"
 UNSTABLE = "not gated: unstable"  # an interval too wide to decide, in either run
 NOT_COMPARABLE = "not comparable"  # the baseline's figures meant something else: never gated
+# The verdicts only the rule over processes (trtcheck.results.ab) gives: within the threshold
+# both ways, and still undecided when the processes ran out.
+UNCHANGED, UNDECIDED = "unchanged", "not enough evidence"
+# Which rule judged the latency: several fresh processes a side (trtcheck ab), or one run a side.
+PROCESSES, RUNS = "processes", "runs"
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,9 @@ class LatencyChange:
     after_interval: tuple[float, float] | None = None
     before_ms: float | None = None
     after_ms: float | None = None
+    # Under the rule over processes: the slowdown's interval, and the figures each side gave.
+    interval: tuple[float, float] | None = None
+    processes: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -85,7 +93,8 @@ class RowChange:
         """Whether the change is worth a line: anything but an unchanged row."""
         return (self.status_changed or self.accuracy_changed
                 or (self.latency is not None
-                    and self.latency.verdict in (REGRESSION, IMPROVEMENT, NOT_COMPARABLE)))
+                    and self.latency.verdict in (REGRESSION, IMPROVEMENT, NOT_COMPARABLE,
+                                                 UNDECIDED)))
 
 
 @dataclass(frozen=True)
@@ -98,10 +107,18 @@ class Diff:
     changes: list[RowChange] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     comparable: bool = True  # False: the baseline's figures meant something else
+    rule: str = RUNS  # PROCESSES: judged over processes (trtcheck.results.ab)
+    level: dict[str, Any] | None = None  # under PROCESSES: the test's level and its correction
 
     @property
     def regressions(self) -> list[RowChange]:
         return [c for c in self.changes if c.regressed]
+
+    def decided(self) -> tuple[int, int]:
+        """Under the rule over processes: how many gated rows got a verdict, of how many."""
+        gated = [c.latency for c in self.changes
+                 if c.latency is not None and c.latency.verdict != NOT_COMPARABLE]
+        return sum(lat.verdict != UNDECIDED for lat in gated), len(gated)
 
     def tally(self) -> dict[str, int]:
         """How many rows changed in each category, the same for every report and the
@@ -118,6 +135,7 @@ class Diff:
             IMPROVEMENT: latency(IMPROVEMENT),
             "accuracy": sum(c.accuracy_changed for c in self.changes),
             NOT_COMPARABLE: latency(NOT_COMPARABLE),
+            UNDECIDED: latency(UNDECIDED),
             "unchanged": sum(not c.shown for c in self.changes),
         }
 
@@ -131,15 +149,19 @@ class Diff:
                 return None
             # infinities come back from JSON as strings
             numbers = {k: float(v) if isinstance(v, str) and k not in ("metric", "verdict") else v
-                       for k, v in lat.items()}
+                       for k, v in lat.items() if k in _LATENCY_FIELDS}
             intervals = {k: tuple(lat[k]) if lat.get(k) else None
-                         for k in ("before_interval", "after_interval")}
+                         for k in ("before_interval", "after_interval", "interval", "processes")}
             return LatencyChange(**{**numbers, **intervals})
 
         changes = [RowChange(**{**c, "latency": latency(c.get("latency"))})
                    for c in d.get("changes", [])]
         return cls(d["metric"], float(d["threshold"]), dict(d.get("base") or {}), changes,
-                   list(d.get("warnings", [])), bool(d.get("comparable", True)))
+                   list(d.get("warnings", [])), bool(d.get("comparable", True)),
+                   str(d.get("rule", RUNS)), d.get("level"))
+
+
+_LATENCY_FIELDS = frozenset(f.name for f in fields(LatencyChange))
 
 
 def compare(base: Record, head: Record, *, metric: str = "speedup",

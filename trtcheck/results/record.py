@@ -44,6 +44,9 @@ class Record:
     schema: int = SCHEMA_VERSION
     # Changes against a baseline record (``trtcheck.results.baseline.Diff`` as a dict), when compared.
     baseline: dict[str, Any] | None = None
+    # ``trtcheck ab``'s sides, processes and per-process figures (trtcheck.results.ab), when it
+    # made the record; ``rows`` are then the head's.
+    ab: dict[str, Any] | None = None
     # The schema of the file it was read from: where it came from, not what it holds.
     source_schema: int = field(default=SCHEMA_VERSION, compare=False)
 
@@ -71,6 +74,7 @@ class Record:
             "rows": [r.to_dict() for r in self.rows],
             "analyses": self.analyses,
             **({"baseline": self.baseline} if self.baseline is not None else {}),
+            **({"ab": self.ab} if self.ab is not None else {}),
         }
 
     @classmethod
@@ -93,6 +97,7 @@ class Record:
             rows=[Row.from_dict(_restore_numbers(r)) for r in raw_rows],
             analyses=analyses,
             baseline=d.get("baseline"),
+            ab=d.get("ab"),
             source_schema=schema,
         )
 

@@ -1,0 +1,261 @@
+"""trtcheck ab's decision rule (results/ab.py) on synthetic per-process figures: the t
+distribution, A/A false alarms at the stated rate over a whole zoo and every look, a 15% shift
+flagged, undecided rows counted; and the reports' words for it."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from trtcheck.render.changes import count_line, render_changes
+from trtcheck.results import ab
+from trtcheck.results.ab import (
+    FASTER,
+    SLOWER,
+    UNCHANGED,
+    UNDECIDED,
+    Level,
+    ProcessFigure,
+    decide,
+    sequential,
+    t_quantile,
+    t_sf,
+)
+from trtcheck.results.baseline import PROCESSES, Diff
+from trtcheck.results.figures import Latency, Stats
+from trtcheck.results.record import Record
+from trtcheck.results.rows import Row, RowKey
+
+START, CAP, STEP, ALPHA, THRESHOLD = 6, 15, 3, 0.05, 0.07
+
+
+@pytest.mark.parametrize(("t", "df", "tail"), [(2.0, 1, 0.147584), (2.0, 5, 0.050970),
+                                                (2.0, 10, 0.036694), (-1.0, 3, 0.804499),
+                                                (0.0, 7, 0.5)])
+def test_the_t_distribution_matches_its_tables(t: float, df: float, tail: float) -> None:
+    assert t_sf(t, df) == pytest.approx(tail, abs=1e-6)
+
+
+@pytest.mark.parametrize(("p", "df", "q"), [(0.975, 1, 12.7062), (0.975, 10, 2.2281),
+                                             (0.9995, 5, 6.8688), (0.95, 3, 2.3534)])
+def test_t_quantiles_invert_the_tail(p: float, df: float, q: float) -> None:
+    assert t_quantile(p, df) == pytest.approx(q, rel=1e-4)
+
+
+def _draw(rng: random.Random, n: int, shift: float, spread: float) -> list[float]:
+    """``n`` per-process speedups around ``1 / (1 + shift)`` (a head ``shift`` slower), each
+    process off by a log-normal factor of ``spread``."""
+    return [math.exp(rng.gauss(-math.log1p(shift), spread)) for _ in range(n)]
+
+
+def _zoo(rng: random.Random, shifts: list[float], spreads: list[float], *,
+         level: Level, threshold: float = THRESHOLD) -> dict[RowKey, ab.Decision]:
+    """A whole job, sequential step included, on synthetic processes: row i's head is
+    ``shifts[i]`` slower, every process off by ``spreads[i]``."""
+    keys = [RowKey(f"zoo::m{i}[float32]", "inductor", "-") for i in range(len(shifts))]
+    figures: dict[RowKey, dict[str, list[ProcessFigure]]] = {
+        k: {"base": [], "head": []} for k in keys}
+
+    def run(rows: list[RowKey], n: int) -> bool:
+        for key in rows:
+            i = keys.index(key)
+            for side, shift in (("base", 0.0), ("head", shifts[i])):
+                figures[key][side] += [ProcessFigure(0, "pass", s)
+                                       for s in _draw(rng, n, shift, spreads[i])]
+        return True
+
+    run(keys, START)
+    return sequential(keys, lambda: figures, run, start=START, cap=CAP, step=STEP,
+                      metric="speedup", threshold=threshold, level=level)
+
+
+def test_identical_code_flags_no_row_in_more_than_one_job_in_ten() -> None:
+    """A/A over 200 jobs of 8 rows whose processes spread by 3% to 20%. The threshold would
+    hide a loose test, so it is 0 here: the level alone must hold the rate; the uncorrected
+    level (one look, one row) over the same jobs flags far more, so this can fail."""
+    rows, jobs = 8, 200
+    spreads = [0.03, 0.05, 0.08, 0.1, 0.12, 0.15, 0.2, 0.04]
+    looks = ab.looks(START, CAP, STEP)
+    corrected = Level(ALPHA, rows, looks)
+    uncorrected = Level(ALPHA, 1, 1)
+    alarms = {}
+    for name, level in (("corrected", corrected), ("uncorrected", uncorrected)):
+        rng = random.Random(7)
+        alarms[name] = sum(
+            any(d.verdict == SLOWER for d in _zoo(rng, [0.0] * rows, spreads, level=level,
+                                                  threshold=0.0).values())
+            for _ in range(jobs))
+    assert looks == 4
+    assert alarms["corrected"] / jobs <= 0.1
+    assert alarms["uncorrected"] / jobs > 0.2
+
+
+def test_a_fifteen_percent_shift_with_a_tight_spread_is_slower_at_the_first_look() -> None:
+    rng = random.Random(3)
+    decision = decide(_draw(rng, START, 0.0, 0.02), _draw(rng, START, 0.15, 0.02),
+                      metric="speedup", threshold=THRESHOLD, level=Level(ALPHA, 40, 4).per_test)
+    assert decision.verdict == SLOWER
+    assert decision.processes == (START, START)
+    assert decision.low is not None and 1.0 < decision.low < 1.15 < decision.high
+    assert decision.change == pytest.approx(1.15, rel=0.03)
+
+
+def test_faster_unchanged_and_the_latency_metric() -> None:
+    rng = random.Random(4)
+    level = Level(ALPHA, 2, 4).per_test
+    faster = decide(_draw(rng, 8, 0.0, 0.02), _draw(rng, 8, -0.2, 0.02), metric="speedup",
+                    threshold=THRESHOLD, level=level)
+    same = decide(_draw(rng, 8, 0.0, 0.01), _draw(rng, 8, 0.0, 0.01), metric="speedup",
+                  threshold=THRESHOLD, level=level)
+    # latency: a longer time is slower (the figures go the other way from a speedup)
+    longer = decide([1.0, 1.01, 0.99, 1.0], [1.2, 1.21, 1.19, 1.2], metric="latency",
+                    threshold=THRESHOLD, level=level)
+    assert (faster.verdict, same.verdict, longer.verdict) == (FASTER, UNCHANGED, SLOWER)
+
+
+def test_a_change_beyond_the_threshold_but_within_the_spread_is_undecided_until_the_cap() -> None:
+    decisions = _zoo(random.Random(5), [0.1, 0.3], [0.4, 0.02], level=Level(ALPHA, 2, 4))
+    wide, tight = decisions.values()
+    assert wide.verdict == UNDECIDED and wide.processes == (CAP, CAP)
+    assert tight.verdict == SLOWER and tight.processes == (START, START)
+
+
+def test_fewer_than_two_processes_a_side_decide_nothing() -> None:
+    assert decide([1.0], [0.5, 0.5], metric="speedup", threshold=THRESHOLD,
+                  level=0.01).verdict == UNDECIDED
+
+
+def _row(name: str, speedup: float) -> Row:
+    stats = Stats("perf_counter", 3, 20, 1.0, 1.0, 1.0, 1.0, 0.0)
+    return Row(f"zoo::{name}[float32]", "zoo", name, "float32", "inductor",
+               outputs=[{"path": "", "passed": True, "max_rel": 1e-6}],
+               latency=Latency(stats, stats, stats, stats, speedup, speedup, speedup))
+
+
+def test_every_report_counts_the_rows_decided_and_names_the_verdicts() -> None:
+    rng = random.Random(6)
+    base = Record({}, {}, [_row("tight", 2.0), _row("wide", 2.0)])
+    head = Record({}, {}, [_row("tight", 1.6), _row("wide", 1.6)])
+    figures = {base.rows[0].key: {"base": [ProcessFigure(i, "pass", s) for i, s in
+                                          enumerate(_draw(rng, 6, 0.0, 0.01))],
+                                  "head": [ProcessFigure(i, "pass", s) for i, s in
+                                          enumerate(_draw(rng, 6, 0.25, 0.01))]},
+               base.rows[1].key: {"base": [ProcessFigure(i, "pass", s) for i, s in
+                                          enumerate(_draw(rng, 6, 0.0, 0.5))],
+                                  "head": [ProcessFigure(i, "pass", s) for i, s in
+                                          enumerate(_draw(rng, 6, 0.25, 0.5))]}}
+    _, diff = ab.judge(base, head, figures, metric="speedup", threshold=THRESHOLD,
+                       level=Level(ALPHA, 2, 4))
+    assert diff.rule == PROCESSES and diff.decided() == (1, 2)
+    assert [c.case_id for c in diff.regressions] == ["zoo::tight[float32]"]
+    head.baseline = diff.to_dict()
+    again = Diff.from_dict(head.baseline)
+    assert again.decided() == (1, 2) and again.changes[0].latency.processes == (6, 6)
+    assert "1 of 2 rows decided" in count_line(again)
+    text = render_changes(head)
+    assert "**slower**" in text and "not enough evidence after 6 processes" in text
+    assert "Bonferroni" in text
+
+
+# --- end to end: trtcheck ab in a scratch git repository ----------------------------------------
+
+ZOO = '''\
+import torch
+
+import trtcheck
+
+
+class Chain(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(256, 256) / 16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.tanh(x @ self.w)
+        y = torch.tanh(y @ self.w)
+        y = torch.tanh(y @ self.w)
+        return y
+
+
+@trtcheck.model(variants=["float32"])
+def chain(variant):
+    return Chain(), (torch.randn(256, 256),)
+'''
+# About a third more work, done only by the compiled module: eager, and so the speedup's
+# numerator, is untouched.
+PLANT = ("        y = torch.tanh(y @ self.w)\n        return y\n",
+         "        y = torch.tanh(y @ self.w)\n"
+         "        if torch.compiler.is_compiling():\n"
+         "            y = y + (x @ self.w) * 0.0\n"
+         "        return y\n")
+QUICK = ("--backend", "inductor", "--device", "cpu", "--fail-on", "regression",
+         "--processes", "3", "--max-processes", "3", "--seed", "1")
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                   check=True, capture_output=True)
+
+
+def _repo(tmp_path: Path, *, planted: bool) -> Path:
+    """A repository whose HEAD~1 holds the zoo and whose HEAD plants a compiled-only slowdown
+    in it, or is a commit of the same tree."""
+    repo = tmp_path / "repo"
+    (repo / "models").mkdir(parents=True)
+    (repo / "models" / "mm.py").write_text(ZOO)
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "base")
+    if planted:
+        (repo / "models" / "mm.py").write_text(ZOO.replace(*PLANT))
+    _git(repo, "commit", "-qam", "head", "--allow-empty")
+    return repo
+
+
+def _ab(repo: Path, out: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "trtcheck", "ab", "--base", "HEAD~1", "models/",
+                           *QUICK, "--out", str(out)], cwd=repo, capture_output=True, text=True,
+                          timeout=600)
+
+
+@pytest.mark.slow
+def test_ab_flags_a_compiled_only_slowdown_and_names_the_row(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    proc = _ab(_repo(tmp_path, planted=True), out)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "slower: mm::chain[float32] inductor" in proc.stdout
+    assert "1 of 1 rows decided" in proc.stdout
+    record = json.loads((out / "results.json").read_text())
+    section = record["ab"]
+    assert [p["side"] for p in section["processes"]] == ["base", "head", "head", "base", "base",
+                                                         "head"]
+    assert all(p["code_hash"] for p in section["processes"])
+    assert section["settings"]["compile_cache"]["inductor"] == "shared"
+    (row,) = section["rows"]
+    for side in ("base", "head"):
+        assert len(row[side]["process_speedups"]) == len(row[side]["process_latency_ms"]) == 3
+    assert row["decision"]["verdict"] == "slower"
+    assert record["baseline"]["rule"] == "processes"
+    for report in ("report.md", "comment.md"):
+        assert "rows decided" in (out / report).read_text(), report
+    # diff judges an ab record's sides by the same rule
+    again = subprocess.run([sys.executable, "-m", "trtcheck", "diff", str(out / "results.json"),
+                            "--fail-on", "regression"], capture_output=True, text=True, timeout=120)
+    assert again.returncode == 1 and "**slower**" in again.stdout, again.stdout + again.stderr
+
+
+@pytest.mark.slow
+def test_ab_of_the_same_zoo_tree_exits_0(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    proc = _ab(_repo(tmp_path, planted=False), out)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    section = json.loads((out / "results.json").read_text())["ab"]
+    assert section["same_tree"] and section["sides"]["base"]["commit"] != \
+        section["sides"]["head"]["commit"]
+    assert "slower" not in [r["decision"]["verdict"] for r in section["rows"]]

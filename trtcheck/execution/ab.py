@@ -1,0 +1,293 @@
+"""``trtcheck ab``: a pull request's base and head measured in one job, process against process.
+
+The base ref's tree is checked out as a git worktree in a temporary folder (the head is the
+working tree, or another ref checked out the same way); the head's options apply to both, the
+base supplies only its zoo files. Fresh processes alternate base, head, head, base, … (the
+order reverses every other pair, so that neither side always runs first or last); each
+collects the zoo, compiles and times every selected row once, in an order shuffled with a
+recorded seed, and exits. After ``start`` processes a side every gated row is judged
+(:mod:`trtcheck.results.ab`); the rows still undecided get ``STEP`` more processes a side at a
+time, up to ``cap`` or until the time budget is spent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from trtcheck.config.ab import STEP
+from trtcheck.config.options import Options
+from trtcheck.core.traits import Kind
+from trtcheck.errors import UsageError
+from trtcheck.execution.isolate import IsolatedExecutor
+from trtcheck.execution.run import Collection, collect
+from trtcheck.results import ab, environment
+from trtcheck.results.ab import SIDES, Decision, Level, ProcessFigure
+from trtcheck.results.record import Record
+from trtcheck.results.rows import Analysis, BackendClass, Row, RowKey
+
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Tree:
+    """One side: the ref it names (None: the working tree), its commit and tree hash, where its
+    files are, and the zoo paths in it."""
+
+    side: str
+    ref: str | None
+    commit: str | None
+    tree: str | None
+    root: Path
+    paths: tuple[Path, ...]
+
+
+@dataclass
+class Process:
+    """One fresh process of the job: its side, the cases it ran in their order, the seed of
+    that order, how long it took, and its rows."""
+
+    index: int
+    side: str
+    seed: int
+    cases: list[str]
+    duration_s: float = 0.0
+    rows: list[Row] = field(default_factory=list)
+    problems: list[Row] = field(default_factory=list)
+    analyses: dict[str, Any] = field(default_factory=dict)
+
+    def code_hash(self) -> str | None:
+        """A hash of the code every row of the process generated (None: no backend said)."""
+        hashes = sorted(h for r in self.rows if (h := r.evidence.details.get("code_hash")))
+        return hashlib.sha256("\n".join(hashes).encode()).hexdigest()[:16] if hashes else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"process": self.index, "side": self.side, "seed": self.seed,
+                "cases": list(self.cases), "duration_s": round(self.duration_s, 3),
+                "code_hash": self.code_hash()}
+
+
+def side_of(index: int) -> str:
+    """base, head, head, base, base, head, head, base, …"""
+    return SIDES[index % 4 in (1, 2)]
+
+
+def _git(root: Path, *args: str) -> str:
+    out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                         check=False)
+    if out.returncode != 0:
+        raise UsageError(f"git {' '.join(args)}: {out.stderr.strip() or 'failed'}")
+    return out.stdout.strip()
+
+
+def top_level(path: Path) -> Path:
+    """The root of the git working tree holding ``path``; UsageError outside one."""
+    where = path if path.is_dir() else path.parent
+    try:
+        return Path(_git(where, "rev-parse", "--show-toplevel")).resolve()
+    except UsageError:
+        raise UsageError(f"trtcheck ab compares two commits of a git repository: {path} is not "
+                         "in one") from None
+
+
+def commit_of(top: Path, ref: str) -> str:
+    try:
+        return _git(top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    except UsageError:
+        raise UsageError(f"--base/--head {ref!r} names no commit of {top}") from None
+
+
+@contextmanager
+def checkout(top: Path, side: str, ref: str | None, paths: tuple[Path, ...],
+             into: Path) -> Iterator[Tree]:
+    """The tree of ``ref`` as a git worktree under ``into`` (the working tree itself for None),
+    removed afterwards; its zoo paths are ``paths`` at the same place relative to the root."""
+    if ref is None:
+        commit = _git(top, "rev-parse", "HEAD")
+        dirty = bool(_git(top, "status", "--porcelain", "--", *map(str, paths)))
+        yield Tree(side, None, commit, None if dirty else _git(top, "rev-parse", "HEAD^{tree}"),
+                   top, paths)
+        return
+    commit = commit_of(top, ref)
+    where = into / side
+    _git(top, "worktree", "add", "--detach", "--quiet", str(where), commit)
+    try:
+        moved = tuple(where / p.relative_to(top) for p in paths)
+        yield Tree(side, ref, commit, _git(top, "rev-parse", f"{commit}^{{tree}}"), where,
+                   tuple(p for p in moved if p.exists()))
+    finally:
+        subprocess.run(["git", "-C", str(top), "worktree", "remove", "--force", str(where)],
+                       capture_output=True, check=False)
+        shutil.rmtree(where, ignore_errors=True)
+
+
+def cache_setup(opts: Options, process: int, caches: Path) -> tuple[Options, dict[str, str]]:
+    """A process's options and environment for each backend's compile cache: one folder for
+    the job (shared) or one of the process's own (private)."""
+    def folder(backend: str) -> Path:
+        mode = opts.ab.cache(backend)
+        return caches / (f"{backend}-shared" if mode == "shared" else f"{backend}-p{process}")
+
+    inductor = folder("inductor")
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(inductor),
+           "TRITON_CACHE_DIR": str(inductor / "triton")}
+    if any(b.partition("@")[0] == "tensorrt" for b in opts.backends):
+        opts = replace(opts, engine_cache=True, cache_dir=folder("tensorrt"))
+    return opts, env
+
+
+def run_process(tree: Tree, opts: Options, backends: Mapping[str, BackendClass],
+                process: Process, wanted: set[str] | None, caches: Path, log: Path) -> Process:
+    """One fresh worker: collect ``tree``'s zoo, run the ``wanted`` cases (all: None) in an
+    order shuffled with the process's seed, and stop it."""
+    popts, env = cache_setup(replace(opts, paths=tree.paths), process.index, caches)
+    t0 = time.perf_counter()
+    executor = IsolatedExecutor(popts, backends, log, env)
+    try:
+        collection: Collection = collect(popts, executor)
+        cases = [c for c in collection.cases if wanted is None or c.case_id in wanted]
+        random.Random(process.seed).shuffle(cases)
+        process.cases = [c.case_id for c in cases]
+        process.problems = list(collection.problems)
+        for case in cases:
+            for item in executor.rows(case):
+                if isinstance(item, Analysis):
+                    process.analyses[item.case_id] = item.data
+                else:
+                    process.rows.append(item)
+    finally:
+        executor.close()
+    process.duration_s = time.perf_counter() - t0
+    return process
+
+
+def figure(row: Row, process: int) -> ProcessFigure:
+    lat = None if row.prediction else row.latency
+    device = lat.backend_device or lat.backend if lat is not None else None
+    return ProcessFigure(process, str(row.status), lat.speedup if lat is not None else None,
+                         device.median_ms if device is not None else None,
+                         row.evidence.details.get("code_hash"))
+
+
+@dataclass
+class Job:
+    """The processes of one ``ab`` job, and what they gave."""
+
+    opts: Options
+    backends: Mapping[str, BackendClass]
+    trees: Mapping[str, Tree]
+    work: Path
+    say: Say
+    seed: int
+    processes: list[Process] = field(default_factory=list)
+
+    def run(self, count: int, wanted: set[str] | None) -> None:
+        """``count`` more processes, continuing the alternation."""
+        for _ in range(count):
+            index = len(self.processes)
+            side = side_of(index)
+            process = Process(index, side, self.seed + index, [])
+            tree = self.trees[side]
+            if tree.paths:
+                run_process(tree, self.opts, self.backends, process, wanted,
+                            self.work / "caches", self.opts.out / "worker.log")
+            self.processes.append(process)
+            self.say(f"ab: process {index + 1} ({side}{', ' + tree.ref if tree.ref else ''}): "
+                     f"{len(process.rows)} rows in {process.duration_s:.1f} s")
+
+    def figures(self) -> dict[RowKey, dict[str, list[ProcessFigure]]]:
+        found: dict[RowKey, dict[str, list[ProcessFigure]]] = {}
+        for p in self.processes:
+            for row in p.rows:
+                found.setdefault(row.key, {s: [] for s in SIDES})[p.side].append(
+                    figure(row, p.index))
+        return found
+
+    def record(self, side: str) -> Record:
+        """A side's record: the rows and analyses of its first process."""
+        first = next((p for p in self.processes if p.side == side), None)
+        tree = self.trees[side]
+        env = environment.describe(self.opts.device, tree.root)
+        env["git_commit"] = tree.commit
+        rows = (first.problems + first.rows) if first else []
+        return Record(env, self.opts.to_dict(), rows, dict(first.analyses) if first else {})
+
+
+def run_ab(opts: Options, backends: Mapping[str, BackendClass], base_ref: str,
+           head_ref: str | None, say: Say) -> Record:
+    """Measure base and head in one job; the head's record, holding both sides
+    (``Record.ab``) and the head's changes against the base (``Record.baseline``)."""
+    top = top_level(opts.paths[0])
+    paths = tuple(p.resolve() for p in opts.paths)
+    outside = [p for p in paths if top not in (p, *p.parents)]
+    if outside:
+        raise UsageError(f"{outside[0]} is outside the repository {top}")
+    settings = opts.ab
+    seed = settings.seed if settings.seed is not None else random.SystemRandom().randrange(2**31)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="trtcheck-ab-") as tmp:
+        work = Path(tmp)
+        with checkout(top, "base", base_ref, paths, work) as base, \
+                checkout(top, "head", head_ref, paths, work) as head:
+            job = Job(opts, backends, {"base": base, "head": head}, work, say, seed)
+            predictions = all(b.kind is not Kind.MEASURED for b in backends.values())
+            job.run(2 if predictions else 2 * settings.start, None)
+            base_rec, head_rec = job.record("base"), job.record("head")
+            keys = ab.gated(base_rec, head_rec)
+            level = Level(settings.alpha, len(keys),
+                          ab.looks(settings.start, settings.cap, STEP))
+            decisions = _sequential(job, keys, level, started) if keys else {}
+    figures = job.figures()
+    diff = ab.to_diff(base_rec, head_rec, decisions, figures, metric=opts.gate.metric,
+                      threshold=opts.gate.threshold, level=level)
+    head_rec.baseline = diff.to_dict()
+    head_rec.environment["duration_s"] = round(time.monotonic() - started, 3)
+    head_rec.ab = {
+        "sides": {t.side: {"ref": t.ref or "working tree", "commit": t.commit, "tree": t.tree,
+                           "zoo_paths": [str(p.relative_to(t.root)) for p in t.paths]}
+                  for t in (base, head)},
+        "same_tree": base.tree is not None and base.tree == head.tree,
+        "seed": seed,
+        "settings": settings.to_dict(),
+        "statuses_only": not keys,
+        "level": level.to_dict(),
+        "processes": [p.to_dict() for p in job.processes],
+        "base_rows": [r.to_dict() for r in base_rec.rows],
+        "rows": [{"case_id": k.case_id, "backend": k.backend, "profile": k.profile,
+                  **{side: ab.side_dict(per[side]) for side in SIDES},
+                  "decision": decisions[k].to_dict() if k in decisions else None}
+                 for k, per in figures.items()],
+    }
+    return head_rec
+
+
+def _sequential(job: Job, keys: list[RowKey], level: Level,
+                started: float) -> dict[RowKey, Decision]:
+    """:func:`trtcheck.results.ab.sequential`, whose extra processes run here within the
+    time budget."""
+    settings = job.opts.ab
+
+    def measure_more(undecided: list[RowKey], more: int) -> bool:
+        recent = job.processes[-2 * STEP:]
+        estimate = 2 * more * sum(p.duration_s for p in recent) / max(1, len(recent))
+        if time.monotonic() - started + estimate > settings.budget_s:
+            job.say(f"ab: {len(undecided)} rows undecided; no more processes: {2 * more} more "
+                    f"would pass the {settings.budget_s:g} s budget")
+            return False
+        job.say(f"ab: {len(undecided)} rows undecided: {more} more processes a side")
+        job.run(2 * more, {k.case_id for k in undecided})
+        return True
+
+    return ab.sequential(keys, job.figures, measure_more, start=settings.start,
+                         cap=settings.cap, step=STEP, metric=job.opts.gate.metric,
+                         threshold=job.opts.gate.threshold, level=level)

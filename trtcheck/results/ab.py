@@ -1,0 +1,353 @@
+"""``trtcheck ab``'s record and its decision rule: base and head measured in one job, the process
+the unit of replication.
+
+Each side ran in several fresh processes; each process gave every row it ran one figure (the
+speedup, eager ÷ backend interleaved in that process, or the backend's latency). A row is
+judged on those figures alone: Welch's one-sided t test on their logarithms, at a level
+corrected for every row and every look of the sequential step (Bonferroni), and the change's
+point estimate beyond the threshold. No torch, no scipy: the t distribution is computed here.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from trtcheck.results.baseline import (
+    IMPROVEMENT,
+    PROCESSES,
+    REGRESSION,
+    Diff,
+    LatencyChange,
+    compare,
+)
+from trtcheck.results.baseline import UNCHANGED as UNCHANGED_ROW
+from trtcheck.results.baseline import UNDECIDED as UNDECIDED_ROW
+from trtcheck.results.record import Record
+from trtcheck.results.rows import Row, RowKey
+
+SIDES = ("base", "head")
+SLOWER, FASTER, UNCHANGED, UNDECIDED = "slower", "faster", UNCHANGED_ROW, UNDECIDED_ROW
+DECIDED = (SLOWER, FASTER, UNCHANGED)
+TEST = "Welch's one-sided t test on per-process log figures"
+
+
+@dataclass(frozen=True)
+class Level:
+    """The level of each test: ``alpha`` (the chance identical code flags any row in a job)
+    split over ``rows`` gated rows and ``looks`` looks of the sequential step."""
+
+    alpha: float
+    rows: int
+    looks: int
+
+    @property
+    def per_test(self) -> float:
+        return self.alpha / max(1, self.rows * self.looks)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "per_test": self.per_test,
+                "correction": "Bonferroni over rows × looks"}
+
+
+def looks(start: int, cap: int, step: int) -> int:
+    """How many times a row can be judged: at ``start`` processes a side, then every ``step``
+    more, the last at ``cap``."""
+    return 1 + max(0, math.ceil((cap - start) / step))
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One row's verdict over processes.
+
+    ``change`` is how many times slower the head is (above 1: slower; the base's speedup over
+    the head's, or the head's latency over the base's), a geometric mean over processes;
+    ``low``/``high`` its interval at the corrected level (each side one-sided at ``level``);
+    ``processes`` the figures each side gave; ``p_slower`` the one-sided p-value of slower."""
+
+    verdict: str
+    change: float | None
+    low: float | None
+    high: float | None
+    processes: tuple[int, int]
+    p_slower: float | None
+    level: float
+    why: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: _finite(v) for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Decision:
+        values = {k: (float(v) if isinstance(v, str) and k in ("change", "low", "high") else v)
+                  for k, v in d.items() if k in _DECISION_FIELDS}
+        values["processes"] = tuple(values.get("processes") or (0, 0))
+        return cls(**values)
+
+
+_DECISION_FIELDS = ("verdict", "change", "low", "high", "processes", "p_slower", "level", "why")
+
+
+def _finite(v: Any) -> Any:
+    return str(v) if isinstance(v, float) and not math.isfinite(v) else v
+
+
+def decide(base: Sequence[float], head: Sequence[float], *, metric: str, threshold: float,
+           level: float) -> Decision:
+    """Judge one row from each side's per-process figures (speedups, or latencies in ms with
+    ``metric`` ``latency``): slower when the change is beyond ``threshold`` and the test says
+    slower at ``level``; faster likewise; unchanged when the interval lies within the threshold
+    both ways; otherwise not enough evidence."""
+    b = [math.log(x) for x in base if x is not None and x > 0 and math.isfinite(x)]
+    h = [math.log(x) for x in head if x is not None and x > 0 and math.isfinite(x)]
+    n = (len(b), len(h))
+    if min(n) < 2:
+        return Decision(UNDECIDED, None, None, None, n, None, level,
+                        "fewer than 2 processes with a figure on a side")
+    # d > 0: the head is slower (a lower speedup, or a longer time)
+    d = (_mean(b) - _mean(h)) if metric == "speedup" else (_mean(h) - _mean(b))
+    se2 = _var(b) / n[0] + _var(h) / n[1]
+    bound = math.log1p(threshold)
+    if se2 <= 0:  # every process read the same on both sides: the change is known exactly
+        p = 0.0 if d > 0 else 1.0
+        low = high = d
+    else:
+        se = math.sqrt(se2)
+        df = se2 ** 2 / ((_var(b) / n[0]) ** 2 / (n[0] - 1) + (_var(h) / n[1]) ** 2 / (n[1] - 1))
+        p = t_sf(d / se, df)
+        q = t_quantile(1 - level, df)
+        low, high = d - q * se, d + q * se
+    if d > bound and low > 0:
+        verdict = SLOWER
+    elif d < -bound and high < 0:
+        verdict = FASTER
+    elif -bound < low and high < bound:
+        verdict = UNCHANGED
+    else:
+        verdict = UNDECIDED
+    return Decision(verdict, math.exp(d), math.exp(low), math.exp(high), n, p, level)
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return math.fsum(xs) / len(xs)
+
+
+def _var(xs: Sequence[float]) -> float:
+    m = _mean(xs)
+    return math.fsum((x - m) ** 2 for x in xs) / (len(xs) - 1)
+
+
+def t_sf(t: float, df: float) -> float:
+    """P(T > t) for Student's t with ``df`` degrees of freedom (any real df > 0)."""
+    if math.isinf(t):
+        return 0.0 if t > 0 else 1.0
+    tail = 0.5 * _betainc(df / 2, 0.5, df / (df + t * t))
+    return tail if t > 0 else 1 - tail
+
+
+def t_quantile(p: float, df: float) -> float:
+    """The ``p`` quantile of Student's t (``p`` above 0.5): Newton's method on :func:`t_sf`,
+    kept inside a bracket that bisection narrows whenever a step would leave it."""
+    lo, hi = 0.0, 1.0
+    while t_sf(hi, df) > 1 - p:
+        lo, hi = hi, hi * 2
+    log_norm = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+    t = (lo + hi) / 2
+    for _ in range(100):
+        excess = t_sf(t, df) - (1 - p)  # positive: t is below the quantile
+        if excess > 0:
+            lo = t
+        else:
+            hi = t
+        density = math.exp(log_norm - (df + 1) / 2 * math.log1p(t * t / df))
+        step = t + excess / density
+        t = step if lo < step < hi else (lo + hi) / 2
+        if abs(excess) < 1e-12 or hi - lo < 1e-9 * hi:
+            break
+    return t
+
+
+def _betainc(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function I_x(a, b), by its continued fraction."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+                     + a * math.log(x) + b * math.log1p(-x))
+    if x > (a + 1) / (a + b + 2):  # the fraction converges fast on this side only
+        return 1.0 - _betainc(b, a, 1.0 - x)
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    f = d
+    for m in range(1, 500):
+        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            f *= c * d
+        if abs(c * d - 1.0) < 1e-14:
+            break
+    return front * f / a
+
+
+@dataclass(frozen=True)
+class ProcessFigure:
+    """One row's figures in one process: its status, speedup (eager ÷ backend, interleaved in
+    that process), the backend's latency (device median, ms) and the hash of the code the
+    backend generated there."""
+
+    process: int
+    status: str
+    speedup: float | None = None
+    latency_ms: float | None = None
+    code_hash: str | None = None
+
+
+def figures_of(per_process: Sequence[ProcessFigure], metric: str) -> list[float]:
+    """The gated figure of each process that gave one."""
+    values = [f.speedup if metric == "speedup" else f.latency_ms for f in per_process]
+    return [v for v in values if v is not None]
+
+
+def side_dict(per_process: Sequence[ProcessFigure]) -> dict[str, list[Any]]:
+    """A row's figures on one side as results.json holds them: a list per figure, one entry per
+    process, in the order the processes ran."""
+    return {"process_ids": [f.process for f in per_process],
+            "process_statuses": [f.status for f in per_process],
+            "process_speedups": [_finite(f.speedup) if f.speedup is not None else None
+                                 for f in per_process],
+            "process_latency_ms": [f.latency_ms for f in per_process],
+            "process_code_hashes": [f.code_hash for f in per_process]}
+
+
+def side_from_dict(d: Mapping[str, Any]) -> list[ProcessFigure]:
+    """Undo :func:`side_dict`."""
+    def number(v: Any) -> float | None:
+        return float(v) if isinstance(v, str) else v
+
+    return [ProcessFigure(p, s, number(sp), number(ms), h) for p, s, sp, ms, h in zip(
+        d.get("process_ids", []), d.get("process_statuses", []), d.get("process_speedups", []),
+        d.get("process_latency_ms", []), d.get("process_code_hashes", []), strict=True)]
+
+
+def row_entries(section: Mapping[str, Any]) -> dict[RowKey, dict[str, list[ProcessFigure]]]:
+    """Each row's per-process figures by side, from a record's ``ab`` section."""
+    return {RowKey(r["case_id"], r["backend"], r["profile"]):
+            {side: side_from_dict(r.get(side) or {}) for side in SIDES}
+            for r in section.get("rows", [])}
+
+
+def gated(base: Record, head: Record) -> list[RowKey]:
+    """The rows whose latency is judged: measured (not a prediction) and timed on both sides
+    (a row that failed before its timing has no latency to judge)."""
+    before = {r.key: r for r in base.rows}
+    return [r.key for r in head.rows
+            if r.key in before and not r.prediction and not before[r.key].prediction
+            and r.latency is not None and before[r.key].latency is not None]
+
+
+_VERDICTS = {SLOWER: REGRESSION, FASTER: IMPROVEMENT, UNCHANGED: UNCHANGED_ROW,
+             UNDECIDED: UNDECIDED_ROW}
+
+
+def to_diff(base: Record, head: Record, decisions: Mapping[RowKey, Decision],
+            figures: Mapping[RowKey, Mapping[str, Sequence[ProcessFigure]]], *, metric: str,
+            threshold: float, level: Level) -> Diff:
+    """The head against the base: statuses, rows added and removed, accuracy as
+    :func:`trtcheck.results.baseline.compare` reports them, and each gated row's latency as
+    its decision over processes."""
+    diff = compare(base, head, metric=metric, threshold=threshold)
+    changes = []
+    for c in diff.changes:
+        key = RowKey(c.case_id, c.backend, c.profile)
+        decision = decisions.get(key)
+        if decision is None or c.before is None or c.after is None:
+            changes.append(replace(c, latency=None))
+            continue
+        sides = [figures_of(figures[key][side], metric) for side in SIDES]
+        before, after = (math.exp(_mean([math.log(v) for v in values])) if values else math.nan
+                         for values in sides)
+        ms = [figures_of(figures[key][side], "latency") for side in SIDES]
+        before_ms, after_ms = (statistics.median(v) if v else None for v in ms)
+        interval = ((decision.low, decision.high)
+                    if decision.low is not None and decision.high is not None else None)
+        changes.append(replace(c, latency=LatencyChange(
+            metric, before, after, decision.change if decision.change is not None else math.nan,
+            _VERDICTS[decision.verdict], before_ms=before_ms, after_ms=after_ms,
+            interval=interval, processes=decision.processes)))
+    return replace(diff, changes=changes, rule=PROCESSES, level=level.to_dict())
+
+
+def judge(base: Record, head: Record,
+          figures: Mapping[RowKey, Mapping[str, Sequence[ProcessFigure]]], *, metric: str,
+          threshold: float, level: Level) -> tuple[dict[RowKey, Decision], Diff]:
+    """Every gated row decided at once on the figures it has (no sequential step: ``trtcheck
+    diff`` of ``ab`` records), and the diff those decisions give."""
+    decisions = {key: decide(figures_of(figures[key]["base"], metric),
+                             figures_of(figures[key]["head"], metric), metric=metric,
+                             threshold=threshold, level=level.per_test)
+                 for key in gated(base, head) if key in figures}
+    return decisions, to_diff(base, head, decisions, figures, metric=metric,
+                              threshold=threshold, level=level)
+
+
+Figures = Mapping[RowKey, Mapping[str, Sequence[ProcessFigure]]]
+
+
+def sequential(keys: Sequence[RowKey], figures: Callable[[], Figures],
+               measure_more: Callable[[list[RowKey], int], bool], *, start: int, cap: int,
+               step: int, metric: str, threshold: float, level: Level) -> dict[RowKey, Decision]:
+    """The sequential rule: judge every row on its first ``start`` processes a side; while
+    rows are undecided and fewer than ``cap`` processes a side have run, ask ``measure_more``
+    for ``step`` more a side for those rows (it answers False when the time budget refuses)
+    and judge them again. A decided row keeps its verdict; ``level`` counts every look."""
+    decisions: dict[RowKey, Decision] = {}
+    per_side = start
+    while True:
+        now = figures()
+        for key in keys:
+            if key not in decisions or decisions[key].verdict == UNDECIDED:
+                per = now.get(key) or {side: [] for side in SIDES}
+                decisions[key] = decide(figures_of(per["base"], metric),
+                                        figures_of(per["head"], metric), metric=metric,
+                                        threshold=threshold, level=level.per_test)
+        undecided = [k for k in keys if decisions[k].verdict == UNDECIDED]
+        more = min(step, cap - per_side)
+        if not undecided or more <= 0 or not measure_more(undecided, more):
+            return decisions
+        per_side += more
+
+
+def sides(record: Record) -> tuple[Record, Record, dict[RowKey, dict[str, list[ProcessFigure]]]]:
+    """An ``ab`` record's base and head as records of their own, and each row's per-process
+    figures by side."""
+    section = record.ab or {}
+    base_env = {**record.environment,
+                "git_commit": (section.get("sides") or {}).get("base", {}).get("commit")}
+    base = Record(base_env, record.options,
+                  [Row.from_dict(r) for r in section.get("base_rows", [])], {})
+    return base, record, row_entries(section)
+
+
+def rejudge(before: Record, after: Record | None, *, metric: str, threshold: float) -> Diff:
+    """``trtcheck diff`` under the rule over processes: an ``ab`` record's own sides (``after``
+    None), or the head side of ``before`` against the head side of ``after``. The level is
+    that of the record judged, every look of its sequential step counted."""
+    if after is None:
+        base, head, figures = sides(before)
+    else:
+        _, base, old = sides(before)
+        _, head, new = sides(after)
+        figures = {k: {"base": old[k]["head"], "head": new[k]["head"]}
+                   for k in new.keys() & old.keys()}
+    recorded = (head.ab or {}).get("level") or {}
+    keys = gated(base, head)
+    level = Level(float(recorded.get("alpha", 0.05)), len(keys), int(recorded.get("looks", 1)))
+    return judge(base, head, figures, metric=metric, threshold=threshold, level=level)[1]
