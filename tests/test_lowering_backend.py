@@ -227,7 +227,8 @@ def test_unknown_code_is_unavailable_with_the_fix(tmp_path: Path) -> None:
 def test_run_end_to_end(ttrt_releases: dict[str, Path], tmp_path: Path) -> None:
     """``trtcheck run ZOO --backend lowering`` in a subprocess (isolated worker, host inside it)."""
     done = subprocess.run([sys.executable, "-m", "trtcheck", "run", str(ZOO), "--backend", "lowering",
-                           "-k", "guide_rope or one_minus or float64_affine", "--out", str(tmp_path)],
+                           "-k", "guide_rope or one_minus or float64_affine", "--out", str(tmp_path),
+                           "--time-predictions"],
                           capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 1, done.stdout + done.stderr  # one_minus fails
     record = json.loads((tmp_path / "results.json").read_text())

@@ -150,7 +150,12 @@ def run_process(tree: Tree, opts: Options, backends: Mapping[str, BackendClass],
                 process: Process, wanted: set[str] | None, caches: Path, log: Path) -> Process:
     """One fresh worker: collect ``tree``'s zoo, run the ``wanted`` cases (all: None) in an
     order shuffled with the process's seed, and stop it."""
-    popts, env = cache_setup(replace(opts, paths=tree.paths), process.index, caches)
+    # The first process of each side gives the side's rows, with every check; the others
+    # give figures, and skip the dtype drift check (a second compile at other dtypes).
+    first = process.index < 2
+    popts, env = cache_setup(replace(opts, paths=tree.paths,
+                                     dtype_drift=opts.dtype_drift and first),
+                             process.index, caches)
     t0 = time.perf_counter()
     executor = IsolatedExecutor(popts, backends, log, env)
     try:

@@ -32,7 +32,10 @@ from trtcheck.results.rows import Row, RowKey
 SIDES = ("base", "head")
 SLOWER, FASTER, UNCHANGED, UNDECIDED = "slower", "faster", UNCHANGED_ROW, UNDECIDED_ROW
 DECIDED = (SLOWER, FASTER, UNCHANGED)
-TEST = "Welch's one-sided t test on per-process log figures"
+TEST = "Welch's one-sided t test on per-process log figures, 25% trimmed (Yuen's)"
+# The share of processes cut off each end of a side before the test (Yuen's trimmed means): one
+# process of 4 to 7 a side, two of 8 to 11, three of 12 to 15, whatever disturbed them.
+TRIM = 0.25
 
 
 @dataclass(frozen=True)
@@ -100,23 +103,26 @@ def decide(base: Sequence[float], head: Sequence[float], *, metric: str, thresho
     """Judge one row from each side's per-process figures (speedups, or latencies in ms with
     ``metric`` ``latency``): slower when the change is beyond ``threshold`` and the test says
     slower at ``level``; faster likewise; unchanged when the interval lies within the threshold
-    both ways; otherwise not enough evidence."""
+    both ways; otherwise not enough evidence. The test is Welch's on the log figures' trimmed
+    means (Yuen's: :data:`TRIM` cut off each end), so one disturbed process cannot decide or
+    block a verdict alone."""
     b = [math.log(x) for x in base if x is not None and x > 0 and math.isfinite(x)]
     h = [math.log(x) for x in head if x is not None and x > 0 and math.isfinite(x)]
     n = (len(b), len(h))
     if min(n) < 2:
         return Decision(UNDECIDED, None, None, None, n, None, level,
                         "fewer than 2 processes with a figure on a side")
+    (mb, vb, kb), (mh, vh, kh) = _trimmed(b), _trimmed(h)
     # d > 0: the head is slower (a lower speedup, or a longer time)
-    d = (_mean(b) - _mean(h)) if metric == "speedup" else (_mean(h) - _mean(b))
-    se2 = _var(b) / n[0] + _var(h) / n[1]
+    d = (mb - mh) if metric == "speedup" else (mh - mb)
+    se2 = vb + vh
     bound = math.log1p(threshold)
     if se2 <= 0:  # every process read the same on both sides: the change is known exactly
         p = 0.0 if d > 0 else 1.0
         low = high = d
     else:
         se = math.sqrt(se2)
-        df = se2 ** 2 / ((_var(b) / n[0]) ** 2 / (n[0] - 1) + (_var(h) / n[1]) ** 2 / (n[1] - 1))
+        df = se2 ** 2 / (vb ** 2 / (kb - 1) + vh ** 2 / (kh - 1))
         p = t_sf(d / se, df)
         q = t_quantile(1 - level, df)
         low, high = d - q * se, d + q * se
@@ -129,6 +135,20 @@ def decide(base: Sequence[float], head: Sequence[float], *, metric: str, thresho
     else:
         verdict = UNDECIDED
     return Decision(verdict, math.exp(d), math.exp(low), math.exp(high), n, p, level)
+
+
+def _trimmed(xs: Sequence[float]) -> tuple[float, float, int]:
+    """Yuen's figures of one side: the mean of what is left after cutting ``TRIM`` of the
+    values off each end, the squared standard error of that mean (from the winsorized
+    variance), and how many values were left. Nothing is cut below 4 values, where it is
+    Welch's mean and squared standard error."""
+    ordered = sorted(xs)
+    n = len(ordered)
+    g = int(TRIM * n)
+    kept = ordered[g:n - g]
+    winsorized = [kept[0]] * g + kept + [kept[-1]] * g
+    k = len(kept)
+    return _mean(kept), (n - 1) * _var(winsorized) / (k * (k - 1)), k
 
 
 def _mean(xs: Sequence[float]) -> float:
