@@ -148,7 +148,8 @@ def _gate(diff: Diff, escape: Escape, cuda: bool) -> str:
                 "slower and beyond both runs' 95% intervals. Those intervals hold one process "
                 "each, blind to what moves between processes (compiled kernels, memory layout, "
                 "clocks): a weaker rule than `trtcheck ab`'s over processes.")
-    return (f"Baseline: commit {escape(base.get('git_commit') or NONE)} on "
+    return (f"{'Base' if diff.rule == PROCESSES else 'Baseline'}: commit "
+            f"{escape(base.get('git_commit') or NONE)} on "
             f"{escape(base.get('device_name') or NONE)}, torch {escape(base.get('torch') or NONE)}. "
             + rule)
 
