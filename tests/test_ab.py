@@ -245,18 +245,19 @@ def _ab(repo: Path, out: Path, processes: int) -> subprocess.CompletedProcess:
 @pytest.mark.slow
 def test_ab_flags_a_compiled_only_slowdown_and_names_the_row(tmp_path: Path) -> None:
     out = tmp_path / "report"
-    proc = _ab(_repo(tmp_path, planted=True), out, 4)  # 4 a side: one disturbed one is cut
+    proc = _ab(_repo(tmp_path, planted=True), out, 5)  # 5 a side: one disturbed one is cut
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "slower: mm::chain[float32] inductor" in proc.stdout
     assert "1 of 1 rows decided" in proc.stdout
     record = json.loads((out / "results.json").read_text())
     section = record["ab"]
-    assert [p["side"] for p in section["processes"]] == ["base", "head", "head", "base"] * 2
+    assert [p["side"] for p in section["processes"]] == [
+        "base", "head", "head", "base", "base", "head", "head", "base", "base", "head"]
     assert all(p["code_hash"] for p in section["processes"])
     assert section["settings"]["compile_cache"]["inductor"] == "shared"
     (row,) = section["rows"]
     for side in ("base", "head"):
-        assert len(row[side]["process_speedups"]) == len(row[side]["process_latency_ms"]) == 4
+        assert len(row[side]["process_speedups"]) == len(row[side]["process_latency_ms"]) == 5
     assert row["decision"]["verdict"] == "slower"
     assert record["baseline"]["rule"] == "processes"
     for report in ("report.md", "comment.md"):

@@ -110,11 +110,12 @@ def commit_of(top: Path, ref: str) -> str:
 @contextmanager
 def checkout(top: Path, side: str, ref: str | None, paths: tuple[Path, ...],
              into: Path) -> Iterator[Tree]:
-    """The tree of ``ref`` as a git worktree under ``into`` (the working tree itself for None),
-    removed afterwards; its zoo paths are ``paths`` at the same place relative to the root."""
+    """The tree of ``ref`` as a git worktree under ``into`` (the working tree itself for None,
+    its tree hash known only when nothing in it is changed), removed afterwards; its zoo paths
+    are ``paths`` at the same place relative to the root."""
     if ref is None:
         commit = _git(top, "rev-parse", "HEAD")
-        dirty = bool(_git(top, "status", "--porcelain", "--", *map(str, paths)))
+        dirty = bool(_git(top, "status", "--porcelain"))
         yield Tree(side, None, commit, None if dirty else _git(top, "rev-parse", "HEAD^{tree}"),
                    top, paths)
         return

@@ -20,17 +20,17 @@ from trtcheck.results.baseline import (
     IMPROVEMENT,
     PROCESSES,
     REGRESSION,
+    UNCHANGED,
+    UNDECIDED,
     Diff,
     LatencyChange,
     compare,
 )
-from trtcheck.results.baseline import UNCHANGED as UNCHANGED_ROW
-from trtcheck.results.baseline import UNDECIDED as UNDECIDED_ROW
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row, RowKey
 
 SIDES = ("base", "head")
-SLOWER, FASTER, UNCHANGED, UNDECIDED = "slower", "faster", UNCHANGED_ROW, UNDECIDED_ROW
+SLOWER, FASTER = "slower", "faster"  # with baseline's UNCHANGED and UNDECIDED, the four verdicts
 DECIDED = (SLOWER, FASTER, UNCHANGED)
 TEST = "Welch's one-sided t test on per-process log figures, 25% trimmed (Yuen's)"
 # The share of processes cut off each end of a side before the test (Yuen's trimmed means): one
@@ -273,8 +273,8 @@ def gated(base: Record, head: Record) -> list[RowKey]:
             and r.latency is not None and before[r.key].latency is not None]
 
 
-_VERDICTS = {SLOWER: REGRESSION, FASTER: IMPROVEMENT, UNCHANGED: UNCHANGED_ROW,
-             UNDECIDED: UNDECIDED_ROW}
+# The rule's words as the diff's latency verdicts: unchanged and not enough evidence are the same.
+_VERDICTS = {SLOWER: REGRESSION, FASTER: IMPROVEMENT}
 
 
 def to_diff(base: Record, head: Record, decisions: Mapping[RowKey, Decision],
@@ -300,7 +300,7 @@ def to_diff(base: Record, head: Record, decisions: Mapping[RowKey, Decision],
                     if decision.low is not None and decision.high is not None else None)
         changes.append(replace(c, latency=LatencyChange(
             metric, before, after, decision.change if decision.change is not None else math.nan,
-            _VERDICTS[decision.verdict], before_ms=before_ms, after_ms=after_ms,
+            _VERDICTS.get(decision.verdict, decision.verdict), before_ms=before_ms, after_ms=after_ms,
             interval=interval, processes=decision.processes)))
     return replace(diff, changes=changes, rule=PROCESSES, level=level.to_dict())
 
