@@ -440,3 +440,10 @@ def test_fetch_names_its_argument_without_braces(capsys) -> None:
     assert code == 2
     assert "Invalid value for 'PACKAGE': 'tensorrt' is not 'torch-tensorrt'" in err
     assert "{" not in err
+def test_the_time_line_says_where_a_runs_time_went() -> None:
+    from trtcheck.cli import time_line
+
+    env = {"duration_s": 40.0, "stage_s": {"compile": 20.0, "timing": 8.0, "export": 0.01}}
+    assert time_line(env) == ("time: 40.0 s: compile 20.0 s (50%), timing 8.0 s (20%), "
+                              "outside stages 12.0 s")
+    assert time_line({}) == "time: 0.0 s"
