@@ -29,7 +29,7 @@ from trtcheck.results.ab import (
     t_quantile,
     t_sf,
 )
-from trtcheck.results.baseline import PROCESSES, Diff
+from trtcheck.results.baseline import PROCESSES, Diff, compare
 from trtcheck.results.figures import Latency, Stats
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row, RowKey
@@ -304,3 +304,12 @@ def test_diff_of_two_ab_records_judges_head_side_against_head_side() -> None:
     across = ab.rejudge(monday, tuesday, metric="speedup", threshold=THRESHOLD)
     assert across.rule == PROCESSES and len(across.regressions) == 1
     assert ab.rejudge(monday, None, metric="speedup", threshold=THRESHOLD).regressions == []
+
+
+def test_two_plain_runs_are_judged_by_the_weaker_rule_and_say_so() -> None:
+    base = Record({}, {}, [_row("m", 2.0)])
+    head = Record({}, {}, [_row("m", 1.0)])
+    head.baseline = compare(base, head).to_dict()
+    text = render_changes(head)
+    assert "Rule over runs" in text and "weaker rule than `trtcheck ab`'s" in text
+    assert "rows decided" not in text

@@ -427,7 +427,7 @@ def diff_cmd(base: Path, head: Path | None, out: Path | None, **gate: object) ->
 
 def _say_baseline(rec: Record) -> None:
     """The baseline's warnings and how many rows regressed against it."""
-    from trtcheck.render.changes import count_line, decision_lines
+    from trtcheck.render.changes import STATUSES_ONLY, count_line, decision_lines, statuses_only
     from trtcheck.render.text import plain
     from trtcheck.results import baseline
 
@@ -438,6 +438,8 @@ def _say_baseline(rec: Record) -> None:
         echo(f"warning: {plain(warning)}", err=True)
     for line in decision_lines(diff):
         echo(plain(line))
+    if statuses_only(diff):
+        echo(STATUSES_ONLY)
     echo(f"against the {'base' if diff.rule == baseline.PROCESSES else 'baseline'}: "
          f"{count_line(diff)}")
 

@@ -74,6 +74,15 @@ def count_line(diff: Diff) -> str:
     return line
 
 
+STATUSES_ONLY = ("No row has a latency to judge (the backends predict, or no row was timed on both "
+                 "sides): statuses alone are compared.")
+
+
+def statuses_only(diff: Diff) -> bool:
+    """Whether a diff over processes judged no latency at all (prediction backends)."""
+    return diff.rule == PROCESSES and not (diff.level or {}).get("rows")
+
+
 # How the rule over processes names each latency verdict.
 WORDS = {REGRESSION: "slower", IMPROVEMENT: "faster", UNCHANGED: "unchanged",
          UNDECIDED: "not enough evidence"}
@@ -132,9 +141,8 @@ def _gate(diff: Diff, escape: Escape, cuda: bool) -> str:
     if not diff.comparable:
         rule = (f"Its speedup, latency and memory figures are {NOT_COMPARABLE} with this run's: "
                 "nothing is gated on them.")
-    elif diff.rule == PROCESSES and not (diff.level or {}).get("rows"):
-        rule = ("No row has a latency to judge (the backends predict, or no row ran on both "
-                "sides): statuses alone are compared.")
+    elif statuses_only(diff):
+        rule = STATUSES_ONLY
     elif diff.rule == PROCESSES:
         level = diff.level or {}
         rule = (f"Base and head measured in one job, in fresh processes. A row is slower when "
