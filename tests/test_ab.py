@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from trtcheck.render.changes import count_line, render_changes
+from trtcheck.render.html import render_html
 from trtcheck.results import ab
 from trtcheck.results.ab import (
     FASTER,
@@ -176,6 +177,8 @@ def test_every_report_counts_the_rows_decided_and_names_the_verdicts() -> None:
     text = render_changes(head)
     assert "**slower**" in text and "not enough evidence after 6 processes" in text
     assert "Bonferroni" in text
+    page = render_html(head, strict_xfail=False)
+    assert "1 of 2 rows decided" in page and "slower: +" in page
 
 
 # --- end to end: trtcheck ab in a scratch git repository ----------------------------------------

@@ -14,7 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from trtcheck.errors import raising_frame
-from trtcheck.render.changes import change_text, count_line
+from trtcheck.render.changes import (
+    STATUSES_ONLY,
+    change_text,
+    count_line,
+    decision_text,
+    interval_text,
+    statuses_only,
+)
 from trtcheck.render.page import num_cell, page, section, table
 from trtcheck.render.svg import Mark, Reference, Scale, esc, interval_chart, log_scale
 from trtcheck.render.text import (
@@ -44,7 +51,7 @@ from trtcheck.render.text import (
     verdict_text,
     warned,
 )
-from trtcheck.results.baseline import IMPROVEMENT, REGRESSION, RowChange, read
+from trtcheck.results.baseline import IMPROVEMENT, PROCESSES, REGRESSION, Diff, RowChange, read
 from trtcheck.results.figures import LATENCY_FIGURES
 from trtcheck.results.metrics import MAX_ABS, MAX_REL, MIN_ATOL, MIN_RTOL
 from trtcheck.results.record import Record
@@ -263,6 +270,8 @@ def _changes(record: Record) -> str:
     diff = read(record.baseline)
     if diff is None:
         return ""
+    if diff.rule == PROCESSES:
+        return _ab_changes(diff)
     changed = [c for c in diff.changes if c.latency is not None]
     changed.sort(key=lambda c: -(c.latency.slowdown if c.latency else 0.0))
     speed = diff.metric == "speedup"
@@ -296,6 +305,44 @@ def _changes(record: Record) -> str:
                            [[esc(c.case_id), esc(c.backend), esc(c.profile), _status_change(c)]
                             for c in status[:TABLE_LIMIT]]))
     return section("changes", "Changes against the baseline", *parts)
+
+
+def _ab_changes(diff: Diff) -> str:
+    """``trtcheck ab``: each judged row's change, head over base (above 1: slower), with its
+    interval over processes against the band the threshold leaves unchanged; then the status
+    changes."""
+    judged = sorted((c for c in diff.changes if c.latency is not None),
+                    key=lambda c: -(c.latency.slowdown if c.latency else 0.0))
+    marks = [Mark(f"{c.case_id} · {c.backend} · {c.profile}", c.latency.slowdown,
+                  *(c.latency.interval or (None, None)),
+                  "fail" if c.latency.verdict == REGRESSION else
+                  "pass" if c.latency.verdict == IMPROVEMENT else "muted",
+                  f"{decision_text(c.latency)}: {interval_text(c.latency)}",
+                  f"{c.case_id} · {c.backend} · {c.profile}: {decision_text(c.latency)}, "
+                  f"{interval_text(c.latency)} over {' + '.join(map(str, c.latency.processes or ()))}"
+                  " processes", band=(1 / (1 + diff.threshold), 1 + diff.threshold))
+             for c in judged if c.latency is not None and c.latency.slowdown == c.latency.slowdown]
+    parts = [f"<p>{esc(count_line(diff))}. Base: commit "
+             f"{esc(diff.base.get('git_commit') or NONE)}, measured in the same job, process "
+             "against process.</p>"]
+    if statuses_only(diff):
+        parts.append(f"<p>{esc(STATUSES_ONLY)}</p>")
+    if marks:
+        shown, cut_note = _limited(marks, "most slowed first")
+        values = [v for m in shown for v in (m.value, m.low, m.high, *(m.band or ()))
+                  if v is not None]
+        parts += [interval_chart(shown, log_scale(values), refs=[Reference(1.0, "1.00×")],
+                                 unit="×", caption="each row's change, head over base"),
+                  cut_note,
+                  '<p class="note">The dot and bar: how many times slower the head is (above '
+                  "1: slower), with its interval over processes at the corrected level; the grey "
+                  "band: within the threshold, unchanged. Red: slower; green: faster.</p>"]
+    status = [c for c in diff.changes if c.status_changed]
+    if status:
+        parts.append(table(["case", "backend", "profile", "status"],
+                           [[esc(c.case_id), esc(c.backend), esc(c.profile), _status_change(c)]
+                            for c in status[:TABLE_LIMIT]]))
+    return section("changes", "Head against base", *parts)
 
 
 def _status_change(c: RowChange) -> str:
