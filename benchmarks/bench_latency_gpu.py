@@ -77,11 +77,13 @@ def tools(device: str, keyword: str | None) -> Figures:
     from trtcheck import backends
     from trtcheck.backends import CompileJob
     from trtcheck.config import cascade
+    from trtcheck.execution.case import in_full
     from trtcheck.execution.run import collect
     from trtcheck.measure.timing import measure
     from trtcheck.program.export import export
     from trtcheck.tensors import to_device
     from trtcheck.zoo.cases import build
+    from trtcheck.zoo.discover import ImportFailure
 
     try:
         from triton.testing import do_bench
@@ -90,7 +92,10 @@ def tools(device: str, keyword: str | None) -> Figures:
     opts = cascade.resolve((ZOO,), device=device, keyword=keyword)
     inductor = backends.get("inductor")
     figures: Figures = {}
-    for case in collect(opts).cases:
+    for collected in collect(opts).cases:
+        case = in_full(collected)  # collected in the collector's process, without its factory
+        if isinstance(case, ImportFailure):
+            raise SystemExit(f"{collected.case_id}: {case.message}")
         built = build(case)
         module = built.module.to(device).eval()
         args, kwargs = to_device((built.args, built.kwargs), device)
