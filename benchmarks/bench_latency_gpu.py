@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -25,6 +24,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from _common import child_env, cv
+
 REPO = Path(__file__).resolve().parent.parent
 ZOO = REPO / "benchmarks" / "zoo"
 # Speedup CV targets (issue 11): <= 2 % for the launch-bound models, <= 1 % from 1 ms up.
@@ -32,14 +33,6 @@ TARGET_SHORT, TARGET_LONG, LONG_MS = 2.0, 1.0, 1.0
 QUICK = "launch"  # -k expression of the models --quick runs
 
 Figures = dict[str, dict[str, float]]  # case id -> figure name -> value
-
-
-def child_env(device: str) -> dict[str, str]:
-    """On CPU, one thread, as ``blocked_autorange`` uses: on a shared machine, torch's threads
-    wait on each other's cores and multiply small models' times by up to 100."""
-    one = {"OMP_NUM_THREADS": "1"} if device == "cpu" else {}
-    path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)
-    return {**os.environ, "PYTHONPATH": path, **one}
 
 
 def trtcheck_run(device: str, keyword: str | None, out: Path) -> Figures:
@@ -160,11 +153,6 @@ def _graph_replay(call: Any, device: str, replays: int = 200) -> float | None:
     except Exception:  # a module the graph cannot hold (host sync, dynamic shapes, …)
         torch.cuda.synchronize()
         return None
-
-
-def cv(values: list[float]) -> float:
-    """Coefficient of variation, in percent."""
-    return statistics.pstdev(values) / statistics.fmean(values) * 100 if len(values) > 1 else 0.0
 
 
 def summarize(runs: list[Figures]) -> dict[str, dict[str, Any]]:
