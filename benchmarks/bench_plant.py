@@ -1,16 +1,18 @@
-"""Size the gate's planted slowdowns: per row, device work that makes the row's figure 15 %
-worse, calibrated in this process.
+"""Size the gate's planted slowdowns: per row, device work that makes the figure each metric
+gates 15 % worse, calibrated in this process.
 
 For every row of ``benchmarks/gate`` the model is built clean and planted
 (``benchmarks/gate/_plant.py``), compiled as trtcheck's ``inductor`` backend compiles it
-(``torch.compile`` on the module), and timed by trtcheck's own interleaved timing, clean against
-planted, on the device:
+(``torch.compile`` on the module), and timed by trtcheck's own interleaved timing on the device.
+Each plant is sized on the figure its metric reads: the row measured, the work sized from the
+op's measured cost, the row re-measured and the size adjusted (secant steps) until the figure is
+15 % ± 1 % worse, or the steps run out:
 
-- the compiled plant (the speedup metric's, eager untouched): the row's compiled time measured,
-  the work sized from the op's measured cost, the row re-measured and the size adjusted (secant
-  steps) until the compiled time is 15 % ± 1 % longer, or the steps run out;
-- the eager plant (with the compiled one, the latency metric's: the whole model slower): the
-  same on the eager call.
+- the speedup plant (work in the compiled graph only, eager untouched): the speedup, eager ÷
+  compiled, of the planted model against the clean one's, each measured interleaved, so that
+  whatever the planted class costs eager is counted;
+- the latency plant (the whole model slower): the compiled call's time, planted against clean,
+  interleaved call by call; and the eager call's, likewise.
 
 Each row prints the size reached and the change it makes, with its interval. The smallest plant
 is one product of depth 1 plus the op's call: a row so fast that even that exceeds 17 % is
@@ -47,7 +49,7 @@ class Sized:
     change: float
     low: float
     high: float
-    clean_ms: float
+    clean: float  # the clean figure: ms, or the speedup
     steps: int
 
     @property
@@ -55,10 +57,13 @@ class Sized:
         return abs(self.change - TARGET) <= ALLOWED
 
 
+Change = tuple[float, float, float, float]  # change, its interval, the clean figure
+
+
 def changed(clean: Callable[..., Any], planted: Callable[..., Any], args: tuple[Any, ...],
-            kwargs: dict[str, Any], device: str, timing: Any) -> tuple[float, float, float, float]:
-    """(change, low, high, clean ms): planted's device median over clean's, less 1, both
-    timed interleaved call by call as trtcheck times a row."""
+            kwargs: dict[str, Any], device: str, timing: Any) -> Change:
+    """Planted's device median over clean's, less 1, both timed interleaved call by call as
+    trtcheck times a row; and clean's median, ms."""
     from trtcheck.measure.timing import measure
 
     lat = measure((clean, planted), args, kwargs, timing=timing, device=device,
@@ -66,6 +71,20 @@ def changed(clean: Callable[..., Any], planted: Callable[..., Any], args: tuple[
     # the "speedup" is clean ÷ planted: its interval turns into the change's
     return (1 / lat.speedup - 1, 1 / lat.speedup_high - 1, 1 / lat.speedup_low - 1,
             lat.eager_device.median_ms)
+
+
+def speedup_fell(clean: tuple[Callable[..., Any], Callable[..., Any]],
+                 planted: tuple[Callable[..., Any], Callable[..., Any]], args: tuple[Any, ...],
+                 kwargs: dict[str, Any], device: str, timing: Any) -> Change:
+    """How much lower the planted model's speedup (eager ÷ compiled, interleaved) is than the
+    clean one's, as clean ÷ planted less 1, with the interval the two speedups' intervals
+    give; and the clean speedup."""
+    from trtcheck.measure.timing import measure
+
+    a, b = (measure(pair, args, kwargs, timing=timing, device=device, fresh_inputs=(False, False))
+            for pair in (clean, planted))
+    return (a.speedup / b.speedup - 1, a.speedup_low / b.speedup_high - 1,
+            a.speedup_high / b.speedup_low - 1, a.speedup)
 
 
 def unit_ms(device: str) -> float:
@@ -87,21 +106,24 @@ def unit_ms(device: str) -> float:
     return sorted(times)[2]
 
 
-def calibrate(key: str, measure_at: Callable[[], tuple[float, float, float, float]],
-              per_unit_ms: float) -> Sized:
-    """Size ``key``'s work: measure, size from the op's cost, re-measure, adjust."""
+def calibrate(key: str, measure_at: Callable[[], Change], per_unit_ms: float,
+              first: float | None = None) -> Sized:
+    """Size ``key``'s work: measure, size from the op's cost, re-measure, adjust. The first
+    step measures ``first`` units, else the smallest plant (whose step gives the clean time
+    the next size is computed from)."""
     import _plant
 
     smallest = 1 / (_plant.ROWS * _plant.DEPTH)  # one row of depth 1
-    _plant.SIZES[key] = smallest
+    _plant.SIZES[key] = first or smallest
     tried: list[Sized] = []
     for step in range(1, STEPS + 1):
-        change, low, high, clean_ms = measure_at()
-        tried.append(Sized(_plant.SIZES[key], change, low, high, clean_ms, step))
-        if abs(change - TARGET) <= TOLERANCE or (step == 1 and change > TARGET + TOLERANCE):
+        change, low, high, clean = measure_at()
+        tried.append(Sized(_plant.SIZES[key], change, low, high, clean, step))
+        if abs(change - TARGET) <= TOLERANCE or (tried[-1].units == smallest
+                                                 and change > TARGET + TOLERANCE):
             break  # there, or the smallest plant is already too much
-        if len(tried) == 1:
-            units = TARGET * clean_ms / per_unit_ms
+        if len(tried) == 1 and first is None:  # the clean time in ms: a size from the op's cost
+            units = TARGET * clean / per_unit_ms
         else:  # the secant through the two points nearest the target
             a, b = sorted(tried, key=lambda s: abs(s.change - TARGET))[:2]
             slope = (b.change - a.change) / (b.units - a.units) if b.units != a.units else 0.0
@@ -111,6 +133,16 @@ def calibrate(key: str, measure_at: Callable[[], tuple[float, float, float, floa
     best = min(tried, key=lambda s: abs(s.change - TARGET))
     _plant.SIZES[key] = best.units
     return replace(best, steps=len(tried))
+
+
+def compiled(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``module`` compiled as trtcheck's ``inductor`` backend compiles it, called once."""
+    import torch
+
+    fn = torch.compile(module, backend="inductor")
+    with torch.no_grad():
+        fn(*args, **kwargs)
+    return fn
 
 
 def calibrate_all(device: str, keyword: str | None, min_time_s: float) -> dict[str, Any]:
@@ -152,61 +184,60 @@ def calibrate_all(device: str, keyword: str | None, min_time_s: float) -> dict[s
             return (module, *to_device((built.args, built.kwargs), device))
 
         clean, args, kwargs = made(())
-        planted, _, _ = made(("compiled", "eager"))
-        t0 = time.perf_counter()
-        clean_c = torch.compile(clean, backend="inductor")  # as trtcheck's inductor backend
-        planted_c = torch.compile(planted, backend="inductor")
-        with torch.no_grad():
-            clean_c(*args, **kwargs)
-            planted_c(*args, **kwargs)
-        compiled_s = time.perf_counter() - t0
-        sized = {side: calibrate(f"{cid}/{side}", partial(changed, *pair, args, kwargs, device,
-                                                          timing), per_unit)
-                 for side, pair in (("compiled", (clean_c, planted_c)), ("eager", (clean, planted)))}
-        # the speedup plant leaves eager alone: its eager call is the subclass's, unplanted
-        only_c, _, _ = made(("compiled",))
-        untouched = changed(clean, only_c, args, kwargs, device, timing)
-        found[cid] = {"sizes": {s: z.units for s, z in sized.items()},
+        speedup_plant, _, _ = made(("compiled",))
+        compiled_s = time.perf_counter()
+        clean_c, speedup_c = compiled(clean, args, kwargs), compiled(speedup_plant, args, kwargs)
+        latency_plant, _, _ = made(("compiled", "eager"))
+        latency_c = compiled(latency_plant, args, kwargs)
+        compiled_s = time.perf_counter() - compiled_s
+        step = partial(changed, args=args, kwargs=kwargs, device=device, timing=timing)
+        sized = {"compiled": calibrate(f"{cid}/compiled", partial(step, clean_c, latency_c),
+                                       per_unit),
+                 "eager": calibrate(f"{cid}/eager", partial(step, clean, latency_plant), per_unit)}
+        # the speedup plant starts from the compiled size: about the same work, but sized on
+        # the speedup, where whatever the planted class costs eager counts too
+        sized["speedup"] = calibrate(f"{cid}/compiled", partial(
+            speedup_fell, (clean, clean_c), (speedup_plant, speedup_c), args, kwargs, device,
+            timing), per_unit, first=sized["compiled"].units)
+        found[cid] = {"speedup": {"compiled": sized["speedup"].units},
+                      "latency": {s: sized[s].units for s in ("compiled", "eager")},
                       "achieved": {s: vars(z) | {"within": z.within} for s, z in sized.items()},
-                      "eager_change_of_speedup_plant": untouched[:3], "compile_s": compiled_s}
-        row = found[cid]
+                      "compile_s": compiled_s}
         print(f"{cid}: " + "; ".join(
-            f"{s} {z.clean_ms:.4f} ms +{z.change:.1%} [{z.low:.1%}, {z.high:.1%}] with "
+            f"{s} {z.clean:.4g} → {z.change:+.1%} [{z.low:+.1%}, {z.high:+.1%}] with "
             f"{z.units:.4g} units ({z.steps} steps){'' if z.within else ' OUTSIDE 15 ± 2 %'}"
-            for s, z in sized.items()) + f"; eager under the speedup plant {untouched[0]:+.1%}",
-              flush=True)
+            for s, z in sized.items()), flush=True)
         _plant.SIZES.clear()
-        del row
     return {"device": device, "unit_ms": per_unit, "rows": found}
 
 
+SHOWN = {"speedup": "speedup plant: the speedup", "compiled": "latency plant: compiled ms",
+         "eager": "latency plant: eager ms"}
+
+
 def report(found: dict[str, Any]) -> None:
-    print(f"\nplanted work, {found['device']}: target +{TARGET:.0%} ± {ALLOWED:.0%} of each "
-          "side's time, measured in this process (clean against planted, interleaved)\n")
-    print("| row | compiled ms | compiled plant | units | eager ms | eager plant | units "
-          "| eager under the speedup plant |")
-    print("|---|---|---|---|---|---|---|---|")
+    print(f"\nplanted work, {found['device']}: target {TARGET:.0%} ± {ALLOWED:.0%} worse, "
+          "measured in this process (clean against planted); clean figure → change [interval], "
+          "units of work\n")
+    print("| row | " + " | ".join(SHOWN.values()) + " |")
+    print("|---|" + "---|" * len(SHOWN))
     for cid, row in found["rows"].items():
-        c, e = row["achieved"]["compiled"], row["achieved"]["eager"]
-
-        def cell(z: dict[str, Any]) -> str:
-            mark = "" if z["within"] else " (outside)"
-            return f"+{z['change']:.1%} [{z['low']:.1%}, {z['high']:.1%}]{mark}"
-
-        print(f"| {cid} | {c['clean_ms']:.4f} | {cell(c)} | {c['units']:.4g} | "
-              f"{e['clean_ms']:.4f} | {cell(e)} | {e['units']:.4g} "
-              f"| {row['eager_change_of_speedup_plant'][0]:+.1%} |")
+        cells = []
+        for side in SHOWN:
+            z = row["achieved"][side]
+            cells.append(f"{z['clean']:.4g} → {z['change']:+.1%} [{z['low']:+.1%}, "
+                         f"{z['high']:+.1%}], {z['units']:.3g}{'' if z['within'] else ' (outside)'}")
+        print(f"| {cid} | " + " | ".join(cells) + " |")
 
 
 def write_plans(found: dict[str, Any], out: Path) -> None:
     """``speedup.json`` (compiled only) and ``latency.json`` (both sides), as ``_plant.load``
-    reads them, each with the figures it was sized from."""
+    reads them, each with what its sizes achieved."""
     out.mkdir(parents=True, exist_ok=True)
-    for name, sides in (("speedup", ("compiled",)), ("latency", ("compiled", "eager"))):
+    for name, shown in (("speedup", ("speedup",)), ("latency", ("compiled", "eager"))):
         plan = {"device": found["device"], "metric": name,
-                "sizes": {cid: {s: row["sizes"][s] for s in sides}
-                          for cid, row in found["rows"].items()},
-                "achieved": {cid: {s: row["achieved"][s] for s in sides}
+                "sizes": {cid: row[name] for cid, row in found["rows"].items()},
+                "achieved": {cid: {s: row["achieved"][s] for s in shown}
                              for cid, row in found["rows"].items()}}
         (out / f"{name}.json").write_text(json.dumps(plan, indent=1) + "\n")
 
