@@ -87,7 +87,7 @@ def main() -> int:
                       f"of the guide's RoPE fails: {type(exc).__name__}: {exc}\n{exc.__cause__ or ''}",
                       file=sys.stderr)
                 return 1
-            print(f"canary: ok, RoPE lowered: {', '.join(compiled.evidence['path'])}")
+            print(f"canary: ok, RoPE lowered: {', '.join(compiled.evidence.path)}")
         finally:
             backend.deactivate()
     return 0
