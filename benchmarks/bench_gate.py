@@ -10,20 +10,21 @@ resumed from ``--work``:
    call 15 % longer (with the first, the latency metric's: the whole model slower).
 2. **Jobs.** ``trtcheck ab --base HEAD gate/ --fail-on regression`` with the plan written into
    the working tree (``gate/plant.json``, which ``gate/_plant.py`` reads): the base is the clean
-   commit, the head the same code carrying the plant. One job per metric, ``--processes``
-   processes a side and no more (start and cap equal), each job its exit code and verdicts.
+   commit, the head the same code carrying the plant. ``--jobs`` jobs per metric, alternating
+   metrics, each ``--processes`` processes a side and no more (start and cap equal), each with
+   its exit code and verdicts: a job is the unit a command resumes at, so it must fit in one.
 3. **Comparisons, pooled.** Each job's base processes are clean, so the jobs give one pool of
    clean processes and one pool per plant. A/A: ``--comparisons`` pairs of disjoint draws from
-   the clean pool; power: draws from a job's clean side against its planted side. Each is
-   judged by ``trtcheck ab``'s own sequential rule (``trtcheck.results.ab.sequential``: first
-   ``ab``'s start of processes a side, then 3 more at a time for undecided rows, at the level
-   ``ab`` uses), the cap being what the pool holds. **The comparisons share processes: they are
-   not independent**, and a rate over them has a wider true interval than its Wilson interval
-   says. The A/A pool spans the jobs, each with its own shared compile cache: harsher than one
-   job, where both sides share one.
+   the clean pool; power: draws from a plant's jobs' clean sides against their planted sides. Each is
+   judged by ``trtcheck ab``'s own sequential rule (``trtcheck.results.ab.sequential``, with
+   ``ab``'s default settings: 6 processes a side, then 3 more at a time for undecided rows, at
+   the level its default start and cap of 15 give), the cap being what the pools hold. **The
+   comparisons share processes: they are not independent**, and a rate over them has a wider
+   true interval than its Wilson interval says. The pools span jobs, each with its own shared
+   compile cache: harsher than one job, where both sides share one.
 
     python benchmarks/bench_gate.py --device cuda --work /tmp/gate-cuda      # repeat until done
-    python benchmarks/bench_gate.py --device cpu --work /tmp/gate-cpu --processes 6
+    python benchmarks/bench_gate.py --device cpu --work /tmp/gate-cpu        # likewise
     python benchmarks/bench_gate.py --device cpu --work /tmp/gate-quick --quick
 
 A command starts no step after ``--budget-s`` (a job is one step) and exits 3; the same command
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import statistics
@@ -86,10 +88,15 @@ def plans(work: Path, device: str, quick: bool) -> Path:
     return folder
 
 
-def job(work: Path, repo: Path, metric: str, plan: Path, device: str, processes: int,
+def job_names(per_metric: int) -> list[tuple[str, str]]:
+    """(name, metric) of every job, the metrics alternating."""
+    return [(f"{metric}-{k}", metric) for k in range(per_metric) for metric in METRICS]
+
+
+def job(work: Path, repo: Path, name: str, metric: str, plan: Path, device: str, processes: int,
         keyword: str | None) -> dict[str, Any]:
     """One ``trtcheck ab`` job: the clean commit against the working tree carrying ``plan``."""
-    out = work / f"ab-{metric}"
+    out = work / f"ab-{name}"
     done = out / "job.json"
     if done.exists():
         return json.loads(done.read_text())
@@ -100,32 +107,35 @@ def job(work: Path, repo: Path, metric: str, plan: Path, device: str, processes:
         proc = trtcheck(["ab", "--base", "HEAD", "gate", "--backend", "inductor", "--device", device,
                          "--processes", str(processes), "--max-processes", str(processes),
                          "--ab-budget", "100000", "--metric", metric, "--fail-on", "regression",
-                         "--seed", str(METRICS.index(metric)), "-q", "--out", str(out),
+                         "--seed", str(len(name) + sum(map(ord, name))), "-q", "--out", str(out),
                          *(["-k", keyword] if keyword else [])], device=device, cwd=repo)
     finally:
         planted.unlink()
     if proc.returncode not in (0, 1) or not (out / "results.json").exists():
-        raise SystemExit(f"trtcheck ab ({metric}) failed ({proc.returncode}):\n"
+        raise SystemExit(f"trtcheck ab ({name}) failed ({proc.returncode}):\n"
                          f"{proc.stdout[-1500:]}\n{proc.stderr[-2000:]}")
-    found = {"metric": metric, "exit": proc.returncode, "wall_s": time.perf_counter() - t0}
+    found = {"metric": metric, "exit": proc.returncode, "wall_s": time.perf_counter() - t0,
+             "load": os.getloadavg()}
     done.write_text(json.dumps(found, indent=1) + "\n")
-    print(f"ab {metric}: exit {proc.returncode} after {found['wall_s']:.0f} s", flush=True)
+    print(f"ab {name}: exit {proc.returncode} after {found['wall_s']:.0f} s (load "
+          f"{found['load'][0]:.1f})", flush=True)
     return found
 
 
 Pool = dict[str, list[Any]]  # row -> its processes' figures (ProcessFigure) on one side
 
 
-def jobs_found(work: Path) -> dict[str, Any]:
-    """Each job's two sides as pools, its exit code, settings, threshold and verdicts."""
+def jobs_found(work: Path, names: list[tuple[str, str]]) -> dict[str, Any]:
+    """Each job's two sides as pools, its metric, exit code, settings, threshold and verdicts."""
     from trtcheck.results import ab as rule
 
     found = {}
-    for metric in METRICS:
-        record = json.loads((work / f"ab-{metric}" / "results.json").read_text())
+    for name, metric in names:
+        record = json.loads((work / f"ab-{name}" / "results.json").read_text())
         entries = rule.row_entries(record["ab"])
-        found[metric] = {
-            "exit": json.loads((work / f"ab-{metric}" / "job.json").read_text())["exit"],
+        found[name] = {
+            "metric": metric,
+            "exit": json.loads((work / f"ab-{name}" / "job.json").read_text())["exit"],
             "settings": record["ab"]["settings"], "threshold": record["baseline"]["threshold"],
             "decisions": {r["case_id"]: r["decision"] for r in record["ab"]["rows"]},
             **{side: {k.case_id: sides[side] for k, sides in entries.items()}
@@ -133,18 +143,18 @@ def jobs_found(work: Path) -> dict[str, Any]:
     return found
 
 
-def comparison(sides: dict[str, tuple[list[Any], list[Any]]], metric: str, start: int,
-               settings: dict[str, Any], threshold: float) -> dict[str, Any]:
+def comparison(sides: dict[str, tuple[list[Any], list[Any]]], metric: str, threshold: float,
+               alpha: float) -> dict[str, Any]:
     """One comparison judged by ``ab``'s sequential rule: per row, the first ``start``
     processes of each side's draw, then more as the rule asks, up to what the draws hold."""
-    from trtcheck.config.ab import STEP
-
+    from trtcheck.config.ab import STEP, defaults
     from trtcheck.results import ab as rule
     from trtcheck.results.rows import RowKey
 
     keys = [RowKey(r, "inductor", "default") for r in sorted(sides)]
+    settings = defaults()
     cap = min(len(side) for pair in sides.values() for side in pair)
-    taken = {"n": min(start, cap)}
+    taken = {"n": min(settings.start, cap)}
 
     def figures() -> dict[RowKey, dict[str, list[Any]]]:
         return {k: {s: draw[:taken["n"]] for s, draw in zip(rule.SIDES, sides[k.case_id],
@@ -154,8 +164,7 @@ def comparison(sides: dict[str, tuple[list[Any], list[Any]]], metric: str, start
         taken["n"] += more
         return True
 
-    level = rule.Level(settings["alpha"], len(keys),
-                       rule.looks(settings["start"], settings["cap"], STEP))
+    level = rule.Level(alpha, len(keys), rule.looks(settings.start, settings.cap, STEP))
     decisions = rule.sequential(keys, figures, measure_more, start=taken["n"], cap=cap, step=STEP,
                                 metric=metric, threshold=threshold, level=level)
     return {k.case_id: {"verdict": d.verdict, "change": d.change, "low": d.low, "high": d.high,
@@ -164,11 +173,17 @@ def comparison(sides: dict[str, tuple[list[Any], list[Any]]], metric: str, start
 
 def judge(jobs: dict[str, Any], comparisons: int, threshold: float | None) -> dict[str, Any]:
     """The pooled comparisons: A/A on each metric (two disjoint halves of the clean pool, every
-    job's base side), power on each plant (its job's base side against its head side), each
+    job's base side), power on each plant (its jobs' base sides against their head sides), each
     side's processes in a shuffled order."""
-    settings = jobs["speedup"]["settings"]
-    rows = sorted(jobs["speedup"]["base"])
-    clean = {r: [f for j in jobs.values() for f in j["base"][r]] for r in rows}
+    first = next(iter(jobs.values()))
+    settings = first["settings"]
+    rows = sorted(first["base"])
+
+    def pool(side: str, metric: str | None = None) -> dict[str, list[Any]]:
+        return {r: [f for j in jobs.values() if metric in (None, j["metric"]) for f in j[side][r]]
+                for r in rows}
+
+    clean = pool("base")
     tests: dict[str, Any] = {}
     for name, metric in (("A/A, speedup", "speedup"), ("A/A, latency", "latency"),
                          ("planted, speedup", "speedup"), ("planted, latency", "latency")):
@@ -179,11 +194,10 @@ def judge(jobs: dict[str, Any], comparisons: int, threshold: float | None) -> di
                 shuffled = {r: rng.sample(clean[r], len(clean[r])) for r in rows}
                 sides = {r: (s[0::2], s[1::2]) for r, s in shuffled.items()}
             else:
-                j = jobs[metric]
-                sides = {r: tuple(rng.sample(j[side][r], len(j[side][r])) for side in ("base", "head"))
-                         for r in rows}
-            runs.append(comparison(sides, metric, settings["start"], settings,
-                                   threshold if threshold is not None else jobs[metric]["threshold"]))
+                mine = [pool(side, metric) for side in ("base", "head")]
+                sides = {r: tuple(rng.sample(p[r], len(p[r])) for p in mine) for r in rows}
+            runs.append(comparison(sides, metric, first["threshold"] if threshold is None
+                                   else threshold, settings["alpha"]))
         tests[name] = {"metric": metric, "runs": runs,
                        "cap": min(len(x) for pair in sides.values() for x in pair)}
     return tests
@@ -196,7 +210,7 @@ def table(tests: dict[str, Any], jobs: dict[str, Any], achieved: dict[str, Any],
     from trtcheck.results.ab import DECIDED, SLOWER
 
     print(f"\n{meta['machine']}: `trtcheck ab` rule, threshold {meta['threshold']:.0%}, "
-          f"alpha {jobs['speedup']['settings']['alpha']}; pooled: "
+          f"alpha {next(iter(jobs.values()))['settings']['alpha']}; pooled: "
           f"{meta['pool']}; comparisons share processes (not independent)\n")
     print("| test | comparisons | jobs flagged (`--fail-on regression` would exit 1) "
           "| rows decided | processes a side (start → cap) |")
@@ -229,10 +243,21 @@ def table(tests: dict[str, Any], jobs: dict[str, Any], achieved: dict[str, Any],
                 head = f"{k}/{len(rs)}; plant {sized or '—'} · seen ×{median}"
             print(f"  {row}: {head}; " + ", ".join(f"{v} {n}" for v, n in counts.items())
                   + f"; median change ×{median}")
-    print("\nthe jobs themselves (one ab job per plant, all its processes, exit code and verdicts):")
-    for metric, j in jobs.items():
-        print(f"  {metric}: exit {j['exit']}; " + ", ".join(
+    print("\nthe jobs themselves (each ab job on all its processes: exit code and verdicts):")
+    for name, j in jobs.items():
+        print(f"  {name}: exit {j['exit']}; " + ", ".join(
             f"{row} {d['verdict'] if d else '—'}" for row, d in sorted(j["decisions"].items())))
+
+
+def machine(device: str, work: Path) -> str:
+    """The device's name; for a CPU, its cores and the load average while the jobs ran."""
+    if device.startswith("cuda"):
+        import torch
+
+        return torch.cuda.get_device_name(torch.device(device))
+    loads = [json.loads(p.read_text())["load"][0] for p in sorted(work.glob("ab-*/job.json"))]
+    return (f"{os.cpu_count()}-core CPU, load average {min(loads):.1f}–{max(loads):.1f} "
+            "at the jobs' ends")
 
 
 def main() -> int:
@@ -240,37 +265,45 @@ def main() -> int:
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--work", type=Path, required=True,
                         help="the runs' folder, outside the checkout; a second command resumes")
-    parser.add_argument("--processes", type=int, default=9,
-                        help="processes a side in each ab job (the pools)")
+    parser.add_argument("--processes", type=int, default=4,
+                        help="processes a side in each ab job")
+    parser.add_argument("--jobs", type=int, default=2, help="ab jobs per metric")
     parser.add_argument("--comparisons", type=int, default=10)
     parser.add_argument("--threshold", type=float, default=None,
                         help="judge with this threshold (default: trtcheck's)")
-    parser.add_argument("--budget-s", type=float, default=420.0,
-                        help="start no step after this many seconds (the next command resumes)")
+    parser.add_argument("--budget-s", type=float, default=200.0,
+                        help="start no job after this many seconds (the next command resumes); "
+                             "a job on 4 + 4 processes takes about 3 to 4.5 minutes on the H200")
     parser.add_argument("--quick", action="store_true",
                         help=f"one row (-k {QUICK}), 2 processes a side: checks the code path")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
-    processes, keyword = (2, QUICK) if args.quick else (args.processes, None)
+    processes, per_metric, keyword = (2, 1, QUICK) if args.quick else (args.processes, args.jobs,
+                                                                       None)
+    names = job_names(per_metric)
     args.work.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     repo = make_repo(args.work)
     folder = plans(args.work, args.device, args.quick)
-    for metric in METRICS:
-        if not (args.work / f"ab-{metric}" / "job.json").exists() \
+    for name, metric in names:
+        if not (args.work / f"ab-{name}" / "job.json").exists() \
                 and time.perf_counter() - t0 > args.budget_s:
             print("budget spent: run the same command again to resume", flush=True)
             return 3
-        job(args.work, repo, metric, folder / f"{metric}.json", args.device, processes, keyword)
-    jobs = jobs_found(args.work)
+        job(args.work, repo, name, metric, folder / f"{metric}.json", args.device, processes,
+            keyword)
+    jobs = jobs_found(args.work, names)
     tests = judge(jobs, args.comparisons, args.threshold)
     achieved = {m: json.loads((folder / f"{m}.json").read_text())["achieved"] for m in METRICS}
-    row = next(iter(jobs["speedup"]["base"]))
-    meta = {"machine": args.device,
-            "threshold": args.threshold if args.threshold is not None else jobs["speedup"]["threshold"],
+    first = next(iter(jobs.values()))
+    row = next(iter(first["base"]))
+    planted = {m: sum(len(j["head"][row]) for j in jobs.values() if j["metric"] == m)
+               for m in METRICS}
+    meta = {"machine": machine(args.device, args.work),
+            "threshold": args.threshold if args.threshold is not None else first["threshold"],
             "pool": f"{sum(len(j['base'][row]) for j in jobs.values())} clean processes from "
-                    f"{len(jobs)} jobs, " + ", ".join(f"{len(j['head'][row])} with the {m} plant"
-                                                      for m, j in jobs.items())}
+                    f"{len(jobs)} jobs, " + ", ".join(f"{n} with the {m} plant"
+                                                      for m, n in planted.items())}
     table(tests, jobs, achieved, meta)
     if args.json:
         args.json.write_text(json.dumps({"meta": meta, "tests": tests, "achieved": achieved,

@@ -15,8 +15,8 @@ op's measured cost, the row re-measured and the size adjusted (secant steps) unt
   interleaved call by call; and the eager call's, likewise.
 
 Each row prints the size reached and the change it makes, with its interval. The smallest plant
-is one product of depth 1 plus the op's call: a row so fast that even that exceeds 17 % is
-shown as such, not hidden. ``--out`` gets ``speedup.json`` and ``latency.json``, the plans
+is the op's call and its copy of the input, no product: a row so fast that even that exceeds
+17 % is shown as such, not hidden. ``--out`` gets ``speedup.json`` and ``latency.json``, the plans
 ``bench_gate.py`` puts into the head side's tree.
 
     python benchmarks/bench_plant.py --device cuda --out /tmp/gate-cuda/plans
@@ -109,11 +109,11 @@ def unit_ms(device: str) -> float:
 def calibrate(key: str, measure_at: Callable[[], Change], per_unit_ms: float,
               first: float | None = None) -> Sized:
     """Size ``key``'s work: measure, size from the op's cost, re-measure, adjust. The first
-    step measures ``first`` units, else the smallest plant (whose step gives the clean time
-    the next size is computed from)."""
+    step measures ``first`` units, else the smallest plant: the op's call and its copy alone,
+    no product (that step also gives the clean time the next size is computed from)."""
     import _plant
 
-    smallest = 1 / (_plant.ROWS * _plant.DEPTH)  # one row of depth 1
+    smallest = 0.0
     _plant.SIZES[key] = first or smallest
     tried: list[Sized] = []
     for step in range(1, STEPS + 1):

@@ -41,7 +41,9 @@ _LIB.define("burn(Tensor x, str key) -> Tensor")
 def work(units: float) -> tuple[int, int, int]:
     """``units`` as (products, rows, depth): whole units are that many full products; a part
     of one is one product with its rows and depth scaled by the cube root (its cost, rows x
-    depth x ``ROWS``, in proportion), down to one row of depth 1."""
+    depth x ``ROWS``, in proportion), down to one row of depth 1; none for 0."""
+    if units <= 0:
+        return 0, 0, 0
     if units >= 1:
         return math.ceil(units), ROWS, DEPTH
     scale = units ** (1 / 3)
@@ -60,9 +62,7 @@ def burn_on(device: torch.device, units: float) -> None:
 
 
 def _burn(x: torch.Tensor, key: str) -> torch.Tensor:
-    units = SIZES.get(key, 0.0)
-    if units > 0:
-        burn_on(x.device, units)
+    burn_on(x.device, SIZES.get(key, 0.0))
     return x.clone()
 
 
