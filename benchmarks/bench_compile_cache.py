@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import platform
 import time
 from pathlib import Path
@@ -151,8 +152,9 @@ def main() -> int:
     meta = {"device": args.device, "torch": torch.__version__, "zoo": str(args.zoo),
             "machine": (torch.cuda.get_device_name(0) if args.device.startswith("cuda")
                         else f"{platform.processor() or platform.machine()} CPU"),
-            "env": {k: "default" for k in ("TORCHINDUCTOR_FX_GRAPH_CACHE",
-                                           "TORCHINDUCTOR_AUTOTUNE_LOCAL_CACHE")}}
+            "env": {k: os.environ.get(k, "unset (torch's default)")
+                    for k in ("TORCHINDUCTOR_FX_GRAPH_CACHE", "TORCHINDUCTOR_AUTOTUNE_LOCAL_CACHE",
+                              "TORCHINDUCTOR_AUTOTUNE_REMOTE_CACHE")}}
     summary = summarize(processes)
     report(summary, meta)
     (args.work / "summary.json").write_text(json.dumps({"meta": meta, "modes": summary},

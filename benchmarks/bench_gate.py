@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import shutil
@@ -275,11 +276,13 @@ def main() -> int:
                         help="start no job after this many seconds (the next command resumes); "
                              "a job on 4 + 4 processes takes about 3 to 4.5 minutes on the H200")
     parser.add_argument("--quick", action="store_true",
-                        help=f"one row (-k {QUICK}), 2 processes a side: checks the code path")
+                        help=f"one row (-k {QUICK}), one job a plant of 2 processes a side, no budget: "
+                             "checks the code path")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     processes, per_metric, keyword = (2, 1, QUICK) if args.quick else (args.processes, args.jobs,
                                                                        None)
+    budget = math.inf if args.quick else args.budget_s  # a check runs to its end
     names = job_names(per_metric)
     args.work.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
@@ -287,7 +290,7 @@ def main() -> int:
     folder = plans(args.work, args.device, args.quick)
     for name, metric in names:
         if not (args.work / f"ab-{name}" / "job.json").exists() \
-                and time.perf_counter() - t0 > args.budget_s:
+                and time.perf_counter() - t0 > budget:
             print("budget spent: run the same command again to resume", flush=True)
             return 3
         job(args.work, repo, name, metric, folder / f"{metric}.json", args.device, processes,
