@@ -226,9 +226,9 @@ def table(tests: dict[str, Any], jobs: dict[str, Any], achieved: dict[str, Any],
               f" → {t['cap']} |")
     for name, t in tests.items():
         aa = name.startswith("A/A")
-        print(f"\n{name} per row: " + ("false alarms (95% Wilson interval of the rate), "
-                                      if aa else "detections, plant sized (in-process) · seen "
-                                      "over the pools, ") + "verdicts, median change")
+        print(f"\n{name} per row: " + ("false alarms (95% Wilson interval of the rate), verdicts, "
+                                      "median change" if aa else "detections; the plant as sized "
+                                      "in-process · the median change the comparisons saw; verdicts"))
         for row in sorted(t["runs"][0]):
             rs = [run[row] for run in t["runs"]]
             k = sum(r["verdict"] == SLOWER for r in rs)
@@ -242,8 +242,8 @@ def table(tests: dict[str, Any], jobs: dict[str, Any], achieved: dict[str, Any],
                 size = achieved[t["metric"]].get(row, {})
                 sized = " + ".join(f"{s} +{z['change']:.1%}" for s, z in size.items())
                 head = f"{k}/{len(rs)}; plant {sized or '—'} · seen ×{median}"
-            print(f"  {row}: {head}; " + ", ".join(f"{v} {n}" for v, n in counts.items())
-                  + f"; median change ×{median}")
+            tail = f"; median change ×{median}" if aa else ""
+            print(f"  {row}: {head}; " + ", ".join(f"{v} {n}" for v, n in counts.items()) + tail)
     print("\nthe jobs themselves (each ab job on all its processes: exit code and verdicts):")
     for name, j in jobs.items():
         print(f"  {name}: exit {j['exit']}; " + ", ".join(
