@@ -149,7 +149,7 @@ def calibrate_all(device: str, keyword: str | None, min_time_s: float) -> dict[s
     """Every row's two plants, sized in this process."""
     import torch
 
-    from trtcheck.config import options
+    from trtcheck.config import cascade
     from trtcheck.execution.case import in_full
     from trtcheck.execution.run import collect
     from trtcheck.tensors import to_device
@@ -161,7 +161,7 @@ def calibrate_all(device: str, keyword: str | None, min_time_s: float) -> dict[s
 
     if device == "cpu":  # one thread, as bench_gate.py runs trtcheck on CPU: on a shared
         torch.set_num_threads(1)  # machine, threads waiting on each other swamp small models
-    opts = options.resolve((GATE,), device=device, keyword=keyword)
+    opts = cascade.resolve((GATE,), device=device, keyword=keyword)
     timing = replace(opts.timing, min_time_s=min_time_s)
     per_unit = unit_ms(device)
     print(f"one unit of planted work ({_plant.ROWS}x{_plant.DEPTH} @ {_plant.DEPTH}x{_plant.ROWS}) "
