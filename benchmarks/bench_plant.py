@@ -124,6 +124,8 @@ def calibrate(key: str, measure_at: Callable[[], Change], per_unit_ms: float,
             break  # there, or the smallest plant is already too much
         if len(tried) == 1 and first is None:  # the clean time in ms: a size from the op's cost
             units = TARGET * clean / per_unit_ms
+        elif len(tried) == 1:  # in proportion to the change the first size made
+            units = first * TARGET / change if change > 0 else 2 * first
         else:  # the secant through the two points nearest the target
             a, b = sorted(tried, key=lambda s: abs(s.change - TARGET))[:2]
             slope = (b.change - a.change) / (b.units - a.units) if b.units != a.units else 0.0
