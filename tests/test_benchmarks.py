@@ -24,6 +24,7 @@ QUICK: dict[str, tuple[list[str], str]] = {
     "bench_compile_cache.py": (["--device", "cpu", "--quick", "--work", "{work}"], TABLE),
     "bench_control.py": (["--quick"], "intervals holding 1"),
     "bench_gate.py": (["--device", "cpu", "--quick", "--work", "{work}"], TABLE),
+    "bench_html.py": (["--quick"], TABLE),
     "bench_latency_gpu.py": (["--device", "cpu", "--quick", "--json", "{work}/latency.json"], TABLE),
     "bench_latency_stability.py": (["--quick"], TABLE),
     "bench_merge.py": (["--quick"], TABLE),
