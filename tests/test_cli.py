@@ -184,6 +184,7 @@ def test_a_second_run_into_the_same_out_exits_2_naming_the_holder(
     assert f"is in use by another trtcheck run (pid {os.getpid()})" in err
     assert not (out_dir / "results.jsonl").exists()
     assert run(capsys, "run", str(root), "--out", str(out_dir), "--no-isolate", "-q")[0] == 0
+    assert not (out_dir / ".trtcheck.lock").exists()
 
 
 def test_unwritable_out_dir_exits_2_before_work(make_zoo, tmp_path: Path, capsys) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 from trtcheck.backends import get
@@ -11,7 +12,7 @@ from trtcheck.config.options import Options
 from trtcheck.core.traits import Kind
 from trtcheck.execution.isolate import IsolatedExecutor
 from trtcheck.results.figures import Latency, Memory, Stats
-from trtcheck.results.record import SCHEMA_VERSION, Journal, Record, save
+from trtcheck.results.record import LOCK_FILE, SCHEMA_VERSION, Journal, Record, locked, save
 from trtcheck.results.record import load as load_record
 from trtcheck.results.rows import Analysis, Evidence, Row
 from trtcheck.status import Status
@@ -114,3 +115,19 @@ def test_worker_protocol_sends_the_analysis_then_each_row(make_zoo, tmp_path: Pa
     assert [type(i) for i in items] == [Analysis, Row] == [type(i) for i in again]
     assert items[0].case_id == "m::double[float32]"
     assert items[1].status is Status.PASS and items[1].kind is Kind.MEASURED
+
+
+def test_a_finished_run_leaves_no_lock_file_and_no_empty_log(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with locked(out):
+        assert (out / LOCK_FILE).read_text() == f"{os.getpid()}\n"
+    assert not (out / LOCK_FILE).exists()
+    with locked(out):  # the next run takes the lock again
+        pass
+    opts = Options(paths=(tmp_path,), backends=("eager",), device="cpu")
+    IsolatedExecutor(opts, {}, out / "worker.log").close()
+    assert list(out.iterdir()) == []
+    kept = IsolatedExecutor(opts, {}, out / "worker.log")
+    kept.log.write("a worker's warning\n")
+    kept.close()
+    assert [p.name for p in out.iterdir()] == ["worker.log"]

@@ -41,6 +41,7 @@ class IsolatedExecutor:
         self.backends = backends
         self.env = env
         log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.log_path = log_path
         self.log = log_path.open("a+", encoding="utf-8", errors="replace")
         self.worker: Child | None = self._spawn() if start else None
 
@@ -111,11 +112,18 @@ class IsolatedExecutor:
         self.worker = send_or_start(self.worker, self._spawn, request)
         return self.worker
 
-    def close(self) -> None:
+    def stop(self) -> None:
+        """Stop the worker; the log stays open."""
         if self.worker is not None:
             self.worker.stop()
             self.worker = None
+
+    def close(self) -> None:
+        """Stop the worker and close the log, removing it when nothing was written to it."""
+        self.stop()
         self.log.close()
+        if self.log_path.is_file() and self.log_path.stat().st_size == 0:
+            self.log_path.unlink(missing_ok=True)
 
 
 # Hears (case, backend, profile, stage) as each stage of a case starts.
@@ -219,5 +227,7 @@ class WorkerPool:
 
     def close(self) -> None:
         self.stopping = True
+        for executor in self.executors:  # every worker stopped before the shared log may go
+            executor.stop()
         for executor in self.executors:
             executor.close()

@@ -172,20 +172,33 @@ def write_atomic(path: Path, text: str) -> None:
 def locked(out_dir: Path) -> Iterator[None]:
     """Hold an advisory lock on a report directory, so that two runs never write into it at
     once. The kernel releases it when the process ends, even by SIGKILL, so a killed run never
-    blocks ``--resume``. Raises :class:`LockedError` naming the holder's PID."""
+    blocks ``--resume``; a run that ends otherwise removes the lock file. Raises
+    :class:`LockedError` naming the holder's PID."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(out_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o666)
-    try:
+    path = out_dir / LOCK_FILE
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
             raise LockedError(f"{out_dir} is in use by another trtcheck run (pid {holder}); "
                               "wait for it to finish, or give another --out") from None
+        # The holder before us may have removed the file between our open and our lock: the
+        # lock is ours only while the path still names the file we locked.
+        try:
+            if os.stat(path).st_ino == os.fstat(fd).st_ino:
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+    try:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield
     finally:
+        path.unlink(missing_ok=True)  # while still held, so no other run holds this file
         os.close(fd)  # closing the only descriptor releases the lock
 
 
