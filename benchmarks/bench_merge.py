@@ -24,6 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from trtcheck.cli.github import link_for
+from trtcheck.config.settings import ROW_SETTINGS
 from trtcheck.execution.shard import describe
 from trtcheck.render import write_reports
 from trtcheck.results import record
@@ -70,7 +71,7 @@ def main() -> int:
         inside, whole = [], []
         for i in range(args.repeat):
             t0 = time.perf_counter()
-            merged = merge(paths)
+            merged = merge(paths, ROW_SETTINGS)
             write_reports(merged, Path(tmp) / f"merged{i}", strict_xfail=False, link=link_for(merged))
             inside.append(time.perf_counter() - t0)
             t0 = time.perf_counter()

@@ -3,6 +3,7 @@ Action's inputs are made from (or checked against) that declaration."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 from pathlib import Path
@@ -14,8 +15,10 @@ from conftest import REPO
 
 from trtcheck.cli import _AB_TAKES, cli
 from trtcheck.config import cascade, settings
+from trtcheck.config.options import Gate, Options
 from trtcheck.config.settings import SETTINGS
 from trtcheck.errors import ConfigError
+from trtcheck.execution.run import RESUME_MUST_MATCH
 
 ACTION = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
 # Inputs of the Action that are not trtcheck settings: what it installs, where the reports go,
@@ -89,3 +92,56 @@ def test_action_inputs_map_to_the_declared_flags() -> None:
                          run_step["run"]) or re.search(
             rf"for \w+ in \"\$\{{\w+\[@\]\}}\"; do args\+=\({re.escape(flag)} ", run_step["run"]), \
             f"the run step does not pass {name} as {flag}"
+
+
+def _field_owners() -> dict[str, list[str]]:
+    """Each Options (and Gate) field -> the settings that resolve into it."""
+    owners: dict[str, list[str]] = {}
+    for s in SETTINGS:
+        owners.setdefault(s.attr, []).append(s.key)
+    return owners
+
+
+def test_every_setting_resolves_into_a_field_of_options() -> None:
+    names = {f.name for f in dataclasses.fields(Options)}
+    for s in SETTINGS:
+        assert s.attr in names, f"{s.key}: Options has no field {s.attr!r}"
+
+
+def test_a_field_that_holds_one_setting_takes_its_default_from_the_table() -> None:
+    owners = _field_owners()
+    gate_keys = {f.name: f.metadata.get("setting") for f in dataclasses.fields(Gate)}
+    assert set(gate_keys.values()) == set(owners["gate"])  # each gate setting is a Gate field
+    for f in dataclasses.fields(Options):
+        keys = owners.get(f.name, [])
+        if len(keys) == 1:
+            assert f.metadata.get("setting") == keys[0], \
+                f"Options.{f.name} declares its own default: use setting({keys[0]!r})"
+    # and what setting() made agrees with the table (or the value a later decision replaces)
+    plain = Options(paths=())
+    for s in SETTINGS:
+        held = getattr(plain, s.attr)
+        if s.attr in ("gate", "verbosity", "profiles", "known_profiles", "tolerances", "timing"):
+            continue  # several settings, or a table made into objects: checked above
+        expected = s.default if s.undecided is settings.SAME else s.undecided
+        expected = tuple(expected) if isinstance(expected, list) else expected
+        assert held == (Path(expected) if s.type is Path and expected else expected), s.key
+
+
+def test_a_setting_without_a_field_in_options_is_an_error(monkeypatch: pytest.MonkeyPatch,
+                                                          tmp_path: Path) -> None:
+    extra = settings.Setting("unheard_of", bool, False, "A setting Options lacks.")
+    monkeypatch.setattr(cascade, "SETTINGS", (*SETTINGS, extra))
+    monkeypatch.setattr(cascade, "BY_KEY", {**settings.BY_KEY, extra.key: extra})
+    with pytest.raises(TypeError, match="unheard_of"):
+        cascade.resolve((tmp_path,))
+
+
+def test_the_resume_check_and_merge_compare_every_recorded_row_setting() -> None:
+    recorded = Options(paths=()).to_dict()
+    assert set(settings.ROW_SETTINGS) <= set(recorded), "a row setting the record does not keep"
+    assert set(RESUME_MUST_MATCH) == {"paths", *settings.ROW_SETTINGS}
+    for key in ("nan", "torch_tensorrt", "dtype_drift", "engine_cache", "timing", "backends"):
+        assert key in settings.ROW_SETTINGS
+    for key in ("out", "workers", "timeout", "fail_on", "reduce", "cache_dir"):
+        assert key not in settings.ROW_SETTINGS

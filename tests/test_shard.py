@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from trtcheck.config.settings import ROW_SETTINGS
 from trtcheck.config.validation import parse_shard, workers
 from trtcheck.errors import ConfigError, RecordError, UsageError
 from trtcheck.execution.isolate import Schedule
@@ -65,7 +66,7 @@ def _save(path: Path, rows: list[Row], shard: tuple[int, int] | None = None, *,
 def test_merge_gives_the_shards_rows_in_shard_order(tmp_path: Path) -> None:
     a = _save(tmp_path / "a.json", [_row("c0"), _row("c1")], (1, 2))
     b = _save(tmp_path / "b.json", [_row("c2", Status.FAIL), _row("c3")], (2, 2), duration_s=4.0)
-    merged = merge([b, a])  # given in any order
+    merged = merge([b, a], ROW_SETTINGS)  # given in any order
     assert [r.case_id for r in merged.rows] == ["m::c0", "m::c1", "m::c2", "m::c3"]
     assert merged.rows[2].status is Status.FAIL
     assert "shard" not in merged.environment and merged.options["shard"] is None
@@ -85,44 +86,44 @@ def test_merge_refuses_records_from_other_software_or_devices(tmp_path: Path, en
     a = _save(tmp_path / "a.json", [_row("c0"), _row("c1")], (1, 2))
     b = _save(tmp_path / "b.json", [_row("c2"), _row("c3")], (2, 2), **env)
     with pytest.raises(RecordError, match=f"they differ in {name}") as err:
-        merge([a, b])
+        merge([a, b], ROW_SETTINGS)
     assert f"({shown})" in str(err.value)
 
 
 def test_merge_refuses_other_settings_but_not_another_out_or_device_index(tmp_path: Path) -> None:
     a = _save(tmp_path / "a.json", [_row("c0"), _row("c1")], (1, 2))
     b = _save(tmp_path / "sub" / "b.json", [_row("c2"), _row("c3")], (2, 2), device="cpu")
-    assert len(merge([a, b]).rows) == 4
+    assert len(merge([a, b], ROW_SETTINGS).rows) == 4
     rec = record.load(b)
     rec.options["timing"] = {"repeats": 50}
     record.save(rec, b)
-    with pytest.raises(RecordError, match="they differ in timing settings"):
-        merge([a, b])
+    with pytest.raises(RecordError, match="they differ in config key timing"):
+        merge([a, b], ROW_SETTINGS)
 
 
 def test_merge_refuses_overlapping_records(tmp_path: Path) -> None:
     a = _save(tmp_path / "a.json", [_row("c0"), _row("c1")])
     b = _save(tmp_path / "b.json", [_row("c1"), _row("c2")])
     with pytest.raises(RecordError, match=r"overlap: both hold m::c1 on eager"):
-        merge([a, b])
+        merge([a, b], ROW_SETTINGS)
     one = _save(tmp_path / "one.json", [_row("c0"), _row("c1")], (1, 2))
     with pytest.raises(RecordError, match="both are shard 1/2"):
-        merge([one, one])
+        merge([one, one], ROW_SETTINGS)
     with pytest.raises(RecordError, match="is a whole run, not a shard"):
-        merge([one, b])
+        merge([one, b], ROW_SETTINGS)
 
 
 def test_merge_refuses_shards_of_different_collections(tmp_path: Path) -> None:
     a = _save(tmp_path / "a.json", [_row("c0"), _row("c1")], (1, 2))
     b = _save(tmp_path / "b.json", [_row("c2"), _row("c3")], (2, 2), collected=5)
     with pytest.raises(RecordError, match="shards of different collections"):
-        merge([a, b])
+        merge([a, b], ROW_SETTINGS)
 
 
 def test_a_missing_shard_becomes_an_error_row(tmp_path: Path) -> None:
     a = _save(tmp_path / "a.json", [_row("c0")], (1, 3))
     c = _save(tmp_path / "c.json", [_row("c2")], (3, 3))
-    merged = merge([a, c])
+    merged = merge([a, c], ROW_SETTINGS)
     assert [r.status for r in merged.rows] == [Status.PASS, Status.PASS, Status.ERROR]
     assert merged.rows[-1].message == "shard 2/3 is missing: its cases are not in these reports"
 
@@ -144,10 +145,10 @@ def test_merge_and_report_print_the_verdict_and_why(tmp_path: Path,
 
 def test_merge_reads_schema_1_and_refuses_to_mix_schemas(tmp_path: Path) -> None:
     old = Path(__file__).parent / "data" / "results-schema1.json"
-    assert merge([old]).rows
+    assert merge([old], ROW_SETTINGS).rows
     new = _save(tmp_path / "new.json", [_row("zzz")])  # the same trtcheck version, schema 2
     with pytest.raises(RecordError, match="they differ in record schema"):
-        merge([old, new])
+        merge([old, new], ROW_SETTINGS)
 
 
 def test_case_durations_add_up_each_cases_stage_times() -> None:
@@ -179,3 +180,22 @@ def test_a_worker_keeps_to_its_file_and_takes_a_free_file_before_sharing() -> No
     assert [schedule.take(0), schedule.take(1)] == [0, 3]  # worker 1 starts on b, not on a
     assert [schedule.take(0), schedule.take(1), schedule.take(1)] == [1, 4, 5]
     assert [schedule.take(1), schedule.take(0), schedule.take(0)] == [2, None, None]  # shares a
+
+
+@pytest.mark.parametrize(("key", "value", "name"), [
+    ("nan", "fail", "--nan"),
+    ("torch_tensorrt", ["2.12.1"], "--torch-tensorrt"),
+    ("dtype_drift", False, "config key dtype_drift"),
+    ("engine_cache", True, "--cache"),
+    ("strict_xfail", True, "config key strict_xfail"),
+])
+def test_merge_refuses_shards_whose_row_settings_differ(tmp_path: Path, key: str, value: Any,
+                                                        name: str) -> None:
+    a = _save(tmp_path / "a.json", [_row("c0"), _row("c1")], (1, 2))
+    b = _save(tmp_path / "b.json", [_row("c2"), _row("c3")], (2, 2))
+    rec = record.load(b)
+    rec.options[key] = value
+    record.save(rec, b)
+    with pytest.raises(RecordError, match=f"they differ in {name} ") as err:
+        merge([a, b], ROW_SETTINGS)
+    assert err.value.exit_code == 2

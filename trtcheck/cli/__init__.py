@@ -365,12 +365,13 @@ def _record_file(path: Path) -> Path:
 def merge_cmd(results: tuple[Path, ...], out: Path) -> int:
     """Combine the results.json of several shards (--shard I/N) into one set of reports.
 
-    Refuses records that cannot be combined (other versions, device kind, backends, profiles,
-    variants, tolerances or timing settings) and shards that overlap; a missing shard becomes
-    an error row."""
+    Refuses (exit 2) records that cannot be combined (other versions, device kind, or any
+    setting that changes rows: backends, --torch-tensorrt, profiles, variants, tolerances,
+    timing, --nan, ...) and shards that overlap; a missing shard becomes an error row."""
+    from trtcheck.config.settings import ROW_SETTINGS
     from trtcheck.results.merge import merge
 
-    return _write(merge(results), out)
+    return _write(merge(results, ROW_SETTINGS), out)
 
 
 def _write(rec: Record, out_dir: Path) -> int:

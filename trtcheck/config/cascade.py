@@ -16,7 +16,7 @@ from trtcheck.config import validation
 from trtcheck.config.devices import resolve_devices
 from trtcheck.config.files import config_for
 from trtcheck.config.options import Gate, Options
-from trtcheck.config.settings import BY_KEY, CONFIG_SCHEMA, SETTINGS
+from trtcheck.config.settings import BY_KEY, CONFIG_SCHEMA, SAME, SETTINGS, Setting
 from trtcheck.config.timing import TIMING_KEYS, Timing
 from trtcheck.config.validation import COMMAND_LINE
 from trtcheck.core.traits import NAMES, BackendRef
@@ -77,29 +77,18 @@ def resolve(paths: tuple[Path, ...], *, reads_baseline: bool = True, **given: An
     cache_path, use_cache = value("cache_dir")[0], value("engine_cache")[0]
     base = validation.baseline(*value("baseline")) if reads_baseline else None
     ci = in_ci()
-    return Options(
-        paths=tuple(p.resolve() for p in paths),
+    # The settings that need more than their value: checked, converted, or read together.
+    worked_out: dict[str, Any] = dict(
         backends=tuple(dict.fromkeys(backend_names)),
-        variants=tuple(variant_names),
-        keyword=value("keyword")[0],
         profiles=tuple(known_profiles[n] for n in dict.fromkeys(profile_names)),
         known_profiles=tuple(known_profiles),
         tolerances=validation.configured_tolerances(config, where),
         timing=Timing.from_config(config.get("timing", {}), f"{where}.timing"),
         device=devices[0],
-        devices=devices if len(devices) > 1 else (),
         workers=validation.workers(devices, *value("workers"), isolate=value("isolate")[0]),
         shard=shard,
         engine_cache=bool(cache_path) if use_cache is None else use_cache,
-        cache_dir=Path(cache_path) if cache_path else None,
-        out=Path(value("out")[0]),
-        strict_xfail=value("strict_xfail")[0],
-        dtype_drift=value("dtype_drift")[0],
-        allow_empty=value("allow_empty")[0],
-        allow_skipped=value("allow_skipped")[0],
-        isolate=value("isolate")[0],
         timeout=validation.timeout(*value("timeout"), devices[0]),
-        resume=bool(value("resume")[0]),
         memory_limit=validation.memory_limit(*value("memory_limit_mb"), devices[0]),
         verbosity=int(value("verbose")[0]) - int(value("quiet")[0]),
         config_file=config_path,
@@ -108,17 +97,26 @@ def resolve(paths: tuple[Path, ...], *, reads_baseline: bool = True, **given: An
         baseline=base,
         gate=validation.gate(value("fail_on"), value("regression_metric"),
                              value("regression_threshold")),
-        nan=value("nan")[0],
-        fallback=value("fallback")[0] or ("none" if ci else "emulate"),
-        ci=ci,
-        reduce=bool(value("reduce")[0]),
+        fallback=value("fallback")[0] or ("none" if ci else BY_KEY["fallback"].undecided),
         reduce_budget=validation.positive(*value("reduce_budget"), "reduce_budget"),
         reduce_row_budget=validation.positive(*value("reduce_row_budget"), "reduce_row_budget"),
         reduce_attempts=int(validation.positive(*value("reduce_attempts"), "reduce_attempts")),
-        keep_real_values=bool(value("keep_real_values")[0]),
-        time_predictions=bool(value("time_predictions")[0]),
         ab=ab_settings.resolve(value, validation.setting_name),
     )
+    # Every other setting as it is; one that Options has no field for is a TypeError here.
+    as_given = {s.attr: _as_field(s, value(s.key)[0]) for s in SETTINGS
+                if s.attr not in worked_out}
+    return Options(paths=tuple(p.resolve() for p in paths), devices=devices if len(devices) > 1 else (),
+                   ci=ci, **worked_out, **as_given)
+
+
+def _as_field(s: Setting, value: Any) -> Any:
+    """A setting's value in its field's form: a tuple for a list, a Path for a path, a bool."""
+    if isinstance(value, list):
+        return tuple(value)
+    if s.type is Path and value is not None:
+        return Path(value)
+    return bool(value) if s.type is bool and s.undecided is SAME else value
 
 
 def in_ci() -> bool:

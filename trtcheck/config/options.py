@@ -1,16 +1,44 @@
 """The frozen options a run is given: :class:`Options` and the regression :class:`Gate`, resolved
-once by :func:`trtcheck.config.cascade.resolve`."""
+once by :func:`trtcheck.config.cascade.resolve`.
+
+A field that holds a setting takes its default from :data:`trtcheck.config.settings.SETTINGS`
+(:func:`setting`); the record's options (:meth:`Options.to_dict`) are made from the fields."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from trtcheck.config import ab as ab_settings
+from trtcheck.config.settings import BY_KEY, SAME
 from trtcheck.config.timing import Timing
 from trtcheck.core.profiles import BUILTIN_PROFILES, DEFAULT_TOLERANCES, Profile, Tolerance
+
+
+def setting(key: str, make: Callable[[Any], Any] | None = None, *, record: bool = True) -> Any:
+    """The field of setting ``key``: its default is the table's (or its ``undecided`` value),
+    through ``make`` when the field holds it in another form (a tuple for a list); ``record``
+    False leaves it out of the record's options."""
+    s = BY_KEY[key]
+    default = s.default if s.undecided is SAME else s.undecided
+    if make is None:
+        make = tuple if isinstance(default, list) else Path if s.type is Path and default else None
+    value = make(default) if make else default
+    meta = {"setting": key, "record": record}
+    if isinstance(value, (list, dict)) or dataclasses.is_dataclass(value):
+        return dataclasses.field(default_factory=lambda: make(default) if make else default,
+                                 metadata=meta)
+    return dataclasses.field(default=value, metadata=meta)
+
+
+def unrecorded(default: Any = None, factory: Callable[[], Any] | None = None) -> Any:
+    """A field the record's options leave out (it says how the run was driven, not what it did)."""
+    if factory is not None:
+        return dataclasses.field(default_factory=factory, metadata={"record": False})
+    return dataclasses.field(default=default, metadata={"record": False})
 
 
 @dataclass(frozen=True)
@@ -18,9 +46,13 @@ class Gate:
     """What fails a run compared with a baseline: ``fail_on`` ``regression`` adds regressions to
     failing rows; ``metric`` and ``threshold`` decide what a regression is."""
 
-    fail_on: str = "failures"
-    metric: str = "speedup"
-    threshold: float = 0.07
+    fail_on: str = setting("fail_on")
+    metric: str = setting("regression_metric")
+    threshold: float = setting("regression_threshold", float)
+
+
+def _profiles(names: list[str]) -> tuple[Profile, ...]:
+    return tuple(BUILTIN_PROFILES[n] for n in names)
 
 
 @dataclass(frozen=True)
@@ -28,82 +60,68 @@ class Options:
     """Everything a run needs, resolved once."""
 
     paths: tuple[Path, ...]
-    backends: tuple[str, ...] = ()
-    variants: tuple[str, ...] = ()
-    keyword: str | None = None
-    profiles: tuple[Profile, ...] = (BUILTIN_PROFILES["default"],)
-    known_profiles: tuple[str, ...] = tuple(BUILTIN_PROFILES)  # built in and configured
-    tolerances: Mapping[str, Tolerance] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
-    timing: Timing = field(default_factory=Timing)
-    device: str = "cpu"
+    backends: tuple[str, ...] = setting("backends")
+    variants: tuple[str, ...] = setting("variants")
+    keyword: str | None = setting("keyword")
+    profiles: tuple[Profile, ...] = setting("run_profiles", _profiles)
+    # the built-in profiles and the configured ones
+    known_profiles: tuple[str, ...] = setting("profiles", lambda _: tuple(BUILTIN_PROFILES),
+                                              record=False)
+    tolerances: Mapping[str, Tolerance] = setting("tolerances",
+                                                  lambda _: dict(DEFAULT_TOLERANCES))
+    timing: Timing = setting("timing", lambda table: Timing(**table))
+    device: str = setting("device")
     devices: tuple[str, ...] = ()  # every listed GPU, one worker each; () means (device,)
-    workers: int = 1
-    shard: tuple[int, int] | None = None  # (index from 1, count)
-    engine_cache: bool = False
-    cache_dir: Path | None = None
-    out: Path = Path("trtcheck-report")
-    strict_xfail: bool = False
-    dtype_drift: bool = True
-    allow_empty: bool = False
-    allow_skipped: bool = False
-    isolate: bool = True
-    timeout: float = 300.0
-    resume: bool = False
-    memory_limit: int | None = None
-    verbosity: int = 0
-    config_file: Path | None = None
-    backend_note: str | None = None
-    nan: str = "warn"
-    fallback: str = "emulate"
-    ci: bool = False  # the CI environment variable is set
+    workers: int = setting("workers")
+    shard: tuple[int, int] | None = setting("shard")  # (index from 1, count)
+    engine_cache: bool = setting("engine_cache")
+    cache_dir: Path | None = setting("cache_dir")
+    out: Path = setting("out")
+    strict_xfail: bool = setting("strict_xfail")
+    dtype_drift: bool = setting("dtype_drift")
+    allow_empty: bool = setting("allow_empty")
+    allow_skipped: bool = setting("allow_skipped")
+    isolate: bool = setting("isolate")
+    timeout: float = setting("timeout")
+    resume: bool = setting("resume", record=False)
+    memory_limit: int | None = setting("memory_limit_mb")
+    verbosity: int = unrecorded(BY_KEY["verbose"].default - BY_KEY["quiet"].default)
+    config_file: Path | None = setting("config")
+    backend_note: str | None = unrecorded()
+    nan: str = setting("nan")
+    fallback: str = setting("fallback")
+    ci: bool = unrecorded(False)  # the CI environment variable is set
     fallback_note: str | None = None  # which backend ran instead of the default, and why
-    torch_tensorrt: tuple[str, ...] = ()
-    baseline: Path | None = None
-    gate: Gate = field(default_factory=Gate)
-    reduce: bool = False
-    reduce_budget: float = 600.0
-    reduce_row_budget: float = 120.0
-    reduce_attempts: int = 200
-    keep_real_values: bool = False
-    time_predictions: bool = False
-    ab: ab_settings.ABSettings = field(default_factory=ab_settings.defaults)
+    torch_tensorrt: tuple[str, ...] = setting("torch_tensorrt")
+    baseline: Path | None = setting("baseline")
+    gate: Gate = dataclasses.field(default_factory=Gate)
+    reduce: bool = setting("reduce")
+    reduce_budget: float = setting("reduce_budget", float)
+    reduce_row_budget: float = setting("reduce_row_budget", float)
+    reduce_attempts: int = setting("reduce_attempts")
+    keep_real_values: bool = setting("keep_real_values")
+    time_predictions: bool = setting("time_predictions")
+    ab: ab_settings.ABSettings = dataclasses.field(default_factory=ab_settings.defaults)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "paths": [str(p) for p in self.paths],
-            "backends": list(self.backends),
-            "variants": list(self.variants),
-            "keyword": self.keyword,
-            "profiles": [p.to_dict() for p in self.profiles],
-            "tolerances": {k: {"rtol": t.rtol, "atol": t.atol} for k, t in self.tolerances.items()},
-            "timing": asdict(self.timing),
-            "device": self.device,
-            "devices": list(self.devices or (self.device,)),
-            "workers": self.workers,
-            "shard": f"{self.shard[0]}/{self.shard[1]}" if self.shard else None,
-            "engine_cache": self.engine_cache,
-            "cache_dir": str(self.cache_dir) if self.cache_dir else None,
-            "out": str(self.out),
-            "strict_xfail": self.strict_xfail,
-            "dtype_drift": self.dtype_drift,
-            "allow_empty": self.allow_empty,
-            "allow_skipped": self.allow_skipped,
-            "isolate": self.isolate,
-            "timeout": self.timeout,
-            "memory_limit": self.memory_limit,
-            "config_file": str(self.config_file) if self.config_file else None,
-            "torch_tensorrt": list(self.torch_tensorrt),
-            "baseline": str(self.baseline) if self.baseline else None,
-            "gate": asdict(self.gate),
-            "nan": self.nan,
-            "fallback": self.fallback,
-            "fallback_note": self.fallback_note,
-            "reduce": self.reduce,
-            "reduce_budget": self.reduce_budget,
-            "reduce_row_budget": self.reduce_row_budget,
-            "reduce_attempts": self.reduce_attempts,
-            "keep_real_values": self.keep_real_values,
-            "time_predictions": self.time_predictions,
-            "ab": self.ab.to_dict(),
-        }
+        """The options a record keeps: every field but those marked unrecorded, as JSON."""
+        out = {f.name: _plain(getattr(self, f.name)) for f in fields(self)
+               if f.metadata.get("record", True)}
+        out["devices"] = list(self.devices or (self.device,))
+        out["shard"] = f"{self.shard[0]}/{self.shard[1]}" if self.shard else None
+        return out
 
+
+def _plain(value: Any) -> Any:
+    """A field's value as JSON: paths as text, tuples as lists, dataclasses as tables."""
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if dataclasses.is_dataclass(value):
+        return asdict(value)
+    return value

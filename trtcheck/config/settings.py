@@ -1,6 +1,8 @@
-"""Every setting, declared once: its key, type, default, help, config key, command-line flag and
-Action input. The click options, the config schema, the docs' reference table and the check of
-action.yml's inputs are all made from :data:`SETTINGS`.
+"""Every setting, declared once: its key, type, default, help, config key, command-line flag,
+Action input, the :class:`~trtcheck.config.options.Options` field it resolves into and whether
+it changes rows. The click options, the config schema, the docs' reference table, the check of
+action.yml's inputs, the fields' defaults in ``Options``, the record's options, the resume check
+and merge's comparison are all made from :data:`SETTINGS`.
 
 No torch here: ``--help`` reads this module."""
 
@@ -28,6 +30,8 @@ CHOICE_OF_TORCH_TENSORRT = "PATH|VERSION"
 # zoo takes (run, list, analyze).
 RUN, SELECT, ANALYZE, DIFF, REDUCE, AB = "run", "select", "analyze", "diff", "reduce", "ab"
 
+SAME = object()  # Setting.undecided: Options holds the default itself
+
 
 @dataclass(frozen=True)
 class Setting:
@@ -38,7 +42,11 @@ class Setting:
     say). ``config``: whether the config file may set it (under ``key``). ``flag``: its option
     (``--isolate/--no-isolate`` for a switch), or None; ``short`` a one-letter alias.
     ``multiple``: the flag repeats; ``count``: the flag counts. ``action``: the Action input
-    that maps to the flag. ``commands``: which commands take the flag."""
+    that maps to the flag. ``commands``: which commands take the flag. ``field``: the
+    :class:`~trtcheck.config.options.Options` field it resolves into (None: ``key``).
+    ``rows``: whether it changes which rows a run has or what they hold, so that a resumed run
+    and merged shards must share it. ``undecided``: what ``Options`` holds when built without
+    resolving, for a default decided later (None, ``auto``)."""
 
     key: str
     type: Any
@@ -52,6 +60,24 @@ class Setting:
     metavar: str | None = None
     action: str | None = None
     commands: tuple[str, ...] = (RUN,)
+    field: str | None = None
+    rows: bool = False
+    undecided: Any = SAME
+
+    @property
+    def attr(self) -> str:
+        """The ``Options`` field it resolves into."""
+        return self.field or self.key
+
+    @property
+    def env(self) -> str | None:
+        """The environment variable the Action's step passes its input in, if any."""
+        return f"TRTCHECK_{self.action.upper().replace('-', '_')}" if self.action else None
+
+    @property
+    def name(self) -> str:
+        """How messages name it: its flag, else its config key."""
+        return self.flag.split("/")[0] if self.flag else f"config key {self.key}"
 
     @property
     def switch(self) -> bool:
@@ -62,33 +88,35 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("backends", list, [], "Backend to run (repeatable): " + ", ".join(NAMES)
             + " [tensorrt where it runs, else lowering where Torch-TensorRT's code is found or "
               "fetched, else emulate].", flag="--backend", multiple=True, metavar="NAME",
-            action="backends"),
+            action="backends", rows=True),
     Setting("torch_tensorrt", list, [], "The Torch-TensorRT code the lowering backend runs: a "
             "wheel, an unpacked release or a version (repeatable: one set of lowering@VERSION "
             "rows per release) [the installed one, else the release for this torch].",
-            flag="--torch-tensorrt", multiple=True, metavar=CHOICE_OF_TORCH_TENSORRT),
+            flag="--torch-tensorrt", multiple=True, metavar=CHOICE_OF_TORCH_TENSORRT, rows=True),
     Setting("run_profiles", list, ["default"], "Settings profile (repeatable) [default].",
-            flag="--profile", multiple=True, metavar="NAME", action="profiles"),
+            flag="--profile", multiple=True, metavar="NAME", action="profiles", field="profiles",
+            rows=True),
     Setting("variants", list, [], "Only these variants (repeatable) [all].", flag="--variant",
-            multiple=True, metavar="NAME", action="variants", commands=(SELECT,)),
+            multiple=True, metavar="NAME", action="variants", commands=(SELECT,), rows=True),
     Setting("keyword", str, None, "Select cases by expression, like pytest -k: substrings of the "
             "case id or tags, with and, or, not, parentheses.", config=False, flag="-k",
-            metavar="EXPR", commands=(SELECT,)),
+            metavar="EXPR", commands=(SELECT,), rows=True),
     Setting("config", Path, None, "Config file [the nearest trtcheck.toml, or pyproject.toml "
             "with [tool.trtcheck], at or above the first path].", config=False, flag="--config",
-            metavar="FILE", action="config", commands=(SELECT,)),
+            metavar="FILE", action="config", commands=(SELECT,), field="config_file"),
     Setting("out", Path, "trtcheck-report", "Report directory [trtcheck-report].", flag="--out",
             metavar="DIR", action="out", commands=(RUN, ANALYZE)),
     Setting("device", str, "auto", "cpu, cuda, cuda:N, a list of GPUs cuda:0,cuda:1 (one worker "
             "each) or auto [auto: cuda when available].", flag="--device", metavar="DEV",
-            action="device"),
+            action="device", rows=True, undecided="cpu"),
     Setting("isolate", bool, True, "Run each case in a worker subprocess [isolate]; --no-isolate "
             "runs them in-process, for debugging (no timeouts).", flag="--isolate/--no-isolate"),
     Setting("workers", int, None, "Isolated workers running cases at once [1; on CUDA one per "
-            "listed GPU, never two cases timed on one GPU].", flag="--workers", metavar="N"),
+            "listed GPU, never two cases timed on one GPU].", flag="--workers", metavar="N",
+            undecided=1),
     Setting("shard", str, None, "Run only the I-th of N shards of the cases (from 1), for a CI "
             "matrix; 'trtcheck merge' combines the shards' results.", config=False,
-            flag="--shard", metavar="I/N"),
+            flag="--shard", metavar="I/N", rows=True),
     Setting("baseline", Path, None, "A results.json of the base branch: report each row's "
             "changes against it, and --shard balances cases by its recorded stage times [none: "
             "shards by count].", flag="--baseline", metavar="FILE", action="baseline"),
@@ -96,52 +124,55 @@ SETTINGS: tuple[Setting, ...] = (
             "cache on [none].", flag="--cache-dir", metavar="DIR"),
     Setting("engine_cache", bool, None, "Torch-TensorRT's engine cache: build engines "
             "refittable, save and reuse them [on when cache_dir is set].",
-            flag="--cache/--no-cache"),
+            flag="--cache/--no-cache", rows=True, undecided=False),
     Setting("timeout", (int, float), None, "Seconds per case before it is stopped, and per zoo "
             "file's import [900 on CUDA, 300 on CPU].", flag="--timeout", metavar="S",
-            commands=(SELECT,)),
+            commands=(SELECT,), undecided=300.0),
     Setting("memory_limit_mb", int, None, "Address-space limit of the worker, in MiB (CPU runs "
-            "only) [none].", flag="--memory-limit", metavar="MIB"),
+            "only) [none].", flag="--memory-limit", metavar="MIB",
+            field="memory_limit"),
     Setting("resume", bool, False, "Skip cases already recorded in OUT/results.jsonl, and say "
             "how many; other options than the run it resumes exit 2, naming the first.",
             config=False, flag="--resume"),
     Setting("fail_on", FAIL_ON, "failures", "failures: exit 1 on failing rows; regression: also "
             "on latency regressions against --baseline (trtcheck ab: against the base) [failures].",
-            flag="--fail-on", action="fail-on", commands=(RUN, DIFF, AB)),
+            flag="--fail-on", action="fail-on", commands=(RUN, DIFF, AB), field="gate"),
     Setting("regression_metric", GATE_METRICS, "speedup", "speedup: the backend normalised by "
             "eager in the same run; latency: the backend's absolute time (GPU time on CUDA), for "
-            "dedicated runners [speedup].", flag="--metric", commands=(DIFF, AB)),
+            "dedicated runners [speedup].", flag="--metric", commands=(DIFF, AB), field="gate"),
     Setting("regression_threshold", (int, float), 0.07, "A row regresses when slower by more than "
             "this fraction and beyond both runs' intervals (trtcheck ab: and significantly "
             "slower across processes) [0.07].", flag="--threshold", metavar="FRACTION",
-            commands=(DIFF, AB)),
+            commands=(DIFF, AB), field="gate"),
     Setting("ab_processes", int, 6, "trtcheck ab: fresh processes per side before the first "
-            "decision [6].", flag="--processes", metavar="N", commands=(AB,)),
+            "decision [6].", flag="--processes", metavar="N", commands=(AB,), field="ab"),
     Setting("ab_max_processes", int, 15, "trtcheck ab: processes per side at most; rows still "
             "undecided get more, 3 a side at a time, up to this [15].", flag="--max-processes",
-            metavar="N", commands=(AB,)),
+            metavar="N", commands=(AB,), field="ab"),
     Setting("ab_budget_s", (int, float), 300, "trtcheck ab: seconds after which no more processes "
             "are started for undecided rows (the first ones always run) [300].",
-            flag="--ab-budget", metavar="S", commands=(AB,)),
+            flag="--ab-budget", metavar="S", commands=(AB,), field="ab"),
     Setting("ab_alpha", (int, float), 0.05, "trtcheck ab: the chance, over the whole zoo and every "
             "look, that identical code flags a row slower [0.05].", flag="--alpha",
-            metavar="P", commands=(AB,)),
+            metavar="P", commands=(AB,), field="ab"),
     Setting("ab_seed", int, None, "trtcheck ab: the seed of the order of rows in each process "
-            "[random, recorded].", config=False, flag="--seed", metavar="N", commands=(AB,)),
+            "[random, recorded].", config=False, flag="--seed", metavar="N", commands=(AB,),
+            field="ab"),
     Setting("compile_cache", list, [], "trtcheck ab: BACKEND=shared (one compile cache for the "
             "job) or BACKEND=private (one per process), repeatable [inductor=shared, "
             "tensorrt=shared].", flag="--compile-cache", multiple=True,
-            metavar="BACKEND=MODE", commands=(AB,)),
+            metavar="BACKEND=MODE", commands=(AB,), field="ab"),
     Setting("allow_empty", bool, False, "Exit 0, not 5, when no case is selected [false].",
             flag="--allow-empty"),
     Setting("allow_skipped", bool, False, "Exit 0, not 5, when every row is skipped [false].",
             flag="--allow-skipped"),
     Setting("nan", NAN_POLICIES, "warn", "NaN or Inf in eager's or the backend's output: warn "
             "(matching ones pass, marked ⚠, the counts in every report) or fail every such row "
-            "[warn].", flag="--nan", action="nan"),
+            "[warn].", flag="--nan", action="nan", rows=True),
     Setting("fallback", FALLBACKS, None, "No backend named and lowering's code neither cached "
             "nor fetchable: emulate runs instead (every report's headline says so), or none: "
-            "exit 2 with the fix [none when CI is set, else emulate].", flag="--fallback"),
+            "exit 2 with the fix [none when CI is set, else emulate].", flag="--fallback",
+            undecided="emulate"),
     Setting("reduce", bool, False, "After the run, reduce each failing row to the smallest graph "
             "that fails the same way, a bundle each under OUT/repro/ (the verdict stays the "
             "run's) [false].", flag="--reduce/--no-reduce", action="reduce"),
@@ -156,20 +187,25 @@ SETTINGS: tuple[Setting, ...] = (
             "sharing [false].", flag="--keep-real-values", commands=(RUN, REDUCE)),
     Setting("time_predictions", bool, False, "Time the rows of prediction backends (lowering, "
             "emulate) too: PyTorch running a rewritten graph, shown apart, never a speedup "
-            "[false].", flag="--time-predictions"),
+            "[false].", flag="--time-predictions", rows=True),
     Setting("strict_xfail", bool, False, "An xpass (a declared expected failure that passed) "
-            "fails the run [false]."),
+            "fails the run [false].", rows=True),
     Setting("dtype_drift", bool, True, "After the comparison, call the compiled module once more "
-            "with int32/int64 and float32/float64 inputs swapped [true]."),
-    Setting("profiles", dict, {}, "Settings profiles of your own, by name."),
-    Setting("tolerances", dict, {}, "Tolerances by effective dtype."),
-    Setting("timing", dict, {}, "Latency measurement settings."),
+            "with int32/int64 and float32/float64 inputs swapped [true].", rows=True),
+    # The profiles a run uses are recorded whole, under run_profiles' field.
+    Setting("profiles", dict, {}, "Settings profiles of your own, by name.",
+            field="known_profiles"),
+    Setting("tolerances", dict, {}, "Tolerances by effective dtype.", rows=True),
+    Setting("timing", dict, {}, "Latency measurement settings.", rows=True),
     Setting("quiet", int, 0, "Less output: only the failing rows and the verdict.", config=False,
-            flag="-q", count=True),
+            flag="-q", count=True, field="verbosity"),
     Setting("verbose", int, 0, "More output: also a line per stage, and each row's message.",
-            config=False, flag="-v", count=True),
+            config=False, flag="-v", count=True, field="verbosity"),
 )
 BY_KEY: Mapping[str, Setting] = {s.key: s for s in SETTINGS}
+# The record's options that change rows, each with how messages name it: a resumed run must
+# share them with the run it resumes, and merged records with each other.
+ROW_SETTINGS: Mapping[str, str] = {s.attr: s.name for s in SETTINGS if s.rows}
 CONFIG_SCHEMA: Mapping[str, Any] = {s.key: (str if s.type is Path else s.type)
                                     for s in SETTINGS if s.config}
 

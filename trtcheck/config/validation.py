@@ -88,7 +88,7 @@ def check_names(names: list[str], known: Mapping[str, Any] | tuple[str, ...], wh
 
 def timeout(seconds: float | None, source: str, device: str) -> float:
     if seconds is None:  # TensorRT builds on a GPU take minutes; a CPU case past 5 is stuck
-        seconds = 900.0 if device.startswith("cuda") else 300.0
+        seconds = 900.0 if device.startswith("cuda") else float(BY_KEY["timeout"].undecided)
     if seconds <= 0:
         raise ConfigError(f"{setting_name(source, 'timeout')}: must be positive, got {seconds:g}")
     return float(seconds)
@@ -162,7 +162,7 @@ def workers(devices: tuple[str, ...], count: int | None, source: str, *, isolate
     """How many workers run at once: one per listed GPU on CUDA, ``count`` (default 1) on CPU."""
     cuda = devices[0].startswith("cuda")
     if count is None:
-        count = len(devices) if cuda else 1
+        count = len(devices) if cuda else int(BY_KEY["workers"].undecided)
     elif count < 1:
         raise ConfigError(f"{setting_name(source, 'workers')}: must be at least 1, got {count}")
     elif cuda and count != len(devices):

@@ -13,6 +13,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from trtcheck.config.options import Options
+from trtcheck.config.settings import ROW_SETTINGS
 from trtcheck.core.traits import NAMES, BackendRef
 from trtcheck.errors import OutputError, RecordError, UsageError, did_you_mean
 from trtcheck.execution import shard
@@ -192,11 +193,10 @@ def _sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-# The options a resumed run must share with the run it resumes: those that change which rows
-# there are or what they hold. Not the output, the workers, the timeout or the exit gate.
-RESUME_MUST_MATCH = ("paths", "backends", "variants", "keyword", "profiles", "tolerances", "timing",
-                     "device", "shard", "engine_cache", "cache_dir", "strict_xfail", "dtype_drift",
-                     "torch_tensorrt", "nan")
+# The options a resumed run must share with the run it resumes: the zoo's paths and every
+# setting that changes which rows there are or what they hold (not the output, the workers,
+# the timeout or the exit gate).
+RESUME_MUST_MATCH = ("paths", *ROW_SETTINGS)
 
 
 def _previous(opts: Options) -> Record | None:

@@ -3,7 +3,7 @@ refusing what cannot be combined."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,8 +21,8 @@ def _device_kind(rec: Record) -> str:
     return f"{kind} ({env.get('device_name')})" if kind == "cuda" else kind
 
 
-# What must be equal for records to be combined: (name in messages, how to read it).
-# ``out``, ``shard``, ``workers`` and the device index may differ.
+# What must be equal for records to be combined besides the settings that change rows:
+# (name in messages, how to read it). ``out``, ``workers`` and the device index may differ.
 COMPATIBLE: tuple[tuple[str, Callable[[Record], Any]], ...] = (
     ("trtcheck version", lambda r: r.environment.get("trtcheck")),
     ("record schema", lambda r: r.source_schema),
@@ -31,14 +31,19 @@ COMPATIBLE: tuple[tuple[str, Callable[[Record], Any]], ...] = (
     ("TensorRT version", lambda r: r.environment.get("tensorrt")),
     ("device kind", _device_kind),
     ("git commit", lambda r: r.environment.get("git_commit")),
-    ("backends", lambda r: r.options.get("backends")),
-    ("profiles", lambda r: r.options.get("profiles")),
-    ("variants", lambda r: r.options.get("variants")),
-    ("tolerances", lambda r: r.options.get("tolerances")),
-    ("timing settings", lambda r: r.options.get("timing")),
-    ("strict_xfail", lambda r: r.options.get("strict_xfail")),
-    ("nan policy", lambda r: r.options.get("nan")),
 )
+# The settings that change rows yet may differ between the records merged: each shard runs its
+# own part; the device is compared by kind above; the shards' collection fingerprint covers
+# -k, and whole runs may split a zoo by it.
+MAY_DIFFER = frozenset({"shard", "device", "keyword"})
+
+
+def _checks(row_settings: Mapping[str, str]) -> list[tuple[str, Callable[[Record], Any]]]:
+    def option(key: str) -> Callable[[Record], Any]:
+        return lambda r: r.options.get(key)
+
+    return [*COMPATIBLE, *((name, option(key)) for key, name in row_settings.items()
+                           if key not in MAY_DIFFER)]
 
 
 @dataclass(frozen=True)
@@ -52,9 +57,11 @@ class _Part:
         return self.record.environment.get("shard") or {}
 
 
-def merge(paths: Sequence[Path]) -> Record:
+def merge(paths: Sequence[Path], row_settings: Mapping[str, str]) -> Record:
     """One record from the records of several runs (usually the shards of one run).
 
+    ``row_settings``: the record's options that change rows, each with its name in messages
+    (:data:`trtcheck.config.settings.ROW_SETTINGS`); records must agree on them.
     RecordError when they cannot be combined (naming the field that differs), when they
     overlap, or when sharded and unsharded records are mixed. A missing shard becomes one
     ``error`` row saying so, so that the merged reports cannot pass for a whole run."""
@@ -63,7 +70,7 @@ def merge(paths: Sequence[Path]) -> Record:
         raise RecordError("merge: no records given")
     first = parts[0]
     for part in parts[1:]:
-        for name, read in COMPATIBLE:
+        for name, read in _checks(row_settings):
             mine, theirs = read(first.record), read(part.record)
             if mine != theirs:
                 raise RecordError(f"cannot merge {part.path} with {first.path}: they differ in "
