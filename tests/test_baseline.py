@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from trtcheck.cli import _verdict as exit_code
 from trtcheck.config.options import Gate
 from trtcheck.core.traits import Kind
 from trtcheck.render import render_changes, render_comment, render_junit, render_markdown
@@ -25,11 +24,12 @@ from trtcheck.results.baseline import (
     Diff,
     LatencyChange,
     compare,
+    gated_verdict,
 )
 from trtcheck.results.figures import Latency, Stats
 from trtcheck.results.record import FIGURES_SCHEMA, Record, load, save
 from trtcheck.results.rows import Row
-from trtcheck.status import Status
+from trtcheck.status import Status, Verdict
 
 ENV = {"device_name": "NVIDIA H200", "driver": "570.1", "torch": "2.11.0",
        "torch_tensorrt": None, "git_commit": "a" * 40}
@@ -129,8 +129,8 @@ def test_environment_differences_are_warned() -> None:
 def test_gate_fails_on_regressions_only_when_asked() -> None:
     head = _record(_row("m", _latency(2.0 / 1.2, 0.01)))
     head.baseline = compare(_record(_row("m", _latency(2.0, 0.01))), head).to_dict()
-    assert exit_code(head, False, Gate()) == 0
-    assert exit_code(head, False, Gate(fail_on="regression")) == 1
+    assert gated_verdict(head, strict_xfail=False, fail_on_regression=False) is Verdict.PASS
+    assert gated_verdict(head, strict_xfail=False, fail_on_regression=True) is Verdict.FAIL
 
 
 def test_reports_show_the_changes_first_and_a_status_change_always(tmp_path: Path) -> None:
@@ -285,7 +285,8 @@ def test_an_older_schema_marks_changed_figures_not_comparable_and_gates_none() -
     assert "record schema 2, whose control, speedup and memory figures meant something else" \
         in diff.warnings[0]
     head.baseline = diff.to_dict()
-    assert exit_code(head, False, Gate(fail_on="regression")) == 1  # the failing row only
+    # fails for the failing row only: no figure of an older schema counts as a regression
+    assert gated_verdict(head, strict_xfail=False, fail_on_regression=True) is Verdict.FAIL
     text = render_changes(head)
     assert "| zoo::broken\\[float32\\] | inductor | - | pass → **fail** |" in text
     assert "0.5× of the baseline, 50% slower (not comparable)" in text

@@ -164,3 +164,27 @@ def test_the_benchmarks_page_counts_the_sample_cases() -> None:
     page = " ".join((DOCS / "benchmarks.md").read_text(encoding="utf-8").split())
     counts = re.findall(r"The zoo has (\d+) cases|sample zoo \((\d+) cases\)", page)
     assert counts and all(int(a or b) == n for a, b in counts)
+
+
+def test_every_listing_of_the_exit_codes_is_the_enum() -> None:
+    from trtcheck import errors
+    from trtcheck.cli import RUN_EPILOG
+    from trtcheck.status import Verdict
+
+    codes = {int(e) for e in errors.Exit}
+    reference = (REPO / "docs" / "reference.md").read_text(encoding="utf-8")
+    table = reference[reference.index("## Exit codes"):]
+    assert {int(c) for c in re.findall(r"^\| `(\d+)` \|", table, re.M)} == codes
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    line = readme[readme.index("Exit codes:"):readme.index("interrupted.", readme.index("Exit codes:"))]
+    assert {int(c) for c in re.findall(r"`(\d+)`", line)} == codes
+    action = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
+    assert {int(c) for c in re.findall(r"\b(\d+) ", action["outputs"]["exit-code"]["description"])} \
+        == codes
+    flat = " ".join(RUN_EPILOG.split())
+    for e in errors.Exit:
+        assert f"{int(e)} {' '.join(e.meaning.split())}" in flat
+    assert {v.value for v in Verdict} == {v.exit_code.status for v in Verdict}
+    raised = [c for c in vars(errors).values()
+              if isinstance(c, type) and issubclass(c, errors.TrtcheckError)]
+    assert all(isinstance(c.exit_code, errors.Exit) for c in raised)

@@ -8,34 +8,70 @@ import re
 import traceback
 from collections.abc import Iterable
 from dataclasses import dataclass
+from enum import IntEnum
 from pathlib import Path
 
-INTERRUPTED = 130  # the shell's code for a run stopped by SIGINT; trtcheck uses it for SIGTERM too
-NOTHING_TESTED = 5  # no case selected, or every row skipped: pytest's "no tests ran"
+
+class Exit(IntEnum):
+    """Every exit code trtcheck returns, declared once, with what it means (``meaning``, for
+    ``trtcheck run --help``; docs/reference.md's table and README are tested against it) and
+    the Action's ``status`` output for it. A run's verdict of the same name has its code."""
+
+    PASS = 0, "no row fails: pass, xfail, xpass, skipped, unsupported"
+    FAIL = 1, ("a row is fail, error, timeout or crash (or xpass under strict_xfail), or, with "
+               "--fail-on regression, a row regressed against the baseline")
+    USAGE = 2, ("usage or configuration error (also --resume with other options, and merge of "
+                "records that cannot be combined)")
+    OUTPUT = 3, ("the report directory could not be written (a full disk): the rows that "
+                 "finished are in the reports that could be written")
+    EMPTY = 5, ("nothing tested: no case selected (--allow-empty accepts it), or every row "
+                "skipped (--allow-skipped accepts it); pytest's \"no tests ran\"")
+    INTERRUPTED = 130, "interrupted (Ctrl-C, SIGTERM): --resume runs the cases left"
+
+    meaning: str
+
+    def __new__(cls, code: int, meaning: str) -> Exit:
+        member = int.__new__(cls, code)
+        member._value_ = code
+        member.meaning = meaning
+        return member
+
+    @property
+    def status(self) -> str:
+        """The Action's ``status`` output: the verdict's word, or ``error``."""
+        return "error" if self in (Exit.USAGE, Exit.OUTPUT) else self.name.lower()
+
+
+def exit_codes_help() -> str:
+    """The exit codes as ``trtcheck run --help`` lists them."""
+    import textwrap
+
+    return "\n".join(textwrap.fill(e.meaning, 72, initial_indent=f"  {e.value:<5}",
+                                    subsequent_indent=" " * 7) for e in Exit)
 
 
 class TrtcheckError(Exception):
     """Base class: a run-level failure with a one-line message and an exit code."""
 
-    exit_code = 1
+    exit_code = Exit.FAIL
 
 
 class UsageError(TrtcheckError):
     """Bad command line: a path that does not exist, an unknown backend, an unwritable out dir."""
 
-    exit_code = 2
+    exit_code = Exit.USAGE
 
 
 class ConfigError(TrtcheckError):
     """Bad configuration: unknown keys, invalid values, contradictory settings."""
 
-    exit_code = 2
+    exit_code = Exit.USAGE
 
 
 class NoFallback(TrtcheckError):
     """The default backend cannot run and the configuration allows no other in its place."""
 
-    exit_code = 2
+    exit_code = Exit.USAGE
 
 
 class LockedError(UsageError):
@@ -43,16 +79,16 @@ class LockedError(UsageError):
 
 
 class RecordError(TrtcheckError):
-    """A results record that cannot be read or has an unknown schema."""
+    """A results record that cannot be read, has an unknown schema, or cannot be merged."""
 
-    exit_code = 2
+    exit_code = Exit.USAGE
 
 
 class OutputError(TrtcheckError):
     """The report directory could not be written (a full disk, a quota): the rows that could
     not be saved are lost to ``--resume``, so the run stops with its own exit code."""
 
-    exit_code = 3
+    exit_code = Exit.OUTPUT
 
 
 class Unsupported(Exception):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from enum import Enum
 
-from trtcheck.errors import INTERRUPTED, NOTHING_TESTED
+from trtcheck.errors import Exit
 
 
 class Status(str, Enum):
@@ -71,9 +71,9 @@ class Verdict(str, Enum):
         return "NOTHING TESTED" if self is Verdict.EMPTY else self.value.upper()
 
     @property
-    def exit_code(self) -> int:
-        return {Verdict.PASS: 0, Verdict.FAIL: 1, Verdict.EMPTY: NOTHING_TESTED,
-                Verdict.INTERRUPTED: INTERRUPTED}[self]
+    def exit_code(self) -> Exit:
+        """The exit code of the same name."""
+        return Exit[self.name]
 
 
 def verdict(statuses: Iterable[Status], *, strict_xfail: bool, interrupted: bool = False,

@@ -20,7 +20,7 @@ from trtcheck.cli.console import echo, output_to
 from trtcheck.cli.progress import Progress
 from trtcheck.config import cascade, options, settings
 from trtcheck.core.profiles import BUILTIN_PROFILES
-from trtcheck.errors import INTERRUPTED, NOTHING_TESTED, OutputError, TrtcheckError, UsageError
+from trtcheck.errors import Exit, OutputError, TrtcheckError, UsageError, exit_codes_help
 from trtcheck.status import NO_CASE
 
 if TYPE_CHECKING:
@@ -36,14 +36,7 @@ backend, a profile or backend:profile (the most specific wins). An xpass fails
 the run only with strict_xfail = true in the config.
 \b
 Exit codes:
-  0    no row fails: pass, xfail, xpass, skipped, unsupported
-  1    a row is fail, error, timeout or crash (or xpass under strict_xfail)
-  2    usage or configuration error (also --resume with other options)
-  3    the report directory could not be written (a full disk): the rows
-       that finished are in the reports that could be written
-  5    nothing tested: no case selected (--allow-empty accepts it), or
-       every row skipped (--allow-skipped accepts it)
-  130  interrupted (Ctrl-C, SIGTERM): --resume runs the cases left
+{exit_codes_help()}
 """
 
 paths_arg = click.argument("paths", nargs=-1, required=True,
@@ -262,7 +255,7 @@ def list_cmd(paths: tuple[Path, ...], **given: Any) -> int:
         echo(f"{row.status}: {plain(row.location or row.file)}: {plain(row.message)}", err=True)
     if not collection.cases and not collection.problems:
         echo(f"trtcheck: nothing to list: {NO_CASE}", err=True)
-        return NOTHING_TESTED
+        return Exit.EMPTY
     return 1 if collection.problems else 0
 
 
@@ -470,22 +463,17 @@ def _publish(code: int, out: Path | None, rec: Record | None, strict_xfail: bool
 
 
 def _verdict(rec: Record, strict_xfail: bool, gate: options.Gate | None = None) -> int:
-    """The run's exit code, after one line on stderr when it was interrupted or tested nothing.
-
-    A run that would pass exits 1 when the gate fails on regressions and a row regressed
-    against the baseline."""
-    from trtcheck.results import baseline
+    """The run's exit code (:func:`trtcheck.results.baseline.gated_verdict`), after one line
+    on stderr when it was interrupted or tested nothing."""
+    from trtcheck.results.baseline import gated_verdict
     from trtcheck.status import Verdict, nothing_tested
 
-    result = rec.verdict(strict_xfail=strict_xfail)
+    result = gated_verdict(rec, strict_xfail=strict_xfail,
+                           fail_on_regression=gate is not None and gate.fail_on == "regression")
     if result is Verdict.INTERRUPTED:
         echo("trtcheck: interrupted: reports cover the cases that finished", err=True)
     elif result is Verdict.EMPTY:
         echo(f"trtcheck: nothing tested: {nothing_tested(r.status for r in rec.rows)}", err=True)
-    diff = baseline.read(rec.baseline)
-    if (result is Verdict.PASS and gate is not None and gate.fail_on == "regression" and diff
-            and diff.regressions):
-        return Verdict.FAIL.exit_code
     return result.exit_code
 
 
@@ -503,7 +491,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _publish(exc.exit_code, None, None, False)
     except click.exceptions.Abort:
         echo("aborted", err=True)
-        return INTERRUPTED
+        return Exit.INTERRUPTED
     except TrtcheckError as exc:
         echo(f"trtcheck: error: {exc}", err=True)
         return _publish(exc.exit_code, None, None, False)

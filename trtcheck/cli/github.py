@@ -15,14 +15,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from trtcheck.errors import Exit
 from trtcheck.render.text import RunLink
 from trtcheck.status import FAILING, Status
 
 if TYPE_CHECKING:  # the record imports torch; an argument error's outputs must not wait for it
     from trtcheck.results.record import Record
-
-# Exit codes and the ``status`` output they give.
-STATUS_BY_CODE = {0: "pass", 1: "fail", 5: "empty", 130: "interrupted"}
 
 _SHA = re.compile(r"[0-9a-f]{7,64}")
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
@@ -76,8 +74,8 @@ def write_outputs(code: int, out_dir: Path | None, record: Record | None, *,
     rows = record.rows if record else []
     failing = {Status.FAIL} | ({Status.XPASS} if strict_xfail else set())
     outputs = {
-        "status": STATUS_BY_CODE.get(code, "error"),
-        "exit-code": str(code),
+        "status": Exit(code).status if code in set(Exit) else "error",
+        "exit-code": str(int(code)),
         "passed": str(sum(r.status is Status.PASS for r in rows)),
         "failed": str(sum(r.status in failing for r in rows)),
         "errors": str(sum(r.status in FAILING - {Status.FAIL} for r in rows)),

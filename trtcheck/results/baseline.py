@@ -18,6 +18,7 @@ from typing import Any
 from trtcheck.results.metrics import MAX_REL
 from trtcheck.results.record import FIGURES_SCHEMA, Record
 from trtcheck.results.rows import Row, RowKey
+from trtcheck.status import Verdict
 
 # Environment facts that make absolute figures, and even speedups, incomparable when they differ.
 COMPARABLE = {"device_name": "GPU", "driver": "driver", "torch": "torch",
@@ -260,3 +261,13 @@ def _ms_interval(low: float | None, high: float | None) -> tuple[float, float] |
 def read(data: Mapping[str, Any] | None) -> Diff | None:
     """The diff a record carries, if any."""
     return Diff.from_dict(data) if data else None
+
+
+def gated_verdict(rec: Record, *, strict_xfail: bool, fail_on_regression: bool) -> Verdict:
+    """The run's verdict under the regression gate: a run that would pass fails when
+    ``fail_on_regression`` and a row regressed against the baseline recorded in ``rec``."""
+    result = rec.verdict(strict_xfail=strict_xfail)
+    diff = read(rec.baseline)
+    if result is Verdict.PASS and fail_on_regression and diff and diff.regressions:
+        return Verdict.FAIL
+    return result
