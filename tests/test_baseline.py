@@ -162,7 +162,7 @@ def test_prediction_rows_show_no_speedup_anywhere() -> None:
     report = render_markdown(record, strict_xfail=False)
     latency_table = report.split("## Latency")[1]
     assert "n/a (prediction)" in latency_table and "3×" not in latency_table
-    assert "speedup: n/a (prediction)" in render_junit(record, strict_xfail=False)
+    assert "speedup [95% interval]: n/a (prediction)" in render_junit(record, strict_xfail=False)
     comment = render_comment(record, strict_xfail=False, changes=render_changes(record))
     assert "No speedup: every backend of this run predicts" in comment and "3×" not in comment
 

@@ -149,7 +149,7 @@ def test_profiles_that_do_not_apply_and_wrapped_constants_say_why(make_zoo, tmp_
     assert ("int64 constants outside the int32 range wrap under int64 = \"int32\", as TensorRT "
             "truncates them: 1099511627776 → 0 in node") in got["emulate", "int64_as_int32"]["message"]
     latency = (out / "report.md").read_text().split("## Latency")[1].split("\n## ")[0]
-    assert "| eager ms | backend ms | speedup" in latency and "(device)" not in latency
+    assert "| eager median ms | backend median ms | speedup" in latency and "(device)" not in latency
     assert "each call timed on its own with `perf_counter`" in latency and "block" not in latency
 
 

@@ -207,10 +207,10 @@ def test_junit_messages_and_system_out(record: Record) -> None:
     out = predicted.findtext("system-out") or ""
     assert "PREDICTION: " in out and "not a TensorRT measurement" in out
     assert "path: complex rewrite+int64" in out
-    assert "speedup: n/a (prediction)" in out and "0.8×" not in out
+    assert "speedup [95% interval]: n/a (prediction)" in out and "0.8×" not in out
     measured = by_name[("llm.rope", "rope_attention[complex64] inductor")]
     assert "PREDICTION" not in (measured.findtext("system-out") or "")
-    assert "\nspeedup: 2.5×\n" in (measured.findtext("system-out") or "")
+    assert "\nspeedup [95% interval]: 2.5×\n" in (measured.findtext("system-out") or "")
     xpass = by_name[("audio.stft", "spectrum[complex64] inductor")]
     assert "does not fail the run" in (xpass.findtext("system-out") or "")
 
@@ -498,7 +498,7 @@ def test_the_latency_note_says_how_the_record_was_timed(record: Record) -> None:
     text = render_markdown(replace(record, rows=timed), strict_xfail=False)
     latency = text.split("## Latency")[1]
     header = latency.split("\n")[2]
-    assert "| eager ms | backend ms | speedup" in header and "device" not in header
+    assert "| eager median ms | backend median ms | speedup" in header and "device" not in header
     assert "each call timed on its own with `perf_counter`" in latency
     assert "block" not in latency
     assert "except on lowering rows: all of eager's calls, then the backend's" in latency
@@ -518,3 +518,27 @@ def test_the_profiles_heading_speaks_of_emulate_only_where_it_ran(record: Record
     lowering = [replace(r, backend="lowering", kind=Kind.LOWERED) for r in record.rows]
     text = render_markdown(replace(record, rows=lowering), strict_xfail=False)
     assert "## Settings profiles" in text and "emulate predicts" not in text
+def test_every_report_takes_its_latency_and_memory_columns_from_one_list() -> None:
+    from trtcheck.render.text import MARKDOWN, ROW_FIGURES
+    from trtcheck.results.figures import LATENCY_FIGURES, Memory
+
+    latency = Latency(_stats(4.0), _stats(2.0), _stats(3.0), _stats(1.5), paired_speedup=2.0)
+    memory = Memory("PyTorch allocator peak", eager=8 * 2**20, backend=4 * 2**20,
+                    engine=2**20, eager_first=40 * 2**20, backend_first=36 * 2**20)
+    row = _row("m.py", "m", "float32", "inductor", Status.PASS, timings={"compile": 1.5},
+               latency=latency, memory=memory)
+    record = Record({}, {}, [row])
+    out = ET.fromstring(render_junit(record, strict_xfail=False)).findtext(".//system-out") or ""
+    for column in ROW_FIGURES:
+        assert f"\n{column.label}: {column.text(row)}" in out
+    assert "eager first-call peak MiB: 40" in out and "backend median ms (device): 1.5" in out
+    header = next(line for line in render_markdown(record, strict_xfail=False).splitlines()
+                  if line.startswith("| case | backend | profile | eager"))
+    shown = [c.label for c in ROW_FIGURES if MARKDOWN in c.reports]
+    assert header.removesuffix(" |").split(" | ")[3:] == shown
+    assert LATENCY_FIGURES[0].label == "eager median ms (caller)"
+    # by keyword: an older record's missing fields default, an unknown key is left out
+    assert Latency.from_dict({**latency.to_dict(), "a_later_field": 1}) == latency
+    assert Latency.from_dict({"eager": latency.to_dict()["eager"],
+                              "backend": latency.to_dict()["backend"]}) == \
+        Latency(_stats(4.0), _stats(2.0))

@@ -25,18 +25,19 @@ from trtcheck.render.changes import (
 from trtcheck.render.page import num_cell, page, section, table
 from trtcheck.render.svg import Mark, Reference, Scale, esc, interval_chart, log_scale
 from trtcheck.render.text import (
+    HTML,
     KIND_NOTES,
     NO_SPEEDUP,
     NONE,
     NONFINITE_NOTE,
     PREDICTION_MARK,
+    ROW_FIGURES,
     UNSTABLE_MARK,
     RunLink,
     fallback_text,
     headline,
     kinds_present,
     latency_note,
-    memory_facts,
     memory_floors,
     memory_measures,
     nonfinite_text,
@@ -368,9 +369,9 @@ def _memory(record: Record) -> str:
         parts += [interval_chart(shown, log_scale([m.value for m in shown if m.value]),
                                  refs=[Reference(1.0, "1.00× (eager)")], unit="×",
                                  caption="backend memory over eager's steady-state peak"), cut_note]
-    columns = ("eager peak MiB", "backend peak MiB", "memory ratio", "engine MiB")
-    parts.append(table(["case · backend · profile", *columns],
-                       [[esc(_name(r)), *(num_cell(memory_facts(r)[c], None) for c in columns)]
+    columns = [c for c in ROW_FIGURES if c.memory and HTML in c.reports]
+    parts.append(table(["case · backend · profile", *(esc(c.label) for c in columns)],
+                       [[esc(_name(r)), *(num_cell(c.text(r), None) for c in columns)]
                         for r in rows[:TABLE_LIMIT]], sortable=True))
     parts.append(f'<p class="note">{esc(", ".join(memory_measures(record)))} of one call after '
                  "warm-up, above what was in use before it (first-call allocations left out; the "

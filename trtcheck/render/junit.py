@@ -20,19 +20,17 @@ from trtcheck.render.text import (
     KIND_NOTES,
     NONE,
     NONFINITE_MARK,
+    ROW_FIGURES,
     drift_text,
     failing_outputs,
     fallback_text,
     headline,
-    memory_facts,
     nonfinite_text,
     num,
     path_text,
     plain,
-    speedup_text,
     xml_text,
 )
-from trtcheck.results.figures import LATENCY_FIGURES
 from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
 from trtcheck.results.record import Record
 from trtcheck.results.rows import NO_PROFILE, Row
@@ -116,6 +114,7 @@ def _testcase(record: Record, row: Row, *, strict_xfail: bool) -> TestCase:
 
 
 def _system_out(record: Record, row: Row, *, strict_xfail: bool) -> str:
+    nonfinite = nonfinite_text(row)
     facts = {
         "status": str(row.status),
         "backend": row.backend,
@@ -125,12 +124,9 @@ def _system_out(record: Record, row: Row, *, strict_xfail: bool) -> str:
         "path": path_text(record, row) or NONE,
         "fallbacks": ", ".join(row.evidence.fallbacks) or NONE,
         "dtype drift": drift_text(row) or NONE,
-        "NaN/Inf": f"{NONFINITE_MARK} {nonfinite_text(row)}" if nonfinite_text(row) else NONE,
+        "NaN/Inf": f"{NONFINITE_MARK} {nonfinite}" if nonfinite else NONE,
         **{m.row_label: num(m.of_row(row.outputs)) for m in ROW_METRICS},
-        **{f.label.replace(" ms ", " median ms "): num(f.of(row.latency)) for f in LATENCY_FIGURES},
-        "speedup": speedup_text(row),
-        "compile s": num(row.timings.get("compile")),
-        **memory_facts(row),
+        **{c.label: c.text(row) for c in ROW_FIGURES},
     }
     lines = [f"{key}: {value}" for key, value in facts.items() if value != NONE]
     if row.memory:

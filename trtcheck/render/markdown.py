@@ -10,9 +10,11 @@ from trtcheck.render.changes import render_changes
 from trtcheck.render.text import (
     DRIFT_MEANING,
     KIND_NOTES,
+    MARKDOWN,
     NONE,
     NONFINITE_NOTE,
     PREDICTION_MARK,
+    ROW_FIGURES,
     RunLink,
     cost_text,
     cut,
@@ -22,7 +24,6 @@ from trtcheck.render.text import (
     kinds_present,
     latency_note,
     md,
-    memory_facts,
     memory_floors,
     memory_measures,
     num,
@@ -31,7 +32,6 @@ from trtcheck.render.text import (
     reduction_text,
     releases,
     shapes_text,
-    speedup_text,
     stack_facts,
     stack_warnings,
     status_counts,
@@ -39,7 +39,6 @@ from trtcheck.render.text import (
     verdict_text,
     warned,
 )
-from trtcheck.results.figures import LATENCY_FIGURES
 from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
@@ -133,20 +132,15 @@ def _accuracy(record: Record, *, strict_xfail: bool) -> str:
 
 
 def _latency(record: Record) -> str:
-    memory = MEMORY_COLUMNS if any(r.memory for r in record.rows) else ()
-    rows = []
+    memory = any(r.memory for r in record.rows)
     # On one clock the device figures repeat the caller's: only the caller's are shown.
-    figures = [f for f in LATENCY_FIGURES if not (one_clock(record) and f.device)]
-    for r in record.rows:
-        if r.latency is None:
-            continue
-        rows.append([md(r.case_id), _backend(r), md(r.profile),
-                     *(num(f.of(r.latency)) for f in figures),
-                     speedup_text(r), num(r.timings.get("compile")),
-                     *(memory_facts(r).get(c, NONE) for c in memory)])
+    one = one_clock(record)
+    columns = [c for c in ROW_FIGURES if MARKDOWN in c.reports and (memory or not c.memory)
+               and not (one and c.figure and c.figure.device)]
+    rows = [[md(r.case_id), _backend(r), md(r.profile), *(c.text(r) for c in columns)]
+            for r in record.rows if r.latency is not None]
     headers = ["case", "backend", "profile",
-               *(f.label.replace(" (caller)", "") if one_clock(record) else f.label for f in figures),
-               "speedup [95% interval]", "compile s", *memory]
+               *(c.figure.unclocked if one and c.figure else c.label for c in columns)]
     if not rows:
         return ""
     parts = [f"## Latency\n\n{_table(headers, rows)}", latency_note(record)]
@@ -163,9 +157,6 @@ def _latency(record: Record) -> str:
                                 for r in record.rows if r.evidence.details.get("compiled_as"))
     parts += [f"- {md(how)}" for how in compiled_as]
     return "\n\n".join(parts)
-
-
-MEMORY_COLUMNS = ("eager peak MiB", "backend peak MiB", "memory ratio")
 
 
 def _drift(record: Record) -> str:

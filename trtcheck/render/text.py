@@ -15,7 +15,14 @@ from typing import Any
 
 from trtcheck.core.traits import NO_BACKEND, Kind, traits_of
 from trtcheck.results import nonfinite
-from trtcheck.results.figures import ALLOCATOR, MIB, RATIO_FLOOR, RESIDENT
+from trtcheck.results.figures import (
+    ALLOCATOR,
+    LATENCY_FIGURES,
+    MIB,
+    RATIO_FLOOR,
+    RESIDENT,
+    LatencyFigure,
+)
 from trtcheck.results.nonfinite import MARK as NONFINITE_MARK
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
@@ -97,16 +104,6 @@ def num(x: float | str | None, unit: str = "") -> str:
     return f"{x:.3g}{unit}"
 
 
-def memory_facts(row: Row) -> dict[str, str]:
-    """A row's memory figures as short text: the eager and backend peaks in MiB, the ratio
-    (measured rows only) and the compiled artifact's device memory outside the allocator."""
-    mem = row.memory
-    if mem is None:
-        return {}
-    return {"eager peak MiB": _mib(mem.eager), "backend peak MiB": _mib(mem.backend),
-            "memory ratio": num(row.memory_ratio, "×"), "engine MiB": _mib(mem.engine)}
-
-
 def _mib(n: int | None) -> str:
     return NONE if n is None else f"{n / 2**20:.3g}"
 
@@ -116,6 +113,47 @@ def memory_floors() -> str:
     names = {ALLOCATOR: "allocator", RESIDENT: "resident"}
     return " or ".join(f"{floor // MIB} MiB ({names[measure]})"
                        for measure, floor in RATIO_FLOOR.items())
+
+
+MARKDOWN, HTML = "report.md", "report.html"  # the reports whose tables choose among the columns
+
+
+@dataclass(frozen=True)
+class Column:
+    """A figure of a row that the reports show: its label, its text for a row (``—`` when the
+    row has none), and which reports' tables show it (JUnit's system-out shows every one a row
+    has); ``memory``: a memory figure, in a table only when some row measured memory."""
+
+    label: str
+    text: Callable[[Row], str]
+    reports: tuple[str, ...] = (MARKDOWN, HTML)
+    memory: bool = False
+    figure: LatencyFigure | None = None  # the latency figure it shows, if one
+
+
+def _memory(read: Callable[[Any], int | None]) -> Callable[[Row], str]:
+    return lambda row: _mib(read(row.memory)) if row.memory is not None else NONE
+
+
+# Every latency, speedup, compile and memory figure of a row, declared once: report.md's
+# latency table, report.html's memory table and JUnit's system-out are made from this list.
+# The first calls' peaks include one-time allocations (cuBLAS workspaces, lazy
+# initialisation), so the tables keep to the steady-state peaks and JUnit names them as such.
+ROW_FIGURES: tuple[Column, ...] = (
+    *(Column(f.label, functools.partial(lambda f, row: num(f.of(row.latency)), f), figure=f)
+      for f in LATENCY_FIGURES),
+    Column("speedup [95% interval]", lambda row: speedup_text(row)),
+    Column("compile s", lambda row: num(row.timings.get("compile"))),
+    Column("eager peak MiB", _memory(lambda m: m.eager), memory=True),
+    Column("backend peak MiB", _memory(lambda m: m.backend), memory=True),
+    Column("memory ratio", lambda row: num(row.memory_ratio, "×") if row.memory else NONE,
+           memory=True),
+    Column("engine MiB", _memory(lambda m: m.engine), reports=(HTML,), memory=True),
+    Column("eager first-call peak MiB", _memory(lambda m: m.eager_first), reports=(),
+           memory=True),
+    Column("backend first-call peak MiB", _memory(lambda m: m.backend_first), reports=(),
+           memory=True),
+)
 
 
 def memory_measures(record: Record) -> list[str]:

@@ -87,26 +87,22 @@ class Latency:
 
     def to_dict(self) -> dict[str, Any]:
         # Field by field: dataclasses.asdict deep-copies, most of the time of saving a big record.
-        d = {f.name: getattr(self, f.name) for f in fields(self)}
-        for side in ("eager", "backend", "eager_device", "backend_device", "cost"):
+        d = {name: getattr(self, name) for name in _LATENCY_FIELDS}
+        for side in _LATENCY_PARTS:
             if d[side] is not None:
                 d[side] = d[side].__dict__.copy()
-        return {**d, "speedup": self.speedup}
+        d["speedup"] = self.speedup
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Latency:
-        """A latency from its dict; older records carry only ``eager`` and ``backend``."""
-        known = _STATS_FIELDS
-
-        def stats(side: Mapping[str, Any]) -> Stats:
-            return Stats(**{k: v for k, v in side.items() if k in known})
-
-        device = [stats(d[k]) if d.get(k) else None for k in ("eager_device", "backend_device")]
-        return cls(stats(d["eager"]), stats(d["backend"]), *device,
-                   d.get("paired_speedup"), d.get("speedup_low"), d.get("speedup_high"),
-                   bool(d.get("unstable", False)), str(d.get("method", "blocks")),
-                   str(d.get("schedule", "interleaved")),
-                   Cost(**d["cost"]) if d.get("cost") else None)
+        """A latency from its dict, by field name; older records carry only ``eager`` and
+        ``backend``, and keys this trtcheck does not know are left out."""
+        data = {k: v for k, v in d.items() if k in _LATENCY_FIELDS}
+        for side in _LATENCY_PARTS:
+            if data.get(side):
+                data[side] = (Cost if side == "cost" else _stats)(data[side])
+        return cls(**data)
 
 
 MIB = 2**20
@@ -125,7 +121,8 @@ class Memory:
     in use before it, taken after warm-up, so that first-call allocations of shared libraries
     (cuBLAS and cuDNN workspaces, lazy initialisation, autotuning) stay out; ``backend`` also
     holds ``owned``, the allocator memory the compiled module itself keeps (freed when it is
-    released). ``eager_first``/``backend_first`` are the first calls' peaks, shown apart.
+    released). ``eager_first``/``backend_first`` are the first calls' peaks, one-time
+    allocations included, shown apart (JUnit's system-out), never in the ratio.
     ``compiled`` is what compiling left allocated; ``engine`` the device memory the backend
     reports for its compiled artifact (TensorRT engines), outside the allocator, counted in the
     ratio; ``before``/``after`` the GPU memory in use when the row started and after it
@@ -157,30 +154,52 @@ class Memory:
 
 
 _STATS_FIELDS = frozenset(f.name for f in fields(Stats))
+_LATENCY_FIELDS = dict.fromkeys(f.name for f in fields(Latency))  # ordered, O(1) to look up
+_LATENCY_PARTS = ("eager", "backend", "eager_device", "backend_device", "cost")
+
+
+def _stats(side: Mapping[str, Any]) -> Stats:
+    try:
+        return Stats(**side)
+    except TypeError:  # a key of another trtcheck's Stats
+        return Stats(**{k: v for k, v in side.items() if k in _STATS_FIELDS})
 
 
 @dataclass(frozen=True)
 class LatencyFigure:
-    """One latency figure the reports show: its label, and which of a ``Latency``'s timed sides
-    it is the median of."""
+    """One latency figure the reports show: whose calls timed how (``side``, a Stats field of
+    :class:`Latency`), which statistic of them (a :class:`Stats` field), and how to read it."""
 
-    label: str
-    side: str  # a Stats field of Latency: eager, backend, eager_device, backend_device
+    who: str  # eager or backend
+    clock: str  # caller or device
+    side: str  # eager, backend, eager_device, backend_device
+    statistic: str = "median_ms"
+    reading: str = "ms a call, lower is faster"
+
+    @property
+    def label(self) -> str:
+        """``eager median ms (caller)``: how every report names it."""
+        return f"{self.unclocked} ({self.clock})"
+
+    @property
+    def unclocked(self) -> str:
+        """``eager median ms``: its name where one clock times both figures."""
+        return f"{self.who} {self.statistic.removesuffix('_ms')} ms"
 
     @property
     def device(self) -> bool:
         """Whether it is a device figure (else the caller's)."""
-        return self.side.endswith("_device")
+        return self.clock == "device"
 
     def of(self, latency: Latency | None) -> float | None:
         stats = getattr(latency, self.side) if latency is not None else None
-        return stats.median_ms if stats is not None else None
+        return getattr(stats, self.statistic) if stats is not None else None
 
 
-# Every latency figure, declared once: the Markdown table and JUnit's system-out loop over these.
+# Every latency figure, declared once: every report's latency columns are made from these.
 LATENCY_FIGURES = (
-    LatencyFigure("eager ms (caller)", "eager"),
-    LatencyFigure("backend ms (caller)", "backend"),
-    LatencyFigure("eager ms (device)", "eager_device"),
-    LatencyFigure("backend ms (device)", "backend_device"),
+    LatencyFigure("eager", "caller", "eager"),
+    LatencyFigure("backend", "caller", "backend"),
+    LatencyFigure("eager", "device", "eager_device"),
+    LatencyFigure("backend", "device", "backend_device"),
 )
