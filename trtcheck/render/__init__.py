@@ -14,7 +14,7 @@ from trtcheck.render.junit import render_junit
 from trtcheck.render.markdown import render_markdown
 from trtcheck.render.terminal import render_summary
 from trtcheck.render.text import RunLink
-from trtcheck.results.record import Record, save, write_atomic
+from trtcheck.results.record import Record, gc_paused, save, write_atomic
 
 __all__ = ["render_annotations", "render_changes", "render_comment", "render_html", "render_junit",
            "render_markdown", "render_summary", "write_reports"]
@@ -26,14 +26,15 @@ def write_reports(record: Record, out_dir: Path, *, strict_xfail: bool,
     into ``out_dir``, each atomically, ``link`` (the commit and run) in the Markdown and HTML
     reports; where one cannot be written, the others still are, then :class:`OutputError` names
     each."""
-    reports = {
-        out_dir / "junit.xml": render_junit(record, strict_xfail=strict_xfail),
-        out_dir / "report.md": render_markdown(record, strict_xfail=strict_xfail, link=link),
-        out_dir / "comment.md": render_comment(
-            record, strict_xfail=strict_xfail, link=link,
-            changes=render_changes(record, heading="####", escape=inert)),
-        out_dir / "report.html": render_html(record, strict_xfail=strict_xfail, link=link),
-    }
+    with gc_paused():
+        reports = {
+            out_dir / "junit.xml": render_junit(record, strict_xfail=strict_xfail),
+            out_dir / "report.md": render_markdown(record, strict_xfail=strict_xfail, link=link),
+            out_dir / "comment.md": render_comment(
+                record, strict_xfail=strict_xfail, link=link,
+                changes=render_changes(record, heading="####", escape=inert)),
+            out_dir / "report.html": render_html(record, strict_xfail=strict_xfail, link=link),
+        }
     results = out_dir / "results.json"
     writes = {results: lambda: save(record, results),
               **{path: partial(write_atomic, path, text) for path, text in reports.items()}}
