@@ -20,11 +20,8 @@ class EmulateBackend(Backend):
 
     def compile(self, job: CompileJob) -> Compiled:
         profile = job.profile
-        if profile.int64 == "int32" and profile.require_full_compilation:
-            raise ConfigError(
-                f"profile {profile.name!r}: int64 = \"int32\" casts around engines, which "
-                "contradicts require_full_compilation (the autocast RFC's edge case)"
-            )
+        if problem := profile.contradiction():
+            raise ConfigError(f"profile {profile.name!r}: {problem}")
         lowered = emulation.lower(job.program, profile)
         # TensorRT's type system, which the rewrite itself does not model: no FP64 in an engine.
         table = converters.table()

@@ -57,12 +57,8 @@ def configured_profiles(config: Mapping[str, Any], where: str) -> dict[str, Prof
             raise ConfigError(f"{where}.profiles.{name}: expected a table")
         check_keys(table, _PROFILE_KEYS, f"{where}.profiles.{name}")
         profile = replace(known.get(name, Profile(name)), **table)
-        if profile.int64 == "int32" and profile.require_full_compilation:
-            raise ConfigError(
-                f"{where}.profiles.{name}: int64 = \"int32\" casts around engines, which "
-                "contradicts require_full_compilation = true (the autocast RFC's edge case: "
-                "the casts cannot run inside a fully compiled engine)"
-            )
+        if problem := profile.contradiction():
+            raise ConfigError(f"{where}.profiles.{name}: {problem}")
         known[name] = profile
     return known
 

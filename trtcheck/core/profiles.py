@@ -48,6 +48,15 @@ class Profile:
              for f in fields(self)}
         return {**d, "description": self.describe()}
 
+    def contradiction(self) -> str | None:
+        """Why these settings cannot hold together, or None: the one rule both the config's
+        check and the emulate backend apply."""
+        if self.int64 == "int32" and self.require_full_compilation:
+            return ("int64 = \"int32\" casts around engines, which contradicts "
+                    "require_full_compilation = true (the autocast RFC's edge case: the casts "
+                    "cannot run inside a fully compiled engine)")
+        return None
+
     def describe(self) -> str:
         """What this profile makes ``emulate`` predict, and which releases behave that way."""
         parts = [
