@@ -152,3 +152,18 @@ def test_annotations_only_for_failing_rows_and_capped() -> None:
                          "shows 10 errors per step): they are in the job summary and in report.md "
                          "of the report artifact")
     assert len(render_annotations(Record({}, {}, rows[-1:]), strict_xfail=True)) == 1
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_the_failed_and_errors_outputs_add_up_to_the_rows_that_fail_the_run(
+        actions_env: Path, tmp_path: Path, strict: bool) -> None:
+    from trtcheck.render.text import n_failing
+
+    rows = [Row(f"m::c{i}", "m", f"c{i}", "v", "eager", status=s)
+            for i, s in enumerate([Status.PASS, Status.FAIL, Status.XPASS, Status.ERROR,
+                                   Status.TIMEOUT, Status.CRASH, Status.XFAIL])]
+    record = Record({}, {}, rows)
+    github.write_outputs(1, tmp_path, record, strict_xfail=strict)
+    out = read_outputs(actions_env)
+    assert (out["failed"], out["errors"]) == (("2", "3") if strict else ("1", "3"))
+    assert int(out["failed"]) + int(out["errors"]) == n_failing(record, strict_xfail=strict)

@@ -24,6 +24,7 @@ class Status(str, Enum):
 
 
 FAILING = frozenset({Status.FAIL, Status.ERROR, Status.TIMEOUT, Status.CRASH})
+ERRORS = FAILING - {Status.FAIL}  # the failing statuses that are not a wrong result: JUnit's errors
 
 # Order used for counts and tables: the worst first.
 ORDER = (

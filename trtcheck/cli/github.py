@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trtcheck.errors import Exit
-from trtcheck.render.text import RunLink
-from trtcheck.status import FAILING, Status
+from trtcheck.render.text import RunLink, n_failing
+from trtcheck.status import ERRORS, Status
 
 if TYPE_CHECKING:  # the record imports torch; an argument error's outputs must not wait for it
     from trtcheck.results.record import Record
@@ -72,13 +72,14 @@ def write_outputs(code: int, out_dir: Path | None, record: Record | None, *,
     if not active(env) or not env.get("GITHUB_OUTPUT"):
         return
     rows = record.rows if record else []
-    failing = {Status.FAIL} | ({Status.XPASS} if strict_xfail else set())
+    errors = sum(r.status in ERRORS for r in rows)
+    failing = n_failing(record, strict_xfail=strict_xfail) if record else 0
     outputs = {
         "status": Exit(code).status if code in set(Exit) else "error",
         "exit-code": str(int(code)),
         "passed": str(sum(r.status is Status.PASS for r in rows)),
-        "failed": str(sum(r.status in failing for r in rows)),
-        "errors": str(sum(r.status in FAILING - {Status.FAIL} for r in rows)),
+        "failed": str(failing - errors),  # the failing rows that are not errors
+        "errors": str(errors),
         "report-dir": "",
         "comment-file": "",
         "results-json": "",

@@ -34,11 +34,10 @@ from trtcheck.render.text import (
 from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
 from trtcheck.results.record import Record
 from trtcheck.results.rows import NO_PROFILE, Row
-from trtcheck.status import Status
+from trtcheck.status import ERRORS, Status
 
 DEFAULT_SUITE = "trtcheck"
 _UNSET = (NO_PROFILE, "default")
-_ERRORS = frozenset({Status.ERROR, Status.TIMEOUT, Status.CRASH})
 _SKIPPED = frozenset({Status.SKIPPED, Status.UNSUPPORTED, Status.XFAIL})
 
 
@@ -106,7 +105,7 @@ def _testcase(record: Record, row: Row, *, strict_xfail: bool) -> TestCase:
     message, kind = plain(f"{_prediction(row)} {headline(row)}".lstrip()), row.status.value
     if row.status is Status.FAIL or (row.status is Status.XPASS and strict_xfail):
         case.add_failure_info(message, xml_text(_failures(row)) or None, kind)
-    elif row.status in _ERRORS:
+    elif row.status in ERRORS:
         case.add_error_info(message, xml_text(row.traceback) if row.traceback else None, kind)
     elif row.status in _SKIPPED:
         case.add_skipped_info(message)
