@@ -520,9 +520,10 @@ def test_the_profiles_heading_speaks_of_emulate_only_where_it_ran(record: Record
     assert "## Settings profiles" in text and "emulate predicts" not in text
 def test_every_report_takes_its_latency_and_memory_columns_from_one_list() -> None:
     from trtcheck.render.text import MARKDOWN, ROW_FIGURES
-    from trtcheck.results.figures import LATENCY_FIGURES, Memory
+    from trtcheck.results.figures import LATENCY_FIGURES, Cost, Memory
 
-    latency = Latency(_stats(4.0), _stats(2.0), _stats(3.0), _stats(1.5), paired_speedup=2.0)
+    latency = Latency(_stats(4.0), _stats(2.0), _stats(3.0), _stats(1.5), paired_speedup=2.0,
+                      cost=Cost("export", 0.1, 0.05, 0.15))
     memory = Memory("PyTorch allocator peak", eager=8 * 2**20, backend=4 * 2**20,
                     engine=2**20, eager_first=40 * 2**20, backend_first=36 * 2**20)
     row = _row("m.py", "m", "float32", "inductor", Status.PASS, timings={"compile": 1.5},

@@ -101,7 +101,7 @@ class Latency:
         data = {k: v for k, v in d.items() if k in _LATENCY_FIELDS}
         for side in _LATENCY_PARTS:
             if data.get(side):
-                data[side] = (Cost if side == "cost" else _stats)(data[side])
+                data[side] = Cost(**data[side]) if side == "cost" else _stats(data[side])
         return cls(**data)
 
 
