@@ -13,6 +13,7 @@ from torch.export import ExportedProgram
 
 from trtcheck.backends import Backend, Compiled, CompileJob
 from trtcheck.config.options import Options
+from trtcheck.core.profiles import Tolerance
 from trtcheck.core.traits import Kind
 from trtcheck.errors import Unsupported
 from trtcheck.execution.events import Item, StageHook, no_hook
@@ -270,26 +271,17 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
             compiled = backend.compile(job)
         evidence, engine = compiled.evidence, compiled.memory
         eager.restore()  # a compile may call the module once (inductor does)
-        with stages.stage("run"), torch.no_grad():
-            backend_in = clone((job.args, job.kwargs))
-            actual = compiled.fn(*backend_in[0], **backend_in[1])
-        with stages.stage("compare"):
-            result = compare(expected, actual, pick, narrowing)
-            mutation = mutation_problem((job.args, job.kwargs), eager_after, backend_in, pick)
-        status, message = _verdict(result, mutation)
+        result, status, message, backend_in, actual = _run_and_compare(
+            compiled, (job.args, job.kwargs), expected, eager_after, pick, narrowing, stages)
         for at in others:
             if status is not Status.PASS:
                 break
             ran += 1
             try:
                 eager.restore()
-                with stages.stage("run", example=False), torch.no_grad():
-                    other_in = clone(at.inputs)
-                    other = compiled.fn(*other_in[0], **other_in[1])
-                with stages.stage("compare", example=False):
-                    result = compare(at.expected, other, pick, narrowing)
-                    status, message = _verdict(result, mutation_problem(
-                        at.inputs, at.eager_after, other_in, pick))
+                result, status, message, _, _ = _run_and_compare(
+                    compiled, at.inputs, at.expected, at.eager_after, pick, narrowing, stages,
+                    example=False)
             except StageError as err:
                 err.args = (f"at shape {at.shapes.describe()}: {err}",)
                 raise
@@ -347,6 +339,22 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
     return SlotOutcome(status, stages.timings, evidence, stages.memory(engine, owned),
                        message=message, stage=None if status is Status.PASS else "compare",
                        outputs=outputs, latency=latency, shapes=shapes_record(shapes, ran))
+
+
+def _run_and_compare(compiled: Compiled, inputs: tuple[tuple[Any, ...], dict[str, Any]],
+                     expected: Any, eager_after: Any, pick: Callable[[torch.dtype], Tolerance],
+                     narrowing: Mapping[torch.dtype, torch.dtype], stages: Stages, *,
+                     example: bool = True) -> tuple[Comparison, Status, str, Any, Any]:
+    """Call the compiled module on a copy of ``inputs`` and judge it against eager (its output
+    ``expected``, its inputs after the call ``eager_after``): the comparison, the status and
+    message, the copy of the inputs it was called with, and its output."""
+    with stages.stage("run", example=example), torch.no_grad():
+        called = clone(inputs)
+        actual = compiled.fn(*called[0], **called[1])
+    with stages.stage("compare", example=example):
+        result = compare(expected, actual, pick, narrowing)
+        status, message = _verdict(result, mutation_problem(inputs, eager_after, called, pick))
+    return result, status, message, called, actual
 
 
 def _latency(eager: Eager, compiled: Compiled, job: CompileJob, opts: Options, *,
