@@ -145,3 +145,34 @@ def test_the_resume_check_and_merge_compare_every_recorded_row_setting() -> None
         assert key in settings.ROW_SETTINGS
     for key in ("out", "workers", "timeout", "fail_on", "reduce", "cache_dir"):
         assert key not in settings.ROW_SETTINGS
+
+
+def test_a_new_setting_reaches_the_cli_the_config_the_record_and_the_docs(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The count docs/architecture.md gives: its Setting, and its Options field."""
+    from trtcheck.config import options
+
+    new = settings.Setting("shiny", bool, False, "A setting only this test declares.",
+                           flag="--shiny/--no-shiny", rows=True)
+    table, by_key = (*SETTINGS, new), {**settings.BY_KEY, new.key: new}
+    schema = {**settings.CONFIG_SCHEMA, new.key: bool}
+    for module in (settings, cascade):
+        monkeypatch.setattr(module, "SETTINGS", table)
+        monkeypatch.setattr(module, "BY_KEY", by_key)
+        monkeypatch.setattr(module, "CONFIG_SCHEMA", schema)
+    monkeypatch.setattr(options, "BY_KEY", by_key)
+    with_field = dataclasses.make_dataclass(
+        "WithShiny", [("shiny", bool, options.setting("shiny"))], bases=(Options,), frozen=True)
+    monkeypatch.setattr(cascade, "Options", with_field)
+
+    @click.command()
+    @settings.click_options(settings.RUN)
+    def probe(**given: object) -> dict[str, object]:
+        return given
+
+    assert probe.main(["--shiny"], standalone_mode=False)["shiny"] is True  # the CLI
+    assert "`--shiny` / `--no-shiny` | `shiny` |" in settings.reference_table()  # the docs
+    assert cascade.resolve((tmp_path,)).to_dict()["shiny"] is False  # the record, by default
+    (tmp_path / "trtcheck.toml").write_text("shiny = true\n")
+    assert cascade.resolve((tmp_path,)).to_dict()["shiny"] is True  # the config file
+    assert cascade.resolve((tmp_path,), shiny=False).shiny is False  # the command line wins
