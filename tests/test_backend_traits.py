@@ -67,3 +67,21 @@ def test_an_xfail_key_may_name_a_release_row(tmp_path: Path) -> None:
     assert other.status is Status.FAIL
     assert "names no variant" in _unknown_xfail_keys(
         ModelSpec("g", lambda v: None, ("x",), xfail={"eager@2.14.0": "?"}), opts)
+
+
+def test_a_backend_whose_traits_need_cuda_is_unavailable_elsewhere() -> None:
+    from dataclasses import replace
+
+    from trtcheck.backends.base import Backend, Compiled, CompileJob
+
+    class OnCudaOnly(Backend):
+        traits = replace(TRAITS["eager"], needs_cuda=True)
+
+        def compile(self, job: CompileJob) -> Compiled:  # never compiled here
+            raise NotImplementedError
+
+    reason = OnCudaOnly().unavailable_reason("cpu")
+    assert reason == "the eager backend needs a CUDA device; this run uses cpu"
+    assert OnCudaOnly().unavailable_reason("cuda:1") is None
+    needing = [name for name, t in TRAITS.items() if t.needs_cuda]
+    assert needing == ["tensorrt"]

@@ -42,7 +42,7 @@ def test_sample_zoo_runs_clean(tmp_path: Path) -> None:
     report = (out / "report.md").read_text()
     assert "## Accuracy" in report
     # Without a GPU, the banner's reason is the device, with no advice to install anything.
-    assert "(TensorRT needs a CUDA device; this run uses cpu)" in proc.stderr
+    assert "(the tensorrt backend needs a CUDA device; this run uses cpu)" in proc.stderr
     assert "pip install" not in proc.stderr
     assert "emulate predicts" not in report  # lowering ran, not emulate
 

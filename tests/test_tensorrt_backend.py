@@ -441,8 +441,8 @@ def test_not_installed_is_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_without_a_gpu_the_reason_is_the_device_not_an_install(monkeypatch: pytest.MonkeyPatch) -> None:
     """Installing Torch-TensorRT is no advice on a machine without a GPU."""
     monkeypatch.setitem(sys.modules, "torch_tensorrt", None)
-    assert TensorRTBackend().unavailable_reason("cpu") == ("TensorRT needs a CUDA device; this run "
-                                                           "uses cpu")
+    assert TensorRTBackend().unavailable_reason("cpu") == (
+        "the tensorrt backend needs a CUDA device; this run uses cpu")
 
 
 def test_failing_import_gives_its_last_line_quietly(
@@ -495,7 +495,8 @@ def test_unavailable_backend_gives_skipped_rows(monkeypatch: pytest.MonkeyPatch,
     opts = Options(paths=(root,), device="cpu")
     [case] = collect(opts).cases
     [row] = [r for r in iter_rows(case, opts, {"tensorrt": TensorRTBackend()}) if isinstance(r, Row)]
-    assert row.status is Status.SKIPPED and row.message == "TensorRT needs a CUDA device; this run uses cpu"
+    assert row.status is Status.SKIPPED
+    assert row.message == "the tensorrt backend needs a CUDA device; this run uses cpu"
     assert row.latency is None
 
 

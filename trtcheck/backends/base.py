@@ -81,7 +81,10 @@ class Backend(ABC):
                                                      cls.traits.uses_profiles)
 
     def unavailable_reason(self, device: str) -> str | None:
-        """Why this backend cannot run here (rows become ``skipped``), or None."""
+        """Why this backend cannot run here (rows become ``skipped``), or None: by default,
+        a backend whose traits need CUDA on another device."""
+        if self.traits.needs_cuda and not device.startswith("cuda"):
+            return f"the {self.name} backend needs a CUDA device; this run uses {device}"
         return None
 
     def not_applicable(self, profile: Profile) -> str | None:

@@ -144,9 +144,7 @@ class TensorRTBackend(Backend):
 
     def unavailable_reason(self, device: str) -> str | None:
         # The device first: installing Torch-TensorRT is no advice where there is no GPU.
-        if torch.device(device).type != "cuda":
-            return f"TensorRT needs a CUDA device; this run uses {device}"
-        return self._imported[1]
+        return super().unavailable_reason(device) or self._imported[1]
 
     def compile(self, job: CompileJob) -> Compiled:
         ttrt, reason = self._imported
