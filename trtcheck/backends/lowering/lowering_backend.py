@@ -20,12 +20,10 @@ from trtcheck.backends.base import Backend, Compiled, CompileJob
 from trtcheck.backends.lowering.client import LoweringHost
 from trtcheck.backends.lowering.code import CodeSource, CodeUnavailable, locate
 from trtcheck.backends.torch_tensorrt.compat import (
-    INPUT_KEYS,
+    compiled_evidence,
     complex_rewrite,
     drop_unaccepted,
     parse_version,
-    path_steps,
-    plain_setting,
     profile_not_applicable,
     release_call,
 )
@@ -33,7 +31,6 @@ from trtcheck.backends.torch_tensorrt.inspection import program_dtypes
 from trtcheck.core.profiles import Profile
 from trtcheck.core.traits import TRAITS
 from trtcheck.errors import last_line
-from trtcheck.results.rows import Evidence
 
 
 class LoweringBackend(Backend):
@@ -97,24 +94,16 @@ class LoweringBackend(Backend):
         torch.export.save(job.program, blob)
         module, found = host.compile(blob.getvalue(), call, settings, job.device)
 
-        passed = {k: v for k, v in call.items() if k not in INPUT_KEYS}
-        passed.update(settings, dryrun=True)
-        dtypes = program_dtypes(job.program)
+        complex_path = (complex_rewrite(version, torch_version,
+                                        bool(settings.get("use_complex_decomposition", True)))
+                        if any(d.is_complex for d in program_dtypes(job.program))
+                        else "no complex tensors")
         # Calls run in the host: timed after eager rather than beside it (see Compiled).
-        return Compiled(module, evidence=Evidence(
-            path=path_steps(version, torch_version, settings, dtypes, found["engines"],
-                            found["fallbacks"]),
-            fallbacks=found["fallbacks"],
-            engines=found["engines"],
-            boundaries=found["boundaries"],
-            notes=notes + found["notes"],
-            settings={k: plain_setting(v) for k, v in passed.items()},
-            versions={"torch_tensorrt": installed},
-            details={"complex_path": (
-                complex_rewrite(version, torch_version,
-                                bool(settings.get("use_complex_decomposition", True)))
-                if any(d.is_complex for d in dtypes) else "no complex tensors")},
-        ))
+        return Compiled(module, evidence=compiled_evidence(
+            version, installed, job, call, settings, engines=found["engines"],
+            fallbacks=found["fallbacks"], boundaries=found["boundaries"],
+            notes=notes + found["notes"], passed={"dryrun": True},
+            details={"complex_path": complex_path}))
 
     def host(self, source: CodeSource) -> LoweringHost:
         """This backend's host, started on first use (and again if it died); a host that failed

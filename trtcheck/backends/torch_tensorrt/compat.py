@@ -14,9 +14,11 @@ import torch
 from torch.utils import _pytree as pytree
 
 from trtcheck.backends.base import CompileJob
+from trtcheck.backends.torch_tensorrt.inspection import program_dtypes
 from trtcheck.core.profiles import Profile
 from trtcheck.errors import Unsupported, did_you_mean
 from trtcheck.program.shapes import ShapeRange, map_inputs
+from trtcheck.results.rows import Evidence
 
 Version = tuple[int, int]
 
@@ -289,6 +291,30 @@ def path_steps(version: Version, torch_version: Version, settings: Mapping[str, 
     if fallbacks:
         steps.append("PyTorch fallback")
     return steps
+
+
+def compiled_evidence(version: Version, installed: str, job: CompileJob,
+                      call: Mapping[str, Any], settings: Mapping[str, Any], *, engines: int,
+                      fallbacks: list[str], boundaries: list[Any], notes: list[str],
+                      fell_back: bool = False, passed: Mapping[str, Any] | None = None,
+                      versions: Mapping[str, Any] | None = None,
+                      details: Mapping[str, Any] | None = None) -> Evidence:
+    """What one release's compile of ``job`` shows, the same for every backend that runs it:
+    the dtype path, what ran where, the notes, the settings it was called with beside its
+    inputs (and ``passed``), and the versions."""
+    given = {k: v for k, v in call.items() if k not in INPUT_KEYS}
+    given.update(settings, **(passed or {}))
+    return Evidence(
+        path=path_steps(version, parse_version(torch.__version__), settings,
+                        program_dtypes(job.program), engines, fallbacks, fell_back=fell_back),
+        fallbacks=fallbacks,
+        boundaries=boundaries,
+        engines=engines,
+        notes=notes,
+        settings={k: plain_setting(v) for k, v in given.items()},
+        versions={"torch_tensorrt": installed, **(versions or {})},
+        details=dict(details or {}),
+    )
 
 
 def plain_setting(value: Any) -> Any:

@@ -21,17 +21,13 @@ from functools import cached_property
 from types import ModuleType
 from typing import Any
 
-import torch
-
 from trtcheck.backends.base import Backend, Compiled, CompileJob
 from trtcheck.backends.torch_tensorrt.compat import (
     EXPLICIT_TYPING_WARNING,
-    INPUT_KEYS,
     cache_settings,
+    compiled_evidence,
     drop_unaccepted,
     parse_version,
-    path_steps,
-    plain_setting,
     profile_not_applicable,
     release_call,
     torch_tensorrt_inputs,
@@ -41,13 +37,11 @@ from trtcheck.backends.torch_tensorrt.inspection import (
     engine_memory,
     output_dtypes,
     partition_summary,
-    program_dtypes,
     retyped_inputs,
 )
 from trtcheck.core.profiles import Profile
 from trtcheck.core.traits import TRAITS
 from trtcheck.errors import last_line
-from trtcheck.results.rows import Evidence
 
 NOT_INSTALLED = "torch_tensorrt is not installed (pip install \"torch-trtcheck[tensorrt]\")"
 
@@ -194,24 +188,16 @@ class TensorRTBackend(Backend):
                          f"rewrite retyped the complex inputs {', '.join(retyped)} to float (..., 2), "
                          "with no complex I/O adapters: complex inputs are misread and complex outputs "
                          "come back as float (..., 2)")
-        passed = {k: v for k, v in call.items() if k not in INPUT_KEYS}
-        passed.update(settings)
         trt = sys.modules.get("tensorrt")
         engine_bytes = engine_memory(module)
         expected = output_dtypes(job.program)
         fn = CheckedOutputs(module, expected, notes) if any(
             d is not None and d.is_complex for d in expected) else module
         # Timed as a user calls it: the module dynamo.compile returned, not trtcheck's check.
-        return Compiled(fn, timed=module, evidence=Evidence(
-            path=path_steps(version, parse_version(torch.__version__), settings,
-                            program_dtypes(job.program), split.engines, split.fallbacks,
-                            fell_back=bool(fell_back)),
-            fallbacks=split.fallbacks,
-            boundaries=split.boundaries,
-            engines=split.engines,
-            notes=notes,
-            settings={k: plain_setting(v) for k, v in passed.items()},
-            versions={"torch_tensorrt": installed, "tensorrt": getattr(trt, "__version__", None)},
+        return Compiled(fn, timed=module, evidence=compiled_evidence(
+            version, installed, job, call, settings, engines=split.engines,
+            fallbacks=split.fallbacks, boundaries=split.boundaries, notes=notes,
+            fell_back=bool(fell_back), versions={"tensorrt": getattr(trt, "__version__", None)},
             details={**({"engine_memory": engine_bytes} if engine_bytes else {}),
                      **({"engine_cache": cached} if caching else {})},
         ), memory=sum(v for v in engine_bytes.values() if v) if engine_bytes else None)
