@@ -176,3 +176,14 @@ def test_a_new_setting_reaches_the_cli_the_config_the_record_and_the_docs(
     (tmp_path / "trtcheck.toml").write_text("shiny = true\n")
     assert cascade.resolve((tmp_path,)).to_dict()["shiny"] is True  # the config file
     assert cascade.resolve((tmp_path,), shiny=False).shiny is False  # the command line wins
+
+
+def test_the_actions_environment_names_are_the_declared_ones() -> None:
+    passed = {value.removeprefix("${{ inputs.").removesuffix(" }}"): name
+              for step in ACTION["runs"]["steps"] for name, value in (step.get("env") or {}).items()
+              if str(value).startswith("${{ inputs.")}
+    declared = {s.action: s for s in SETTINGS if s.action}
+    checked = [key for key in passed if key in declared]
+    assert checked, "no Action input passed in the environment is a setting"
+    for key in checked:
+        assert passed[key] == declared[key].env, (key, passed[key])
