@@ -507,8 +507,8 @@ def test_the_latency_note_says_how_the_record_was_timed(record: Record) -> None:
     text = render_markdown(replace(record, rows=[replace(r, latency=gpu) for r in timed]),
                            strict_xfail=False)
     latency = text.split("## Latency")[1]
-    assert "| eager ms (caller) | backend ms (caller) | eager ms (device) | backend ms (device) |" \
-        in latency
+    assert ("| eager median ms (caller) | backend median ms (caller) | eager median ms (device) | "
+            "backend median ms (device) |") in latency
     assert "*device*: each call timed on its own, the device idle before it" in latency
     assert "Eager's and the backend's calls alternate." in latency and "block" not in latency
 
