@@ -21,7 +21,8 @@ class TrtcheckError(Exception):
 
 
 class UsageError(TrtcheckError):
-    """Bad command line: a path that does not exist or is not a zoo file, an unknown backend, an unwritable out dir."""
+    """Bad command line: a path that does not exist or is not a zoo file, an unknown backend, an
+    unwritable out dir."""
 
     exit_code = 2
 
