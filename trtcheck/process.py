@@ -34,6 +34,12 @@ START = ("import runpy, sys; target = sys.argv.pop(1); del sys.path[0]; "
          "runpy.run_module(target, run_name='__main__', alter_sys=True)")
 
 
+def python_command(target: str, *args: str) -> list[str]:
+    """This Python running ``target`` (a module name or a script path) with ``args``, the
+    current directory off ``sys.path``: for every trtcheck process, a child or a fresh run."""
+    return [sys.executable, "-c", START, target, *args]
+
+
 def send(conn: Connection, message: Any) -> None:
     """Pickle by value (tensors included) and send; never torch's shared-memory reductions,
     which do not work between processes that did not fork from each other."""
@@ -100,8 +106,7 @@ class Child:
         to_child_r, to_child_w = os.pipe()
         to_parent_r, to_parent_w = os.pipe()
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", START, target, str(to_child_r), str(to_parent_w),
-             str(os.getpid()), *args],
+            python_command(target, str(to_child_r), str(to_parent_w), str(os.getpid()), *args),
             pass_fds=(to_child_r, to_parent_w), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
             env=env, start_new_session=True,
         )
