@@ -113,7 +113,7 @@ def test_the_cli_runs_declared_ranges_on_lowering_and_emulate(tmp_path: Path) ->
     proc = subprocess.run([sys.executable, "-m", "trtcheck", "run", str(DYNAMIC_ZOO), "--backend",
                            "lowering", "--backend", "emulate", "--torch-tensorrt", "2.13.0",
                            "--out", str(tmp_path)], capture_output=True, text=True, timeout=900)
-    rows = {(r["name"], r["backend"]): r
+    rows = {(r["model"], r["backend"]): r
             for r in json.loads((tmp_path / "results.json").read_text())["rows"]}
     assert proc.returncode == 1, proc.stdout + proc.stderr  # example_batch_mean fails
     for backend in ("lowering", "emulate"):
