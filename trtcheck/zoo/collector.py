@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import faulthandler
-import re
 import signal
 import subprocess
 import sys
@@ -28,13 +27,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
+from trtcheck.errors import frames
 from trtcheck.process import Child, Parent, ended, send_or_start
 from trtcheck.status import Status
 from trtcheck.zoo.discover import IMPORTED, Discovered, ImportFailure, ZooFile
 
 TARGET = "trtcheck.zoo.collector"
 _STACK_S = 2.0  # how long a stopped child has to write its stack
-_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 
 @dataclass(frozen=True)
@@ -111,9 +110,9 @@ class Collector:
         output = self.log.read()
         if status is Status.CRASH:
             what += f": {ended(code)}"
-        frames = [m for m in _FRAME.finditer(output) if Path(m["file"]) == file.path]
+        mine = [f for f in frames(output) if Path(f.file) == file.path]
         # faulthandler lists the innermost frame first
-        location = f"{file.path}:{frames[0]['line']}" if frames else str(file.path)
+        location = f"{file.path}:{mine[0].line}" if mine else str(file.path)
         return Lost(file, status, what, location, output)
 
     def close(self) -> None:
