@@ -30,6 +30,7 @@ from trtcheck.status import Status
 pytestmark = pytest.mark.slow
 
 ZOO = Path(__file__).parent / "zoos" / "lowering_patterns"
+STAGES = Path(__file__).parent / "zoos" / "faults" / "stages.py"  # a model returning a str
 QUICK = Timing(warmup=1, warmup_s=0.0, repeats=1, min_time_s=0.0, max_repeats=1)
 EARLY_RETURN = "compile_module returns the lowered graph unpartitioned (torch_tensorrt/dynamo/_compiler.py:"
 TRUNCATED = ("float64_affine[float64]", "float64_made_inside[float32]", "product[complex128]",
@@ -236,15 +237,20 @@ def test_unknown_code_is_unavailable_with_the_fix(tmp_path: Path) -> None:
 
 def test_run_end_to_end(ttrt_releases: dict[str, Path], tmp_path: Path) -> None:
     """``trtcheck run ZOO --backend lowering`` in a subprocess (isolated worker, host inside it)."""
-    done = subprocess.run([sys.executable, "-m", "trtcheck", "run", str(ZOO), "--backend", "lowering",
-                           "-k", "guide_rope or one_minus or float64_affine or complex_plus_real",
-                           "--out", str(tmp_path), "--time-predictions"],
+    done = subprocess.run([sys.executable, "-m", "trtcheck", "run", str(ZOO), str(STAGES), "--backend",
+                           "lowering", "-k", "guide_rope or one_minus or float64_affine or "
+                           "complex_plus_real or returns_a_string", "--out", str(tmp_path),
+                           "--time-predictions"],
                           capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 1, done.stdout + done.stderr  # one_minus fails
     record = json.loads((tmp_path / "results.json").read_text())
     statuses = {r["case_id"].split("::")[1]: r["status"] for r in record["rows"]}
     assert statuses == {"one_minus[complex64]": "fail", "float64_affine[float64]": "unsupported",
-                        "guide_rope[complex64]": "pass", "complex_plus_real[complex64]": "error"}
+                        "guide_rope[complex64]": "pass", "complex_plus_real[complex64]": "error",
+                        "returns_a_string[default]": "error"}
+    string = next(r for r in record["rows"] if r["case_id"].endswith("returns_a_string[default]"))
+    assert (string["stage"], string["message"]) == (
+        "compare", "TypeError: the model returned str, not a tensor or a structure of tensors")
     # an error inside the complex rewrite names the rewrite and its frame, in every report
     rewrite = next(r for r in record["rows"] if r["case_id"].endswith("complex_plus_real[complex64]"))
     assert rewrite["message"].endswith(IN_REWRITE), rewrite["message"]
