@@ -29,6 +29,11 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import IO, Any
 
+# How long a fresh child may take to start before its first piece of work (Python, torch and
+# trtcheck's modules on a busy machine), at least: that time is never counted against a zoo
+# file's import or a case, whose timeouts start when the child takes them.
+STARTUP_S = 300.0
+
 START = ("import runpy, sys; target = sys.argv.pop(1); del sys.path[0]; "
          "runpy.run_path(target, run_name='__main__') if target.endswith('.py') else "
          "runpy.run_module(target, run_name='__main__', alter_sys=True)")
