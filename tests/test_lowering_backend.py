@@ -255,7 +255,7 @@ def test_run_end_to_end(ttrt_releases: dict[str, Path], tmp_path: Path) -> None:
     rewrite = next(r for r in record["rows"] if r["case_id"].endswith("complex_plus_real[complex64]"))
     assert rewrite["message"].endswith(IN_REWRITE), rewrite["message"]
     junit = " ".join((tmp_path / "junit.xml").read_text().split())
-    assert f'message="[prediction: lowering] error at compile: RuntimeError: {REWRITE_BROADCAST}' in junit
+    assert f'message="[prediction: lowered] error at compile: RuntimeError: {REWRITE_BROADCAST}' in junit
     report = (tmp_path / "report.md").read_text().replace("\\", "")  # Markdown's escapes
     for shown in (junit, report):
         assert "complex-to-real rewrite at torch_tensorrt/dynamo/lowering/passes/" \
