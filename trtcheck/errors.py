@@ -150,6 +150,16 @@ def tracebacks(trace: str) -> list[Traceback]:
     return found
 
 
+def innermost(trace: str, package: str) -> tuple[Traceback, Frame] | None:
+    """The first traceback of ``trace`` (its causes first) that passes through ``package``, and
+    its innermost frame there: where to point a report at that package."""
+    for found in tracebacks(trace):
+        inside = [f for f in found.frames if f.within(package)]
+        if inside:
+            return found, inside[-1]
+    return None
+
+
 def location(exc: BaseException, root: Path) -> str:
     """``file:line`` of the deepest frame inside the zoo root (the user's code), if any."""
     if isinstance(exc, SyntaxError) and exc.filename:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from trtcheck.errors import Frame, tracebacks
+from trtcheck.errors import Frame, innermost
 
 PACKAGE = "torch_tensorrt"
 
@@ -46,20 +46,17 @@ def torch_tensorrt_cause(trace: str) -> str:
     runs in, and, where Torch-TensorRT raised by a slip rather than a ``raise``, that this is a
     Torch-TensorRT bug to report. The first traceback of ``trace`` (causes first) that passes
     through Torch-TensorRT is the one described."""
-    for found in tracebacks(trace):
-        block = found.frames
-        inside = [f for f in block if f.within(PACKAGE)]
-        if not inside:
-            continue
-        frame = inside[-1]
-        passes = [p for f in inside if (p := pass_of(f))]
-        who = f"Torch-TensorRT's {passes[-1]}" if passes else "Torch-TensorRT"
-        where = frame.within(PACKAGE)
-        if block[-1] is not frame:
-            return f" (raised in {_package(block[-1])}, called from {who} at {where})"
-        if frame.deliberate:
-            return f" (raised by {who} at {where})"
-        code = f": `{frame.code}`" if frame.code else ""
-        return (f" (raised inside {who} at {where}{code}: a bug in Torch-TensorRT; report it to "
-                "Torch-TensorRT with this frame)")
-    return ""
+    found = innermost(trace, PACKAGE)
+    if found is None:
+        return ""
+    block, frame = found[0].frames, found[1]
+    passes = [p for f in block if f.within(PACKAGE) and (p := pass_of(f))]
+    who = f"Torch-TensorRT's {passes[-1]}" if passes else "Torch-TensorRT"
+    where = frame.within(PACKAGE)
+    if block[-1] is not frame:
+        return f" (raised in {_package(block[-1])}, called from {who} at {where})"
+    if frame.deliberate:
+        return f" (raised by {who} at {where})"
+    code = f": `{frame.code}`" if frame.code else ""
+    return (f" (raised inside {who} at {where}{code}: a bug in Torch-TensorRT; report it to "
+            "Torch-TensorRT with this frame)")
