@@ -26,6 +26,7 @@ ZOO = {
         def expected(variant):
             return Twice(), (torch.ones(2),)
     """,
+    "notpy.txt": "not a zoo file\n",  # not collected from the folder; refused when named
 }
 
 
@@ -85,6 +86,8 @@ def test_failing_row_exits_1(make_zoo, tmp_path: Path, capsys) -> None:
     (["run", "{zoo}", "-k", "a and"], "unexpected end of expression"),
     (["run", "{zoo}", "--profile", "truncate_doubles"], "did you mean 'truncate_double'"),
     (["report", "{zoo}/missing.json"], "cannot read"),
+    *(([command, "{zoo}/notpy.txt"], "{zoo}/notpy.txt is not a zoo file: a zoo file is a Python "
+       "file (.py) that declares models with @trtcheck.model") for command in ("run", "list", "analyze")),
     (["run"], "Missing argument"),
 ])
 def test_usage_errors_exit_2_with_one_line(make_zoo, capsys, argv: list[str], needle: str) -> None:

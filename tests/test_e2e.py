@@ -171,9 +171,14 @@ EXPECTED_FAULTS = {
     "faults/stages::nan_outputs[default]": ("pass", ""),
     "faults/stages::input_mutation[default]": ("pass", ""),
     "faults/stages::non_tensor_output[default]": ("pass", ""),
+    "faults/stages::returns_a_string[default]":
+        ("error", "TypeError: the model returned str, not a tensor or a structure of tensors"),
+    "faults/stages::returns_a_size[default]":
+        ("error", "TypeError: the model returned int, not a tensor or a structure of tensors"),
 }
 STAGES = {"raises_in_factory": "build", "returns_a_module_only": "build",
-          "raises_in_forward": "eager", "not_exportable": "export"}
+          "raises_in_forward": "eager", "not_exportable": "export", "returns_a_string": "compare",
+          "returns_a_size": "compare"}
 
 
 def _comparable(row: dict) -> dict:
@@ -197,6 +202,12 @@ def test_fault_injection(tmp_path: Path) -> None:
         == EXPECTED_FAULTS
     for name, stage in STAGES.items():
         assert faults[f"faults/stages::{name}[default]"]["stage"] == stage
+    # A model that returns no tensor: the same error row on every backend.
+    for name in ("returns_a_string", "returns_a_size"):
+        found = [(r["backend"], r["status"], r["stage"], r["message"]) for r in got
+                 if r["case_id"] == f"faults/stages::{name}[default]"]
+        assert {backend for backend, *_ in found} == {"eager", "emulate"}
+        assert len({tuple(f[1:]) for f in found}) == 1, found
     # Every case has one row per backend, even the ones that took the worker down.
     assert len(got) == 1 + 2 * (len(EXPECTED_FAULTS) - 1) + 2 * 5
     alone = tmp_path / "alone"

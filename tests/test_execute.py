@@ -6,10 +6,11 @@ import traceback
 from pathlib import Path
 
 from trtcheck.backends import get
+from trtcheck.backends.torch_tensorrt.frames import torch_tensorrt_cause
 from trtcheck.config.options import Options
+from trtcheck.errors import frames
 from trtcheck.execution.case import iter_rows
 from trtcheck.execution.run import collect
-from trtcheck.execution.stages import torch_tensorrt_frame
 from trtcheck.results.rows import Row
 from trtcheck.status import Status
 
@@ -116,15 +117,54 @@ def _raise_from(path: Path, code: str) -> str:
 def test_a_slip_inside_torch_tensorrt_is_named_as_its_bug(tmp_path: Path) -> None:
     trace = _raise_from(tmp_path / "site" / "torch_tensorrt" / "dynamo" / "v.py",
                         "def sort_validator(args):\n    return args[1]\nsort_validator(())\n")
-    assert torch_tensorrt_frame(trace) == (
-        " (raised inside Torch-TensorRT, in sort_validator at torch_tensorrt/dynamo/v.py:2: "
+    assert torch_tensorrt_cause(trace) == (
+        " (raised inside Torch-TensorRT at torch_tensorrt/dynamo/v.py:2 in sort_validator: "
         "`return args[1]`: a bug in Torch-TensorRT; report it to Torch-TensorRT with this frame)")
 
 
 def test_a_deliberate_raise_of_torch_tensorrt_is_named_but_not_called_a_bug(tmp_path: Path) -> None:
     trace = _raise_from(tmp_path / "torch_tensorrt" / "c.py",
                         "def convert():\n    raise RuntimeError('no converter')\nconvert()\n")
-    assert torch_tensorrt_frame(trace) == " (raised by Torch-TensorRT in convert at torch_tensorrt/c.py:2)"
+    assert torch_tensorrt_cause(trace) == " (raised by Torch-TensorRT at torch_tensorrt/c.py:2 in convert)"
+
+
+def test_an_error_raised_below_a_lowering_pass_names_the_pass_and_its_frame(tmp_path: Path) -> None:
+    """Raised in torch's code, called from Torch-TensorRT's complex rewrite: the message names
+    the innermost Torch-TensorRT frame and the pass it is in."""
+    refs = tmp_path / "site-packages" / "torch" / "_refs.py"
+    refs.parent.mkdir(parents=True)
+    refs.write_text("def broadcast(a, b):\n    raise RuntimeError('Attempting to broadcast')\n")
+    passes = tmp_path / "torch_tensorrt" / "dynamo" / "lowering" / "passes"
+    source = (f"import sys\nsys.path.insert(0, {str(refs.parent)!r})\nimport _refs\n\n"
+              "def propagate_metadata(node):\n    return _refs.broadcast(node, 33)\n\n"
+              "propagate_metadata(4)\n")
+    trace = _raise_from(passes / "complex_graph_rewrite.py", source)
+    assert torch_tensorrt_cause(trace) == (
+        " (raised in torch, called from Torch-TensorRT's complex-to-real rewrite at torch_tensorrt/"
+        "dynamo/lowering/passes/complex_graph_rewrite.py:6 in propagate_metadata)")
+    conversion = tmp_path / "torch_tensorrt" / "dynamo" / "conversion"
+    truncation = _raise_from(conversion / "truncate_double.py", "def repair_double_inputs():\n"
+                             "    raise TypeError('no')\nrepair_double_inputs()\n")
+    assert "Torch-TensorRT's float64 truncation (truncate_double) at" in torch_tensorrt_cause(truncation)
+
+
+def test_one_frame_parser_reads_tracebacks_and_faulthandler_stacks() -> None:
+    stack = ('Thread 0x1 (most recent call first):\n  File "/z/hang.py", line 4 in spin\n'
+             '  File "/z/hang.py", line 7 in <module>\n')
+    assert [(f.file, f.line, f.name, f.code) for f in frames(stack)] == [
+        ("/z/hang.py", 4, "spin", ""), ("/z/hang.py", 7, "<module>", "")]
+    trace = ('Traceback (most recent call last):\n  File "/a/torch_tensorrt/x.py", line 3, in f\n'
+             '    raise ValueError(1)\nValueError: 1\n')
+    [frame] = frames(trace)
+    assert frame.within("torch_tensorrt") == "torch_tensorrt/x.py:3 in f" and frame.deliberate
+    # Frames a message quotes after the exception line (torch's "Original traceback", the
+    # model's own code) are not the traceback's: the frame that raised is torch's.
+    quoted = ('Traceback (most recent call last):\n  File "/a/torch_tensorrt/p.py", line 5, in g\n'
+              '    h()\n  File "/s/site-packages/torch/x.py", line 9, in h\n    raise RuntimeError()\n'
+              'RuntimeError: b\nOriginal traceback:\n  File "/z/m.py", line 3, in forward\n'
+              '    return x\n')
+    assert torch_tensorrt_cause(quoted) == (
+        " (raised in torch, called from Torch-TensorRT at torch_tensorrt/p.py:5 in g)")
 
 
 def test_trtchecks_own_torch_tensorrt_backend_is_not_torch_tensorrt() -> None:
@@ -135,4 +175,4 @@ def test_trtchecks_own_torch_tensorrt_backend_is_not_torch_tensorrt() -> None:
     except ValueError as exc:
         trace = "".join(traceback.format_exception(exc))
     assert "trtcheck/backends/torch_tensorrt/compat.py" in trace
-    assert torch_tensorrt_frame(trace) == ""
+    assert torch_tensorrt_cause(trace) == ""

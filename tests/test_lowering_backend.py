@@ -30,10 +30,17 @@ from trtcheck.status import Status
 pytestmark = pytest.mark.slow
 
 ZOO = Path(__file__).parent / "zoos" / "lowering_patterns"
+STAGES = Path(__file__).parent / "zoos" / "faults" / "stages.py"  # a model returning a str
 QUICK = Timing(warmup=1, warmup_s=0.0, repeats=1, min_time_s=0.0, max_repeats=1)
 EARLY_RETURN = "compile_module returns the lowered graph unpartitioned (torch_tensorrt/dynamo/_compiler.py:"
 TRUNCATED = ("float64_affine[float64]", "float64_made_inside[float32]", "product[complex128]",
              "guide_rope[complex64]")
+# Raised in torch's broadcast check while Torch-TensorRT's complex rewrite propagates shapes.
+REWRITE_BROADCAST = "Attempting to broadcast a dimension of length 16"
+IN_REWRITE = ("(raised in torch, called from Torch-TensorRT's complex-to-real rewrite at torch_tensorrt/"
+              "dynamo/lowering/passes/complex_graph_rewrite.py:1838 in propagate_metadata)")
+
+
 def _complete(evidence: Evidence) -> bool:
     """Whether the lowering backend filled every part of the evidence it knows."""
     return bool(evidence.path and evidence.settings and evidence.engines is not None
@@ -51,12 +58,9 @@ EXPECTED: dict[tuple[str, str], tuple[Status, str | None, str]] = {
     ("plus_1j[complex64]", "default"):
         (Status.ERROR, "run", "view_as_complex is only supported for half, float and double tensors, "
                               "but got a tensor of scalar type: ComplexFloat"),
-    ("complex_plus_real[complex64]", "default"):
-        (Status.ERROR, "compile", "Attempting to broadcast a dimension of length 16"),
-    ("complex_of_reals[complex64]", "default"):
-        (Status.ERROR, "compile", "Attempting to broadcast a dimension of length 16"),
-    ("real_part_as_complex[complex64]", "default"):
-        (Status.ERROR, "compile", "Attempting to broadcast a dimension of length 16"),
+    **{(case, "default"): (Status.ERROR, "compile", REWRITE_BROADCAST) for case in (
+        "complex_plus_real[complex64]", "complex_of_reals[complex64]",
+        "real_part_as_complex[complex64]")},
     ("two_complex_outputs[complex64]", "default"):
         (Status.FAIL, "compare", "2 of 2 outputs failed; worst: out[0]: dtype torch.float32 != eager "
                                  "torch.complex64; shape [2, 8, 16, 2]"),
@@ -74,9 +78,9 @@ EXPECTED: dict[tuple[str, str], tuple[Status, str | None, str]] = {
     ("guide_rope[complex64]", "truncate_double"): (Status.PASS, None, ""),
     # Torch-TensorRT's own validator reads a dim the exported node does not hold.
     ("sort_default_dim[float32]", "default"):
-        (Status.ERROR, "compile", "IndexError: tuple index out of range (raised inside Torch-TensorRT, "
-                                  "in sort_validator at torch_tensorrt/dynamo/conversion/"
-                                  "aten_ops_converters.py:3003: `dim = node.args[1]`: a bug in "
+        (Status.ERROR, "compile", "IndexError: tuple index out of range (raised inside Torch-TensorRT "
+                                  "at torch_tensorrt/dynamo/conversion/aten_ops_converters.py:3003 "
+                                  "in sort_validator: `dim = node.args[1]`: a bug in "
                                   "Torch-TensorRT; report it to Torch-TensorRT with this frame)"),
 }
 
@@ -111,6 +115,13 @@ def test_pattern(rows: dict[tuple[str, str], Row], key: tuple[str, str]) -> None
     if row.stage != "compile":  # compiled: the backend's evidence is in the row
         assert _complete(row.evidence), row.evidence
         assert row.evidence.versions["torch_tensorrt"] == "2.13.0" and row.kind is Kind.LOWERED
+
+
+def test_an_error_inside_the_complex_rewrite_names_the_rewrite_and_its_frame(
+        rows: dict[tuple[str, str], Row]) -> None:
+    for case in ("complex_plus_real[complex64]", "complex_of_reals[complex64]",
+                 "real_part_as_complex[complex64]"):
+        assert rows[(case, "default")].message.endswith(IN_REWRITE), rows[(case, "default")].message
 
 
 def test_scalar_patterns_pass_because_nothing_is_converted(rows: dict[tuple[str, str], Row]) -> None:
@@ -226,15 +237,29 @@ def test_unknown_code_is_unavailable_with_the_fix(tmp_path: Path) -> None:
 
 def test_run_end_to_end(ttrt_releases: dict[str, Path], tmp_path: Path) -> None:
     """``trtcheck run ZOO --backend lowering`` in a subprocess (isolated worker, host inside it)."""
-    done = subprocess.run([sys.executable, "-m", "trtcheck", "run", str(ZOO), "--backend", "lowering",
-                           "-k", "guide_rope or one_minus or float64_affine", "--out", str(tmp_path),
+    done = subprocess.run([sys.executable, "-m", "trtcheck", "run", str(ZOO), str(STAGES), "--backend",
+                           "lowering", "-k", "guide_rope or one_minus or float64_affine or "
+                           "complex_plus_real or returns_a_string", "--out", str(tmp_path),
                            "--time-predictions"],
                           capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 1, done.stdout + done.stderr  # one_minus fails
     record = json.loads((tmp_path / "results.json").read_text())
     statuses = {r["case_id"].split("::")[1]: r["status"] for r in record["rows"]}
     assert statuses == {"one_minus[complex64]": "fail", "float64_affine[float64]": "unsupported",
-                        "guide_rope[complex64]": "pass"}
+                        "guide_rope[complex64]": "pass", "complex_plus_real[complex64]": "error",
+                        "returns_a_string[default]": "error"}
+    string = next(r for r in record["rows"] if r["case_id"].endswith("returns_a_string[default]"))
+    assert (string["stage"], string["message"]) == (
+        "compare", "TypeError: the model returned str, not a tensor or a structure of tensors")
+    # an error inside the complex rewrite names the rewrite and its frame, in every report
+    rewrite = next(r for r in record["rows"] if r["case_id"].endswith("complex_plus_real[complex64]"))
+    assert rewrite["message"].endswith(IN_REWRITE), rewrite["message"]
+    junit = " ".join((tmp_path / "junit.xml").read_text().split())
+    assert f'message="[prediction: lowered] error at compile: RuntimeError: {REWRITE_BROADCAST}' in junit
+    report = (tmp_path / "report.md").read_text().replace("\\", "")  # Markdown's escapes
+    for shown in (junit, report):
+        assert "complex-to-real rewrite at torch_tensorrt/dynamo/lowering/passes/" \
+               "complex_graph_rewrite.py:1838 in propagate_metadata" in shown
     one_minus = next(r for r in record["rows"] if r["case_id"].endswith("one_minus[complex64]"))
     assert one_minus["evidence"]["versions"]["torch_tensorrt"] == "2.13.0"
     assert "max abs err 1," in one_minus["message"]

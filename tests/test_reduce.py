@@ -147,6 +147,9 @@ def test_reports_say_how_far_a_reduction_got() -> None:
     early = {**done, "complete": False, "stopped": "attempt cap of 4 reached", "reduced_nodes": 9}
     text = reduction_text(Row(**{**row.__dict__, "reduction": early}))
     assert text is not None and "stopped early (attempt cap of 4 reached)" in text
+    unchecked = {**done, "reproduced": False, "unchecked": "exit code 1: ImportError: no"}
+    text = reduction_text(Row(**{**row.__dict__, "reduction": unchecked}))
+    assert text is not None and "the check in a fresh process could not run (exit code 1: " in text
     assert reduction_text(row) is None
     # In Markdown, the path stays code while the text around it is escaped.
     shown = reduction_text(Row(**{**row.__dict__, "reduction": {**done, "bundle": "repro/a_b"}}), md)
@@ -257,16 +260,26 @@ def test_release_bisection_and_a_capped_reduction(tmp_path: Path,
 @pytest.mark.parametrize("keep", [False, True])
 def test_a_failure_that_needs_real_values_keeps_them_only_on_request(tmp_path: Path,
                                                                      keep: bool) -> None:
-    proc = trtcheck("reduce", str(ZOO / "real_values.py"), "--backend", "emulate",
-                    "--profile", "truncate_double", "--out", str(tmp_path),
-                    *(["--keep-real-values"] if keep else []))
+    """Run as a user runs it, from a folder that holds a ``trtcheck/`` package of its own: the
+    bundle's fresh run imports trtcheck, not that folder."""
+    (tmp_path / "trtcheck").mkdir()
+    (tmp_path / "trtcheck" / "__init__.py").write_text("")
+    out = tmp_path / "report"
+    proc = subprocess.run([Path(sys.executable).with_name("trtcheck"), "reduce",
+                           str(ZOO / "real_values.py"), "--backend", "emulate", "--profile",
+                           "truncate_double", "--out", str(out),
+                           *(["--keep-real-values"] if keep else [])],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=1500)
     assert proc.returncode == 1, proc.stdout + proc.stderr  # the row fails: 1e39 overflows
-    logs = proc.stderr + "".join(p.read_text() for p in tmp_path.glob("*.log"))
+    logs = proc.stderr + "".join(p.read_text() for p in out.glob("*.log"))
     assert "FutureWarning" not in logs  # torch's LeafSpec warning: decompositions are quiet
-    summary = summaries(tmp_path)["real_values::huge[float64]"]
+    summary = summaries(out)["real_values::huge[float64]"]
     assert summary["reduced_nodes"] == 1 and summary["signature"]["op"] == "aten.mul.Tensor"
+    assert summary["unchecked"] is None
     assert (summary["values"], summary["reproduced"]) == (("real", True) if keep else ("random", False))
-    folder = tmp_path / "repro" / slug("real_values::huge[float64]-emulate-truncate_double")
+    report = (out / "report.md").read_text()
+    assert ("fails the same way in a fresh process" in report) is keep
+    folder = out / "repro" / slug("real_values::huge[float64]-emulate-truncate_double")
     issue = (folder / "ISSUE.md").read_text()
     saved = torch.load(folder / "inputs.pt")
     big = any(isinstance(t, torch.Tensor) and t.abs().max() > 1e38

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -36,18 +39,22 @@ def test_a_dynamic_batch_and_sequence_run_at_the_example_and_both_ends() -> None
     program = _export({"x": {0: batch, 1: seq}, "ids": {0: batch, 1: seq}, "scale": None}, *inputs)
     plan = plan_shapes(program, (inputs, {}))
     assert [(s.name, s.shapes["x"], s.shapes["ids"]) for s in plan.sets] == [
-        ("example", (4, 8), (4, 8)), ("min", (1, 2), (1, 2)), ("max", (8, 16), (8, 16))]
+        ("example", (4, 8), (4, 8)), ("min", (1, 2), (1, 2)), ("max", (16, 16), (16, 16))]
     assert plan.sets[1].describe() == "x=(1, 2), ids=(1, 2), scale=(1,)"
-    # the highest of an unbounded seq, and of a batch bounded at 16, is twice the example
-    assert plan.ranges == {"x": ShapeRange((1, 2), (4, 8), (8, 16), torch.float32),
-                           "ids": ShapeRange((1, 2), (4, 8), (8, 16), torch.int64)}
+    # the highest of the batch is its declared max, 16, four times the example; of the
+    # unbounded seq, twice the example
+    assert plan.ranges == {"x": ShapeRange((1, 2), (4, 8), (16, 16), torch.float32),
+                           "ids": ShapeRange((1, 2), (4, 8), (16, 16), torch.int64)}
 
 
-def test_a_range_below_twice_the_example_ends_at_its_own_max() -> None:
+@pytest.mark.parametrize(("low", "high"), [(3, 5), (1, 32)])
+def test_the_highest_is_the_declared_max_below_or_above_twice_the_example(low: int, high: int) -> None:
     inputs = (torch.randn(4, 3), torch.zeros(4, 3, dtype=torch.long), torch.ones(1))
-    batch = Dim("batch", min=3, max=5)
+    batch = Dim("batch", min=low, max=high)
     program = _export({"x": {0: batch}, "ids": {0: batch}, "scale": None}, *inputs)
-    assert [s.shapes["x"] for s in plan_shapes(program, (inputs, {})).sets] == [(4, 3), (3, 3), (5, 3)]
+    plan = plan_shapes(program, (inputs, {}))
+    assert [s.shapes["x"] for s in plan.sets] == [(4, 3), (low, 3), (high, 3)]
+    assert plan.ranges["x"] == ShapeRange((low, 3), (4, 3), (high, 3), torch.float32)
 
 
 def test_a_static_program_runs_at_its_example_only() -> None:
@@ -64,7 +71,7 @@ def test_resized_inputs_keep_the_examples_values() -> None:
     plan = plan_shapes(program, (inputs, {}))
     (x, ids, scale), kwargs = resize(program, (inputs, {}), plan.sets[2])
     assert kwargs == {} and scale is inputs[2]
-    assert ids.tolist() == [[0, 1, 2, 0, 1, 2], [3, 4, 5, 3, 4, 5]] * 2
+    assert ids.tolist() == [[0, 1, 2, 0, 1, 2, 0, 1], [3, 4, 5, 3, 4, 5, 3, 4]] * 4
     torch.testing.assert_close(x[:2, :3], inputs[0])
     (_, small, _), _ = resize(program, (inputs, {}), plan.sets[1])
     assert small.tolist() == [[0]]
@@ -84,7 +91,7 @@ def test_a_model_declaring_dynamic_batch_and_sequence_runs_three_shapes_per_back
     assert [r.backend for r in rows] == list(BACKENDS)
     for row in rows:
         assert row.status is Status.PASS, row.message
-        assert row.shapes == [{"ids": [4, 8]}, {"ids": [1, 2]}, {"ids": [8, 16]}]
+        assert row.shapes == [{"ids": [4, 8]}, {"ids": [1, 2]}, {"ids": [16, 64]}]
 
 
 def test_a_model_wrong_only_away_from_its_example_fails_naming_the_shape() -> None:
@@ -98,14 +105,34 @@ def test_a_model_wrong_only_away_from_its_example_fails_naming_the_shape() -> No
 
 
 @pytest.mark.slow
-def test_lowering_runs_the_shapes_with_torch_tensorrt_inputs() -> None:
-    [row] = _rows("attention", ("lowering",))
-    assert row.status is Status.PASS, row.message
-    assert row.shapes == [{"ids": [4, 8]}, {"ids": [1, 2]}, {"ids": [8, 16]}]
+def test_the_cli_runs_declared_ranges_on_lowering_and_emulate(tmp_path: Path) -> None:
+    """One run of the dynamic zoo: each row at its example and at both ends of its declared
+    ranges (the declared max, however far above the example); a complex input with a dynamic
+    batch compiles under lowering (passed as its example tensor: Torch-TensorRT's Input has no
+    complex dtype); a spec naming an input the forward does not have is an export error row."""
+    proc = subprocess.run([sys.executable, "-m", "trtcheck", "run", str(DYNAMIC_ZOO), "--backend",
+                           "lowering", "--backend", "emulate", "--torch-tensorrt", "2.13.0",
+                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=900)
+    rows = {(r["model"], r["backend"]): r
+            for r in json.loads((tmp_path / "results.json").read_text())["rows"]}
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # example_batch_mean fails
+    for backend in ("lowering", "emulate"):
+        gain = rows["complex_gain", backend]
+        assert gain["status"] == "pass", gain["message"]
+        assert gain["shapes"] == [{"z": [8, 16]}, {"z": [1, 16]}, {"z": [32, 16]}]
+        attention = rows["attention", backend]
+        assert attention["status"] == "pass", attention["message"]
+        assert attention["shapes"] == [{"ids": [4, 8]}, {"ids": [1, 2]}, {"ids": [16, 64]}]
+        bad = rows["example_batch_mean", backend]
+        assert bad["status"] == "fail" and bad["message"].startswith("at shape x=(1, 8): ")
+        misnamed = rows["misnamed_dynamic_input", backend]
+        assert (misnamed["status"], misnamed["stage"]) == ("error", "export"), misnamed
     assert ("dynamic input ids passed as torch_tensorrt.Input(min_shape=(1, 2), opt_shape=(4, 8), "
-            "max_shape=(8, 16))") in row.evidence.notes
-    [bad] = _rows("example_batch_mean", ("lowering",))
-    assert bad.status is Status.FAIL and bad.message.startswith("at shape x=(1, 8): ")
+            "max_shape=(16, 64))") in rows["attention", "lowering"]["evidence"]["notes"]
+    assert ("dynamic input z passed as its example tensor, (8, 16) complex64 (Torch-TensorRT's "
+            "Input has no complex dtype; the engine takes its range from the exported program's "
+            "symbolic shapes), and run at (1, 16) and (32, 16)"
+            ) in rows["complex_gain", "lowering"]["evidence"]["notes"]
 
 
 def test_report_shows_the_shapes_each_row_ran() -> None:
@@ -113,7 +140,7 @@ def test_report_shows_the_shapes_each_row_ran() -> None:
     report = render_markdown(Record({}, {}, rows, {}), strict_xfail=False)
     assert "## Dynamic shapes" in report
     lines = [" ".join(line.split()) for line in report.splitlines()]
-    assert "| models::attention\\[int64\\] | eager | - | ids 4×8, 1×2, 8×16 |" in lines
+    assert "| models::attention\\[int64\\] | eager | - | ids 4×8, 1×2, 16×64 |" in lines
     assert "- shapes run: x 4×8, 1×8" in lines
     assert any(line.startswith("- fail at compare: at shape x=\\(1, 8\\): 1 of 1 outputs failed")
                for line in lines)

@@ -574,14 +574,43 @@ def test_real_dynamic_batch_and_sequence_pass_inputs_with_min_opt_max(
     ids = torch.randint(0, 32, (4, 8))
     dims = {"ids": {0: torch.export.Dim("batch", min=1, max=16), 1: torch.export.Dim("seq", min=2)}}
     result = release(version).compile(model, (ids,), dynamic_shapes=dims)
-    assert result.inputs == [{"min_shape": (1, 2), "opt_shape": (4, 8), "max_shape": (8, 16)}]
+    # the batch's declared max, 16; twice the example for the sequence, which declares none
+    assert result.inputs == [{"min_shape": (1, 2), "opt_shape": (4, 8), "max_shape": (16, 16)}]
     assert ("dynamic input ids passed as torch_tensorrt.Input(min_shape=(1, 2), opt_shape=(4, 8), "
-            "max_shape=(8, 16))") in result.evidence.notes
+            "max_shape=(16, 16))") in result.evidence.notes
     with torch.no_grad():
         torch.testing.assert_close(result.outputs, model(ids))
-        assert [tuple(inputs[0][0].shape) for inputs, _ in result.at_shapes] == [(1, 2), (8, 16)]
+        assert [tuple(inputs[0][0].shape) for inputs, _ in result.at_shapes] == [(1, 2), (16, 16)]
         for inputs, outputs in result.at_shapes:
             torch.testing.assert_close(outputs, model(*inputs[0]))
+
+
+class ComplexGain(torch.nn.Module):
+    def forward(self, z: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        return torch.view_as_real(z * z) * x
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", REAL)
+def test_real_complex_input_with_a_dynamic_batch_is_passed_as_its_example_tensor(
+        release: Callable[[str], RealRelease], version: str) -> None:
+    """Torch-TensorRT's Input takes no complex dtype: a complex dynamic input is passed as its
+    example tensor (the release takes its range from the program), a real one as an Input, and
+    the module is right at both ends of the declared range."""
+    torch.manual_seed(0)
+    z, x = torch.randn(8, 4, dtype=torch.complex64), torch.randn(8, 4, 2)
+    batch = torch.export.Dim("batch", min=1, max=32)
+    result = release(version).compile(ComplexGain(), (z, x),
+                                      dynamic_shapes={"z": {0: batch}, "x": {0: batch}})
+    assert result.inputs == [(8, 4), {"min_shape": (1, 4, 2), "opt_shape": (8, 4, 2),
+                                      "max_shape": (32, 4, 2)}]
+    assert any(n.startswith("dynamic input z passed as its example tensor, (8, 4) complex64")
+               for n in result.evidence.notes), result.evidence.notes
+    with torch.no_grad():
+        torch.testing.assert_close(result.outputs, ComplexGain()(z, x))
+        assert [tuple(inputs[0][0].shape) for inputs, _ in result.at_shapes] == [(1, 4), (32, 4)]
+        for inputs, outputs in result.at_shapes:
+            torch.testing.assert_close(outputs, ComplexGain()(*inputs[0]))
 
 
 @pytest.mark.slow

@@ -57,7 +57,8 @@ class TrtcheckError(Exception):
 
 
 class UsageError(TrtcheckError):
-    """Bad command line: a path that does not exist, an unknown backend, an unwritable out dir."""
+    """Bad command line: a path that does not exist or is not a zoo file, an unknown backend, an
+    unwritable out dir."""
 
     exit_code = Exit.USAGE
 
@@ -117,36 +118,81 @@ def last_line(exc: BaseException, *, cut: bool = False) -> str:
 
 
 _OWN = Path(__file__).resolve().parent  # trtcheck's own files: never another package's frame
-_FRAME = re.compile(r'^ *File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<name>\S+)\n'
-                    r'(?: {4}(?P<code>\S.*)\n)?', re.MULTILINE)
+# A frame as a traceback writes it (``File "f.py", line 3, in name`` then its code, indented)
+# and as faulthandler does (``File "f.py", line 3 in name``, no code).
+_FRAME = re.compile(r'^ *File "(?P<file>[^"]+)", line (?P<line>\d+),? in (?P<name>\S+)[ \t]*$'
+                    r'(?:\n {4}(?P<code>\S.*)$)?', re.MULTILINE)
+_TRACEBACK = "Traceback (most recent call last):"
+_EXCEPTION = re.compile(r"^\S.*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
 class Frame:
-    """A frame of a formatted traceback: ``where`` is its file from the package's folder on."""
+    """One frame of a formatted traceback or of faulthandler's stack."""
 
-    where: str
+    file: str  # as written
+    line: int
     name: str
-    code: str
+    code: str = ""  # its source line; empty in faulthandler's stack
 
     @property
     def deliberate(self) -> bool:
-        """Whether the package raised on purpose (a ``raise`` statement), not by a slip."""
+        """Whether it raised on purpose (a ``raise`` statement), not by a slip."""
         return self.code.startswith("raise")
 
+    def path_in(self, package: str) -> str | None:
+        """The frame's file from ``package``'s folder on, where it is in that package (and not
+        one of trtcheck's own files); else None."""
+        parts = Path(self.file).parts
+        if package not in parts or Path(self.file).is_relative_to(_OWN):
+            return None
+        at = len(parts) - 1 - parts[::-1].index(package)
+        return "/".join(parts[at:])
 
-def raising_frame(trace: str, package: str) -> Frame | None:
-    """The frame that raised, in the first traceback of ``trace`` (its causes come first) whose
-    raising frame is in ``package``: where to point a bug report at that package."""
-    for block in trace.split("Traceback (most recent call last):")[1:]:
-        frames = list(_FRAME.finditer(block))
-        if not frames:
-            continue
-        last = frames[-1]
-        parts = Path(last["file"]).parts
-        if package in parts and not Path(last["file"]).is_relative_to(_OWN):
-            at = len(parts) - 1 - parts[::-1].index(package)
-            return Frame(f"{'/'.join(parts[at:])}:{last['line']}", last["name"], last["code"] or "")
+    def within(self, package: str) -> str | None:
+        """``path:line in name`` with :meth:`path_in`'s path, where the frame is in ``package``."""
+        path = self.path_in(package)
+        return f"{path}:{self.line} in {self.name}" if path else None
+
+
+@dataclass(frozen=True)
+class Traceback:
+    """One traceback of a formatted exception: its frames, outermost first, and the
+    ``Type: message`` line that ends it."""
+
+    frames: list[Frame]
+    exception: str
+
+
+def _frame(match: re.Match[str]) -> Frame:
+    return Frame(match["file"], int(match["line"]), match["name"], match["code"] or "")
+
+
+def frames(text: str) -> list[Frame]:
+    """Every frame ``text`` writes (a traceback, several chained ones, a faulthandler stack), in
+    the order written."""
+    return [_frame(m) for m in _FRAME.finditer(text)]
+
+
+def tracebacks(trace: str) -> list[Traceback]:
+    """Each traceback a formatted exception holds, its causes first."""
+    found = []
+    for block in trace.split(_TRACEBACK)[1:]:
+        # Its frames end at the exception line, the first not indented: frames the message
+        # itself quotes (torch's "Original traceback") are not this traceback's.
+        ending = _EXCEPTION.search(block)
+        found.append(Traceback(frames(block[:ending.start()] if ending else block),
+                               ending[0] if ending else ""))
+    return found
+
+
+def innermost(trace: str, package: str) -> tuple[Traceback, Frame] | None:
+    """The first traceback of ``trace`` (its causes first) that passes through ``package``, and
+    its innermost frame there: where to point a report at that package."""
+    for found in tracebacks(trace):
+        inside = [f for f in found.frames if f.within(package)]
+        if inside:
+            return found, inside[-1]
     return None
 
 

@@ -29,9 +29,20 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import IO, Any
 
+# How long a fresh child may take to start before its first piece of work (Python, torch and
+# trtcheck's modules on a busy machine), at least: that time is never counted against a zoo
+# file's import or a case, whose timeouts start when the child takes them.
+STARTUP_S = 300.0
+
 START = ("import runpy, sys; target = sys.argv.pop(1); del sys.path[0]; "
          "runpy.run_path(target, run_name='__main__') if target.endswith('.py') else "
          "runpy.run_module(target, run_name='__main__', alter_sys=True)")
+
+
+def python_command(target: str, *args: str) -> list[str]:
+    """This Python running ``target`` (a module name or a script path) with ``args``, the
+    current directory off ``sys.path``: for every trtcheck process, a child or a fresh run."""
+    return [sys.executable, "-c", START, target, *args]
 
 
 def send(conn: Connection, message: Any) -> None:
@@ -100,8 +111,7 @@ class Child:
         to_child_r, to_child_w = os.pipe()
         to_parent_r, to_parent_w = os.pipe()
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", START, target, str(to_child_r), str(to_parent_w),
-             str(os.getpid()), *args],
+            python_command(target, str(to_child_r), str(to_parent_w), str(os.getpid()), *args),
             pass_fds=(to_child_r, to_parent_w), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
             env=env, start_new_session=True,
         )

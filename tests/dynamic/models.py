@@ -1,4 +1,5 @@
-"""Models that declare dynamic shapes: one right at every shape, one right only at its example."""
+"""Models that declare dynamic shapes: right at every shape, right only at its example, a complex
+input, and a spec naming an input the forward does not have."""
 
 import torch
 from torch.export import Dim
@@ -39,4 +40,21 @@ class ExampleBatchMean(torch.nn.Module):
 @trtcheck.model(variants=("float32",), dynamic_shapes={"x": {0: BATCH}})
 def example_batch_mean(variant: str):
     """Right at its example batch of 4, wrong at any other."""
+    return ExampleBatchMean(), (torch.randn(4, 8),)
+
+
+class ComplexGain(torch.nn.Module):
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        return torch.view_as_real(z * z)
+
+
+@trtcheck.model(variants=("complex64",), dynamic_shapes={"z": {0: Dim("gain_batch", min=1, max=32)}})
+def complex_gain(variant: str):
+    """A complex input with a declared batch range of 1 to 32, its example at 8."""
+    return ComplexGain(), (torch.randn(8, 16, dtype=torch.complex64),)
+
+
+@trtcheck.model(variants=("float32",), dynamic_shapes={"y": {0: BATCH}})
+def misnamed_dynamic_input(variant: str):
+    """Declares dynamic shapes for ``y``, an input its forward does not have: an error row."""
     return ExampleBatchMean(), (torch.randn(4, 8),)

@@ -54,6 +54,10 @@ def resolve(paths: tuple[Path, ...], *, reads_baseline: bool = True, **given: An
     for p in paths:
         if not p.exists():
             raise UsageError(f"path {p} does not exist")
+        if p.is_file() and p.suffix != ".py":
+            raise UsageError(f"{p} is not a zoo file: a zoo file is a Python file (.py) that "
+                             "declares models with @trtcheck.model; give such files, or folders "
+                             "that hold them")
     config_path, config = config_for(paths, given.get("config"))
     where = str(config_path) if config_path else "config"
     if config_path and config_path.name == "pyproject.toml":

@@ -20,7 +20,13 @@ from trtcheck.execution.events import Item, StageHook, no_hook
 from trtcheck.execution.stages import STEADY_BACKEND, STEADY_EAGER, StageError, Stages
 from trtcheck.execution.tolerance import precision_lost, tolerance_for
 from trtcheck.measure import device_lock, drift, memory
-from trtcheck.measure.compare import NO_NARROWING, TRUNCATE_DOUBLE, Comparison, compare
+from trtcheck.measure.compare import (
+    NO_NARROWING,
+    TRUNCATE_DOUBLE,
+    Comparison,
+    compare,
+    require_tensors,
+)
 from trtcheck.measure.mutation import inputs_changed, mutation_problem
 from trtcheck.measure.timing import measure
 from trtcheck.program.analyze import analyze_program
@@ -146,6 +152,7 @@ def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
             eager_in = clone(inputs)
             expected = module(*eager_in[0], **eager_in[1])
         with stages.stage("compare"):  # announced, so that a crash here is not blamed on eager
+            require_tensors(expected)
             eager = Eager(module, inputs_changed(inputs, eager_in), state, tuple(state.changed()))
             eager.restore()  # export, and every backend, start from the state eager started from
         with stages.stage("export"):

@@ -14,7 +14,7 @@ from typing import Any
 from trtcheck.config.options import Options
 from trtcheck.core.traits import NO_BACKEND
 from trtcheck.execution.events import Item, StageHook, no_hook
-from trtcheck.process import Child, ended, send_or_start
+from trtcheck.process import STARTUP_S, Child, ended, send_or_start
 from trtcheck.results.rows import BackendClass, Row, plan, rows_for
 from trtcheck.status import Status
 from trtcheck.zoo.cases import Case
@@ -70,7 +70,10 @@ class IsolatedExecutor:
         remaining = {slot.key(case.case_id): slot for slot in plan(self.backends, self.opts.profiles)}
         worker = self._send(("case", replace(case, spec=case.spec.declared())))
         stage = (NO_BACKEND, None, "start")
-        deadline = time.monotonic() + self.opts.timeout
+        # The case's clock starts when the worker takes it: a fresh worker's own start (Python,
+        # torch, trtcheck's modules, its backends) is not the case's time, however busy the machine.
+        limit = max(self.opts.timeout, STARTUP_S)
+        deadline, started = time.monotonic() + limit, False
         while True:
             left = deadline - time.monotonic()
             where = f"in stage {stage[2]}" + (f" (backend {stage[0]})" if stage[0] != NO_BACKEND else "")
@@ -79,7 +82,8 @@ class IsolatedExecutor:
                 self.worker = None
                 yield from rows_for(case, list(remaining.values()), status=Status.TIMEOUT,
                                     stage=stage[2],
-                                    message=f"timed out after {self.opts.timeout:g} s {where}")
+                                    message=f"timed out after {self.opts.timeout:g} s {where}"
+                                    if started else f"timed out after {limit:g} s starting the worker")
                 return
             try:
                 message: Any = worker.receive() if worker.poll(min(left, _POLL_S)) else None
@@ -91,7 +95,9 @@ class IsolatedExecutor:
                 return
             if message is None:
                 continue
-            if message[0] == "stage":
+            if message[0] == "started":
+                deadline, started = time.monotonic() + self.opts.timeout, True
+            elif message[0] == "stage":
                 stage = message[1:]
                 hook(*stage)
             elif message[0] == "item":

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 
 import torch
 
+from trtcheck.backends.torch_tensorrt.frames import torch_tensorrt_cause
 from trtcheck.core.traits import NO_BACKEND
-from trtcheck.errors import INTERNAL, InternalError, Unsupported, last_line, location, raising_frame
+from trtcheck.errors import INTERNAL, InternalError, Unsupported, last_line, location
 from trtcheck.execution.events import StageHook, no_hook
 from trtcheck.measure import device_lock, memory
 from trtcheck.measure.memory import Peak
@@ -32,23 +33,10 @@ class StageError(Exception):
         elif is_out_of_memory(exc):
             line = f"out of memory: {line}"
         trace = "".join(traceback.format_exception(exc))
-        super().__init__(line + torch_tensorrt_frame(trace))
+        super().__init__(line + torch_tensorrt_cause(trace))
         self.stage = stage
         self.location = where
         self.traceback = trace
-
-
-def torch_tensorrt_frame(trace: str) -> str:
-    """What a message adds when Torch-TensorRT's own code raised: its frame, and, where it raised
-    by a slip rather than a ``raise``, that this is a Torch-TensorRT bug to report."""
-    frame = raising_frame(trace, "torch_tensorrt")
-    if frame is None:
-        return ""
-    code = f": `{frame.code}`" if frame.code else ""
-    if frame.deliberate:
-        return f" (raised by Torch-TensorRT in {frame.name} at {frame.where})"
-    return (f" (raised inside Torch-TensorRT, in {frame.name} at {frame.where}{code}: a bug in "
-            "Torch-TensorRT; report it to Torch-TensorRT with this frame)")
 
 
 STEADY_EAGER, STEADY_BACKEND = "eager steady", "backend steady"  # peaks taken after timing

@@ -3,8 +3,8 @@
 A child of :mod:`trtcheck.process`. It may collect zoo files first, answering the zoo
 collector's ``("load", root, path)`` requests (:func:`trtcheck.zoo.collector.serve`), so that
 the files it runs are imported once. Then the requests are ``("options", options, memory
-limit)`` and, for each case, ``("case", Case)``; the replies are ``("stage", backend, profile,
-stage)``, ``("item", row or analysis)`` and ``("done", why the worker must be replaced, or
+limit)`` and, for each case, ``("case", Case)``; the replies are ``("started",)``, ``("stage",
+backend, profile, stage)``, ``("item", row or analysis)`` and ``("done", why the worker must be replaced, or
 None)``. A case's file is imported here once (:func:`trtcheck.execution.case.in_full`); one that
 fails to import here gives the case's error rows.
 """
@@ -22,6 +22,7 @@ from trtcheck.config.options import Options
 from trtcheck.execution.case import iter_rows
 from trtcheck.measure import memory
 from trtcheck.process import Parent
+from trtcheck.program.export import warm_up
 from trtcheck.zoo import collector
 from trtcheck.zoo.cases import Case
 
@@ -37,6 +38,7 @@ def serve(parent: Parent, request: Any) -> None:
 
         torch.cuda.set_device(opts.device)
     chosen = backends.instantiate(opts)
+    warm_up()
     with backends.active(chosen):
         _serve_cases(parent, opts, chosen)
 
@@ -49,6 +51,7 @@ def _serve_cases(parent: Parent, opts: Options, chosen: Mapping[str, Backend]) -
         except EOFError:
             return
         case: Case = request[1]
+        parent.send(("started",))  # the case's clock starts now, not at the worker's own start
         items = iter_rows(case, opts, chosen, hook=lambda b, p, s: parent.send(("stage", b, p, s)))
         for item in items:
             parent.send(("item", item))

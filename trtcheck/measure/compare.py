@@ -100,6 +100,19 @@ class Comparison:
         return f"{len(failed)} of {len(self.leaves)} {self.what}s failed; worst: {worst.message}"
 
 
+def require_tensors(outputs: Any) -> None:
+    """Raise ``TypeError`` when a model's outputs hold no tensor: nothing a backend computes
+    could be compared, so no backend's row may pass."""
+    leaves = [leaf for _, leaf in leaves_with_paths(outputs)]
+    if any(isinstance(leaf, torch.Tensor) for leaf in leaves):
+        return
+    kind = type(outputs).__name__
+    if leaves != [outputs]:  # a structure: say what it held
+        held = sorted({type(leaf).__name__ for leaf in leaves})
+        kind += f" of {', '.join(held)}" if held else " with nothing in it"
+    raise TypeError(f"the model returned {kind}, not a tensor or a structure of tensors")
+
+
 def compare(
     expected: Any, actual: Any, tolerance_for: Callable[[torch.dtype], Tolerance],
     narrowed: Mapping[torch.dtype, torch.dtype] = NO_NARROWING, *, what: str = "output",

@@ -2,8 +2,8 @@
 
 ``torch.export`` records each declared ``Dim`` as a symbol with a range (``range_constraints``)
 and each input's dimensions as expressions of those symbols. :func:`plan_shapes` picks, besides
-the example, every symbol at its lowest and at its highest value, the highest clipped to twice
-the example (so that an unbounded ``Dim`` stays small), and keeps only the assignments the
+the example, every symbol at its lowest and at its highest value (twice the example for a ``Dim``
+declared without a max, so that an unbounded one stays small), and keeps only the assignments the
 program's own input checks accept. :func:`resize` makes inputs of such a shape from the example
 inputs, by cropping and tiling their values (so ids stay valid ids).
 """
@@ -79,7 +79,7 @@ def _expr(dim: Any) -> sympy.Expr:
 
 
 def plan_shapes(program: ExportedProgram, inputs: Inputs) -> ShapePlan:
-    """The example shapes, then the lowest and the highest (clipped) of every declared range."""
+    """The example shapes, then the lowest and the highest of every declared range."""
     nodes = _user_inputs(program)
     leaves = _leaves(program, inputs)
     example = ShapeSet("example", {n.name: tuple(v.shape) for n, v in zip(nodes, leaves, strict=False)
@@ -108,9 +108,9 @@ def plan_shapes(program: ExportedProgram, inputs: Inputs) -> ShapePlan:
         return max(int(symbols[s].lower), 1)
 
     def highest(s: sympy.Symbol) -> int:
+        """The declared max; twice the example (at least the lowest) for a Dim without one."""
         upper = symbols[s].upper
-        cap = max(2 * values[s], lowest(s))
-        return int(upper) if getattr(upper, "is_Integer", False) and int(upper) < cap else cap
+        return int(upper) if getattr(upper, "is_Integer", False) else max(2 * values[s], lowest(s))
 
     sets = [example]
     for name, pick in (("min", lowest), ("max", highest)):

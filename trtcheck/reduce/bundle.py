@@ -13,10 +13,12 @@ from typing import Any
 
 import torch
 
+from trtcheck.backends.torch_tensorrt.frames import PACKAGE
 from trtcheck.config.timing import Timing
 from trtcheck.core.profiles import Profile, Tolerance
+from trtcheck.errors import tracebacks
 from trtcheck.reduce.graph import Subgraph
-from trtcheck.reduce.signature import TTRT_FRAME, Signature
+from trtcheck.reduce.signature import Signature
 from trtcheck.results.rows import Row
 
 _CUT = re.compile(r" \[\d+ more lines? in results\.json\]")
@@ -265,16 +267,14 @@ def _expected_got(row: Row) -> list[str]:
 def _frames(trace: str, keep: int = 6) -> str:
     """The innermost Torch-TensorRT frames of the traceback (paths from ``torch_tensorrt/`` on,
     so that no local path is shown) and the exception line that ended them."""
-    lines = trace.splitlines()
     shown: list[str] = []
-    for i, line in enumerate(lines):
-        found = TTRT_FRAME.search(line)
-        if found:
-            code = lines[i + 1].strip() if i + 1 < len(lines) else ""
-            shown.append(f'  File "{found[1]}", line {found[2]}, in {found[3]}\n    {code}')
-            last = next((j for j in range(i + 1, len(lines)) if lines[j] and not lines[j][0].isspace()),
-                        None)
-            ending = lines[last] if last is not None else ""
+    ending = ""
+    for found in tracebacks(trace):
+        inside = [f'  File "{path}", line {f.line}, in {f.name}\n    {f.code}'
+                  for f in found.frames if (path := f.path_in(PACKAGE))]
+        if inside:
+            shown += inside
+            ending = found.exception
     if not shown:
         return trace.strip().splitlines()[-1] if trace.strip() else ""
     return "\n".join([*shown[-keep:], ending])

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -23,6 +22,7 @@ from trtcheck.core.profiles import Profile
 from trtcheck.core.traits import BackendRef
 from trtcheck.execution.case import in_full
 from trtcheck.execution.run import start
+from trtcheck.process import python_command
 from trtcheck.program.export import export
 from trtcheck.reduce import bundle
 from trtcheck.reduce.graph import NotAGraph, Recorded, Subgraph, count_nodes, record, slug, subgraph
@@ -240,7 +240,9 @@ class Reducer:
                                                                shown, about),
                                            encoding="utf-8")
         self.say(f"reduce {case.case_id}: checking {folder} in a fresh process")
-        fresh = _fresh_rows(folder, command, self.opts)
+        fresh, unchecked = _fresh_rows(folder, command, self.opts)
+        if unchecked:
+            self.say(f"reduce {case.case_id}: the fresh process wrote no results ({unchecked})")
         mine = _pick(fresh, row)
         got = search.signature_of(search.best, mine) if mine is not None else None
         reproduced = got is not None and target.same(got)
@@ -259,15 +261,15 @@ class Reducer:
             "case_id": case.case_id, "backend": row.backend, "profile": row.profile,
             "original_nodes": len(rec.names), "reduced_nodes": reduced_nodes,
             "signature": target.to_dict(), "seconds": round(seconds, 2),
-            "reproduced": reproduced, "attempts": search.tried, "complete": stopped is None,
-            "stopped": stopped, "values": "real" if keep_real else "random",
+            "reproduced": reproduced, "unchecked": unchecked, "attempts": search.tried,
+            "complete": stopped is None, "stopped": stopped, "values": "real" if keep_real else "random",
             "releases": releases,
         }
         bundle.write_json(folder / "summary.json", summary)
         rel = folder.relative_to(self.opts.out).as_posix()
         return {"reduced": True, "bundle": rel, **{k: summary[k] for k in (
-            "original_nodes", "reduced_nodes", "seconds", "reproduced", "attempts", "complete",
-            "stopped", "values", "releases")}, "signature": target.describe(),
+            "original_nodes", "reduced_nodes", "seconds", "reproduced", "unchecked", "attempts",
+            "complete", "stopped", "values", "releases")}, "signature": target.describe(),
                 "files": sorted(p.name for p in folder.iterdir() if p.is_file())}
 
     def _settings(self, row: Row, profile: Profile) -> dict[str, Any]:
@@ -314,18 +316,25 @@ def _record(case: Case) -> Recorded:
     return record(program, built.args, built.kwargs)
 
 
-def _fresh_rows(folder: Path, command: list[str], opts: Options) -> list[Row]:
-    """The bundle's rows from ``trtcheck run`` in a new process."""
+def _fresh_rows(folder: Path, command: list[str], opts: Options) -> tuple[list[Row], str | None]:
+    """The bundle's rows from ``trtcheck run`` in a new process (started as every trtcheck child
+    is, so that a ``trtcheck/`` folder in the current directory cannot shadow the package), and,
+    where that run wrote no results, why: its exit code and the last line it printed."""
+    limit = opts.timeout + 120
     with tempfile.TemporaryDirectory(prefix="trtcheck-bundle-") as out:
-        args = [sys.executable, "-m", "trtcheck", command[0], str(folder), *command[1:],
-                "--out", out, "--no-isolate", "--timeout", f"{opts.timeout:g}", "-q"]
-        subprocess.run(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, timeout=opts.timeout + 120, check=False)
+        args = python_command("trtcheck", command[0], str(folder), *command[1:], "--out", out,
+                              "--no-isolate", "--timeout", f"{opts.timeout:g}", "-q")
+        try:
+            proc = subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                  errors="replace", timeout=limit, check=False)
+        except subprocess.TimeoutExpired:
+            return [], f"it ran past {limit:g} s"
         results = Path(out) / "results.json"
         if not results.is_file():
-            return []
+            printed = [line.strip() for line in (proc.stderr + proc.stdout).splitlines() if line.strip()]
+            return [], f"exit code {proc.returncode}" + (f": {printed[-1]}" if printed else "")
         data = json.loads(results.read_text(encoding="utf-8"))
-    return [Row.from_dict(r) for r in data.get("rows", [])]
+    return [Row.from_dict(r) for r in data.get("rows", [])], None
 
 
 def _pick(rows: list[Row], row: Row) -> Row | None:

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from trtcheck.backends.torch_tensorrt.frames import PACKAGE
+from trtcheck.errors import tracebacks
 from trtcheck.results.rows import Row
 from trtcheck.status import Status
 
@@ -19,8 +21,6 @@ REDUCIBLE = frozenset({Status.FAIL, Status.ERROR})
 # Stages with an exported graph to cut: earlier ones (build, eager, export) fail before it exists.
 GRAPH_STAGES = frozenset({"compile", "run", "compare", "drift"})
 
-# A Torch-TensorRT frame of a traceback: its path from torch_tensorrt/, line and function.
-TTRT_FRAME = re.compile(r'File "[^"]*?(torch_tensorrt/[^"]+\.py)", line (\d+), in (\S+)')
 _CITED = re.compile(r"(torch_tensorrt/[\w/]+\.py:\d+)")
 _LAST = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt)): ?(.*)$")
 _NAMED = re.compile(r"^([A-Z]\w*(?:Error|Exception)): ")
@@ -107,9 +107,9 @@ def exception_of(traceback: str, message: str) -> tuple[str | None, str | None]:
         named = _NAMED.match(found[2])
         if error == "RuntimeError" and named:  # a remote exception re-raised under its name
             error = named[1]
-    frames = TTRT_FRAME.findall(traceback)
-    if frames:
-        path, line, function = frames[-1]
-        return error, f"{path}:{line} in {function}"
+    inside = [where for found in tracebacks(traceback) for frame in found.frames
+              if (where := frame.within(PACKAGE))]
+    if inside:
+        return error, inside[-1]
     cited = _CITED.search(message)
     return error, cited[1] if cited else None

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from trtcheck.errors import raising_frame
+from trtcheck.errors import innermost
 from trtcheck.render.changes import (
     STATUSES_ONLY,
     change_text,
@@ -402,10 +402,12 @@ def _failure(row: Row) -> str:
     lines = [f"<h3>{esc(_name(row))}</h3>", f"<p>{_status_html(row)} {esc(headline(row))}</p>"]
     if row.location:
         lines.append(f"<p>location: <code>{esc(row.location)}</code></p>")
-    frame = raising_frame(row.traceback or "", "torch_tensorrt")
-    if frame is not None:
-        lines.append(f"<p>Torch-TensorRT frame: <code>{esc(frame.where)}</code> in "
-                     f"<code>{esc(frame.name)}</code>: <code>{esc(frame.code)}</code></p>")
+    found = innermost(row.traceback or "", "torch_tensorrt")
+    if found is not None:
+        frame = found[1]
+        code = f": <code>{esc(frame.code)}</code>" if frame.code else ""
+        lines.append(f"<p>Torch-TensorRT frame: <code>{esc(frame.within('torch_tensorrt'))}</code>"
+                     f"{code}</p>")
     if row.prediction:
         lines.append(f'<p class="note">{PREDICTION_MARK} {esc(KIND_NOTES[row.kind])}</p>')
     lines.append(_reduction(row))

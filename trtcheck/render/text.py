@@ -365,8 +365,9 @@ def reduction_text(row: Row, escape: Callable[[object], str] = plain) -> str | N
         return escape(f"not reduced: {red.get('why', 'unknown')}{got}")
     head = (f"reduced to {red['reduced_nodes']} of {red['original_nodes']} nodes in "
             f"{red['seconds']:.0f} s, {red['attempts']} candidates tried: bundle")
-    tail = ("; it fails the same way in a fresh process" if red.get("reproduced")
-            else "; it did not fail the same way in a fresh process")
+    tail = ("; it fails the same way in a fresh process" if red.get("reproduced") else
+            f"; the check in a fresh process could not run ({red['unchecked']})"
+            if red.get("unchecked") else "; it did not fail the same way in a fresh process")
     if not red.get("complete"):
         tail += f"; stopped early ({red.get('stopped')}): the smallest graph found by then"
     releases = red.get("releases") or {}

@@ -2,9 +2,11 @@
 
 :class:`Collector` (the parent's side) sends each zoo file, ``("load", root, path)``, to a child
 of :mod:`trtcheck.process`, which imports it once with :data:`trtcheck.zoo.discover.IMPORTED`
-(:func:`serve`) and replies ``("loaded", Discovered or ImportFailure)``: the declarations
-without their factories and dynamic shapes, which stay in the child (a case is built where it
-runs). A file whose import kills the child, or takes longer than the timeout, is :class:`Lost`;
+(:func:`serve`) and replies ``("importing",)``, then ``("loaded", Discovered or ImportFailure)``:
+the declarations without their factories and dynamic shapes, which stay in the child (a case is
+built where it runs). The timeout counts from ``importing``: a fresh child's own start (Python, torch, which
+each child imports first, and trtcheck's modules) is not the file's import, however busy the
+machine. A file whose import kills the child, or takes longer than the timeout, is :class:`Lost`;
 the child is replaced and the next file goes on. The child's output goes to a log, and
 ``faulthandler`` writes the Python stack there when it crashes or is stopped, so that the row
 can point at the zoo file's line.
@@ -18,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import faulthandler
-import re
 import signal
 import subprocess
 import sys
@@ -28,13 +29,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
-from trtcheck.process import Child, Parent, ended, send_or_start
+from trtcheck.errors import frames
+from trtcheck.process import STARTUP_S, Child, Parent, ended, send_or_start
 from trtcheck.status import Status
 from trtcheck.zoo.discover import IMPORTED, Discovered, ImportFailure, ZooFile
 
 TARGET = "trtcheck.zoo.collector"
 _STACK_S = 2.0  # how long a stopped child has to write its stack
-_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,14 @@ class Collector:
         start = self.log.tell()
         child = self._send(("load", file.root, file.path))
         try:
+            # The file's clock starts when the child starts importing it: a fresh child's own
+            # start (Python, torch, trtcheck's modules) is not the file's import.
+            started = max(self.timeout, STARTUP_S)
+            if not child.poll(started):
+                return self._lost(file, start, Status.TIMEOUT, self._stop(child),
+                                  f"timed out after {started:g} s starting the process that "
+                                  f"imports {file.path.name}")
+            child.receive()  # ("importing",)
             if not child.poll(self.timeout):  # poll waits the whole timeout
                 return self._lost(file, start, Status.TIMEOUT, self._stop(child),
                                   f"timed out after {self.timeout:g} s importing {file.path.name}")
@@ -111,9 +120,9 @@ class Collector:
         output = self.log.read()
         if status is Status.CRASH:
             what += f": {ended(code)}"
-        frames = [m for m in _FRAME.finditer(output) if Path(m["file"]) == file.path]
+        mine = [f for f in frames(output) if Path(f.file) == file.path]
         # faulthandler lists the innermost frame first
-        location = f"{file.path}:{frames[0]['line']}" if frames else str(file.path)
+        location = f"{file.path}:{mine[0].line}" if mine else str(file.path)
         return Lost(file, status, what, location, output)
 
     def close(self) -> None:
@@ -145,6 +154,7 @@ def serve(parent: Parent) -> Any:
             return None
         if request[0] != "load":
             return request
+        parent.send(("importing",))  # the parent's clock for the file starts now
         try:
             parent.send(("loaded", _declared(IMPORTED.load(ZooFile(*request[1:])))))
         except Exception as exc:
@@ -152,6 +162,8 @@ def serve(parent: Parent) -> Any:
 
 
 def main(argv: list[str]) -> int:
+    import torch  # noqa: F401  (before any file's clock starts, as in a worker, which has it)
+
     serve(Parent(argv))  # this child only loads: any other request ends it
     return 0
 

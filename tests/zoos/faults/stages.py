@@ -67,3 +67,25 @@ class Pair(torch.nn.Module):
 def non_tensor_output(variant):
     """Returns a Python int beside the tensor: compared by equality."""
     return Pair(), (torch.ones(2),)
+
+
+class Done(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> str:
+        return "done"
+
+
+@trtcheck.model
+def returns_a_string(variant):
+    """Returns no tensor: nothing to compare, an error on every backend."""
+    return Done(), (torch.ones(2),)
+
+
+class Size(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> int:
+        return x.shape[0]
+
+
+@trtcheck.model
+def returns_a_size(variant):
+    """Returns ``x.shape[0]``, an int: no tensor either."""
+    return Size(), (torch.ones(2),)

@@ -244,13 +244,23 @@ def call_arguments(version: Version, args: tuple[Any, ...], kwargs: Mapping[str,
 INPUT_KEYS = ("arg_inputs", "kwarg_inputs", "inputs")
 
 
+def as_input(shape_range: ShapeRange) -> bool:
+    """Whether a dynamic input is passed as a Torch-TensorRT ``Input`` of its shapes: where that
+    ``Input`` takes its dtype. Its dtype enum has no complex member, so a complex input is passed
+    as its example tensor, as Torch-TensorRT's dynamic-shape guide does for an exported program;
+    the engine then takes the input's range from the program's own symbolic shapes."""
+    return not shape_range.dtype.is_complex
+
+
 def dynamic_inputs(job: CompileJob) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """The job's inputs with each dynamic one as its :class:`ShapeRange`, which
-    :func:`torch_tensorrt_inputs` makes a Torch-TensorRT ``Input`` of min, opt and max shapes."""
-    if not job.ranges:
+    """The job's inputs with each dynamic one passed as an ``Input`` (:func:`as_input`) as its
+    :class:`ShapeRange`, which :func:`torch_tensorrt_inputs` makes a Torch-TensorRT ``Input`` of
+    min, opt and max shapes."""
+    ranges = {name: r for name, r in job.ranges.items() if as_input(r)}
+    if not ranges:
         return job.args, job.kwargs
     return map_inputs(job.program, (job.args, job.kwargs),
-                      lambda name, tensor: job.ranges.get(name, tensor))
+                      lambda name, tensor: ranges.get(name, tensor))
 
 
 def torch_tensorrt_inputs(call: Mapping[str, Any], ttrt: ModuleType) -> dict[str, Any]:
@@ -267,9 +277,11 @@ def torch_tensorrt_inputs(call: Mapping[str, Any], ttrt: ModuleType) -> dict[str
 def shape_notes(ranges: Mapping[str, ShapeRange]) -> list[str]:
     """What the evidence says of the dynamic inputs passed."""
     return [f"dynamic input {name} passed as torch_tensorrt.Input(min_shape={r.min_shape}, "
-            f"opt_shape={r.opt_shape}, max_shape={r.max_shape})" for name, r in ranges.items()]
-
-
+            f"opt_shape={r.opt_shape}, max_shape={r.max_shape})" if as_input(r) else
+            f"dynamic input {name} passed as its example tensor, {r.opt_shape} "
+            f"{str(r.dtype).removeprefix('torch.')} (Torch-TensorRT's Input has no complex dtype; "
+            "the engine takes its range from the exported program's symbolic shapes), and run at "
+            f"{r.min_shape} and {r.max_shape}" for name, r in ranges.items()]
 
 
 def path_steps(version: Version, torch_version: Version, settings: Mapping[str, Any],

@@ -1,0 +1,62 @@
+"""Where an error raised inside Torch-TensorRT's code came from: the frame a row's message names
+and the lowering pass of the seeds that frame belongs to (the complex-to-real rewrite, float64
+truncation, int64/float64 casting)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trtcheck.errors import Frame, innermost
+
+PACKAGE = "torch_tensorrt"
+
+# The lowering passes of the seeds, by the file (its stem) or the function that holds their code
+# in Torch-TensorRT 2.12 to 2.14.
+COMPLEX = "complex-to-real rewrite"
+TRUNCATION = "float64 truncation (truncate_double)"
+PASSES: dict[str, str] = {
+    "complex_graph_rewrite": COMPLEX,
+    "complex_decomposition_adapter": COMPLEX,
+    "_replace_complex_placeholder_to_tuple": COMPLEX,
+    "_modify_reshape_complex_nodes": COMPLEX,
+    "_insert_complex_io_adapters": COMPLEX,
+    "truncate_double": TRUNCATION,
+    "repair_double_inputs": TRUNCATION,
+    "cast": "int64/float64 casting",
+}
+
+
+def pass_of(frame: Frame) -> str | None:
+    """The lowering pass of the seeds whose code ``frame`` runs, if any."""
+    return PASSES.get(Path(frame.file).stem) or PASSES.get(frame.name)
+
+
+def _package(frame: Frame) -> str:
+    """The installed package a frame's file belongs to (``torch``), else its file name."""
+    parts = Path(frame.file).parts
+    for marker in ("site-packages", "dist-packages"):
+        if marker in parts and parts.index(marker) + 1 < len(parts):
+            return Path(parts[parts.index(marker) + 1]).stem
+    return Path(frame.file).name
+
+
+def torch_tensorrt_cause(trace: str) -> str:
+    """What a row's message adds for an error raised inside Torch-TensorRT's code, or ``""``:
+    the innermost Torch-TensorRT frame (``path:line in function``), the pass of the seeds it
+    runs in, and, where Torch-TensorRT raised by a slip rather than a ``raise``, that this is a
+    Torch-TensorRT bug to report. The first traceback of ``trace`` (causes first) that passes
+    through Torch-TensorRT is the one described."""
+    found = innermost(trace, PACKAGE)
+    if found is None:
+        return ""
+    block, frame = found[0].frames, found[1]
+    passes = [p for f in block if f.within(PACKAGE) and (p := pass_of(f))]
+    who = f"Torch-TensorRT's {passes[-1]}" if passes else "Torch-TensorRT"
+    where = frame.within(PACKAGE)
+    if block[-1] is not frame:
+        return f" (raised in {_package(block[-1])}, called from {who} at {where})"
+    if frame.deliberate:
+        return f" (raised by {who} at {where})"
+    code = f": `{frame.code}`" if frame.code else ""
+    return (f" (raised inside {who} at {where}{code}: a bug in Torch-TensorRT; report it to "
+            "Torch-TensorRT with this frame)")
