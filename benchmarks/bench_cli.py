@@ -6,6 +6,7 @@ Each command runs ``--repeat`` times in a fresh subprocess; the median and the s
 as a Markdown table for docs/benchmarks.md.
 
     python benchmarks/bench_cli.py [--repeat 3] [--zoo fixtures/]
+    python benchmarks/bench_cli.py --quick    # one tiny model, once: checks the code path
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+QUICK_ZOO = "benchmarks/quick/"  # --quick: one tiny model (benchmarks/quick/tiny.py)
 
 
 def wall(argv: list[str]) -> float:
@@ -35,7 +37,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--zoo", default="fixtures/")
+    parser.add_argument("--quick", action="store_true", help="one tiny model, once")
     args = parser.parse_args()
+    if args.quick:
+        args.repeat, args.zoo = 1, QUICK_ZOO
     with tempfile.TemporaryDirectory() as tmp:
         commands = {
             "analyze": ["analyze", args.zoo],

@@ -7,6 +7,7 @@ allocated before: on CPU from the process's resident set (its peak reset through
 fresh subprocess so that peaks do not carry over.
 
     python benchmarks/bench_compare_memory.py [--device cpu|cuda] [--mib 512]
+    python benchmarks/bench_compare_memory.py --quick    # 1 MiB outputs: checks the code path
 """
 
 from __future__ import annotations
@@ -69,7 +70,10 @@ def main() -> int:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--mib", type=int, default=512, help="size of each output, MiB")
     parser.add_argument("--one", help=argparse.SUPPRESS)
+    parser.add_argument("--quick", action="store_true", help="1 MiB outputs")
     args = parser.parse_args()
+    if args.quick:
+        args.mib = 1
     if args.one:
         print(json.dumps(measure(args.one, args.device, args.mib)))
         return 0

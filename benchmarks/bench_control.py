@@ -6,7 +6,8 @@ its range, how many speedup intervals hold 1, and the control's memory ratios; t
 targets of the trust issue: median within 1.00 ± 0.05 (GPU) or ± 0.10 (CPU), at least 90% of
 intervals holding 1, memory ratios 1.00× or "—".
 
-    python benchmarks/bench_control.py [--runs 3] [--device cuda]
+    python benchmarks/bench_control.py [--runs 3] [--device cuda] [--zoo fixtures/]
+    python benchmarks/bench_control.py --quick    # one tiny model, one run: checks the code path
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+QUICK_ZOO = "benchmarks/quick/"  # --quick: one tiny model (benchmarks/quick/tiny.py)
 
 
-def control_rows(device: str, out: Path) -> list[dict]:
+def control_rows(zoo: str, device: str, out: Path) -> list[dict]:
     """The ``eager`` rows of one fresh run, with their latency."""
-    argv = [sys.executable, "-m", "trtcheck", "run", "fixtures/", "--device", device,
+    argv = [sys.executable, "-m", "trtcheck", "run", zoo, "--device", device,
             "--backend", "eager", "--backend", "inductor", "-q", "--out", str(out)]
     subprocess.run(argv, cwd=REPO, check=False, capture_output=True)
     rows = json.loads((out / "results.json").read_text())["rows"]
@@ -35,13 +37,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--zoo", default="fixtures/")
+    parser.add_argument("--quick", action="store_true", help="one tiny model, one run")
     args = parser.parse_args()
+    if args.quick:
+        args.runs, args.zoo = 1, QUICK_ZOO
     tolerance = 0.10 if args.device == "cpu" else 0.05
     held_all = total = 0
     medians = []
     with tempfile.TemporaryDirectory() as tmp:
         for run in range(args.runs):
-            rows = control_rows(args.device, Path(tmp) / str(run))
+            rows = control_rows(args.zoo, args.device, Path(tmp) / str(run))
             speedups = [r["latency"]["speedup"] for r in rows]
             held = sum(r["latency"]["speedup_low"] <= 1 <= r["latency"]["speedup_high"]
                        for r in rows)

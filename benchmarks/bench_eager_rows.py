@@ -1,12 +1,14 @@
 """Eager's time across the rows of one run: does eager read the same in every row of a case?
 
-Runs ``trtcheck run fixtures/ --backend eager --backend lowering`` ``--runs`` times, each in a
-fresh process, and for every case compares eager's median in the ``lowering`` row (timed
-serially, after eager, since lowering's calls run in another process) with eager's median in
-the ``eager`` row of the same run; prints each case's ratio per run, then how many of them lie
-within ``--within`` (relative) and the largest gap, the figure docs/reports.md quotes.
+Runs ``trtcheck run fixtures/ --backend eager --backend lowering --time-predictions``
+``--runs`` times, each in a fresh process, and for every case compares eager's median in the
+``lowering`` row (timed serially, after eager, since lowering's calls run in another process)
+with eager's median in the ``eager`` row of the same run; prints each case's ratio per run,
+then how many of them lie within ``--within`` (relative) and the largest gap, the figure
+docs/reports.md quotes.
 
     python benchmarks/bench_eager_rows.py [--runs 3] [--within 0.05]
+    python benchmarks/bench_eager_rows.py --quick    # one tiny model, one run: checks the path
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+QUICK_ZOO = "benchmarks/quick/"  # --quick: one tiny model (benchmarks/quick/tiny.py)
 
 
-def eager_medians(out: Path) -> dict[tuple[str, str], float]:
+def eager_medians(zoo: str, out: Path) -> dict[tuple[str, str], float]:
     """Eager's device median (ms) in each timed row of one fresh run, by (case, backend)."""
-    argv = [sys.executable, "-m", "trtcheck", "run", "fixtures/", "--device", "cpu",
-            "--backend", "eager", "--backend", "lowering", "-q", "--out", str(out)]
+    argv = [sys.executable, "-m", "trtcheck", "run", zoo, "--device", "cpu",
+            "--backend", "eager", "--backend", "lowering", "--time-predictions", "-q",
+            "--out", str(out)]  # a prediction row is timed only when asked
     subprocess.run(argv, cwd=REPO, check=False, capture_output=True)
     rows = json.loads((out / "results.json").read_text())["rows"]
     found = {}
@@ -40,11 +44,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--within", type=float, default=0.05)
+    parser.add_argument("--zoo", default="fixtures/")
+    parser.add_argument("--quick", action="store_true", help="one tiny model, one run")
     args = parser.parse_args()
+    if args.quick:
+        args.runs, args.zoo = 1, QUICK_ZOO
     ratios: list[float] = []
     for run in range(args.runs):
         with tempfile.TemporaryDirectory() as tmp:
-            medians = eager_medians(Path(tmp))
+            medians = eager_medians(args.zoo, Path(tmp))
         for (case, backend), ms in sorted(medians.items()):
             control = medians.get((case, "eager"))
             if backend == "eager" or not control:

@@ -13,6 +13,7 @@ drifting speedup, a step down at two thirds and a status change, then times
 records already loaded) and the ``trtcheck history`` command (loading them too).
 
     python benchmarks/bench_html.py [--rows 1000 10000] [--commits 200] [--history-rows 50]
+    python benchmarks/bench_html.py --quick    # 100 rows, 5 commits of 10 rows, once
 """
 
 from __future__ import annotations
@@ -123,7 +124,10 @@ def main() -> int:
     parser.add_argument("--commits", type=int, default=200)
     parser.add_argument("--history-rows", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="100 rows, 5 commits of 10 rows, once")
     args = parser.parse_args()
+    if args.quick:
+        args.rows, args.commits, args.history_rows, args.repeat = [100], 5, 10, 1
     print("| what | size | median s | min s | max s | target | met |")
     print("|---|---|---|---|---|---|---|")
     failed = False

@@ -8,14 +8,13 @@ coefficient of variation (CV) of the speedup (eager ÷ inductor) and of each med
 to its target, and writes every figure to ``--json``.
 
     python benchmarks/bench_latency_gpu.py                          # GPU: 5 runs, ~6 min
-    python benchmarks/bench_latency_gpu.py --device cpu --quick     # CPU check, launch models
+    python benchmarks/bench_latency_gpu.py --device cpu --quick     # one model, one run, short timing
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -25,27 +24,23 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from _common import child_env, cv
+
 REPO = Path(__file__).resolve().parent.parent
 ZOO = REPO / "benchmarks" / "zoo"
 # Speedup CV targets (issue 11): <= 2 % for the launch-bound models, <= 1 % from 1 ms up.
 TARGET_SHORT, TARGET_LONG, LONG_MS = 2.0, 1.0, 1.0
-QUICK = "launch"  # -k expression of the models --quick runs
+QUICK = "pointwise"  # -k expression of the model --quick runs
+QUICK_CONFIG = REPO / "benchmarks" / "quick" / "trtcheck.toml"  # --quick's short timing
 
 Figures = dict[str, dict[str, float]]  # case id -> figure name -> value
 
 
-def child_env(device: str) -> dict[str, str]:
-    """On CPU, one thread, as ``blocked_autorange`` uses: on a shared machine, torch's threads
-    wait on each other's cores and multiply small models' times by up to 100."""
-    one = {"OMP_NUM_THREADS": "1"} if device == "cpu" else {}
-    path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)
-    return {**os.environ, "PYTHONPATH": path, **one}
-
-
 def trtcheck_run(device: str, keyword: str | None, out: Path) -> Figures:
     """One ``trtcheck run`` of the zoo: per case, both figures of eager and inductor."""
-    argv = [sys.executable, "-m", "trtcheck", "run", str(ZOO), "--device", device, "-q",
-            "--out", str(out)] + (["-k", keyword] if keyword else [])
+    argv = [sys.executable, "-m", "trtcheck", "run", str(ZOO), "--backend", "inductor",
+            "--device", device, "-q", "--out", str(out)]
+    argv += ["-k", keyword, "--config", str(QUICK_CONFIG)] if keyword else []
     proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, check=False,
                           env=child_env(device))
     results = out / "results.json"
@@ -69,7 +64,7 @@ def trtcheck_run(device: str, keyword: str | None, out: Path) -> Figures:
     return figures
 
 
-def tools(device: str, keyword: str | None) -> Figures:
+def tools(device: str, keyword: str | None, min_run_time: float) -> Figures:
     """The zoo's models built, exported and compiled as trtcheck does, timed by the tools."""
     import torch
     import torch.utils.benchmark as tub
@@ -77,20 +72,26 @@ def tools(device: str, keyword: str | None) -> Figures:
     from trtcheck import backends
     from trtcheck.backends import CompileJob
     from trtcheck.config import cascade
+    from trtcheck.execution.case import in_full
     from trtcheck.execution.run import collect
     from trtcheck.measure.timing import measure
     from trtcheck.program.export import export
     from trtcheck.tensors import to_device
     from trtcheck.zoo.cases import build
+    from trtcheck.zoo.discover import ImportFailure
 
     try:
         from triton.testing import do_bench
     except ImportError:
         do_bench = None
-    opts = cascade.resolve((ZOO,), device=device, keyword=keyword)
+    opts = cascade.resolve((ZOO,), device=device, keyword=keyword,
+                           config=QUICK_CONFIG if keyword else None)
     inductor = backends.get("inductor")
     figures: Figures = {}
-    for case in collect(opts).cases:
+    for collected in collect(opts).cases:
+        case = in_full(collected)  # collected in the collector's process, without its factory
+        if isinstance(case, ImportFailure):
+            raise SystemExit(f"{collected.case_id}: {case.message}")
         built = build(case)
         module = built.module.to(device).eval()
         args, kwargs = to_device((built.args, built.kwargs), device)
@@ -105,7 +106,7 @@ def tools(device: str, keyword: str | None) -> Figures:
 
             call()
             fig[f"{side}_blocked_autorange_ms"] = tub.Timer(
-                "call()", globals={"call": call}).blocked_autorange(min_run_time=0.5).median * 1e3
+                "call()", globals={"call": call}).blocked_autorange(min_run_time=min_run_time).median * 1e3
             if do_bench is not None and device.startswith("cuda"):
                 fig[f"{side}_do_bench_ms"] = do_bench(call, return_mode="median")
             graph = _graph_replay(call, device)
@@ -155,11 +156,6 @@ def _graph_replay(call: Any, device: str, replays: int = 200) -> float | None:
     except Exception:  # a module the graph cannot hold (host sync, dynamic shapes, …)
         torch.cuda.synchronize()
         return None
-
-
-def cv(values: list[float]) -> float:
-    """Coefficient of variation, in percent."""
-    return statistics.pstdev(values) / statistics.fmean(values) * 100 if len(values) > 1 else 0.0
 
 
 def summarize(runs: list[Figures]) -> dict[str, dict[str, Any]]:
@@ -215,15 +211,17 @@ def report(summary: dict[str, dict[str, Any]], meta: dict[str, Any]) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=None, help="fresh runs [5; --quick: 1]")
     parser.add_argument("--device", default="cuda")
-    parser.add_argument("--quick", action="store_true", help=f"only the models -k {QUICK!r}")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"only -k {QUICK!r}, one run, short timing: checks the code path")
     parser.add_argument("--json", type=Path, default=Path("bench-latency.json"))
     parser.add_argument("--tools", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     keyword = QUICK if args.quick else None
+    args.runs = args.runs or (1 if args.quick else 5)
     if args.tools:  # one run's tool figures, in a process of their own
-        print(json.dumps(tools(args.device, keyword)))
+        print(json.dumps(tools(args.device, keyword, 0.05 if args.quick else 0.5)))
         return 0
     import torch
 

@@ -6,6 +6,7 @@ interleaved). A ratio near 1 means a pull request's latency table can be trusted
 changes; docs/benchmarks.md quotes the figures measured on CPU and on an H200.
 
     python benchmarks/bench_latency_stability.py [--runs 3] [--device cuda] [--zoo fixtures/]
+    python benchmarks/bench_latency_stability.py --quick    # one tiny model, 2 runs, eager
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+QUICK_ZOO = "benchmarks/quick/"  # --quick: one tiny model (benchmarks/quick/tiny.py)
 
 
 Figures = dict[tuple[str, str, str], tuple[float, float]]
@@ -47,7 +49,10 @@ def main() -> int:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--zoo", default="fixtures/")
     parser.add_argument("--backend", action="append", default=None)
+    parser.add_argument("--quick", action="store_true", help="one tiny model, 2 runs, eager")
     args = parser.parse_args()
+    if args.quick:
+        args.runs, args.zoo, args.backend = 2, QUICK_ZOO, ["eager"]
     backends = args.backend or ["eager", "emulate"]
     with tempfile.TemporaryDirectory() as tmp:
         runs = [figures(args.zoo, args.device, backends, Path(tmp) / str(i))

@@ -7,6 +7,7 @@ junit.xml, report.md, comment.md) in this process. Target: at most 2 s. The whol
 ``trtcheck merge`` command, which also starts Python and imports torch, is timed alongside.
 
     python benchmarks/bench_merge.py [--rows 10000] [--shards 4] [--repeat 3]
+    python benchmarks/bench_merge.py --quick    # 200 rows, 2 shards, once: checks the code path
 """
 
 from __future__ import annotations
@@ -60,7 +61,10 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--shards", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="200 rows, 2 shards, once")
     args = parser.parse_args()
+    if args.quick:
+        args.rows, args.shards, args.repeat = 200, 2, 1
     with tempfile.TemporaryDirectory() as tmp:
         paths = make_shards(Path(tmp), args.rows, args.shards)
         inside, whole = [], []

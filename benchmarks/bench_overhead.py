@@ -10,6 +10,7 @@ peaks, evidence, the journal, reports). Target: trtcheck with isolation
 takes at most 1.2x the loop's time. Wall and CPU seconds (this process's children) are shown.
 
     python benchmarks/bench_overhead.py [--repeat 3] [--zoo fixtures/]
+    python benchmarks/bench_overhead.py --quick    # one tiny model, once: checks the code path
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+QUICK_ZOO = "benchmarks/quick/"  # --quick: one tiny model (benchmarks/quick/tiny.py)
 TARGET = 1.2
 
 
@@ -107,7 +109,10 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--zoo", default="fixtures/")
     parser.add_argument("--loop", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--quick", action="store_true", help="one tiny model, once")
     args = parser.parse_args()
+    if args.quick:
+        args.repeat, args.zoo = 1, QUICK_ZOO
     if args.loop:
         return min(loop(args.loop.resolve()), 1)
     results: dict[str, list[tuple[float, float]]] = {"loop": [], "trtcheck": []}

@@ -3,7 +3,7 @@
 Target: ``trtcheck --help`` takes at most 0.5x the time of importing torch (the CLI loads torch
 only inside the commands that need it).
 
-    python benchmarks/bench_startup.py [--repeat 7]
+    python benchmarks/bench_startup.py [--repeat 7] [--quick: once each]
 """
 
 from __future__ import annotations
@@ -26,7 +26,10 @@ def wall(argv: list[str]) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--quick", action="store_true", help="each command once")
     args = parser.parse_args()
+    if args.quick:
+        args.repeat = 1
     wall(["-c", "import torch"])  # warm the file cache for both
     runs = {"trtcheck --help": ["-m", "trtcheck", "--help"], "trtcheck --version":
             ["-m", "trtcheck", "--version"], 'python -c "import torch"': ["-c", "import torch"]}

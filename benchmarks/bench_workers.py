@@ -7,6 +7,7 @@ Targets: identical statuses (rows compared apart from timings), and ``--workers 
 serial. Runs unattended; prints one Markdown table.
 
     python benchmarks/bench_workers.py [--repeat 3] [--zoo fixtures/]
+    python benchmarks/bench_workers.py --quick    # one tiny model, once: checks the code path
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+QUICK_ZOO = "benchmarks/quick/"  # --quick: one tiny model (benchmarks/quick/tiny.py)
 
 
 def run(argv: list[str], out: Path) -> tuple[float, list[tuple[str, str, str, str]]]:
@@ -53,7 +55,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--zoo", default="fixtures/")
+    parser.add_argument("--quick", action="store_true", help="one tiny model, once")
     args = parser.parse_args()
+    if args.quick:
+        args.repeat, args.zoo = 1, QUICK_ZOO
     import torch
 
     print("| machine | rows | serial s | --workers 2 s | speedup | same statuses |")

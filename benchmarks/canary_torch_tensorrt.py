@@ -7,6 +7,10 @@ at import (or in lowering) in a way the stand-in cannot absorb; a new release th
 moment to extend :mod:`trtcheck.backends.lowering.standin`. Needs the network; not part of CI.
 
     python benchmarks/canary_torch_tensorrt.py [--version 2.15.0]
+    python benchmarks/canary_torch_tensorrt.py --quick    # the release already in trtcheck's cache
+
+``--quick`` checks the script's own path without the network: the release for this torch
+from trtcheck's cache (``trtcheck fetch torch-tensorrt`` puts it there), not the newest.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from pathlib import Path
 import torch
 
 from trtcheck.backends.base import CompileJob
-from trtcheck.backends.lowering.code import CodeUnavailable, download, locate
+from trtcheck.backends.lowering.code import CodeUnavailable, download, fetch, locate
 from trtcheck.backends.lowering.lowering_backend import LoweringBackend
 from trtcheck.core.profiles import Profile
 
@@ -45,11 +49,15 @@ def newest(into: Path) -> Path:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--version", help="a release to check instead of the newest")
+    parser.add_argument("--quick", action="store_true",
+                        help="the cached release for this torch (--version: that one), no download")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="trtcheck-canary-") as tmp:
-        os.environ["TRTCHECK_CACHE"] = str(Path(tmp) / "cache")  # leave the user's cache alone
+        if not args.quick:
+            os.environ["TRTCHECK_CACHE"] = str(Path(tmp) / "cache")  # leave the user's cache alone
         try:
-            wheel = download(args.version, Path(tmp)) if args.version else newest(Path(tmp))
+            wheel = (fetch(args.version) if args.quick else
+                     download(args.version, Path(tmp)) if args.version else newest(Path(tmp)))
         except (CodeUnavailable, subprocess.CalledProcessError) as exc:
             print(f"canary: cannot download torch-tensorrt: {exc}", file=sys.stderr)
             return 2
@@ -79,7 +87,7 @@ def main() -> int:
                       f"of the guide's RoPE fails: {type(exc).__name__}: {exc}\n{exc.__cause__ or ''}",
                       file=sys.stderr)
                 return 1
-            print(f"canary: ok, RoPE lowered: {', '.join(compiled.evidence['path'])}")
+            print(f"canary: ok, RoPE lowered: {', '.join(compiled.evidence.path)}")
         finally:
             backend.deactivate()
     return 0

@@ -10,7 +10,7 @@ import torch
 import trtcheck
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from plant import planted
+from _plant import planted
 
 FILE = "models"
 
