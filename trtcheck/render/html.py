@@ -300,11 +300,7 @@ def _changes(record: Record) -> str:
                   '<p class="note">The dot and bar: this run\'s figure and 95% interval; the grey '
                   "band: the baseline's interval. Red: the gate's regression; green: an "
                   "improvement beyond both intervals.</p>"]
-    status = [c for c in diff.changes if c.status_changed]
-    if status:
-        parts.append(table(["case", "backend", "profile", "status"],
-                           [[esc(c.case_id), esc(c.backend), esc(c.profile), _status_change(c)]
-                            for c in status[:TABLE_LIMIT]]))
+    parts.append(_status_changes(diff))
     return section("changes", "Changes against the baseline", *parts)
 
 
@@ -338,12 +334,18 @@ def _ab_changes(diff: Diff) -> str:
                   '<p class="note">The dot and bar: how many times slower the head is (above '
                   "1: slower), with its interval over processes at the corrected level; the grey "
                   "band: within the threshold, unchanged. Red: slower; green: faster.</p>"]
-    status = [c for c in diff.changes if c.status_changed]
-    if status:
-        parts.append(table(["case", "backend", "profile", "status"],
-                           [[esc(c.case_id), esc(c.backend), esc(c.profile), _status_change(c)]
-                            for c in status[:TABLE_LIMIT]]))
+    parts.append(_status_changes(diff))
     return section("changes", "Head against base", *parts)
+
+
+def _status_changes(diff: Diff) -> str:
+    """The table of rows whose status changed, empty when none did."""
+    status = [c for c in diff.changes if c.status_changed]
+    if not status:
+        return ""
+    return table(["case", "backend", "profile", "status"],
+                 [[esc(c.case_id), esc(c.backend), esc(c.profile), _status_change(c)]
+                  for c in status[:TABLE_LIMIT]])
 
 
 def _status_change(c: RowChange) -> str:
