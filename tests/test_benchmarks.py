@@ -51,7 +51,7 @@ def test_quick_mode_runs_the_whole_script(script: str, tmp_path: Path) -> None:
         p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)}
     proc = subprocess.run([sys.executable, str(BENCHMARKS / script),
                            *(a.format(work=tmp_path) for a in argv)], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=300, check=False)
+                          capture_output=True, text=True, timeout=600, check=False)
     # 1 is a missed target (a quick mode's figures mean nothing); a traceback is a broken script
     assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr, proc.stderr[-3000:]
     assert shows in proc.stdout, proc.stdout[-3000:]
