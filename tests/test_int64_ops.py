@@ -62,8 +62,12 @@ def test_emulate_passes_every_row_the_real_lowering_passes(ttrt_releases) -> Non
     rows = _rows({"emulate": EmulateBackend(), "lowering": LoweringBackend("2.13.0")}, profiles)
     lowered = {(case, profile): row for (case, backend, profile), row in rows.items()
                if backend == "lowering"}
+    # int64 = "int32" asks nothing of 2.13, which runs int64 natively: its rows would repeat
+    # the default profile's, so they are skipped as not applicable
+    assert {row.status for (_, profile), row in lowered.items()
+            if profile == "int64_as_int32"} == {Status.SKIPPED}
     passed = [key for key, row in lowered.items() if row.status is Status.PASS]
-    assert len(passed) >= 20  # sort and argsort trip over 2.13.0's own sort_validator
+    assert len(passed) >= 11  # all but sort and argsort, which trip over 2.13.0's sort_validator
     for case, profile in passed:
         row = rows[(case, "emulate", profile)]
         assert row.status is Status.PASS, (case, profile, row.message)
