@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+import tempfile
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -7,6 +9,18 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist, each worker's trtcheck processes take their device locks (in the
+    temporary folder) apart from the other worker's: one worker's timing must not wait behind,
+    and time out behind, the other's."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:
+        folder = Path(tempfile.gettempdir()) / f"trtcheck-tests-{worker}"
+        folder.mkdir(exist_ok=True)
+        os.environ["TMPDIR"] = str(folder)
+        tempfile.tempdir = None
 
 
 @pytest.fixture
