@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import asdict
 
@@ -14,7 +15,9 @@ from trtcheck.errors import ConfigError
 from trtcheck.measure.timing import (
     MAX_BLOCK,
     RESOLUTION,
+    SETTLE,
     _calibrate,
+    _fastest_cpu,
     measure,
     paired,
     summarize,
@@ -32,9 +35,32 @@ def test_timing_settings_are_checked_where_they_live() -> None:
         Timing.from_config({"unstable_ci": 0}, "x.timing")
     assert {"warmup": int, "repeats": int, "warmup_s": (int, float),
             "min_time_s": (int, float), "max_repeats": int, "block_ms": (int, float),
-            "unstable_ci": (int, float), "method": str} == TIMING_KEYS
+            "unstable_ci": (int, float), "method": str, "cpus": str} == TIMING_KEYS
     with pytest.raises(ConfigError, match="method must be one of 'calls', 'blocks'"):
         Timing.from_config({"method": "graph"}, "x.timing")
+    with pytest.raises(ConfigError, match="cpus must be one of 'any', 'sweep', not 'all'"):
+        Timing.from_config({"cpus": "all"}, "x.timing")
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs sched_setaffinity")
+def test_a_sweep_keeps_the_fastest_cpus_rounds_and_gives_the_thread_back() -> None:
+    allowed = os.sched_getaffinity(0)
+    slowest = max(allowed)
+    runs: list[tuple[int, int]] = []
+
+    def run(least: int, into: list[list[tuple[float, float]]]) -> None:
+        (cpu,) = os.sched_getaffinity(0)  # the sweep pins the thread to one CPU at a time
+        runs.append((cpu, least))
+        for _ in range(least):  # the last CPU is slow, the others differ a little
+            for side, ms in enumerate((2.0, 1.0)):
+                into[side].append((ms, ms * (3 if cpu == slowest else 1 + cpu / 100)))
+
+    samples, cpus = _fastest_cpu(run, Timing(repeats=4, min_time_s=0))
+    assert cpus == len(allowed) and os.sched_getaffinity(0) == allowed
+    assert [cpu for cpu, least in runs if least == 4] == sorted(allowed)  # each CPU once
+    assert all(least == SETTLE for _, least in runs[0::2])  # settling rounds after each move
+    first = min(allowed)
+    assert samples == [[(2.0, 2.0 * (1 + first / 100))] * 4, [(1.0, 1 + first / 100)] * 4]
 
 
 def test_config_timing_table_reaches_the_options(tmp_path) -> None:

@@ -1,10 +1,14 @@
 """Planted slowdowns for ``bench_gate.py``: real work on the model's own device, sized per row.
 
-A planted row calls the custom op ``trtcheck_gate::burn`` on its first floating-point input:
-``torch.mm`` on scratch buffers on that input's device (CUDA kernels on a GPU, CPU work on a
-CPU), then a copy of the input, which the model goes on with. The op is opaque to
-``torch.compile`` (inductor calls it as an extern kernel) and reads its size when it runs, so a
-plan can be resized without recompiling.
+A planted row does extra work after its forward, on the output's device: a kernel that spins
+on the GPU for a given number of clock cycles (``torch.cuda._sleep``: one launch, its length
+any size), or a busy loop on a CPU. After the forward, not before it:
+on a GPU the calls of small models are launch-bound, and work queued while the host still
+launches the model's kernels would hide in the gaps between them. Compiled, the work is the
+custom op ``trtcheck_gate::burn`` on the output (a copy of it comes back), opaque to
+``torch.compile`` (inductor calls it as an extern kernel); eagerly it is a plain call, no op and
+no copy, so that the smallest eager plant costs almost nothing. Both read their size when they
+run, so a plan can be resized without recompiling.
 
 A plan maps a case id to units of work: ``{"compiled": u}`` is the speedup metric's plant,
 work inside the compiled graph only (dynamo traces ``torch.compiler.is_compiling()`` as true),
@@ -20,45 +24,35 @@ registered once, by the one module ``models.py`` imports.
 from __future__ import annotations
 
 import json
-import math
 import os
+import time
 from pathlib import Path
 
 import torch
 
 PLAN = Path(__file__).resolve().parent / "plant.json"
 SIDES = ("compiled", "eager")
-ROWS, DEPTH = 128, 4096  # one unit of work: a (ROWS x DEPTH) @ (DEPTH x ROWS) product
+SLEEP_CYCLES = 10_000  # one unit on a GPU: this many clock cycles of a spinning kernel
+SPIN_S = 10e-6  # one unit on a CPU: this long a busy loop
+UNIT = {"cuda": f"a kernel spinning {SLEEP_CYCLES:,} cycles", "cpu": f"{SPIN_S * 1e6:g} µs of busy loop"}
 
 # Units of work per "case_id/side", read by the op on every call.
 SIZES: dict[str, float] = {}
-_SCRATCH: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
 
 _LIB = torch.library.Library("trtcheck_gate", "DEF")
 _LIB.define("burn(Tensor x, str key) -> Tensor")
 
 
-def work(units: float) -> tuple[int, int, int]:
-    """``units`` as (products, rows, depth): whole units are that many full products; a part
-    of one is one product with its rows and depth scaled by the cube root (its cost, rows x
-    depth x ``ROWS``, in proportion), down to one row of depth 1; none for 0."""
-    if units <= 0:
-        return 0, 0, 0
-    if units >= 1:
-        return math.ceil(units), ROWS, DEPTH
-    scale = units ** (1 / 3)
-    return 1, max(1, round(ROWS * scale)), max(1, round(DEPTH * scale))
-
-
 def burn_on(device: torch.device, units: float) -> None:
-    """The planted work itself, on ``device``."""
-    if device not in _SCRATCH:
-        _SCRATCH[device] = (torch.randn(ROWS, DEPTH, device=device),
-                            torch.randn(DEPTH, ROWS, device=device))
-    a, b = _SCRATCH[device]
-    reps, rows, depth = work(units)
-    for _ in range(reps):
-        torch.mm(a[:rows, :depth], b[:depth, :])
+    """The planted work itself, on ``device``: ``units`` of it, any fraction; none for 0."""
+    if units <= 0:
+        return
+    if device.type == "cuda":
+        torch.cuda._sleep(max(1, round(units * SLEEP_CYCLES)))
+        return
+    end = time.perf_counter() + units * SPIN_S
+    while time.perf_counter() < end:
+        pass
 
 
 def _burn(x: torch.Tensor, key: str) -> torch.Tensor:
@@ -90,19 +84,12 @@ def _exporting() -> bool:
     return bool(torch.compiler.is_exporting())
 
 
-def _first_floating(args: tuple, key: str) -> tuple:
-    for i, a in enumerate(args):
-        if isinstance(a, torch.Tensor) and a.is_floating_point():
-            return (*args[:i], torch.ops.trtcheck_gate.burn(a, key), *args[i + 1:])
-    raise ValueError(f"{key}: the plant needs a floating-point tensor argument")
-
-
 def planted(case_id: str, module: torch.nn.Module) -> torch.nn.Module:
     """``module``, planted where the sizes in force plant ``case_id``: its class becomes a
-    subclass whose ``forward`` calls the op, compiled and/or eagerly, then runs the original.
-    A subclass, not a wrapping module: a second module call would cost eager about 2.4 µs (a
-    third of a 6.5 µs RoPE on the 2-core CPU). Which sides are planted is fixed here, so a
-    compiled graph holds the op exactly when it is planted."""
+    subclass whose ``forward`` runs the original, then the planted work, compiled and/or
+    eagerly. A subclass, not a wrapping module: a second module call would cost eager about
+    2.4 µs (a third of a 6.5 µs RoPE on the 2-core CPU). Which sides are planted is fixed here,
+    so a compiled graph holds the op exactly when it is planted."""
     compiled, eager = (f"{case_id}/{side}" for side in SIDES)
     in_compiled, in_eager = compiled in SIZES, eager in SIZES
     if not (in_compiled or in_eager):
@@ -110,13 +97,16 @@ def planted(case_id: str, module: torch.nn.Module) -> torch.nn.Module:
     original = type(module)
 
     def forward(self: torch.nn.Module, *args: torch.Tensor) -> torch.Tensor:
-        if not _exporting():
-            if torch.compiler.is_compiling():
-                if in_compiled:
-                    args = _first_floating(args, compiled)
-            elif in_eager:
-                args = _first_floating(args, eager)
-        return original.forward(self, *args)
+        out = original.forward(self, *args)
+        if _exporting():
+            return out
+        if not (isinstance(out, torch.Tensor) and out.is_floating_point()):
+            raise ValueError(f"{case_id}: the plant needs a floating-point tensor output")
+        if torch.compiler.is_compiling():
+            return torch.ops.trtcheck_gate.burn(out, compiled) if in_compiled else out
+        if in_eager:
+            burn_on(out.device, SIZES.get(eager, 0.0))
+        return out
 
     module.__class__ = type(f"Planted{original.__name__}", (original,), {"forward": forward})
     return module

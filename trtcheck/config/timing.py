@@ -9,6 +9,7 @@ from typing import Any
 from trtcheck.errors import ConfigError
 
 METHODS = ("calls", "blocks")
+CPUS = ("any", "sweep")
 
 
 @dataclass(frozen=True)
@@ -19,7 +20,12 @@ class Timing:
     ``method`` ``"calls"`` (the default) times every call on its own, eager's and the backend's
     interleaved call by call (CUDA events around each call on CUDA); ``"blocks"`` times blocks of
     back-to-back calls lasting at least ``block_ms``. A speedup whose interval is wider than
-    ±``unstable_ci`` (relative) is flagged unstable and not gated."""
+    ±``unstable_ci`` (relative) is flagged unstable and not gated.
+
+    ``cpus`` ``"sweep"`` (CUDA only) moves the timing thread over every CPU the process may
+    use, ``repeats`` rounds on each, and keeps the fastest CPU's rounds: on a virtual machine
+    whose CPUs a busy neighbour slows by turns, the figure of the machine without that
+    neighbour; ``"any"`` (the default) leaves the thread where the system puts it."""
 
     warmup: int = 3
     repeats: int = 20
@@ -29,6 +35,7 @@ class Timing:
     block_ms: float = 1.0
     unstable_ci: float = 0.05
     method: str = "calls"
+    cpus: str = "any"
 
     @classmethod
     def from_config(cls, table: Mapping[str, Any], where: str) -> Timing:
@@ -40,9 +47,10 @@ class Timing:
         if min(timing.warmup_s, timing.min_time_s, timing.block_ms) < 0 or timing.unstable_ci <= 0:
             raise ConfigError(f"{where}: warmup_s, min_time_s and block_ms must be >= 0, "
                               "unstable_ci > 0")
-        if timing.method not in METHODS:
-            raise ConfigError(f"{where}: method must be one of {', '.join(map(repr, METHODS))}, "
-                              f"not {timing.method!r}")
+        for key, allowed in (("method", METHODS), ("cpus", CPUS)):
+            if getattr(timing, key) not in allowed:
+                raise ConfigError(f"{where}: {key} must be one of {', '.join(map(repr, allowed))}, "
+                                  f"not {getattr(timing, key)!r}")
         return timing
 
 

@@ -13,15 +13,21 @@ bootstrap interval over the paired samples.
 
 A backend whose calls run in another process (``interleave=False``) is timed serially instead:
 all of eager's calls, then the backend's, so that eager is never timed while that process works.
+
+With ``cpus = "sweep"`` on CUDA, the measured rounds move over every CPU the process may use, a
+block of rounds on each, and the figures are the fastest block's (the lowest sum of the two
+device medians): the launch-bound calls of small models run at the speed of the CPU that makes
+them, and on a virtual machine a busy neighbour slows its CPUs by turns, for seconds at a time.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from trtcheck.config.timing import Timing
@@ -38,6 +44,7 @@ CONFIDENCE = 0.95
 # CPU read 0.993-1.001 (docs/benchmarks.md, "The control reads 1.00×"), a bias no resampling
 # sees. Every speedup interval is at least this wide on each side, so it never claims better.
 RESOLUTION = 0.01
+SETTLE = 3  # rounds after each move of a sweep, not kept: the thread's caches start cold there
 
 
 Call = Callable[..., Any]
@@ -99,6 +106,8 @@ def measure(fns: tuple[Call, Call], args: tuple[Any, ...], kwargs: dict[str, Any
 
     samples: list[list[Sample]] = [[], []]
     warm: list[list[Sample]] = [[], []]
+    sweep = timing.cpus == "sweep" and cuda and interleave and hasattr(os, "sched_setaffinity")
+    cpus = None
     with torch.no_grad():
         for sides in ([(0, 1)] if interleave else [(0,), (1,)]):
             rounds(sides, timing.warmup, timing.warmup_s, warm)
@@ -107,10 +116,37 @@ def measure(fns: tuple[Call, Call], args: tuple[Any, ...], kwargs: dict[str, Any
                     ks[i] = _calibrate(lambda i, k: timed(i, k)[1], i,
                                        statistics.median(s[1] for s in warm[i]) if warm[i] else 0.0,
                                        timing.block_ms)
-            rounds(sides, timing.repeats, timing.min_time_s, samples)
+            if sweep:
+                samples, cpus = _fastest_cpu(
+                    lambda least, into, sides=sides: rounds(sides, least, 0.0, into), timing)
+            else:
+                rounds(sides, timing.repeats, timing.min_time_s, samples)
     timers = ("perf_counter", "cuda-event" if cuda else "perf_counter")
-    return paired(samples, ks, timers=timers, warmup=len(warm[0]), unstable=timing.unstable_ci,
-                  method=timing.method, schedule="interleaved" if interleave else "serial")
+    latency = paired(samples, ks, timers=timers, warmup=len(warm[0]), unstable=timing.unstable_ci,
+                     method=timing.method, schedule="interleaved" if interleave else "serial")
+    return replace(latency, cpus=cpus)
+
+
+def _fastest_cpu(run: Callable[[int, list[list[Sample]]], None],
+                 timing: Timing) -> tuple[list[list[Sample]], int]:
+    """A sweep: ``timing.repeats`` rounds on each CPU this thread may use in turn (``run`` does
+    that many rounds into the lists it is given), again while ``min_time_s`` lasts, at most
+    ``max_repeats`` rounds in all; the fastest block's samples, and how many CPUs took part."""
+    cpus = sorted(os.sched_getaffinity(0))
+    blocks: list[list[list[Sample]]] = []
+    deadline = time.perf_counter() + timing.min_time_s
+    try:
+        while (len(blocks) < len(cpus) or time.perf_counter() < deadline) \
+                and (len(blocks) + 1) * timing.repeats <= timing.max_repeats:
+            os.sched_setaffinity(0, {cpus[len(blocks) % len(cpus)]})
+            run(SETTLE, [[], []])
+            block: list[list[Sample]] = [[], []]
+            run(timing.repeats, block)
+            blocks.append(block)
+    finally:
+        os.sched_setaffinity(0, cpus)
+    fastest = min(blocks, key=lambda b: sum(statistics.median(s[1] for s in side) for side in b))
+    return fastest, len(cpus)
 
 
 def _calibrate(blocked: Callable[[int, int], float], i: int, per_call_ms: float,

@@ -330,6 +330,11 @@ def latency_note(record: Record, escape: Callable[[object], str] = md) -> str:
     parts.append(f"Eager's and the backend's {units} alternate"
                  + (f", except on {', '.join(map(escape, serial))} rows: all of eager's {units}, then the "
                     "backend's (its calls run in another process)" if serial else "") + ".")
+    swept = sorted({r.latency.cpus for r in timed if r.latency and r.latency.cpus})
+    if swept:
+        parts.append("The measured rounds moved over the process's "
+                     f"{' or '.join(map(str, swept))} CPUs, a block on each; the figures are the "
+                     "fastest CPU's (`[timing] cpus = \"sweep\"`).")
     parts.append(f"The speedup is eager's median over the backend's, with a bootstrap 95% "
                  f"interval over the paired {units}; {UNSTABLE_MARK} marks an interval too wide to "
                  "gate on. Prediction rows get no speedup: their latency is PyTorch running a "

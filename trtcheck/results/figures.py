@@ -53,7 +53,9 @@ class Latency:
     same machine state) or ``"serial"`` (all of eager's calls, then the backend's: a backend
     that runs in another process); either way the device's timing lock is held
     (:mod:`trtcheck.measure.device_lock`). ``cost`` is the export round trip's own cost, on the
-    control. Records made before blocks were timed have only the caller figures."""
+    control. ``cpus``: with ``[timing] cpus = "sweep"``, how many CPUs the rounds moved over (the
+    figures are the fastest CPU's); None where the thread stayed put. Records made before blocks
+    were timed have only the caller figures."""
 
     eager: Stats
     backend: Stats
@@ -66,6 +68,7 @@ class Latency:
     method: str = "blocks"
     schedule: str = "interleaved"
     cost: Cost | None = None
+    cpus: int | None = None
 
     @property
     def speedup(self) -> float:
