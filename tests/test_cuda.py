@@ -75,6 +75,19 @@ def test_gpu_blocks_last_at_least_block_ms_and_hide_launch_overhead() -> None:
     assert 0.8 < lat.speedup < 1.25  # the same callable twice
 
 
+def test_a_cpu_sweep_on_cuda_times_on_every_cpu_and_gives_the_thread_back() -> None:
+    import os
+
+    x = torch.randn(1024, device="cuda")
+    allowed = os.sched_getaffinity(0)
+    lat = measure((torch.tanh, torch.tanh), (x,), {}, timing=Timing(repeats=5, cpus="sweep"),
+                  device="cuda", fresh_inputs=(False, False))
+    assert lat.cpus == len(allowed) and os.sched_getaffinity(0) == allowed
+    assert lat.eager_device.repeats == 5  # the fastest CPU's block alone
+    assert measure((torch.tanh, torch.tanh), (x,), {}, timing=Timing(repeats=5), device="cuda",
+                   fresh_inputs=(False, False)).cpus is None
+
+
 def test_truncate_double_on_cuda_loses_float64_precision() -> None:
     opts = _opts("propagator", profiles=("default", "truncate_double"))
     (case,) = collect(opts).cases

@@ -511,6 +511,11 @@ def test_the_latency_note_says_how_the_record_was_timed(record: Record) -> None:
             "backend median ms (device) |") in latency
     assert "*device*: each call timed on its own, the device idle before it" in latency
     assert "Eager's and the backend's calls alternate." in latency and "block" not in latency
+    assert "fastest CPU" not in latency
+    swept = [replace(r, latency=replace(gpu, cpus=16)) for r in timed]
+    latency = render_markdown(replace(record, rows=swept), strict_xfail=False).split("## Latency")[1]
+    assert ("The measured rounds moved over the process's 16 CPUs, a block on each; the figures "
+            "are the fastest CPU's") in latency
 
 
 def test_the_profiles_heading_speaks_of_emulate_only_where_it_ran(record: Record) -> None:
