@@ -25,6 +25,7 @@ MANIFESTS = [REPO / "action.yml", REPO / "comment" / "action.yml"]
 WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
 ACTION = yaml.safe_load((REPO / "action.yml").read_text())
 STEPS = {step["name"]: step for step in ACTION["runs"]["steps"]}
+TRTCHECK = str(Path(sys.executable).parent / "trtcheck")  # this venv's console script
 # The only actions used, each pinned to the commit of a node24 release.
 PINS = {
     "actions/checkout": ("3d3c42e5aac5ba805825da76410c181273ba90b1", "v7.0.1"),
@@ -216,8 +217,8 @@ def step_env(name: str, inputs: dict[str, str], outputs: dict[str, str]) -> dict
     return env
 
 
-def _recorder(tmp_path: Path, body: str) -> Path:
-    path = tmp_path / "bin" / "python"
+def _recorder(tmp_path: Path, body: str, name: str = "python") -> Path:
+    path = tmp_path / "bin" / name
     path.parent.mkdir(exist_ok=True)
     path.write_text("#!/usr/bin/env bash\n" + body)
     path.chmod(path.stat().st_mode | stat.S_IEXEC)
@@ -250,7 +251,7 @@ def install(tmp_path: Path, action_path: Path, **inputs: str) -> subprocess.Comp
 
 
 def _installed_version(venv: Path) -> str:
-    proc = subprocess.run([str(venv / "bin" / "python"), "-m", "trtcheck", "--version"],
+    proc = subprocess.run([str(venv / "bin" / "trtcheck"), "--version"],
                           capture_output=True, text=True, check=True, cwd=venv)
     return proc.stdout.split()[1]
 
@@ -264,7 +265,7 @@ def test_install_from_a_tagged_clone_keeps_the_runners_torch(tmp_path: Path) -> 
     proc = install(tmp_path, clone)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     venv = tmp_path / "runner-temp" / "trtcheck-venv"
-    assert read_outputs(tmp_path / "output") == {"python": f"{venv}/bin/python"}
+    assert read_outputs(tmp_path / "output") == {"trtcheck": f"{venv}/bin/trtcheck"}
     assert _installed_version(venv) == "9.8.7"
     assert "trtcheck 9.8.7 (distribution torch-trtcheck)" in proc.stdout
     # the log says which interpreter, how its packages are seen, what was found and held
@@ -352,16 +353,16 @@ def test_install_step_rejects_bad_inputs(tmp_path: Path, inputs: dict[str, str],
 
 
 def test_run_step_maps_hostile_inputs_to_arguments(tmp_path: Path) -> None:
-    python = _recorder(tmp_path, 'printf "%s\\n" "$@" > "$ARGS_FILE"\nexit 1\n')
+    trtcheck = _recorder(tmp_path, 'printf "%s\\n" "$@" > "$ARGS_FILE"\nexit 1\n', "trtcheck")
     inputs = {"paths": "models/ $(touch pwned) zoo;rm", "backends": "emulate eager *",
               "profiles": "default truncate_double", "config": "ci/trtcheck.toml",
               "args": "-k\nnot (slow or \"$(touch pwned)\")\r\n\n--timeout\n60\n"}
     env = {**runner_env(tmp_path, ARGS_FILE=str(tmp_path / "args")),
-           **step_env("Run trtcheck", inputs, {"python": str(python)})}
+           **step_env("Run trtcheck", inputs, {"trtcheck": str(trtcheck)})}
     proc = run_step("Run trtcheck", env, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "args").read_text().splitlines() == [
-        "-m", "trtcheck", "run", "--backend", "emulate", "--backend", "eager", "--backend", "*",
+        "run", "--backend", "emulate", "--backend", "eager", "--backend", "*",
         "--profile", "default", "--profile", "truncate_double",
         "--config", "ci/trtcheck.toml", "-k", 'not (slow or "$(touch pwned)")',
         "--timeout", "60", "--", "models/", "$(touch", "pwned)", "zoo;rm"]
@@ -372,59 +373,71 @@ def test_run_step_maps_hostile_inputs_to_arguments(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("exists", [True, False], ids=["baseline", "no-baseline-yet"])
 def test_run_step_passes_the_baseline_and_the_regression_gate(tmp_path: Path, exists: bool) -> None:
-    python = _recorder(tmp_path, 'printf "%s\\n" "$@" > "$ARGS_FILE"\n')
+    trtcheck = _recorder(tmp_path, 'printf "%s\\n" "$@" > "$ARGS_FILE"\n', "trtcheck")
     base = tmp_path / "base dir" / "results.json"
     if exists:
         base.parent.mkdir()
         base.write_text("{}")
     inputs = {"paths": "models/", "baseline": str(base), "fail-on": "regression"}
     env = {**runner_env(tmp_path, ARGS_FILE=str(tmp_path / "args")),
-           **step_env("Run trtcheck", inputs, {"python": str(python)})}
+           **step_env("Run trtcheck", inputs, {"trtcheck": str(trtcheck)})}
     proc = run_step("Run trtcheck", env, tmp_path)
     assert proc.returncode == 0, proc.stderr
     gate = ["--baseline", str(base)] if exists else []
     assert (tmp_path / "args").read_text().splitlines() == [
-        "-m", "trtcheck", "run", *gate, "--fail-on", "regression", "--", "models/"]
+        "run", *gate, "--fail-on", "regression", "--", "models/"]
     assert ("::notice title=trtcheck::no baseline file" in proc.stdout) is not exists
 
 
 def test_run_step_runs_ab_against_the_base_commit_instead_of_a_baseline(tmp_path: Path) -> None:
-    python = _recorder(tmp_path, 'printf "%s\\n" "$@" > "$ARGS_FILE"\n')
+    trtcheck = _recorder(tmp_path, 'printf "%s\\n" "$@" > "$ARGS_FILE"\n', "trtcheck")
     base = tmp_path / "results.json"
     base.write_text("{}")
     inputs = {"paths": "models/", "ab-base": "0" * 40, "fail-on": "regression",
               "baseline": str(base), "reduce": "true"}
     env = {**runner_env(tmp_path, ARGS_FILE=str(tmp_path / "args")),
-           **step_env("Run trtcheck", inputs, {"python": str(python)})}
+           **step_env("Run trtcheck", inputs, {"trtcheck": str(trtcheck)})}
     proc = run_step("Run trtcheck", env, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "args").read_text().splitlines() == [
-        "-m", "trtcheck", "ab", "--base", "0" * 40, "--fail-on", "regression", "--", "models/"]
+        "ab", "--base", "0" * 40, "--fail-on", "regression", "--", "models/"]
     assert "baseline and reduce are not used" in proc.stdout
 
 
 @pytest.mark.parametrize(("reduce", "expected"), [("true", ["--reduce"]), ("false", [])])
 def test_run_step_passes_reduce(tmp_path: Path, reduce: str, expected: list[str]) -> None:
-    python = _recorder(tmp_path, 'printf "%s\\n" "$@" > "$ARGS_FILE"\n')
+    trtcheck = _recorder(tmp_path, 'printf "%s\\n" "$@" > "$ARGS_FILE"\n', "trtcheck")
     env = {**runner_env(tmp_path, ARGS_FILE=str(tmp_path / "args")),
            **step_env("Run trtcheck", {"paths": "models/", "reduce": reduce},
-                      {"python": str(python)})}
+                      {"trtcheck": str(trtcheck)})}
     proc = run_step("Run trtcheck", env, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "args").read_text().splitlines() == [
-        "-m", "trtcheck", "run", *expected, "--", "models/"]
+        "run", *expected, "--", "models/"]
 
 
 @pytest.mark.parametrize(("nan", "expected"), [("fail", ["--nan", "fail"]), ("", [])])
 def test_run_step_passes_the_nan_policy_only_when_given(tmp_path: Path, nan: str,
                                                         expected: list[str]) -> None:
-    python = _recorder(tmp_path, 'printf "%s\\n" "$@" > "$ARGS_FILE"\n')
+    trtcheck = _recorder(tmp_path, 'printf "%s\\n" "$@" > "$ARGS_FILE"\n', "trtcheck")
     env = {**runner_env(tmp_path, ARGS_FILE=str(tmp_path / "args")),
-           **step_env("Run trtcheck", {"paths": "models/", "nan": nan}, {"python": str(python)})}
+           **step_env("Run trtcheck", {"paths": "models/", "nan": nan}, {"trtcheck": str(trtcheck)})}
     proc = run_step("Run trtcheck", env, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "args").read_text().splitlines() == [
-        "-m", "trtcheck", "run", *expected, "--", "models/"]
+        "run", *expected, "--", "models/"]
+
+
+def test_run_step_is_not_shadowed_by_a_trtcheck_folder_in_the_workspace(tmp_path: Path) -> None:
+    """A repository with its own ``trtcheck/`` (configs, say) still runs the installed package."""
+    (tmp_path / "trtcheck").mkdir()
+    (tmp_path / "trtcheck" / "__init__.py").write_text("raise SystemExit(99)\n")
+    (tmp_path / "trtcheck" / "__main__.py").write_text("raise SystemExit(99)\n")
+    env = {**runner_env(tmp_path), **step_env("Run trtcheck", {"paths": "no-such-zoo/"},
+                                              {"trtcheck": TRTCHECK})}
+    proc = run_step("Run trtcheck", env, tmp_path)
+    assert read_outputs(tmp_path / "output")["exit-code"] == "2", proc.stdout + proc.stderr
+    assert "no-such-zoo" in proc.stdout + proc.stderr
 
 
 @pytest.mark.slow
@@ -437,7 +450,7 @@ def test_simulated_run_on_the_sample_zoo(tmp_path: Path, fork: bool) -> None:
               "args": "-k\nid_hash or scatter\n--no-isolate"}
     env = runner_env(tmp_path, fork=fork)
     proc = run_step("Run trtcheck", {**env, **step_env("Run trtcheck", inputs,
-                                                         {"python": sys.executable})}, REPO)
+                                                         {"trtcheck": TRTCHECK})}, REPO)
     assert proc.returncode == 0, proc.stderr
     outputs = read_outputs(tmp_path / "output")
     assert outputs == {
