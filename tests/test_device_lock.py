@@ -6,6 +6,7 @@ import fcntl
 import subprocess
 import sys
 
+from trtcheck.measure import device_lock
 from trtcheck.measure.device_lock import lock_for, lock_path
 
 HOLD_SHARED = """
@@ -39,3 +40,20 @@ def test_exclusive_waits_for_another_process_that_is_busy() -> None:
             assert busy.wait(timeout=10) == 0
     finally:
         busy.wait()
+
+
+def test_the_listener_hears_a_wait_for_another_process_and_nothing_else() -> None:
+    device = "cuda:96"  # a lock no real run uses
+    heard: list[bool] = []
+    device_lock.listen(heard.append)
+    try:
+        with lock_for(device).shared(), lock_for(device).exclusive():
+            pass
+        assert heard == []  # nobody else held it: no wait
+        busy = subprocess.Popen([sys.executable, "-c", HOLD_SHARED, device, "0.5"],
+                                stdout=subprocess.PIPE, text=True)
+        assert busy.stdout is not None and busy.stdout.readline().strip() == "held"
+        with lock_for(device).exclusive():
+            assert heard == [True, False] and busy.wait(timeout=10) == 0  # it let go first
+    finally:
+        device_lock.listen(lambda waiting: None)

@@ -186,6 +186,39 @@ def _comparable(row: dict) -> dict:
     return {k: row[k] for k in ("case_id", "backend", "profile", "status", "message", "outputs")}
 
 
+HOLD_EXCLUSIVE = """
+import sys, time
+from trtcheck.measure.device_lock import lock_for
+with lock_for("cpu").exclusive():
+    print("held", flush=True)
+    time.sleep(float(sys.argv[1]))
+"""
+
+
+def test_waiting_for_another_trtcheck_on_the_device_is_not_the_cases_time(tmp_path: Path,
+                                                                          make_zoo) -> None:
+    """Another process times on the CPU for 6 s; a case with a 3 s timeout waits, then passes."""
+    zoo = make_zoo({"m.py": """
+        import torch, trtcheck
+
+        @trtcheck.model()
+        def relu(variant):
+            return torch.nn.ReLU(), (torch.randn(4),)
+        """})
+    busy = subprocess.Popen([sys.executable, "-c", HOLD_EXCLUSIVE, "6"], stdout=subprocess.PIPE,
+                            text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        assert busy.stdout is not None and busy.stdout.readline().strip() == "held"
+        t0 = time.monotonic()
+        proc = trtcheck("run", str(zoo), "--out", str(tmp_path / "out"), "--device", "cpu",
+                        "--backend", "eager", "--timeout", "3", cwd=tmp_path)
+        assert time.monotonic() - t0 > 3 and busy.poll() == 0  # it did wait for the other
+    finally:
+        busy.wait()
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [r["status"] for r in rows(tmp_path / "out")] == ["pass"]
+
+
 @pytest.mark.slow
 def test_fault_injection(tmp_path: Path) -> None:
     out = tmp_path / "out"

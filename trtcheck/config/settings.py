@@ -125,8 +125,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("engine_cache", bool, None, "Torch-TensorRT's engine cache: build engines "
             "refittable, save and reuse them [on when cache_dir is set].",
             flag="--cache/--no-cache", rows=True, undecided=False),
-    Setting("timeout", (int, float), None, "Seconds per case before it is stopped, and per zoo "
-            "file's import [900 on CUDA, 300 on CPU].", flag="--timeout", metavar="S",
+    Setting("timeout", (int, float), None, "Seconds per case before it is stopped (time spent "
+            "waiting for another trtcheck on the device not counted), and per zoo file's import "
+            "[900 on CUDA, 300 on CPU].", flag="--timeout", metavar="S",
             commands=(SELECT,), undecided=300.0),
     Setting("memory_limit_mb", int, None, "Address-space limit of the worker, in MiB (CPU runs "
             "only) [none].", flag="--memory-limit", metavar="MIB",

@@ -74,8 +74,10 @@ class IsolatedExecutor:
         # torch, trtcheck's modules, its backends) is not the case's time, however busy the machine.
         limit = max(self.opts.timeout, STARTUP_S)
         deadline, started = time.monotonic() + limit, False
+        waiting: float | None = None  # since when the worker waits for another process's lock
         while True:
-            left = deadline - time.monotonic()
+            # the clock stops while the worker waits for the device: another process's time
+            left = deadline - time.monotonic() if waiting is None else _POLL_S
             where = f"in stage {stage[2]}" + (f" (backend {stage[0]})" if stage[0] != NO_BACKEND else "")
             if left <= 0:
                 worker.kill()
@@ -97,6 +99,12 @@ class IsolatedExecutor:
                 continue
             if message[0] == "started":
                 deadline, started = time.monotonic() + self.opts.timeout, True
+            elif message[0] == "waiting":
+                if message[1]:
+                    waiting = time.monotonic()
+                elif waiting is not None:
+                    deadline += time.monotonic() - waiting
+                    waiting = None
             elif message[0] == "stage":
                 stage = message[1:]
                 hook(*stage)

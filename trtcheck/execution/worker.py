@@ -4,7 +4,8 @@ A child of :mod:`trtcheck.process`. It may collect zoo files first, answering th
 collector's ``("load", root, path)`` requests (:func:`trtcheck.zoo.collector.serve`), so that
 the files it runs are imported once. Then the requests are ``("options", options, memory
 limit)`` and, for each case, ``("case", Case)``; the replies are ``("started",)``, ``("stage",
-backend, profile, stage)``, ``("item", row or analysis)`` and ``("done", why the worker must be replaced, or
+backend, profile, stage)``, ``("waiting", True or False)`` around a wait for another process's
+device lock, ``("item", row or analysis)`` and ``("done", why the worker must be replaced, or
 None)``. A case's file is imported here once (:func:`trtcheck.execution.case.in_full`); one that
 fails to import here gives the case's error rows.
 """
@@ -20,7 +21,7 @@ from trtcheck import backends
 from trtcheck.backends import Backend
 from trtcheck.config.options import Options
 from trtcheck.execution.case import iter_rows
-from trtcheck.measure import memory
+from trtcheck.measure import device_lock, memory
 from trtcheck.process import Parent
 from trtcheck.program.export import warm_up
 from trtcheck.zoo import collector
@@ -37,6 +38,7 @@ def serve(parent: Parent, request: Any) -> None:
         import torch
 
         torch.cuda.set_device(opts.device)
+    device_lock.listen(lambda waiting: parent.send(("waiting", waiting)))
     chosen = backends.instantiate(opts)
     warm_up()
     with backends.active(chosen):

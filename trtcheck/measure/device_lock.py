@@ -6,6 +6,10 @@ never time while the other builds, compiles or runs, and neither do two ``trtche
 machine. The locks are ``flock`` locks on files in the temporary directory, released by the
 kernel when a process dies. A waiting exclusive holder first takes a turnstile, which new
 shared holders pass through, so that a stream of shared holders cannot starve it.
+
+Time spent waiting for another process is not the case's: a listener (:func:`listen`; the case
+worker tells its parent) hears when this process starts and stops waiting, and the parent stops
+the case's clock meanwhile.
 """
 
 from __future__ import annotations
@@ -14,10 +18,35 @@ import fcntl
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
+
+# Told True when this process starts waiting for a lock another process holds, False once held.
+WaitListener = Callable[[bool], None]
+_listeners: list[WaitListener] = []
+
+
+def listen(listener: WaitListener) -> None:
+    """Tell ``listener`` whenever this process waits for a device lock (replaces the last one)."""
+    _listeners[:] = [listener]
+
+
+def _take(file: IO[bytes], mode: int) -> None:
+    """``flock`` that tells the listener when it has to wait."""
+    try:
+        fcntl.flock(file, mode | fcntl.LOCK_NB)
+        return
+    except BlockingIOError:
+        pass
+    for told in _listeners:
+        told(True)
+    try:
+        fcntl.flock(file, mode)
+    finally:
+        for told in _listeners:
+            told(False)
 
 
 def lock_path(device: str, suffix: str = "") -> Path:
@@ -48,9 +77,9 @@ class DeviceLock:
             yield
             return
         main, turnstile = self._open()
-        fcntl.flock(turnstile, fcntl.LOCK_SH)  # wait behind an exclusive holder that is waiting
+        _take(turnstile, fcntl.LOCK_SH)  # wait behind an exclusive holder that is waiting
         fcntl.flock(turnstile, fcntl.LOCK_UN)
-        fcntl.flock(main, fcntl.LOCK_SH)
+        _take(main, fcntl.LOCK_SH)
         self._mode = fcntl.LOCK_SH
         try:
             yield
@@ -69,16 +98,19 @@ class DeviceLock:
         # A shared hold is given up before the turnstile: another process holding it shared
         # may be waiting there too, and would otherwise never let go of it.
         fcntl.flock(main, fcntl.LOCK_UN)
-        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        _take(turnstile, fcntl.LOCK_EX)
         try:
-            fcntl.flock(main, fcntl.LOCK_EX)
+            _take(main, fcntl.LOCK_EX)
             self._mode = fcntl.LOCK_EX
         finally:
             fcntl.flock(turnstile, fcntl.LOCK_UN)
         try:
             yield
         finally:
-            fcntl.flock(main, previous)
+            if previous == fcntl.LOCK_UN:
+                fcntl.flock(main, fcntl.LOCK_UN)
+            else:
+                _take(main, previous)
             self._mode = previous
 
 
