@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from trtcheck.errors import RecordError
-from trtcheck.results.record import Record, load
+from trtcheck.results.record import Record, gc_paused, load
 from trtcheck.results.rows import Row, file_row
 
 MERGE = "(merge)"
@@ -57,6 +57,7 @@ class _Part:
         return self.record.environment.get("shard") or {}
 
 
+@gc_paused()  # the records' objects are made by the million and hold no cycles
 def merge(paths: Sequence[Path], row_settings: Mapping[str, str]) -> Record:
     """One record from the records of several runs (usually the shards of one run).
 

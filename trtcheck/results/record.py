@@ -241,7 +241,10 @@ def _save(record: Record, path: Path) -> None:
     write_atomic(path, "{\n" + ",\n".join(parts) + "\n}\n")
 
 
-_STRICT = json.JSONEncoder(allow_nan=False)  # made once: json.dumps makes one a call
+# Made once (json.dumps makes one a call). A record is data read from JSON or measured, never
+# a structure that holds itself, so the encoder's check for cycles (a set of ids kept for every
+# dict and list) is left out: it was a fifth of the time of encoding 10,000 rows.
+_STRICT = json.JSONEncoder(allow_nan=False, check_circular=False)
 
 
 def _dumps(obj: Any) -> str:
