@@ -10,10 +10,10 @@ dotted module path, so name and classname together are unique for every row.
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
-from typing import Any
-
-from junit_xml import TestCase, TestSuite
+import re
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 from trtcheck.core.traits import NO_BACKEND
 from trtcheck.render.text import (
@@ -51,24 +51,63 @@ def render_junit(record: Record, *, strict_xfail: bool) -> str:
     if fallback_text(record):
         properties["backend fallback"] = plain(fallback_text(record))
     started = record.environment.get("started")
-    root = ET.Element("testsuites")
-    totals = dict.fromkeys(("disabled", "errors", "failures", "tests"), 0)
+    totals: Counter[str | None] = Counter()
     seconds = 0.0
+    elements = []
     for name, rows in suites.items():
-        suite = TestSuite(plain(name), [_testcase(record, r, strict_xfail=strict_xfail)
-                                        for r in rows],
-                          properties={**properties, **_prediction_property(rows)},
-                          timestamp=plain(started) if started else None).build_xml_doc()
-        for key in totals:
-            totals[key] += int(suite.get(key, 0))
-        seconds += float(suite.get("time", 0))
-        root.append(suite)
-    for key, value in {**totals, "time": seconds}.items():
-        root.set(key, str(value))
-    # Built and indented by ElementTree in one pass: junit-xml's string report, pretty-printed
-    # through minidom, was most of the time of writing the report of a big run.
-    ET.indent(root, space="\t")
-    return '<?xml version="1.0" ?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+        cases = [_testcase(record, r, strict_xfail=strict_xfail) for r in rows]
+        counts = Counter(c.outcome for c in cases)
+        time = sum(c.seconds for c in cases if c.seconds)
+        totals += counts
+        seconds += time
+        props = [_element("property", {"name": key, "value": value})
+                 for key, value in {**properties, **_prediction_property(rows)}.items()]
+        elements.append(_element(
+            "testsuite",
+            {"disabled": "0", "errors": str(counts["error"]), "failures": str(counts["failure"]),
+             "name": plain(name), "skipped": str(counts["skipped"]), "tests": str(len(cases)),
+             "time": str(time), "timestamp": plain(started or "") or None},
+            [_element("properties", {}, props, depth=2), *(c.xml for c in cases)], depth=1))
+    root = _element("testsuites", {"disabled": "0", "errors": str(totals["error"]),
+                                   "failures": str(totals["failure"]),
+                                   "tests": str(len(record.rows)), "time": str(seconds)}, elements)
+    return f'<?xml version="1.0" ?>\n{root}\n'
+
+
+# Written directly, as ElementTree writes a tree indented by tabs (``ET.indent``): building the
+# tree first (junit-xml's TestCase and TestSuite, then ElementTree's serialiser) was most of the
+# time of writing the report of a big run.
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "\r": "&#13;", "\n": "&#10;",
+             "\t": "&#09;"}
+_IN_TEXT = re.compile("[&<>]")
+_IN_ATTRIBUTE = re.compile('[&<>"\r\n\t]')
+
+
+def _escape(pattern: re.Pattern[str], text: str) -> str:
+    return pattern.sub(lambda m: _ENTITIES[m.group()], text)
+
+
+def _element(tag: str, attributes: Mapping[str, str | None], content: str | list[str] = "",
+             depth: int = 0) -> str:
+    """An XML element: its attributes in order (None left out), then its text, escaped, or its
+    children (already written), each on a line of its own indented one tab deeper than
+    ``depth``; an element with neither is closed at once."""
+    head = "<" + tag + "".join(f' {key}="{_escape(_IN_ATTRIBUTE, value)}"'
+                               for key, value in attributes.items() if value is not None)
+    if not content:
+        return head + " />"
+    if isinstance(content, str):
+        return f"{head}>{_escape(_IN_TEXT, content)}</{tag}>"
+    inner, outer = "\n" + "\t" * (depth + 1), "\n" + "\t" * depth
+    return f"{head}>{inner}{inner.join(content)}{outer}</{tag}>"
+
+
+class _Case(NamedTuple):
+    """A testcase written, with what its suite counts of it."""
+
+    xml: str
+    outcome: str | None  # "failure", "error", "skipped", or None for a pass
+    seconds: float
 
 
 def _prediction_property(rows: list[Row]) -> dict[str, str]:
@@ -93,23 +132,29 @@ def _prediction(row: Row) -> str:
     return f"[prediction: {row.kind}]" if row.prediction else ""
 
 
-def _testcase(record: Record, row: Row, *, strict_xfail: bool) -> TestCase:
-    case = TestCase(
-        plain(testcase_name(row)),  # plain text is valid in XML attributes
-        classname=plain((row.file or DEFAULT_SUITE).removesuffix(".py").replace("/", ".")),
-        elapsed_sec=sum(row.timings.values()),
-        stdout=xml_text(_system_out(record, row, strict_xfail=strict_xfail)),
-        file=plain(row.source) if row.source else None,
-        line=str(row.line) if row.line else None,
-    )
+def _testcase(record: Record, row: Row, *, strict_xfail: bool) -> _Case:
     message, kind = plain(f"{_prediction(row)} {headline(row)}".lstrip()), row.status.value
+    outcome, detail = None, ""
     if row.status is Status.FAIL or (row.status is Status.XPASS and strict_xfail):
-        case.add_failure_info(message, xml_text(_failures(row)) or None, kind)
+        outcome, detail = "failure", xml_text(_failures(row))
     elif row.status in ERRORS:
-        case.add_error_info(message, xml_text(row.traceback) if row.traceback else None, kind)
+        outcome, detail = "error", xml_text(row.traceback) if row.traceback else ""
     elif row.status in _SKIPPED:
-        case.add_skipped_info(message)
-    return case
+        outcome, kind = "skipped", "skipped"
+    children = [_element(outcome, {"type": kind, "message": message or None}, detail)] if outcome else []
+    stdout = xml_text(_system_out(record, row, strict_xfail=strict_xfail))
+    if stdout:
+        children.append(_element("system-out", {}, stdout))
+    seconds = sum(row.timings.values())
+    classname = plain((row.file or DEFAULT_SUITE).removesuffix(".py").replace("/", "."))
+    attributes = {
+        "name": plain(testcase_name(row)),  # plain text is valid in XML attributes
+        "time": f"{seconds:f}" if seconds else None,
+        "classname": classname or None,
+        "file": plain(row.source or "") or None,
+        "line": str(row.line) if row.line else None,
+    }
+    return _Case(_element("testcase", attributes, children, depth=2), outcome, seconds)
 
 
 def _system_out(record: Record, row: Row, *, strict_xfail: bool) -> str:

@@ -91,7 +91,7 @@ def _md(text: str) -> str:
 
 
 def xml_text(text: object) -> str:
-    """``text`` without the characters XML 1.0 forbids; junit-xml escapes ``&<>"`` itself."""
+    """``text`` without the characters XML 1.0 forbids; the JUnit writer escapes ``&<>"`` itself."""
     return _XML_ILLEGAL.sub("", str(text))
 
 
