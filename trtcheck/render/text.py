@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from trtcheck.core.traits import NO_BACKEND, Kind, traits_of
-from trtcheck.results import nonfinite
 from trtcheck.results.figures import (
     ALLOCATOR,
     LATENCY_FIGURES,
@@ -227,7 +226,7 @@ def status_text(row: Row) -> str:
 
 def nonfinite_text(row: Row) -> str:
     """``""``, or the NaN and Inf in the row's eager and backend outputs, in words."""
-    return nonfinite.describe(row.outputs)
+    return row.nonfinite.describe(len(row.outputs))
 
 
 def cut(text: str, width: int) -> str:
@@ -248,7 +247,7 @@ def shortened(row: Row, text: str, width: int) -> str:
 
 def warned(row: Row) -> bool:
     """Whether the row passed with NaN or Inf in eager's or the backend's output."""
-    return row.status is Status.PASS and bool(nonfinite.count(row.outputs))
+    return row.status is Status.PASS and bool(row.nonfinite)
 
 
 NONFINITE_NOTE = (f"{NONFINITE_MARK}: the row passed, but eager's or the backend's output holds "

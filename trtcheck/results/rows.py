@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from trtcheck.core.profiles import Profile
 from trtcheck.core.traits import NO_BACKEND, BackendRef, Kind
 from trtcheck.results.figures import Latency, Memory
+from trtcheck.results.nonfinite import NonFinite, count
 from trtcheck.status import Status, apply_xfail
 
 if TYPE_CHECKING:  # a case's rows are made where it runs; the results layer needs no torch
@@ -129,6 +131,12 @@ class Row:
     def prediction(self) -> bool:
         """True when the backend predicts TensorRT's behaviour rather than running TensorRT."""
         return self.kind is not Kind.MEASURED
+
+    @cached_property
+    def nonfinite(self) -> NonFinite:
+        """The NaN and Inf in the row's outputs, counted once: every report asks. A row is not
+        changed in place once made (:func:`dataclasses.replace` makes another)."""
+        return count(self.outputs)
 
     @property
     def memory_ratio(self) -> float | None:
