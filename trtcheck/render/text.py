@@ -72,7 +72,10 @@ def plain(text: object) -> str:
 
     The result is also valid XML 1.0 and safe to print on a terminal.
     """
-    return _INVISIBLE.sub("", _BREAKS.sub(" ", str(text))).strip()
+    text = str(text)
+    if text.isprintable():  # most text: no line break and no character either pattern finds
+        return text.strip()
+    return _INVISIBLE.sub("", _BREAKS.sub(" ", text)).strip()
 
 
 def md(text: object) -> str:
