@@ -145,16 +145,14 @@ class Row:
         return None if self.prediction or self.memory is None else self.memory.ratio
 
     def to_dict(self) -> dict[str, Any]:
-        # Field by field: dataclasses.asdict deep-copies every output's metrics, which made it
-        # most of the time of saving a record of thousands of rows.
+        """The row as plain data for JSON. It shares the row's lists and dicts (its outputs,
+        timings, evidence lists), as rows are not changed in place: copy a part to change it.
+        Field by field and without copies: dataclasses.asdict deep-copies every output's
+        metrics, and even shallow copies were a third of the time of saving 10,000 rows."""
         d = {name: getattr(self, name) for name in _ROW_FIELDS}
         d["status"] = self.status.value
         d["kind"] = self.kind.value
-        d["timings"] = dict(self.timings)
-        d["outputs"] = [dict(o) for o in self.outputs]
-        d["tags"] = list(self.tags)
-        d["reduction"] = dict(self.reduction) if self.reduction is not None else None
-        d["evidence"] = {name: _copy(getattr(self.evidence, name)) for name in _EVIDENCE_FIELDS}
+        d["evidence"] = {name: getattr(self.evidence, name) for name in _EVIDENCE_FIELDS}
         if self.latency is not None and self.prediction:
             # No speedup, interval or ratio: a dashboard reading the JSON must not take PyTorch
             # running a rewritten graph for a TensorRT measurement.
@@ -189,10 +187,6 @@ class Row:
 _ROW_FIELDS = dict.fromkeys(f.name for f in fields(Row))  # ordered, and O(1) to look up
 _EVIDENCE_FIELDS = dict.fromkeys(f.name for f in fields(Evidence))
 _MEMORY_FIELDS = dict.fromkeys(f.name for f in fields(Memory))
-
-
-def _copy(value: Any) -> Any:
-    return type(value)(value) if isinstance(value, (list, dict)) else value
 
 
 @dataclass(frozen=True)
