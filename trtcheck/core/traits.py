@@ -7,6 +7,7 @@ class."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -80,6 +81,7 @@ class BackendRef:
         return traits if traits and (self.release is None or traits.releases) else None
 
 
+@functools.lru_cache(maxsize=256)  # the reports ask for every row, of a run's few backends
 def traits_of(backend: str) -> Traits | None:
     """The traits of the backend a row names, or None."""
     return BackendRef.parse(backend).traits

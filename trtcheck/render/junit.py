@@ -169,8 +169,8 @@ def _system_out(record: Record, row: Row, *, strict_xfail: bool) -> str:
         "fallbacks": ", ".join(row.evidence.fallbacks) or NONE,
         "dtype drift": drift_text(row) or NONE,
         "NaN/Inf": f"{NONFINITE_MARK} {nonfinite}" if nonfinite else NONE,
-        **{m.row_label: num(m.of_row(row.outputs)) for m in ROW_METRICS},
-        **{c.label: c.text(row) for c in ROW_FIGURES},
+        **{m.row_label: num(row.worst[m.field]) for m in ROW_METRICS},
+        **{c.label: c.text(row) for c in ROW_FIGURES if row.memory or not c.memory},
     }
     lines = [f"{key}: {value}" for key, value in facts.items() if value != NONE]
     if row.memory:

@@ -120,7 +120,7 @@ def _summary(record: Record, *, strict_xfail: bool) -> str:
 def _accuracy(record: Record, *, strict_xfail: bool) -> str:
     rows = [
         [md(r.case_id), _backend(r), md(r.profile), _status(r, strict_xfail=strict_xfail),
-         md(path_text(record, r) or NONE), *(num(m.of_row(r.outputs)) for m in ROW_METRICS)]
+         md(path_text(record, r) or NONE), *(num(r.worst[m.field]) for m in ROW_METRICS)]
         for r in record.rows
     ]
     headers = ["case", "backend", "profile", "status", "path",

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from trtcheck.core.profiles import Profile
 from trtcheck.core.traits import NO_BACKEND, BackendRef, Kind
 from trtcheck.results.figures import Latency, Memory
+from trtcheck.results.metrics import ROW_METRICS
 from trtcheck.results.nonfinite import NonFinite, count
 from trtcheck.status import Status, apply_xfail
 
@@ -137,6 +138,12 @@ class Row:
         """The NaN and Inf in the row's outputs, counted once: every report asks. A row is not
         changed in place once made (:func:`dataclasses.replace` makes another)."""
         return count(self.outputs)
+
+    @cached_property
+    def worst(self) -> dict[str, float | None]:
+        """The worst value over the row's outputs of each metric the reports show for a row
+        (:data:`ROW_METRICS`), by field, or None where no output has one; found once."""
+        return {m.field: m.of_row(self.outputs) for m in ROW_METRICS}
 
     @property
     def memory_ratio(self) -> float | None:
