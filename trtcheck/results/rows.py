@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from trtcheck.core.profiles import Profile
 from trtcheck.core.traits import NO_BACKEND, BackendRef, Kind
-from trtcheck.results.figures import Latency, Memory
+from trtcheck.results.figures import Latency, Memory, by_field
 from trtcheck.results.metrics import ROW_METRICS
 from trtcheck.results.nonfinite import NonFinite, count
 from trtcheck.status import Status, apply_xfail
@@ -90,7 +90,7 @@ class Evidence:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Evidence:
-        return cls(**{k: v for k, v in d.items() if k in _EVIDENCE_FIELDS})
+        return cls(**by_field(d, _EVIDENCE_FIELDS))
 
 
 @dataclass
@@ -177,23 +177,23 @@ class Row:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Row:
         """A row from its dict; schema 1's untyped evidence (with ``prediction``) is read too."""
-        data = {k: v for k, v in d.items() if k in _ROW_FIELDS}
+        data = by_field(d, _ROW_FIELDS)
         data["status"] = Status(data.get("status", "error"))
-        evidence = dict(data.get("evidence") or {})
-        legacy_kind = Kind.EMULATED if evidence.pop("prediction", False) else Kind.MEASURED
+        evidence = data.get("evidence") or {}
+        legacy_kind = Kind.EMULATED if evidence.get("prediction") else Kind.MEASURED
         data["kind"] = Kind(data["kind"]) if "kind" in data else legacy_kind
         data["evidence"] = Evidence.from_dict(evidence)
         timed = data.get("latency") or d.get(PREDICTION_TIMING)
         data["latency"] = Latency.from_dict(timed) if timed else None
         mem = data.get("memory")
         if mem:
-            data["memory"] = Memory(**{k: v for k, v in mem.items() if k in _MEMORY_FIELDS})
+            data["memory"] = Memory(**by_field(mem, _MEMORY_FIELDS))
         return cls(**data)
 
 
-_ROW_FIELDS = dict.fromkeys(f.name for f in fields(Row))  # ordered, and O(1) to look up
-_EVIDENCE_FIELDS = dict.fromkeys(f.name for f in fields(Evidence))
-_MEMORY_FIELDS = dict.fromkeys(f.name for f in fields(Memory))
+_ROW_FIELDS = tuple(f.name for f in fields(Row))
+_EVIDENCE_FIELDS = tuple(f.name for f in fields(Evidence))
+_MEMORY_FIELDS = tuple(f.name for f in fields(Memory))
 
 
 @dataclass(frozen=True)
