@@ -94,7 +94,10 @@ def _md(text: str) -> str:
 
 def xml_text(text: object) -> str:
     """``text`` without the characters XML 1.0 forbids; the JUnit writer escapes ``&<>"`` itself."""
-    return _XML_ILLEGAL.sub("", str(text))
+    text = str(text)
+    if text.replace("\n", "").isprintable():  # every character XML forbids is unprintable
+        return text
+    return _XML_ILLEGAL.sub("", text)
 
 
 def num(x: float | str | None, unit: str = "") -> str:
