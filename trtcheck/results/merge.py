@@ -83,7 +83,7 @@ def merge(paths: Sequence[Path], row_settings: Mapping[str, str]) -> Record:
     for part in parts:
         for row in part.record.rows:
             other = seen.setdefault(row.key, part.path)
-            if other != part.path:
+            if other is not part.path:
                 raise RecordError(f"cannot merge: {part.path} and {other} overlap: both hold "
                                   f"{row.case_id} on {row.backend} (profile {row.profile})")
             rows.append(row)

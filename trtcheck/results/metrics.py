@@ -68,10 +68,12 @@ def severity(output: Mapping[str, Any]) -> tuple[float, ...]:
     message and every report name the same worst output by it."""
     dtype = str(output.get("dtype", ""))
     wrong_form = output.get("shape") != output.get("eager_shape") or not dtype.startswith("torch.")
-    shares = [_number(needed.of(output)) / _number(output.get(given))
-              for given, needed in (("atol", MIN_ATOL), ("rtol", MIN_RTOL))
-              if _number(output.get(given)) > 0 and _number(needed.of(output)) >= 0]
+    shares = []
+    for given, needed in (("atol", MIN_ATOL), ("rtol", MIN_RTOL)):
+        allowed, need = _number(output.get(given)), _number(output.get(needed.field))
+        if allowed > 0 and need >= 0:
+            shares.append(need / allowed)
     return (float(not output.get("passed")), float(wrong_form),
             float(dtype != output.get("eager_dtype")), max(shares, default=-1.0),
-            _number(output.get("frac_mismatch")), _number(MAX_REL.of(output)),
-            _number(MAX_ABS.of(output)))
+            _number(output.get("frac_mismatch")), _number(output.get(MAX_REL.field)),
+            _number(output.get(MAX_ABS.field)))
