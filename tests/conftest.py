@@ -31,7 +31,7 @@ SLOWEST_FIRST = ("test_reduce_buried.py",  # 260 s
                  "test_benchmarks.py",  # 230 s
                  "test_e2e.py",  # 210 s
                  "test_ab.py",  # 180 s
-                 "test_benchmarks_gate.py")  # 130 s
+                 "test_benchmarks_gate.py")  # 70 s
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -1,5 +1,5 @@
-"""``bench_gate.py``'s quick mode (see test_benchmarks.py), in a file of its own: at about two
-minutes the slowest of them, shared out to a test worker by itself."""
+"""``bench_gate.py``'s quick mode (see test_benchmarks.py), in a file of its own: at over a
+minute the slowest of them, shared out to a test worker by itself."""
 
 from __future__ import annotations
 
