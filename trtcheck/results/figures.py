@@ -165,7 +165,7 @@ def by_field(d: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:
     """The items of ``d`` that a dataclass of fields ``names`` takes (others, such as a later
     trtcheck's, are left out), keyed by the field names' own strings. Keys read from JSON are
     equal strings but other objects, and Python matches such keyword arguments by comparing
-    each with every parameter name in turn: that was a third of the time of reading rows."""
+    each with every parameter name in turn: that was about a fifth of the time of reading rows."""
     return {name: d[name] for name in names if name in d}
 
 
