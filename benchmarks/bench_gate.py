@@ -77,12 +77,13 @@ def make_repo(work: Path) -> Path:
     return repo
 
 
-def plans(work: Path, device: str, quick: bool) -> Path:
+def plans(work: Path, device: str, quick: bool, keyword: str | None) -> Path:
     """The two plans, sized by ``bench_plant.py`` on the device (once)."""
     folder = work / "plans"
     if not all((folder / f"{m}.json").exists() for m in METRICS):
         proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_plant.py"),
-                               "--device", device, "--out", str(folder), *(["--quick"] if quick else [])],
+                               "--device", device, "--out", str(folder), *(["--quick"] if quick else []),
+                               *(["-k", keyword] if keyword and not quick else [])],
                               capture_output=True, text=True, check=False, env=child_env(device))
         print(proc.stdout, end="", flush=True)
         if proc.returncode:
@@ -282,16 +283,18 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true",
                         help=f"one row (-k {QUICK}), one job (the speedup plant) of 2 processes a "
                              "side, no budget: checks the code path")
+    parser.add_argument("-k", dest="keyword", default=None,
+                        help="only the rows this selects (trtcheck's -k), in plants and jobs")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     processes, per_metric, keyword = (2, 1, QUICK) if args.quick else (args.processes, args.jobs,
-                                                                       None)
+                                                                       args.keyword)
     budget = math.inf if args.quick else args.budget_s  # a check runs to its end
     names = job_names(per_metric)[:1] if args.quick else job_names(per_metric)
     args.work.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     repo = make_repo(args.work)
-    folder = plans(args.work, args.device, args.quick)
+    folder = plans(args.work, args.device, args.quick, keyword)
     for name, metric in names:
         if not (args.work / f"ab-{name}" / "job.json").exists() \
                 and time.perf_counter() - t0 > budget:

@@ -230,11 +230,12 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True, help="folder for the two plans")
     parser.add_argument("--quick", action="store_true",
                         help="one launch-bound row, short timings: checks the code path")
+    parser.add_argument("-k", dest="keyword", default=None, help="only the rows this selects")
     parser.add_argument("--min-time-s", type=float, default=None,
                         help="timing per measurement (default 0.5 s; --quick 0.1 s)")
     args = parser.parse_args()
     min_time = args.min_time_s or (0.1 if args.quick else 0.5)
-    found = calibrate_all(args.device, "pointwise" if args.quick else None, min_time)
+    found = calibrate_all(args.device, "pointwise" if args.quick else args.keyword, min_time)
     write_plans(found, args.out)
     report(found)
     print(f"\nplans: {args.out / 'speedup.json'}, {args.out / 'latency.json'}")

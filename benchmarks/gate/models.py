@@ -23,6 +23,19 @@ class RoPE(torch.nn.Module):
         return torch.view_as_real(x_complex * freqs).flatten(2)
 
 
+class MLP(torch.nn.Module):
+    """Four 1024-wide layers. A module of its own: torch 2.11 compiles a planted subclass of
+    ``nn.Sequential`` without the subclass's ``forward``, so the plant's op never ran."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = torch.nn.Sequential(
+            *[m for _ in range(4) for m in (torch.nn.Linear(1024, 1024), torch.nn.GELU())])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.layers(x)
+
+
 class PointwiseChain(torch.nn.Module):
     """Twelve elementwise ops: twelve launches eagerly, one fused kernel compiled."""
 
@@ -52,8 +65,7 @@ def pointwise(variant: str):
 @trtcheck.model(variants=("float32",))
 def mlp(variant: str):
     """Four 1024-wide layers on 64 rows."""
-    layers = [m for _ in range(4) for m in (torch.nn.Linear(1024, 1024), torch.nn.GELU())]
-    return planted(_case("mlp", variant), torch.nn.Sequential(*layers)), (torch.randn(64, 1024),)
+    return planted(_case("mlp", variant), MLP()), (torch.randn(64, 1024),)
 
 
 @trtcheck.model(variants=("float32",))
