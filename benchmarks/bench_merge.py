@@ -24,6 +24,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+import trtcheck
 from trtcheck.cli.github import link_for
 from trtcheck.config.settings import ROW_SETTINGS
 from trtcheck.execution.shard import describe
@@ -52,7 +53,9 @@ def make_shards(where: Path, rows: int, shards: int) -> list[Path]:
     per = -(-rows // shards)
     for i in range(shards):
         part = made[i * per:(i + 1) * per]
-        env = {**sample.environment, "shard": describe(i + 1, shards, cases, cases[i * per:(i + 1) * per])}
+        # written by this trtcheck, as the shards of a run are
+        env = {**sample.environment, "trtcheck": trtcheck.__version__,
+               "shard": describe(i + 1, shards, cases, cases[i * per:(i + 1) * per])}
         path = where / f"shard{i + 1}" / "results.json"
         record.save(record.Record(env, sample.options, part, sample.analyses), path)
         paths.append(path)

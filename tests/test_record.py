@@ -10,6 +10,7 @@ from pathlib import Path
 from trtcheck.backends import get
 from trtcheck.config.options import Options
 from trtcheck.core.traits import Kind
+from trtcheck.distribution import version
 from trtcheck.execution.isolate import IsolatedExecutor
 from trtcheck.results.figures import Latency, Memory, Stats
 from trtcheck.results.record import LOCK_FILE, SCHEMA_VERSION, Journal, Record, locked, save
@@ -73,6 +74,49 @@ def test_a_prediction_row_saves_its_timings_without_speedup_interval_or_ratio(
     again = load_record(tmp_path / "results.json").rows
     assert again[0].latency is not None and again[0].latency.backend == stats
     assert again[0].latency.paired_speedup is None and again[2].latency == latency
+
+
+def _varied_rows() -> list[Row]:
+    stats = Stats("perf_counter", 3, 20, 1.5, 2.0, 1.0, 1.6, 0.1)
+    return [_row("a", "inductor", latency=Latency(stats, stats, stats, stats, 0.9, 0.8, 1.0),
+                 memory=Memory("resident", eager=2**20, backend=2**21)),
+            _row("b", "emulate", "default", kind=Kind.EMULATED, status=Status.FAIL,
+                 message='a "quoted" line\nand é, 雪, </xml>',
+                 outputs=[{"path": "", "kind": "float", "passed": False, "max_abs": math.inf,
+                           "max_rel": math.nan, "message": "x"}]),
+            _row("c", "lowering", kind=Kind.LOWERED, tags=["t"], evidence=Evidence(notes=["n"]))]
+
+
+def test_a_record_saved_again_copies_each_rows_line_as_read(tmp_path: Path) -> None:
+    """Rows read from a record this trtcheck saved are written back by copying their lines
+    (no re-encoding): the second save is byte for byte the first, and a line whose spacing
+    differs from the encoder's (only a copy keeps it) comes back as it was."""
+    env = {"trtcheck": version()}
+    save(Record(env, {"profiles": []}, _varied_rows()), tmp_path / "first.json")
+    first = (tmp_path / "first.json").read_text()
+    save(load_record(tmp_path / "first.json"), tmp_path / "second.json")
+    assert (tmp_path / "second.json").read_text() == first
+    spaced = first.replace('{"case_id": "m::b[float32]"', '{"case_id":  "m::b[float32]"')
+    (tmp_path / "spaced.json").write_text(spaced)
+    save(load_record(tmp_path / "spaced.json"), tmp_path / "copied.json")
+    assert (tmp_path / "copied.json").read_text() == spaced
+
+
+def test_rows_of_another_version_or_layout_are_encoded_anew(tmp_path: Path) -> None:
+    """Lines are copied only from this trtcheck's own layout: a record another version saved,
+    or one written on one line, is re-encoded into the layout :func:`save` writes."""
+    rows = _varied_rows()
+    save(Record({"trtcheck": version()}, {"profiles": []}, rows), tmp_path / "mine.json")
+    canonical = (tmp_path / "mine.json").read_text()
+    other = canonical.replace(f'"trtcheck": "{version()}"', '"trtcheck": "0.0.1"')
+    spaced = other.replace('{"case_id": "m::b[float32]"', '{"case_id":  "m::b[float32]"')
+    one_line = json.dumps(json.loads(canonical))
+    for name, text in (("other.json", spaced), ("one-line.json", one_line)):
+        (tmp_path / name).write_text(text)
+        save(load_record(tmp_path / name), tmp_path / f"again-{name}")
+        again = (tmp_path / f"again-{name}").read_text()
+        assert '"case_id":  ' not in again and again.count("\n") == canonical.count("\n")
+        assert json.loads(again)["rows"] == json.loads(canonical)["rows"]
 
 
 def test_journal_merges_resumed_runs_last_row_wins(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from trtcheck.results.baseline import (
     LatencyChange,
     compare,
 )
+from trtcheck.results.jsontext import finite
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row, RowKey
 
@@ -81,7 +82,7 @@ class Decision:
     why: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: _finite(v) for k, v in asdict(self).items()}
+        return {k: finite(v) for k, v in asdict(self).items()}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Decision:
@@ -92,10 +93,6 @@ class Decision:
 
 
 _DECISION_FIELDS = ("verdict", "change", "low", "high", "processes", "p_slower", "level", "why")
-
-
-def _finite(v: Any) -> Any:
-    return str(v) if isinstance(v, float) and not math.isfinite(v) else v
 
 
 def decide(base: Sequence[float], head: Sequence[float], *, metric: str, threshold: float,
@@ -241,7 +238,7 @@ def side_dict(per_process: Sequence[ProcessFigure]) -> dict[str, list[Any]]:
     process, in the order the processes ran."""
     return {"process_ids": [f.process for f in per_process],
             "process_statuses": [f.status for f in per_process],
-            "process_speedups": [_finite(f.speedup) if f.speedup is not None else None
+            "process_speedups": [finite(f.speedup) if f.speedup is not None else None
                                  for f in per_process],
             "process_latency_ms": [f.latency_ms for f in per_process],
             "process_code_hashes": [f.code_hash for f in per_process]}

@@ -9,7 +9,6 @@ from __future__ import annotations
 import fcntl
 import gc
 import json
-import math
 import os
 import re
 import tempfile
@@ -20,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from trtcheck.core.profiles import Profile
+from trtcheck.distribution import version
 from trtcheck.errors import LockedError, OutputError, RecordError
+from trtcheck.results.jsontext import dumps, json_safe
 from trtcheck.results.rows import PREDICTION_TIMING, Analysis, Row
 from trtcheck.status import Verdict, verdict
 
@@ -65,15 +66,19 @@ class Record:
                        allow_skipped=bool(self.options.get("allow_skipped")))
 
     def to_dict(self) -> dict[str, Any]:
-        return _json_safe(self._plain())
+        return json_safe(self._plain())
 
     def _plain(self) -> dict[str, Any]:
         """The record as a dict whose floats may still be NaN or infinite."""
+        return {**self._parts(), "rows": [r.to_dict() for r in self.rows]}
+
+    def _parts(self) -> dict[str, Any]:
+        """The record's parts in the order saved, its rows as :class:`Row` objects."""
         return {
             "schema": self.schema,
             "environment": self.environment,
             "options": self.options,
-            "rows": [r.to_dict() for r in self.rows],
+            "rows": self.rows,
             "analyses": self.analyses,
             **({"baseline": self.baseline} if self.baseline is not None else {}),
             **({"ab": self.ab} if self.ab is not None else {}),
@@ -121,12 +126,13 @@ def _described(profile: dict[str, Any]) -> dict[str, Any]:
         return profile
 
 
-# A value that _json_safe saved as text: where none is, no row's numbers need turning back.
+# A value that json_safe saved as text: where none is, no row's numbers need turning back.
 _SAVED_NONFINITE = re.compile(r'":\s*"(?:-?inf|nan)"')
 
 
 def _number(value: Any) -> Any:
-    """Undo :func:`_json_safe` for a numeric field: "inf", "-inf" and "nan" become floats."""
+    """Undo :func:`~trtcheck.results.jsontext.json_safe` for a numeric field: "inf", "-inf"
+    and "nan" become floats."""
     return float(value) if value in ("inf", "-inf", "nan") else value
 
 
@@ -141,21 +147,6 @@ def _restore_numbers(row: dict[str, Any]) -> dict[str, Any]:
                                 if isinstance(side, dict) else _number(side))
                           for key, side in row[timed].items()}
     return row
-
-
-def _finite(x: float) -> float | str:
-    return x if math.isfinite(x) else str(x)
-
-
-def _json_safe(obj: Any) -> Any:
-    """Make floats JSON-portable: NaN and infinities become strings."""
-    if isinstance(obj, float):
-        return _finite(obj)
-    if isinstance(obj, dict):
-        return {str(k): _json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_json_safe(v) for v in obj]
-    return obj
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -232,28 +223,38 @@ def save(record: Record, path: Path) -> None:
 
 def _save(record: Record, path: Path) -> None:
     parts = []
-    for key, value in record._plain().items():
-        if key == "rows" and value:
-            text = "[\n" + ",\n".join(_dumps(row) for row in value) + "\n]"
+    for key, value in record._parts().items():
+        if key == "rows":
+            text = "[\n" + ",\n".join(row.json_line for row in value) + "\n]" if value else "[]"
         else:
-            text = _dumps(value)
+            text = dumps(value)
         parts.append(f"{json.dumps(key)}: {text}")
     write_atomic(path, "{\n" + ",\n".join(parts) + "\n}\n")
 
 
-# Made once (json.dumps makes one a call). A record is data read from JSON or measured, never
-# a structure that holds itself, so the encoder's check for cycles (a set of ids kept for every
-# dict and list) is left out: it was a fifth of the time of encoding 10,000 rows.
-_STRICT = json.JSONEncoder(allow_nan=False, check_circular=False)
+_ROWS_LINE = '"rows": ['
 
 
-def _dumps(obj: Any) -> str:
-    """JSON by the C encoder; NaN and infinities, which it would write as bare tokens, become
-    strings (the slow path, for the few objects that hold them)."""
+def _keep_lines(record: Record, text: str) -> None:
+    """Give each row of ``record``, read from ``text``, the line it was saved as, so that saving
+    it again copies the line rather than encoding the row anew (most of the time of merging
+    shards). Only for text this trtcheck wrote in its own layout (:func:`save`), whose first row
+    encodes to its line again; otherwise each row keeps encoding itself."""
+    rows = record.rows
+    if not rows or record.source_schema != SCHEMA_VERSION \
+            or record.environment.get("trtcheck") != version():
+        return
+    lines = text.splitlines()
     try:
-        return _STRICT.encode(obj)
+        start = lines.index(_ROWS_LINE) + 1
     except ValueError:
-        return json.dumps(_json_safe(obj))
+        return
+    saved = [line.removesuffix(",") for line in lines[start:start + len(rows)]]
+    end = lines[start + len(rows)] if start + len(rows) < len(lines) else ""
+    if len(saved) != len(rows) or end not in ("]", "],") or saved[0] != rows[0].json_line:
+        return
+    for row, line in zip(rows[1:], saved[1:], strict=True):
+        row.__dict__["json_line"] = line  # the cached_property's own slot
 
 
 def load(path: Path) -> Record:
@@ -266,8 +267,10 @@ def load(path: Path) -> Record:
         return _from_jsonl(text.splitlines(), path)
     try:
         with gc_paused():
-            return Record.from_dict(json.loads(text),
-                                    nonfinite=bool(_SAVED_NONFINITE.search(text)))
+            record = Record.from_dict(json.loads(text),
+                                      nonfinite=bool(_SAVED_NONFINITE.search(text)))
+            _keep_lines(record, text)
+            return record
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise RecordError(f"{path}: not a trtcheck results record ({exc})") from None
 
@@ -283,16 +286,16 @@ class Journal:
             path.parent.mkdir(parents=True, exist_ok=True)
             if not (resume and path.exists()):
                 header = {"schema": SCHEMA_VERSION, "environment": environment, "options": options}
-                path.write_text(_dumps(header) + "\n", encoding="utf-8")
+                path.write_text(dumps(header) + "\n", encoding="utf-8")
             self._fh = path.open("a", encoding="utf-8")
 
     def append(self, items: Iterable[Row | Analysis]) -> None:
         """Append and flush to disk; :class:`OutputError` when the disk refuses."""
         with self._writing():
             for item in items:
-                line = ({"analysis": item.case_id, "data": item.data} if isinstance(item, Analysis)
-                        else item.to_dict())
-                self._fh.write(_dumps(line) + "\n")
+                line = (dumps({"analysis": item.case_id, "data": item.data})
+                        if isinstance(item, Analysis) else item.json_line)
+                self._fh.write(line + "\n")
             self._fh.flush()
             os.fsync(self._fh.fileno())
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from trtcheck.core.profiles import Profile
 from trtcheck.core.traits import NO_BACKEND, BackendRef, Kind
 from trtcheck.results.figures import Latency, Memory, by_field
+from trtcheck.results.jsontext import dumps
 from trtcheck.results.metrics import ROW_METRICS
 from trtcheck.results.nonfinite import NonFinite, count
 from trtcheck.status import Status, apply_xfail
@@ -144,6 +145,12 @@ class Row:
         """The worst value over the row's outputs of each metric the reports show for a row
         (:data:`ROW_METRICS`), by field, or None where no output has one; found once."""
         return {m.field: m.of_row(self.outputs) for m in ROW_METRICS}
+
+    @cached_property
+    def json_line(self) -> str:
+        """The row as one line of JSON, as ``results.json`` holds it; a row read from a record
+        this trtcheck saved keeps the line it was read from (:func:`trtcheck.results.record.load`)."""
+        return dumps(self.to_dict())
 
     @property
     def memory_ratio(self) -> float | None:
