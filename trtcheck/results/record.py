@@ -18,8 +18,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+import trtcheck
 from trtcheck.core.profiles import Profile
-from trtcheck.distribution import version
 from trtcheck.errors import LockedError, OutputError, RecordError
 from trtcheck.results.jsontext import dumps, json_safe
 from trtcheck.results.rows import PREDICTION_TIMING, Analysis, Row
@@ -242,7 +242,7 @@ def _keep_lines(record: Record, text: str) -> None:
     encodes to its line again; otherwise each row keeps encoding itself."""
     rows = record.rows
     if not rows or record.source_schema != SCHEMA_VERSION \
-            or record.environment.get("trtcheck") != version():
+            or record.environment.get("trtcheck") != trtcheck.__version__:
         return
     lines = text.splitlines()
     try:
