@@ -172,11 +172,9 @@ def summaries(out: Path) -> dict[str, dict]:
 def test_transformer_reduces_and_its_bundle_fails_again_in_a_fresh_run(
         tmp_path: Path, ttrt_releases: dict[str, Path]) -> None:
     out = tmp_path / "report"
-    plain = trtcheck("run", str(ZOO / "transformer.py"), "--backend", "lowering",
-                     "--torch-tensorrt", "2.13.0", "--out", str(tmp_path / "plain"))
     proc = trtcheck("run", str(ZOO / "transformer.py"), "--backend", "lowering",
                     "--torch-tensorrt", "2.13.0", "--reduce", "--out", str(out))
-    assert proc.returncode == plain.returncode == 1, proc.stdout + proc.stderr
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # the run's verdict: its row fails
     summary = summaries(out)["transformer::rope_transformer_one_minus[float32]"]
     assert summary["original_nodes"] >= 100 and summary["reduced_nodes"] <= 8
     assert summary["reproduced"] is True and summary["signature"]["op"] == "aten.sub.Tensor"
