@@ -106,6 +106,8 @@ def test_merge_refuses_overlapping_records(tmp_path: Path) -> None:
     b = _save(tmp_path / "b.json", [_row("c1"), _row("c2")])
     with pytest.raises(RecordError, match=r"overlap: both hold m::c1 on eager"):
         merge([a, b], ROW_SETTINGS)
+    with pytest.raises(RecordError, match=r"overlap: both hold m::c0 on eager"):
+        merge([a, a], ROW_SETTINGS)  # a whole run given twice, even as one Path object
     one = _save(tmp_path / "one.json", [_row("c0"), _row("c1")], (1, 2))
     with pytest.raises(RecordError, match="both are shard 1/2"):
         merge([one, one], ROW_SETTINGS)

@@ -77,14 +77,14 @@ def merge(paths: Sequence[Path], row_settings: Mapping[str, str]) -> Record:
                 raise RecordError(f"cannot merge {part.path} with {first.path}: they differ in "
                                   f"{name} ({theirs!r} against {mine!r})")
     parts, missing = _in_shard_order(parts)
-    seen: dict[tuple[str, str, str], Path] = {}
+    seen: dict[tuple[str, str, str], _Part] = {}  # a row's key -> the record giving it
     rows: list[Row] = []
     analyses: dict[str, Any] = {}
     for part in parts:
         for row in part.record.rows:
-            other = seen.setdefault(row.key, part.path)
-            if other is not part.path:
-                raise RecordError(f"cannot merge: {part.path} and {other} overlap: both hold "
+            other = seen.setdefault(row.key, part)
+            if other is not part:  # one record given twice overlaps itself
+                raise RecordError(f"cannot merge: {part.path} and {other.path} overlap: both hold "
                                   f"{row.case_id} on {row.backend} (profile {row.profile})")
             rows.append(row)
         analyses.update(part.record.analyses)
