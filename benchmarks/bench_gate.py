@@ -83,7 +83,7 @@ def plans(work: Path, device: str, quick: bool, keyword: str | None) -> Path:
     if not all((folder / f"{m}.json").exists() for m in METRICS):
         proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_plant.py"),
                                "--device", device, "--out", str(folder), *(["--quick"] if quick else []),
-                               *(["-k", keyword] if keyword and not quick else [])],
+                               *(["-k", keyword] if keyword else [])],
                               capture_output=True, text=True, check=False, env=child_env(device))
         print(proc.stdout, end="", flush=True)
         if proc.returncode:

@@ -26,12 +26,12 @@ def pytest_configure(config: pytest.Config) -> None:
 # The slowest files, slowest first (seconds of one CI run): the test workers take files in the
 # order they were collected, so a slow file collected last would leave one worker running it
 # alone at the end while the other waits.
-SLOWEST_FIRST = ("test_reduce_buried.py",  # 260 s
-                 "test_reduce.py",  # 280 s
+SLOWEST_FIRST = ("test_reduce_buried.py",  # 255 s
+                 "test_reduce.py",  # 285 s
                  "test_benchmarks.py",  # 230 s
-                 "test_e2e.py",  # 210 s
+                 "test_e2e.py",  # 215 s
                  "test_ab.py",  # 180 s
-                 "test_benchmarks_gate.py")  # 70 s
+                 "test_benchmarks_gate.py")  # 67 s
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
