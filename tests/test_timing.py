@@ -147,8 +147,10 @@ def test_measure_calibrates_blocks_and_brackets_the_speedup() -> None:
                     method="blocks")
     lat = measure((lambda: _spin(0.6), lambda: _spin(0.2)), (), {}, timing=timing,
                   device="cpu", fresh_inputs=(False, False))
-    # A spin lasts at least its nominal time, so a block is never longer than 2 ms needs.
-    assert 1 <= lat.eager_device.block <= 4 and 1 <= lat.backend_device.block <= 10
+    # A spin lasts at least its nominal time, so a block reaches 2 ms at 4 (0.6 ms) or 10
+    # (0.2 ms) calls; a first guess from a warm-up slowed by the machine can fall short and be
+    # doubled once past that: 3 → 6 calls, 9 → 18. Never more.
+    assert 1 <= lat.eager_device.block <= 6 and 1 <= lat.backend_device.block <= 18
     low, high = lat.interval
     assert low <= lat.speedup <= high
     assert 1.5 < lat.speedup < 6.0  # 0.6 ms / 0.2 ms; a preempted spin only lasts longer
