@@ -34,9 +34,10 @@ pytestmark = [
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
-def _opts(keyword: str, profiles: tuple[str, ...] = ("default",)) -> options.Options:
+def _opts(keyword: str, profiles: tuple[str, ...] = ("default",),
+          names: tuple[str, ...] = ("eager", "emulate", "inductor"), **given: object) -> options.Options:
     return cascade.resolve((FIXTURES,), keyword=keyword, device="cuda", run_profiles=profiles,
-                           backends=("eager", "emulate", "inductor"))
+                           backends=names, **given)
 
 
 @pytest.mark.parametrize("keyword", ["seed_rope", "llama_rope", "id_hash", "scatter", "propagator"])
@@ -51,11 +52,23 @@ def test_backends_on_cuda_match_eager_and_time_with_cuda_events(keyword: str) ->
         for row in rows:
             assert row.status is Status.PASS, (row.case_id, row.backend, row.message)
             lat = row.latency
-            assert lat is not None
+            if row.backend == "emulate":  # a prediction: timed only under time_predictions
+                assert lat is None, (row.case_id, "a prediction row was timed")
+                continue
+            assert lat is not None, (row.case_id, row.backend)
             assert lat.eager.timer == lat.backend.timer == "perf_counter"  # the caller's view
             assert lat.eager_device.timer == lat.backend_device.timer == "cuda-event"
             assert lat.backend.median_ms > 0 and lat.backend_device.median_ms > 0
             assert lat.interval is not None and lat.interval[0] <= lat.speedup <= lat.interval[1]
+
+
+def test_a_prediction_asked_to_be_timed_is_timed_with_cuda_events() -> None:
+    opts = _opts("seed_rope", profiles=("truncate_double",), names=("emulate",), time_predictions=True)
+    case = collect(opts).cases[0]
+    rows = [r for r in iter_rows(case, opts, {n: backends.get(n) for n in opts.backends})
+            if isinstance(r, Row)]
+    assert rows and all(r.latency is not None for r in rows)
+    assert {r.latency.backend_device.timer for r in rows} == {"cuda-event"}
 
 
 def test_gpu_blocks_last_at_least_block_ms_and_hide_launch_overhead() -> None:
