@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trtcheck.errors import Exit
-from trtcheck.render.text import RunLink, n_failing
+from trtcheck.render.text import RunLink, n_failing, plain
+from trtcheck.results.verdict import job_verdict
 from trtcheck.status import ERRORS, Status
 
 if TYPE_CHECKING:  # the record imports torch; an argument error's outputs must not wait for it
@@ -74,9 +75,13 @@ def write_outputs(code: int, out_dir: Path | None, record: Record | None, *,
     rows = record.rows if record else []
     errors = sum(r.status in ERRORS for r in rows)
     failing = n_failing(record, strict_xfail=strict_xfail) if record else 0
+    judged = job_verdict(record, strict_xfail=strict_xfail) if record else None
     outputs = {
         "status": Exit(code).status if code in set(Exit) else "error",
         "exit-code": str(int(code)),
+        # the headline every report starts with; empty when trtcheck stopped before a record
+        "verdict": plain(judged.headline) if judged else "",
+        "regressions": str(judged.regressions) if judged else "0",
         "passed": str(sum(r.status is Status.PASS for r in rows)),
         "failed": str(failing - errors),  # the failing rows that are not errors
         "errors": str(errors),

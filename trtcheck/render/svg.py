@@ -21,7 +21,9 @@ from trtcheck.render.text import cut, plain
 ROW_HEIGHT = 16
 LABEL_WIDTH = 330  # px for a row's label, left of the plot
 NOTE_WIDTH = 190  # px at least for a row's note, right of the plot
-NOTE_CHAR = 7.2  # px a note's character may take (11 px sans-serif, ⚠ and × wider than most)
+NOTE_CHAR = 7.2  # px a note's character may take (11 px sans-serif)
+NOTE_WIDE = 11.0  # px for the characters wider than that: % alone is about 10 px
+WIDE_CHARS = frozenset("%@MW—…×⚠")
 PLOT_WIDTH = 420
 LABEL_CHARS = 52  # a longer label is cut; its <title> keeps it whole
 
@@ -115,14 +117,20 @@ class Reference:
     label: str
 
 
+def note_width(text: str) -> float:
+    """The px a note may take, each character at the most it may: the chart is made that much
+    wider, so that no note is cut at its edge."""
+    return sum(NOTE_WIDE if c in WIDE_CHARS else NOTE_CHAR for c in plain(text))
+
+
 def interval_chart(marks: Sequence[Mark], scale: Scale, *, refs: Sequence[Reference] = (),
                    unit: str = "", caption: str = "", css: str = "chart") -> str:
     """A horizontal chart, a row per mark: its interval as a bar, its value as a dot, with
     reference lines across every row and an axis of ticks at the top."""
     top = 22
     height = top + ROW_HEIGHT * len(marks) + 18  # the reference lines' labels go below the rows
-    notes = max((len(plain(m.note)) for m in marks), default=0)
-    width = LABEL_WIDTH + scale.width + max(NOTE_WIDTH, 8 + NOTE_CHAR * notes)
+    notes = max((note_width(m.note) for m in marks), default=0.0)
+    width = LABEL_WIDTH + scale.width + max(NOTE_WIDTH, 8 + notes)
     x0 = LABEL_WIDTH
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="{css}" width="{_f(width)}" '
              f'height="{height}" viewBox="0 0 {_f(width)} {height}" role="img" '
