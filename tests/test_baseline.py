@@ -275,6 +275,48 @@ def test_a_tenfold_latency_change_with_intervals_apart_is_gated_however_wide_the
     assert judged.exit_code == 1 and judged.headline == "FAIL: 1 latency regression"
 
 
+@pytest.mark.parametrize("fail_on", ["regression", "failures"])
+def test_a_planted_regression_against_a_baseline_heads_every_report_as_the_exit_code_says(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], fail_on: str) -> None:
+    """``run --baseline`` on a head ten times slower in eager and compiled alike (the speedup
+    over eager unchanged), re-rendered by ``trtcheck report`` in-process: with ``--fail-on
+    regression`` the exit code is 1 and every headline starts with FAIL, junit.xml holds the
+    regression as a failing testcase and the Action's outputs say so; without, PASS everywhere
+    and the regression is said not gated."""
+    import xml.etree.ElementTree as ET
+
+    from conftest import assert_headlines
+    from test_github import read_outputs
+
+    from trtcheck.cli import github, main
+
+    steady = _latency(2.0, 0.01)
+    base = _record(_row("m", _latency(2.0, 0.01, eager_ms=0.2)), _row("ok", steady))
+    head = _record(_row("m", _latency(2.0, 0.01, eager_ms=2.0)), _row("ok", steady))
+    head.options["gate"] = {"fail_on": fail_on, "metric": "latency", "threshold": 0.07}
+    head.baseline = compare(base, head, metric="latency").to_dict()
+    out = tmp_path / "rep"
+    save(head, out / "results.json")
+    code = main(["report", str(out)])
+    terminal = capsys.readouterr().out
+    assert code == (1 if fail_on == "regression" else 0)
+    assert_headlines(out, code, terminal)
+    failures = ET.parse(out / "junit.xml").getroot().findall(".//failure")
+    if fail_on == "regression":
+        assert terminal.splitlines()[-2] == "FAIL: 1 latency regression"
+        (failure,) = failures
+        assert failure.get("type") == "regression"
+        assert failure.get("message") == "latency regression against the baseline: slower +900.0%"
+    else:
+        assert "PASS: 2 rows, none fails the run; 1 latency regression not gated" in terminal
+        assert failures == []
+    env = {"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(tmp_path / "output")}
+    github.write_outputs(code, out, load(out / "results.json"), env=env)
+    outputs = read_outputs(tmp_path / "output")
+    assert outputs["verdict"].startswith("FAIL: " if code else "PASS: ")
+    assert outputs["regressions"] == "1" and outputs["exit-code"] == str(code)
+
+
 # --- the words of a change, and how changes are counted ----------------------------------------
 
 def _change(metric: str, slowdown: float, verdict: str = SMALL, **kw: object) -> LatencyChange:
@@ -299,8 +341,6 @@ def _change(metric: str, slowdown: float, verdict: str = SMALL, **kw: object) ->
 ])
 def test_a_change_is_written_one_way_and_faster_or_slower_means_latency(
         change: LatencyChange, text: str) -> None:
-    from trtcheck.render.changes import change_text
-
     assert change_text(change) == text
 
 

@@ -132,10 +132,11 @@ def test_a_diff_draws_each_change_with_both_intervals_and_the_verdict() -> None:
     head.baseline = compare(_record(_row("m", latency=_latency(2.0, 0.01)),
                                     _row("n", latency=_latency(2.0, 0.01))), head).to_dict()
     changes = render_html(head, strict_xfail=False).split('id="changes"')[1].split("</section>")[0]
-    assert "1 latency regression" in changes
+    assert "1 speedup regression" in changes
     (chart,) = _svgs(changes)
     rows = [g for g in chart.iter("{http://www.w3.org/2000/svg}g")]
-    assert rows[0].get("class") == "fail" and "regression" in "".join(rows[0].itertext())
+    assert rows[0].get("class") == "fail"
+    assert "speedup over eager worsened -50.0%" in "".join(rows[0].itertext())
     assert rows[0].find("{http://www.w3.org/2000/svg}rect[@class='band']") is not None
 
 

@@ -39,6 +39,7 @@ from trtcheck.render.text import (
     verdict_text,
     warned,
 )
+from trtcheck.results.ab import side_label
 from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
@@ -50,7 +51,7 @@ def render_markdown(record: Record, *, strict_xfail: bool, link: RunLink | None 
     ``link`` names the commit the run is about (a pull request's head, as the comment does)."""
     sections = [
         "# trtcheck report",
-        _environment(record.environment, link),
+        _environment(record.environment, link, side_label(record.ab, "head")),
         f"> ⚠️ **{md(fallback_text(record))}**" if fallback_text(record) else "",
         render_changes(record),
         _prediction_notice(record),
@@ -67,13 +68,14 @@ def render_markdown(record: Record, *, strict_xfail: bool, link: RunLink | None 
     return "\n\n".join(s for s in sections if s) + "\n"
 
 
-def _environment(env: dict[str, Any], link: RunLink | None) -> str:
+def _environment(env: dict[str, Any], link: RunLink | None, head: str | None) -> str:
+    """The versions, the device and the commit (of an ``ab`` record: what its head ran)."""
     sha = (link.sha if link else None) or env.get("git_commit")
     line = " · ".join([
         f"trtcheck {md(env.get('trtcheck') or NONE)}",
         *stack_facts(env, md),
         f"device {md(env.get('device') or NONE)}",
-        f"commit {md(sha or NONE)}",
+        f"head {md(head)}" if head else f"commit {md(sha or NONE)}",
     ])
     return "\n\n".join([line, *(f"> {w}" for w in stack_warnings(env, md))])
 

@@ -44,7 +44,7 @@ def render_summary(record: Record, *, strict_xfail: bool, failing_only: bool = F
             lines.append(f"(messages cut at {MESSAGE_WIDTH} characters: report.md and "
                          "results.json hold them whole)")
         lines.append("")
-    counts = ", ".join(f"{s} {n}" for s, n in status_counts(record))
+    counts = ", ".join(f"{n} {s}" for s, n in status_counts(record))
     failing = n_failing(record, strict_xfail=strict_xfail)
     headline = render_headline(record, strict_xfail=strict_xfail)
     if failing_only:
