@@ -81,12 +81,13 @@ _REDUCE_TAKES = ("backends", "torch_tensorrt", "run_profiles", "variants", "keyw
 def reduce_cmd(paths: tuple[Path, ...], **given: Any) -> int:
     """Run the selected cases and reduce every failing row to a small graph that fails the same
     way, with a bundle a Torch-TensorRT maintainer can run; exits as 'trtcheck run' would."""
-    return _run(cascade.resolve(paths, **given, reduce=True), reduce_total=None)
+    return _run(cascade.resolve(paths, **given, reduce=True), reduce_total=None, must_reduce=True)
 
 
-def _run(resolved: options.Options, reduce_total: float | None) -> int:
+def _run(resolved: options.Options, reduce_total: float | None, *, must_reduce: bool = False) -> int:
     """Run, reduce the failing rows when asked (``reduce_total``: the seconds all reductions may
-    take together, None for no cap), write the reports, exit by the run's verdict."""
+    take together, None for no cap), write the reports, exit by the run's verdict; with
+    ``must_reduce`` (``trtcheck reduce``), exit 2 when no selected row could be reduced."""
     from trtcheck.core.traits import needs_choice, traits_table
     from trtcheck.execution.run import STOPPED, collect, run, start
     from trtcheck.render import write_reports
@@ -146,6 +147,13 @@ def _run(resolved: options.Options, reduce_total: float | None) -> int:
                                               f"{', '.join(p.name for p in written)} "
                                               "(the rows that finished)"),
             stopped and "--resume runs the rest once there is room"))))
+    if must_reduce:
+        from trtcheck.reduce.signature import reducible  # torch: the reduction loaded it already
+
+        if all(reducible(r) is not None for r in rec.rows):
+            echo("trtcheck: nothing to reduce: no selected row failed at compile, run or compare "
+                 "(the rows that failed, if any, say why in the reports)", err=True)
+            return _publish(Exit.USAGE, opts.out, rec, opts.strict_xfail)
     return _publish(_verdict(rec, opts.strict_xfail), opts.out, rec, opts.strict_xfail)
 
 
