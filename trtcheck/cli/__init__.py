@@ -339,12 +339,14 @@ def history_cmd(records: tuple[Path, ...], out: Path) -> int:
     from trtcheck.results import history, record
 
     read, unread = [], []
-    for path in records:
+    # a path given twice (a shell glob and a name, say) is read, or warned about, once
+    for path in _unique(records):
         try:
             read.append((str(path), record.load(_record_file(path))))
         except (RecordError, UsageError) as exc:
-            echo(f"warning: {exc}", err=True)
-            unread.append(str(exc))
+            if str(exc) not in unread:
+                echo(f"warning: {exc}", err=True)
+                unread.append(str(exc))
     if not read:
         raise UsageError("no record could be read: nothing to draw")
     _check_writable(out)
@@ -355,6 +357,18 @@ def history_cmd(records: tuple[Path, ...], out: Path) -> int:
         raise OutputError(f"cannot write {page}: {exc.strerror or exc}") from None
     echo(f"history: {page} ({len(read)} records)")
     return 0
+
+
+def _unique(paths: Sequence[Path]) -> list[Path]:
+    """``paths`` in order, each file once however it was named."""
+    seen: set[Path] = set()
+    out = []
+    for path in paths:
+        key = path.resolve()
+        if key not in seen:
+            seen.add(key)
+            out.append(path)
+    return out
 
 
 def _record_file(path: Path) -> Path:

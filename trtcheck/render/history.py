@@ -139,7 +139,9 @@ def _row(key: RowKey, commits: Sequence[Commit], index: list[list[dict[RowKey, R
         values = [v for p in points for v in (p.value, p.low, p.high) if v is not None]
         scale = (log_scale(values, around=ref or values[0], width=100.0) if min(values) > 0
                  else Scale(min(values), max(values) or 1.0, width=100.0))
-        chart = SeriesChart([Series(f"{name}: {what}", points, "s0" if ref else "s1")], scale,
+        chart = SeriesChart([Series(f"{name}: {what}", points, "s0" if ref else "s1",
+                                    frozenset(i for i, _ in rows) - {p.at for p in points})],
+                            scale,
                             len(commits), flags, (commits[0].label, commits[-1].label), unit, ref)
         latest_point = points[-1]
         caption = f"{name}: {what} over {len(commits)} commits, latest {num(latest_point.value, unit)}"

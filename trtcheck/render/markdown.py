@@ -146,6 +146,10 @@ def _latency(record: Record) -> str:
     if not rows:
         return ""
     parts = [f"## Latency\n\n{_table(headers, rows)}", latency_note(record)]
+    if record.ab:
+        parts.append("For `trtcheck ab`, this table is the head's first process alone; each "
+                     "side's figure over all its processes, and the change, are under Head "
+                     "against base.")
     if memory:
         parts.append(f"Memory: {md(', '.join(memory_measures(record)))} of one call after "
                      "warm-up, above what was in use before it (first-call allocations such as "
@@ -164,7 +168,7 @@ def _latency(record: Record) -> str:
 def _drift(record: Record) -> str:
     """The autocast RFC's runtime dtype drift: one line per row that made the call."""
     rows = [[md(r.case_id), _backend(r), md(r.profile), md(r.evidence.drift["change"]),
-             md(r.evidence.drift["outcome"]), md(r.evidence.drift.get("detail") or NONE)]
+             md(r.evidence.drift["outcome"]), _drift_detail(r.evidence.drift.get("detail"))]
             for r in record.rows if r.evidence.drift]
     if not rows:
         return ""
@@ -177,6 +181,18 @@ def _drift(record: Record) -> str:
             + _table(["case", "backend", "profile", "inputs", "outcome", "detail"], rows))
 
 
+DETAIL_WIDTH = 200  # a drift detail's characters in its table cell; results.json keeps it whole
+
+
+def _drift_detail(text: str | None) -> str:
+    """A drift detail for one table cell: cut, with a pointer to the whole text."""
+    if not text:
+        return NONE
+    if len(text) <= DETAIL_WIDTH:
+        return md(text)
+    return f"{md(cut(text, DETAIL_WIDTH))} (whole in results.json, the row's evidence.drift.detail)"
+
+
 def _shapes(record: Record) -> str:
     """The input shapes each row of a case declaring dynamic shapes ran at."""
     rows = [[md(r.case_id), _backend(r), md(r.profile), md(shapes_text(r.shapes))]
@@ -184,8 +200,9 @@ def _shapes(record: Record) -> str:
     if not rows:
         return ""
     return ("## Dynamic shapes\n\nA case declaring dynamic shapes runs at its example shape, then "
-            "at the lowest and the highest of each declared range (the highest at most twice the "
-            "example); a row stops at the first shape that fails.\n\n"
+            "at the lowest and the highest of each declared range (its declared max; for a "
+            "dimension declared without a max, twice the example); a row stops at the first "
+            "shape that fails.\n\n"
             + _table(["case", "backend", "profile", "shapes run (example first)"], rows))
 
 

@@ -202,9 +202,13 @@ class Flag:
 
 @dataclass(frozen=True)
 class Series:
+    """A row's figure over commits; ``breaks``: commits where the row ran without a figure (it
+    errored there), at which its line is broken, not drawn through."""
+
     name: str
     points: Sequence[Point]
     css: str = "s0"
+    breaks: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -261,10 +265,15 @@ def series_chart(chart: SeriesChart, caption: str) -> str:
         by_commit: dict[int, list[float]] = {}
         for p in s.points:
             by_commit.setdefault(p.at, []).append(p.value)
-        line = " ".join(f"{_f(x(at))},{_f(y(sorted(vs)[len(vs) // 2]))}"
-                        for at, vs in sorted(by_commit.items()))
-        if line:
-            parts.append(f'<polyline class="{s.css} line" points="{line}"/>')
+        segments: list[list[str]] = []
+        previous = None
+        for at, vs in sorted(by_commit.items()):
+            if previous is None or any(previous < b < at for b in s.breaks):
+                segments.append([])
+            segments[-1].append(f"{_f(x(at))},{_f(y(sorted(vs)[len(vs) // 2]))}")
+            previous = at
+        for segment in segments:
+            parts.append(f'<polyline class="{s.css} line" points="{" ".join(segment)}"/>')
         dots = "".join(f"M{_f(x(p.at))} {_f(y(p.value))}h0.01" for p in s.points)
         parts.append(f'<path class="{s.css} dots" d="{dots}"><title>{esc(s.name)}</title></path>')
     first, last = chart.ends
