@@ -10,6 +10,7 @@ from typing import Any
 from trtcheck.render.text import NONE, PREDICTION_MARK, md, num
 from trtcheck.results.ab import SIDES, TEST, side_label
 from trtcheck.results.baseline import (
+    FAR_APART,
     IMPROVEMENT,
     NOT_COMPARABLE,
     NOT_GATED,
@@ -178,8 +179,10 @@ def _process_table(diff: Diff, escape: Escape) -> list[str]:
     if not judged:
         return []
     unit = "×" if diff.metric == "speedup" else " ms"
-    lines = [f"| case | backend | profile | {figure_name(diff.metric)}, base → head (geometric "
-             "mean over processes) | change [interval] | processes |", "|---|---|---|---|---|---|"]
+    statistic = ("geometric mean over processes" if diff.metric == "speedup"
+                 else "geometric mean of each process's median")
+    lines = [f"| case | backend | profile | {figure_name(diff.metric)}, base → head ({statistic}) "
+             "| change [interval] | processes |", "|---|---|---|---|---|---|"]
     for c in judged:
         lat = c.latency
         assert lat is not None
@@ -215,8 +218,8 @@ def gate_rule(diff: Diff, cuda: bool) -> str:
     return (f"Rule over runs: a row regresses when {what} {worse} by more than "
             f"{diff.threshold:.0%} and beyond both runs' 95% intervals. A row whose interval is "
             "wider than `unstable_ci` in either run is not gated (unstable) unless the "
-            "intervals' nearest ends alone differ by more than the threshold. Those intervals "
-            "hold one process each, blind to what moves between processes (compiled kernels, "
+            f"intervals' nearest ends alone differ by more than {FAR_APART:g} times. Those "
+            "intervals hold one process each, blind to what moves between processes (compiled kernels, "
             "memory layout, clocks): a weaker rule than `trtcheck ab`'s over processes.")
 
 

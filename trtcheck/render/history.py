@@ -19,6 +19,7 @@ from trtcheck.render.text import KIND_NOTES, NONE, PREDICTION_MARK, num
 from trtcheck.results import baseline
 from trtcheck.results.history import Commit, row_keys
 from trtcheck.results.rows import Row, RowKey
+from trtcheck.results.verdict import job_verdict
 
 ROW_LIMIT = 200  # rows drawn; beyond it, those that changed or regressed first, and a line
 
@@ -98,8 +99,8 @@ def _point(at: int, value: float, low: float | None, high: float | None) -> Poin
 def _commits(commits: Sequence[Commit], regressions: list[set[RowKey]]) -> str:
     rows = []
     for i, c in enumerate(commits):
-        verdicts = ", ".join(str(rec.verdict(strict_xfail=bool(rec.options.get("strict_xfail"))))
-                             for rec in c.records)
+        verdicts = ", ".join(str(job_verdict(rec, strict_xfail=bool(rec.options.get(
+            "strict_xfail"))).verdict) for rec in c.records)
         rows.append([esc(i + 1), f"<code>{esc(c.label)}</code>", esc(c.time or NONE),
                      esc(len(c.records)), esc(verdicts),
                      f'<span class="s-fail">{len(regressions[i])}</span>' if regressions[i] else "0"])
