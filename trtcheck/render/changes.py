@@ -127,13 +127,15 @@ def verdict_words(metric: str, verdict: str) -> str:
     return f"{figure_name(metric)} {verdict}"
 
 
-def change_text(lat: LatencyChange, *, interval: bool = True) -> str:
+def change_text(lat: LatencyChange, *, interval: bool = True, processes: bool = True) -> str:
     """The change of the gated figure, the one way every report writes it: ``slower +524.3%
     [+236.2%, +1059.3%]``, ``speedup over eager improved +95.3%``, ``latency +2.1% (below
     threshold)``; the interval, under the rule over processes, in the same sense. When the other
-    figure moved beyond the threshold too, it follows on the same line (``...; slower +512.6%``)."""
+    figure moved beyond the threshold too, it follows on the same line (``...; slower +512.6%``).
+    ``interval`` and ``processes`` False leave out the interval and, for an undecided row, the
+    processes it had (where the line says them otherwise)."""
     text = _said(lat.metric, lat.verdict, lat.slowdown, lat.interval if interval else None,
-                 lat.processes)
+                 lat.processes if processes else None)
     if lat.other_metric and lat.other_verdict in (REGRESSION, IMPROVEMENT):
         text += "; " + _said(lat.other_metric, lat.other_verdict, lat.other_slowdown, None, None)
     return text
@@ -167,7 +169,8 @@ def decision_lines(diff: Diff) -> list[str]:
             continue
         over = (f" over {'+'.join(map(str, lat.processes))} processes" if lat.processes
                 else " between two runs")
-        lines.append(f"{c.case_id} {c.backend} {c.profile}: {change_text(lat)}{over}")
+        lines.append(f"{c.case_id} {c.backend} {c.profile}: "
+                     f"{change_text(lat, processes=False)}{over}")
     return lines
 
 
