@@ -455,6 +455,7 @@ def test_simulated_run_on_the_sample_zoo(tmp_path: Path, fork: bool) -> None:
     outputs = read_outputs(tmp_path / "output")
     assert outputs == {
         "status": "fail", "exit-code": "1", "passed": "5", "failed": "1", "errors": "0",
+        "verdict": "FAIL: 1 of 6 rows fail the run", "regressions": "0",
         "report-dir": str(out), "comment-file": str(out / "comment.md"),
         "results-json": str(out / "results.json"),
     }
