@@ -79,8 +79,9 @@ def write_outputs(code: int, out_dir: Path | None, record: Record | None, *,
     outputs = {
         "status": Exit(code).status if code in set(Exit) else "error",
         "exit-code": str(int(code)),
-        # the headline every report starts with; empty when trtcheck stopped before a record
-        "verdict": plain(judged.headline) if judged else "",
+        # the headline every report starts with; empty when trtcheck stopped before a record,
+        # or exits otherwise than the record's verdict says (reduce with nothing to reduce)
+        "verdict": plain(judged.headline) if judged and judged.exit_code == code else "",
         "regressions": str(judged.regressions) if judged else "0",
         "passed": str(sum(r.status is Status.PASS for r in rows)),
         "failed": str(failing - errors),  # the failing rows that are not errors
