@@ -308,10 +308,18 @@ def test_install_from_a_git_archive_of_the_tag(tmp_path: Path) -> None:
     subprocess.run(["tar", "-x", "-C", str(unpacked)], input=archive, check=True)
     assert "describe-name: v9.8.7" in (unpacked / ".git_archival.txt").read_text()
     before = sorted(p.relative_to(unpacked) for p in unpacked.rglob("*"))
+    # the workspace (the step's folder) holds modules named as the ones the step runs
+    decoy = f"open({str(tmp_path / 'decoy-ran')!r}, 'a').write(__name__ + '\\n')\n"
+    (tmp_path / "pip").mkdir()
+    for name in ("__init__.py", "__main__.py"):
+        (tmp_path / "pip" / name).write_text(decoy)
+    for name in ("venv.py", "sysconfig.py", "ensurepip.py"):
+        (tmp_path / name).write_text(decoy + "raise SystemExit(0)\n")
     proc = install(tmp_path, unpacked)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert _installed_version(tmp_path / "runner-temp" / "trtcheck-venv") == "9.8.7"
     assert sorted(p.relative_to(unpacked) for p in unpacked.rglob("*")) == before
+    assert not (tmp_path / "decoy-ran").exists()
 
 
 def test_tensorrt_extra_without_a_matching_torch_tensorrt_stops_before_pip(tmp_path: Path) -> None:
@@ -339,6 +347,7 @@ def test_tensorrt_extra_without_a_matching_torch_tensorrt_stops_before_pip(tmp_p
     ({"reduce": "1"}, "reduce must be true or false"),
     ({"install-torch": "yes"}, "install-torch must be true or false"),
     ({"cache": "off"}, "cache must be true or false"),
+    ({"allow-pull-request-target": "yes"}, "allow-pull-request-target must be true or false"),
 ])
 def test_install_step_rejects_bad_inputs(tmp_path: Path, inputs: dict[str, str],
                                          message: str) -> None:
@@ -350,6 +359,29 @@ def test_install_step_rejects_bad_inputs(tmp_path: Path, inputs: dict[str, str],
     assert f"::error title=trtcheck::{message}" in proc.stdout
     assert not (tmp_path / "ran").exists()
     assert read_outputs(tmp_path / "output") == {"exit-code": "2", "status": "error"}
+
+
+@pytest.mark.parametrize(("event", "allow", "refused"), [
+    ("pull_request_target", "false", True), ("pull_request_target", "true", False),
+    ("pull_request", "false", False)])
+def test_pull_request_target_is_refused_unless_the_caller_accepts_it(
+        tmp_path: Path, event: str, allow: str, refused: bool) -> None:
+    python = _recorder(tmp_path, 'touch "$ARGS_FILE"\n')
+    env = {**runner_env(tmp_path, ARGS_FILE=str(tmp_path / "ran"), GITHUB_EVENT_NAME=event),
+           **step_env("Install trtcheck", {"python": str(python),
+                                            "allow-pull-request-target": allow}, {})}
+    proc = run_step("Install trtcheck", env, tmp_path)
+    errors = [x for x in proc.stdout.splitlines() if x.startswith("::error")]
+    assert (tmp_path / "ran").exists() is not refused, proc.stdout + proc.stderr
+    if refused:
+        assert proc.returncode == 2
+        (error,) = errors
+        assert error.startswith("::error title=trtcheck::refusing to run under "
+                                "pull_request_target: the job holds a write token")
+        assert "allow-pull-request-target: true" in error
+        assert read_outputs(tmp_path / "output") == {"exit-code": "2", "status": "error"}
+    else:
+        assert not [e for e in errors if "pull_request_target" in e]
 
 
 def test_run_step_maps_hostile_inputs_to_arguments(tmp_path: Path) -> None:
