@@ -723,6 +723,31 @@ def test_release_runs_on_version_tags_after_ci_and_publishes_by_trusted_publishi
     assert set(re.findall(r"secrets\.(\w+)", text)) == {"RELEASE_TAG_TOKEN"}
     (move,) = [s for s in jobs["release"]["steps"] if s.get("name") == "Move the major tag"]
     assert move["env"]["GH_TOKEN"] == "${{ secrets.RELEASE_TAG_TOKEN || github.token }}"
+    # kept in an environment limited to release tags, named by the jobs that read it
+    for name, job in jobs.items():
+        assert ("RELEASE_TAG_TOKEN" in str(job)) is (job.get("environment") == "release-tag"), name
+
+
+def test_no_secret_outside_an_environment() -> None:
+    """zizmor's auditor persona, which reports what the default one leaves out."""
+    proc = subprocess.run([_tool("zizmor"), "--offline", "--persona=auditor", "--no-progress",
+                           "--format=plain", "action.yml", "comment/action.yml", ".github/"],
+                          capture_output=True, text=True, check=False, cwd=REPO)
+    assert "completed .github/workflows/release.yml" in proc.stderr + proc.stdout
+    assert "secrets-outside-env" not in proc.stdout, proc.stdout
+
+
+def test_the_release_build_pins_its_tools_within_the_build_requires() -> None:
+    from packaging.requirements import Requirement
+
+    (step,) = [s for s in RELEASE["jobs"]["build"]["steps"]
+               if s.get("name") == "Build the sdist and the wheel"]
+    pins = dict(re.findall(r"\b([A-Za-z][\w.-]*)==([\w.]+)", step["run"]))
+    assert {"build", "setuptools", "setuptools-scm"} <= set(pins)
+    assert "python -m build --no-isolation" in step["run"]
+    requires = tomllib.loads((REPO / "pyproject.toml").read_text())["build-system"]["requires"]
+    for requirement in map(Requirement, requires):
+        assert requirement.specifier.contains(pins[requirement.name]), requirement
 
 
 def _notes_step() -> str:
