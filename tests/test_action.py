@@ -788,11 +788,18 @@ def test_changelog_keeps_a_changelog() -> None:
         assert re.fullmatch(r"\[\d+\.\d+\.\d+\] - \d{4}-\d{2}-\d{2}", heading), heading
     kinds = set(re.findall(r"^### (.*)$", text, re.M))
     assert kinds <= {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}
-    # the newest release is the one the docs' examples pin, and each has its link
-    newest = headings[1].split("]")[0].lstrip("[")
+    # the newest release is the one the docs' examples pin (before the first, the one the
+    # changelog announces), and each has its link; nothing is listed twice
+    first = re.search(r"^Nothing is released yet: the first release, (\d+\.\d+\.\d+), is",
+                      text, re.M)
+    assert (first is None) is (len(headings) > 1)
+    newest = first.group(1) if first else headings[1].split("]")[0].lstrip("[")
     tags = {tag for example in readme_workflows().values()
             for name, _, tag in USES.findall(example) if name.startswith(REPOSITORY)}
     assert tags == {f"v{newest}"}
+    assert re.search(r"^\[Unreleased\]: https://\S+$", text, re.M)
+    entries = re.findall(r"^- (.{30})", text, re.M)
+    assert len(entries) == len(set(entries)), "an entry is listed twice"
     for heading in headings[1:]:
         version = heading.split("]")[0].lstrip("[")
         assert re.search(rf"^\[{re.escape(version)}\]: https://\S+/v{re.escape(version)}$", text,
@@ -800,15 +807,20 @@ def test_changelog_keeps_a_changelog() -> None:
 
 
 def test_the_first_release_notes_are_its_section_exactly(tmp_path: Path) -> None:
-    shutil.copy(REPO / "CHANGELOG.md", tmp_path / "CHANGELOG.md")
+    """The first release as docs/development.md cuts it: [Unreleased]'s entries moved under
+    the version's dated heading; the notes are that section, from its first kind of change."""
+    text = (REPO / "CHANGELOG.md").read_text()
+    unreleased = text.split("## [Unreleased]\n\n", 1)[1].split("\n\n[Unreleased]: ")[0]
+    entries = unreleased[unreleased.index("### Added"):]
+    cut = (text.split("## [Unreleased]")[0] + "## [Unreleased]\n\n## [1.0.0] - 2026-12-31\n\n"
+           + entries + "\n\n[1.0.0]: https://github.com/o/r/releases/tag/v1.0.0\n")
+    (tmp_path / "CHANGELOG.md").write_text(cut)
     proc = subprocess.run(["bash", "-eo", "pipefail", "-c", _notes_step()], cwd=tmp_path,
                           env={**os.environ, "TAG": "v1.0.0"}, capture_output=True, text=True,
                           check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     notes = (tmp_path / "release-notes.md").read_text()
-    section = (REPO / "CHANGELOG.md").read_text().split("## [1.0.0] - ")[1].split("\n", 1)[1]
-    assert notes.startswith("### Added\n")
-    assert notes == section.split("\n\n[Unreleased]: ")[0].strip("\n") + "\n"
+    assert notes.startswith("### Added\n") and notes == entries.strip("\n") + "\n"
 
 
 # The Marketplace: GitHub's list of colors, and the icons used here (Feather icon names).
