@@ -157,7 +157,8 @@ def test_pull_request_recipes_are_safe_as_written() -> None:
             assert "github.event.pull_request.number" in workflow["concurrency"]["group"], name
             for job_name, job in workflow["jobs"].items():
                 if "self-hosted" in str(job.get("runs-on")):
-                    # a fork's code waits for a maintainer's approval before it runs there
+                    # the base workflow's second look at a fork's job (the approval setting is
+                    # what GitHub enforces: docs/action.md)
                     assert "head.repo.full_name != github.repository" in str(job["environment"]), \
                         (name, job_name)
         if "workflow_run" in str(triggers):
