@@ -30,7 +30,7 @@ from trtcheck.reduce.shrink import Exhausted, Search, shrink
 from trtcheck.reduce.signature import Signature, reducible, signature
 from trtcheck.results.rows import NO_PROFILE, Row
 from trtcheck.status import FAILING
-from trtcheck.tensors import leaves_with_paths, same_values
+from trtcheck.tensors import StateSnapshot, clone, leaves_with_paths, same_values
 from trtcheck.zoo import discover
 from trtcheck.zoo.cases import Case, build
 from trtcheck.zoo.discover import ImportFailure, ZooFile
@@ -177,11 +177,12 @@ class Reducer:
             return {"reduced": False, "why": f"its profile {row.profile!r} is not one this run "
                                              "knows"}
         started = time.monotonic()
+        values = signature(row).mismatch == "values"
         try:
-            rec, eager_differs = _record(case)
+            rec, eager_differs = _record(case, twice=values)
         except Exception as exc:  # the row stays as it is; the reason is shown with it
             return {"reduced": False, "why": f"its exported graph could not be recorded: {exc}"}
-        random = _randomness(rec, eager_differs) if signature(row).mismatch == "values" else None
+        random = _randomness(rec, eager_differs) if values else None
         if random:
             return {"reduced": False, "random": True, "why": random}
         runner = self._runner(row, profile)
@@ -322,18 +323,26 @@ def _describe(name: str, value: torch.Tensor) -> str:
     return f"{name}: {str(value.dtype).removeprefix('torch.')} {list(value.shape)}"
 
 
-def _record(case: Case) -> tuple[Recorded, bool]:
-    """The case's recorded graph, and whether eager gives another result on a second call with
-    the same inputs (randomness in the model)."""
+def _record(case: Case, *, twice: bool = False) -> tuple[Recorded, bool]:
+    """The case's recorded graph and, with ``twice``, whether eager gives another result on a
+    second call with the same inputs and state (randomness in the model); each call gets its
+    own copy of the inputs and the module's buffers are put back after it."""
     full = in_full(case)  # collected in the collector process: its factory is imported here
     if isinstance(full, ImportFailure):
         raise RuntimeError(f"{full.location}: {full.message}")
     built = build(full)
     built = replace(built, module=built.module.eval())
+    differs = False
     with torch.no_grad():
-        first, second = (built.module(*built.args, **built.kwargs) for _ in range(2))
+        if twice:
+            state = StateSnapshot(built.module)
+            results = []
+            for _ in range(2):
+                results.append(built.module(*clone(built.args), **clone(built.kwargs)))
+                state.restore()
+            differs = not _same(*results)
         program = export(case, built)
-    return record(program, built.args, built.kwargs), not _same(first, second)
+    return record(program, built.args, built.kwargs), differs
 
 
 def _same(a: Any, b: Any) -> bool:
