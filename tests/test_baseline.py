@@ -368,6 +368,7 @@ def test_a_model_slower_in_eager_and_compiled_alike_is_never_faster_nor_green() 
         line = next(li for li in text.splitlines() if li.startswith("| zoo::mlp"))
         assert "slower +500.0%" in line and "faster" not in text
         assert "speedup over eager improved +139.0%" in line
+        assert text.count("backend ms (median)") == 1  # one column of the backend's ms
         page = render_html(head, strict_xfail=False)
         assert '<g class="pass">' not in page.split('id="changes"')[1].split("</section>")[0]
 

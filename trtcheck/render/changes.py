@@ -51,12 +51,15 @@ def render_changes(record: Record, *, heading: str = "##", escape: Escape = md) 
                       "|---|---|---|---|---|"]
             lines += [_line(c, escape, latency=False) for c in shown]
     elif shown:
-        figure = "speedup" if diff.metric == "speedup" else "backend ms (median)"
+        # the backend's ms beside the speedup, as information; under the latency metric they
+        # are the gated figure already
+        speed = diff.metric == "speedup"
+        figure = "speedup" if speed else "backend ms (median)"
         lines += ["", "| case | backend | profile | status | worst rel err | "
-                      f"{figure} [95% interval], baseline → this run | change | "
-                      f"backend ms (median), baseline → this run |",
-                  "|---|---|---|---|---|---|---|---|"]
-        lines += [_line(c, escape) for c in shown]
+                      f"{figure} [95% interval], baseline → this run | change |"
+                      + (" backend ms (median), baseline → this run |" if speed else ""),
+                  "|---|---|---|---|---|---|---|" + ("---|" if speed else "")]
+        lines += [_line(c, escape, info=speed) for c in shown]
     return "\n".join(lines)
 
 
@@ -252,15 +255,16 @@ def _order(change: RowChange) -> tuple[int, ...]:
             not (change.latency and change.latency.verdict == IMPROVEMENT))
 
 
-def _line(c: RowChange, escape: Escape, *, latency: bool = True) -> str:
+def _line(c: RowChange, escape: Escape, *, latency: bool = True, info: bool = True) -> str:
     lat = c.latency
     cells = [escape(c.case_id), escape(c.backend) + (f" {PREDICTION_MARK}" if c.prediction else ""),
              escape(c.profile), _status(c),
              _arrow(num(c.before_error), num(c.after_error)) if c.accuracy_changed
              else num(c.after_error if c.after is not None else c.before_error)]
     if latency:
-        cells += [_figure(lat) if lat else NONE, _verdict(lat, escape) if lat else NONE,
-                  _arrow(num(lat.before_ms), num(lat.after_ms)) if lat else NONE]
+        cells += [_figure(lat) if lat else NONE, _verdict(lat, escape) if lat else NONE]
+        if info:
+            cells.append(_arrow(num(lat.before_ms), num(lat.after_ms)) if lat else NONE)
     return "| " + " | ".join(cells) + " |"
 
 
