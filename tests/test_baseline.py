@@ -309,6 +309,7 @@ def test_a_planted_regression_against_a_baseline_heads_every_report_as_the_exit_
     failures = ET.parse(out / "junit.xml").getroot().findall(".//failure")
     if fail_on == "regression":
         assert terminal.splitlines()[-2] == "FAIL: 1 latency regression"
+        assert "total 2: 2 pass; 0 fail the run; 1 latency regression fails it too" in terminal
         (failure,) = failures
         assert failure.get("type") == "regression"
         assert failure.get("message") == "latency regression against the baseline: slower +900.0%"

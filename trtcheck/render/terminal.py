@@ -19,6 +19,7 @@ from trtcheck.render.text import (
     warned,
 )
 from trtcheck.results.record import Record
+from trtcheck.results.verdict import job_verdict, regression_words
 from trtcheck.status import Status, is_failure
 
 MESSAGE_WIDTH = 120
@@ -49,7 +50,12 @@ def render_summary(record: Record, *, strict_xfail: bool, failing_only: bool = F
     headline = render_headline(record, strict_xfail=strict_xfail)
     if failing_only:
         return "\n".join([*lines, headline])
-    lines.append(f"total {len(record.rows)}: {counts or 'no rows'}; {failing} fail the run")
+    total = f"total {len(record.rows)}: {counts or 'no rows'}; {failing} fail the run"
+    judged = job_verdict(record, strict_xfail=strict_xfail)
+    if judged.gated and judged.regressions:  # the rows' count alone would read as a pass
+        total += (f"; {regression_words(judged.regressions, judged.metric)} "
+                  f"fail{'s' if judged.regressions == 1 else ''} it too")
+    lines.append(total)
     if any(warned(r) for r in record.rows):
         lines.append(NONFINITE_NOTE.replace("`", ""))
     for kind in kinds_present(record):
