@@ -7,9 +7,9 @@ backend's absolute time (GPU time on CUDA). A row regresses only when it is slow
 threshold *and* the two runs' intervals do not overlap. A row whose interval, in either run, is
 wider than ``[timing] unstable_ci`` (its latency is flagged unstable) is set aside as
 :data:`UNSTABLE` unless the intervals lie so far apart that even their nearest ends differ by more
-than :data:`FAR_APART` times (:func:`far_apart`): such a change is judged. The other figure (the latency
-under metric speedup, the speedup under metric latency) is judged the same way and shown beside
-the gated one, never gated. Against a baseline whose
+than :data:`FAR_APART` times (:func:`far_apart`): such a change is judged. The other figure (the
+latency under metric speedup, the speedup under metric latency) is judged the same way and shown
+beside the gated one, never gated. Against a baseline whose
 figures meant something else (a record schema before :data:`FIGURES_SCHEMA`), changed figures
 are marked "not comparable" and never gated, while status changes still count."""
 
@@ -71,12 +71,6 @@ class LatencyChange:
     other_metric: str | None = None
     other_slowdown: float | None = None
     other_verdict: str | None = None
-
-    @property
-    def mixed(self) -> bool:
-        """Whether the two figures disagree: one improved beyond the threshold while the other
-        regressed (a speedup over eager that improved on a model that got slower)."""
-        return {self.verdict, self.other_verdict} == {REGRESSION, IMPROVEMENT}
 
     @property
     def worsened(self) -> bool:
