@@ -75,8 +75,8 @@ def test_manifest(manifest: Path) -> None:
 
 
 def test_outputs_of_the_main_action() -> None:
-    assert set(ACTION["outputs"]) == {"status", "exit-code", "passed", "failed", "errors",
-                                      "report-dir", "comment-file", "results-json"}
+    assert set(ACTION["outputs"]) == {"status", "exit-code", "passed", "failed", "errors", "verdict",
+                                      "regressions", "report-dir", "comment-file", "results-json"}
     assert ACTION["inputs"]["comment"]["default"] == "false"
     assert ACTION["inputs"]["device"]["default"] == ACTION["inputs"]["out"]["default"] == ""
     # the token's value reaches only the comment step (another step only tests it for empty)
