@@ -8,6 +8,7 @@ from collections.abc import Callable
 from trtcheck.render.text import NONE, PREDICTION_MARK, md, num
 from trtcheck.results.ab import TEST
 from trtcheck.results.baseline import (
+    ACCURACY_FACTOR,
     IMPROVEMENT,
     NOT_COMPARABLE,
     PROCESSES,
@@ -38,6 +39,9 @@ def render_changes(record: Record, *, heading: str = "##", escape: Escape = md) 
     lines += ["", count_line(diff) + "."]
     if diff.rule == PROCESSES:
         lines += ["", *_process_table(diff, escape)]
+        notes = kernel_notes(diff)
+        if notes:
+            lines += ["", KERNEL_SETS, "", *(f"- {escape(n)}" for n in notes)]
         shown = [c for c in shown if c.status_changed or c.accuracy_changed]
     if shown:
         lines += ["", "| case | backend | profile | status | worst rel err | "
@@ -111,7 +115,25 @@ def decision_lines(diff: Diff) -> list[str]:
     """One plain line per row judged over processes: what the terminal prints."""
     return [f"{decision_text(c.latency)}: {c.case_id} {c.backend} {c.profile}: "
             f"{interval_text(c.latency)} over {'+'.join(map(str, c.latency.processes or ()))} "
-            "processes" for c in sorted(diff.changes, key=_order) if c.latency is not None]
+            "processes" + (f"; {c.latency.kernels}" if c.latency.kernels else "")
+            for c in sorted(diff.changes, key=_order) if c.latency is not None]
+
+
+def kernel_notes(diff: Diff) -> list[str]:
+    """One plain line per row whose processes ran several kernel sets, naming them: every
+    report shows these, since a set only one side ran is a change of its own."""
+    return [f"{c.case_id} {c.backend} {c.profile}: {c.latency.kernels}"
+            for c in sorted(diff.changes, key=_order) if c.latency and c.latency.kernels]
+
+
+# How an accuracy change is judged over processes, which every report of an ab job says.
+ACCURACY_OVER_PROCESSES = (
+    "Each side's worst relative error is its worst over its processes; an accuracy change is "
+    f"one where the head's processes fall outside the spread of the base's by more than "
+    f"×{ACCURACY_FACTOR:g}.")
+KERNEL_SETS = ("Processes that ran different kernels (cuDNN's or cuBLAS's choice, another "
+               "generated kernel) are judged like with like: within each kernel set both sides "
+               "ran; a set one side alone ran is a change of its own.")
 
 
 def _process_table(diff: Diff, escape: Escape) -> list[str]:
@@ -150,7 +172,8 @@ def _gate(diff: Diff, escape: Escape, cuda: bool) -> str:
                 f"processes: {TEST}, each at level {level.get('per_test', 0):.2g} (a "
                 f"{level.get('alpha', 0):g} chance over the whole zoo, "
                 f"{level.get('correction', '')}: {level.get('rows')} rows × "
-                f"{level.get('looks')} looks). Intervals are at that level.")
+                f"{level.get('looks')} looks). Intervals are at that level. "
+                + ACCURACY_OVER_PROCESSES)
     else:
         rule = (f"Rule over runs: a row regresses when {what} is more than {diff.threshold:.0%} "
                 "slower and beyond both runs' 95% intervals. Those intervals hold one process "

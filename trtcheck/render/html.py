@@ -15,11 +15,14 @@ from typing import Any
 
 from trtcheck.errors import innermost
 from trtcheck.render.changes import (
+    ACCURACY_OVER_PROCESSES,
+    KERNEL_SETS,
     STATUSES_ONLY,
     change_text,
     count_line,
     decision_text,
     interval_text,
+    kernel_notes,
     statuses_only,
 )
 from trtcheck.render.page import num_cell, page, section, table
@@ -334,7 +337,11 @@ def _ab_changes(diff: Diff) -> str:
                   '<p class="note">The dot and bar: how many times slower the head is (above '
                   "1: slower), with its interval over processes at the corrected level; the grey "
                   "band: within the threshold, unchanged. Red: slower; green: faster.</p>"]
-    parts.append(_status_changes(diff))
+    notes = kernel_notes(diff)
+    if notes:
+        parts.append(f"<p>{esc(KERNEL_SETS)}</p><ul>"
+                     + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
+    parts += [f'<p class="note">{esc(ACCURACY_OVER_PROCESSES)}</p>', _status_changes(diff)]
     return section("changes", "Head against base", *parts)
 
 

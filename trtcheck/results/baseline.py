@@ -57,6 +57,8 @@ class LatencyChange:
     # Under the rule over processes: the slowdown's interval, and the figures each side gave.
     interval: tuple[float, float] | None = None
     processes: tuple[int, int] | None = None
+    # Under the rule over processes, where they ran several kernel sets: the sets, in words.
+    kernels: str = ""
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,10 @@ class RowChange:
     after_error: float | None = None
     latency: LatencyChange | None = None
     prediction: bool = False  # a prediction backend's row (emulate, lowering)
+    # Under the rule over processes: each side's lowest and worst relative error over its
+    # processes (``before_error``/``after_error`` are then the worst).
+    before_errors: tuple[float, float] | None = None
+    after_errors: tuple[float, float] | None = None
 
     @property
     def status_changed(self) -> bool:
@@ -83,6 +89,11 @@ class RowChange:
 
     @property
     def accuracy_changed(self) -> bool:
+        """The worst relative error moved by more than :data:`ACCURACY_FACTOR`; over
+        processes, a head's error outside the base's processes' spread by that factor."""
+        if self.before_errors is not None and self.after_errors is not None:
+            (b_low, b_high), (h_low, h_high) = self.before_errors, self.after_errors
+            return h_high > b_high * ACCURACY_FACTOR or h_low * ACCURACY_FACTOR < b_low
         a, b = self.before_error, self.after_error
         if a is None or b is None:
             return False
@@ -149,13 +160,17 @@ class Diff:
             if not lat:
                 return None
             # infinities come back from JSON as strings
-            numbers = {k: float(v) if isinstance(v, str) and k not in ("metric", "verdict") else v
+            numbers = {k: float(v) if isinstance(v, str) and k not in _TEXT_FIELDS else v
                        for k, v in lat.items() if k in _LATENCY_FIELDS}
             intervals = {k: tuple(lat[k]) if lat.get(k) else None
                          for k in ("before_interval", "after_interval", "interval", "processes")}
             return LatencyChange(**{**numbers, **intervals})
 
-        changes = [RowChange(**{**c, "latency": latency(c.get("latency"))})
+        def spread(v: Any) -> tuple[float, float] | None:
+            return (float(v[0]), float(v[1])) if v else None
+
+        changes = [RowChange(**{**c, "latency": latency(c.get("latency")),
+                                **{k: spread(c.get(k)) for k in ("before_errors", "after_errors")}})
                    for c in d.get("changes", [])]
         return cls(d["metric"], float(d["threshold"]), dict(d.get("base") or {}), changes,
                    list(d.get("warnings", [])), bool(d.get("comparable", True)),
@@ -163,6 +178,7 @@ class Diff:
 
 
 _LATENCY_FIELDS = frozenset(f.name for f in fields(LatencyChange))
+_TEXT_FIELDS = ("metric", "verdict", "kernels")
 
 
 def compare(base: Record, head: Record, *, metric: str = "speedup",
