@@ -359,8 +359,8 @@ LOTTERY = {"b1": 1.05, "b2": 1.48}  # the H200's conv row: two clusters with the
 
 def test_a_kernel_lottery_on_both_sides_raises_no_false_alarm_and_is_named() -> None:
     """Identical code whose processes draw one of two kernel sets (a 40% apart lottery): over
-    200 A/A rows at the corrected level, judged within the sets, none is flagged, and most
-    are decided unchanged, where the mixed figures would leave them undecided."""
+    200 A/A rows at the corrected level, judged within the sets, none is flagged, where the
+    mixed figures (two clusters, far from the t test's normal) flag some either way."""
     rng = random.Random(11)
     level = Level(ALPHA, 8, 4).per_test
     verdicts, mixed = [], []
@@ -372,7 +372,7 @@ def test_a_kernel_lottery_on_both_sides_raises_no_false_alarm_and_is_named() -> 
         mixed.append(decide(ab.figures_of(base, "speedup"), ab.figures_of(head, "speedup"),
                             metric="speedup", threshold=THRESHOLD, level=level).verdict)
     assert SLOWER not in verdicts and FASTER not in verdicts
-    assert verdicts.count(UNCHANGED) > 2 * mixed.count(UNCHANGED)
+    assert mixed.count(SLOWER) + mixed.count(FASTER) > 0
 
 
 def test_a_shift_within_each_kernel_set_is_slower_and_each_set_is_counted() -> None:
