@@ -60,6 +60,7 @@ def serve(parent: Parent, request: Any, marks: Marks) -> None:
     parent.send(("marks", marks))
     with backends.active(chosen):
         _serve_cases(parent, opts, chosen)
+    _exit_now()  # the parent has gone, the backends are released
 
 
 def _serve_cases(parent: Parent, opts: Options, chosen: Mapping[str, Backend]) -> None:
@@ -68,7 +69,7 @@ def _serve_cases(parent: Parent, opts: Options, chosen: Mapping[str, Backend]) -
         try:
             request = parent.receive()
         except EOFError:
-            _exit_now()
+            return
         case: Case = request[1]
         parent.send(("started",))  # the case's clock starts now, not at the worker's own start
         items = iter_rows(case, opts, chosen, hook=lambda b, p, s: parent.send(("stage", b, p, s)))
@@ -86,8 +87,9 @@ def _serve_cases(parent: Parent, opts: Options, chosen: Mapping[str, Backend]) -
 
 
 def _exit_now() -> NoReturn:
-    """Exit without Python's shutdown: torch's and inductor's exit handlers (its compile
-    workers) outlast the parent's grace, which then kills the worker; the log is flushed."""
+    """Exit without Python's shutdown: with torch and inductor loaded it outlasts the parent's
+    grace (:meth:`trtcheck.process.Child.stop`), which then kills the worker; the log is
+    flushed first."""
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)

@@ -345,12 +345,11 @@ def kernel_line(sets: Sequence[KernelSet], metric: str) -> str:
     ``""`` when every process ran one set."""
     if len(sets) < 2:
         return ""
-    unit = "×" if metric == "speedup" else " ms"
-
     def one(k: KernelSet) -> str:
         where = "" if k.shared else f" ({'base' if k.processes.get('base') else 'head'} only)"
         n = k.count()
-        figure = f", {k.figure:.3g}{unit}" if k.figure is not None else ""
+        figure = ("" if k.figure is None else f", {k.figure:.2f}×" if metric == "speedup"
+                  else f", {k.figure:.3g} ms")
         return f"{k.letter} in {n} process{'es' if n != 1 else ''}{figure}{where}"
 
     return f"{len(sets)} kernel sets: " + "; ".join(one(k) for k in sets)
