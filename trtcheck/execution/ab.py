@@ -226,8 +226,10 @@ class Job:
                 run_process(tree, self.opts, self.backends, process, wanted,
                             self.work / "caches", self.opts.out / "worker.log")
             self.processes.append(process)
+            most = sorted(process.wall_parts.items(), key=lambda kv: -kv[1])[:2]
             self.say(f"ab: process {index + 1} ({side}{', ' + tree.ref if tree.ref else ''}): "
-                     f"{len(process.rows)} rows in {process.duration_s:.1f} s")
+                     f"{len(process.rows)} rows in {process.duration_s:.1f} s"
+                     + (f" ({', '.join(f'{k} {v:.1f} s' for k, v in most)})" if most else ""))
 
     def figures(self) -> dict[RowKey, dict[str, list[ProcessFigure]]]:
         found: dict[RowKey, dict[str, list[ProcessFigure]]] = {}

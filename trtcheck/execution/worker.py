@@ -54,11 +54,11 @@ def serve(parent: Parent, request: Any, marks: Marks) -> None:
     marks.append((time.monotonic(), "backends"))
     device_lock.listen(lambda waiting: parent.send(("waiting", waiting)))
     chosen = backends.instantiate(opts)
-    if not (opts.figures_only and all(b.traits.from_module for b in chosen.values())):
-        warm_up()  # for the export, which such a process leaves out but for dynamic shapes
-    marks.append((time.monotonic(), "idle"))
-    parent.send(("marks", marks))
     with backends.active(chosen):
+        if not (opts.figures_only and all(b.traits.from_module for b in chosen.values())):
+            warm_up()  # for the export, which such a process leaves out but for dynamic shapes
+        marks.append((time.monotonic(), "idle"))
+        parent.send(("marks", marks))
         _serve_cases(parent, opts, chosen)
     _exit_now()  # the parent has gone, the backends are released
 
