@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from trtcheck.render.changes import count_line, render_changes
+from trtcheck.render.changes import count_line, decision_lines, render_changes
 from trtcheck.render.html import render_html
 from trtcheck.results import ab
 from trtcheck.results.ab import (
@@ -403,6 +403,14 @@ def test_a_kernel_set_one_side_alone_ran_is_named_and_left_out_of_the_verdict() 
     line = ab.kernel_line(ab.kernel_sets(base, head, "speedup"), "speedup")
     assert re.fullmatch(r"2 kernel sets: A in 10 processes, 1\.5\d×; "
                         r"B in 3 processes, 0\.7\d× \(head only\)", line), line
+    # every report names the sets
+    before, after = Record({}, {}, [_row("conv", 1.5)]), Record({}, {}, [_row("conv", 1.5)])
+    _, diff = ab.judge(before, after, {before.rows[0].key: {"base": base, "head": head}},
+                       metric="speedup", threshold=THRESHOLD, level=Level(ALPHA, 1, 1))
+    after.baseline = diff.to_dict()
+    assert "2 kernel sets: A in 10 processes, 1.50×; B in 3 processes" in render_changes(after)
+    assert line in render_html(after, strict_xfail=False)
+    assert any(line in text for text in decision_lines(Diff.from_dict(after.baseline)))
 
 
 def test_kernels_the_head_changed_everywhere_are_judged_together() -> None:
