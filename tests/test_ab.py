@@ -473,6 +473,28 @@ def test_an_accuracy_lottery_on_both_sides_is_no_change_and_the_worst_is_shown()
     assert "worst over its processes" in render_changes(base)
 
 
+def test_an_error_in_a_kernel_set_the_head_alone_ran_is_no_accuracy_change() -> None:
+    """Like with like: the base drew the precise algorithm in all 3 processes, the head in 2
+    and a TF32 one in the third (its error 100 times larger): the sets are named, and the
+    accuracy compared within the set both ran is unchanged; its worst is still shown."""
+    base = _accuracy_record([1.8e-5])
+    key = base.rows[0].key
+
+    def fig(i: int, kernel: str, error: float) -> ProcessFigure:
+        return ProcessFigure(i, "pass", 1.5, kernels={"eager": "e", "backend": kernel},
+                             max_rel=error)
+
+    figures = {key: {"base": [fig(0, "a", 1.8e-5), fig(3, "a", 1.9e-5), fig(4, "a", 1.7e-5)],
+                     "head": [fig(1, "a", 1.8e-5), fig(2, "b", 2.3e-3), fig(5, "a", 1.8e-5)]}}
+    (change,) = ab.to_diff(base, _accuracy_record([2.3e-3]), {}, figures, metric="speedup",
+                           threshold=THRESHOLD, level=Level(ALPHA, 1, 1)).changes
+    assert not change.accuracy_changed and change.after_error == 2.3e-3
+    figures[key]["head"][0] = fig(1, "a", 2.3e-3)  # within the shared set: a change
+    (change,) = ab.to_diff(base, _accuracy_record([2.3e-3]), {}, figures, metric="speedup",
+                           threshold=THRESHOLD, level=Level(ALPHA, 1, 1)).changes
+    assert change.accuracy_changed
+
+
 def test_a_process_timeline_adds_up_to_its_wall_with_the_workers_marks_among_the_parents() -> None:
     """The worker's marks (its imports, collection) arrive after the fact and fall in place."""
     from trtcheck.execution.isolate import Timeline

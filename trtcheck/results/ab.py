@@ -451,15 +451,21 @@ def _accuracy_over_processes(change: RowChange,
                              per: Mapping[str, Sequence[ProcessFigure]] | None) -> RowChange:
     """The change with each side's worst relative error over its processes, and the spread
     of each side's errors, by which an accuracy change is judged
-    (:attr:`~trtcheck.results.baseline.RowChange.accuracy_changed`)."""
+    (:attr:`~trtcheck.results.baseline.RowChange.accuracy_changed`): like with like, over the
+    processes of the kernel sets both sides ran where some did (another kernel gives other
+    rounding: a set one side alone ran is named as a change of its own)."""
     if not per:
         return change
-    spreads = [[f.max_rel for f in per[side] if f.max_rel is not None] for side in SIDES]
-    if not all(spreads):
+    worst = [[f.max_rel for f in per[side] if f.max_rel is not None] for side in SIDES]
+    shared = {k.fingerprint for k in kernel_sets(per["base"], per["head"], "speedup")
+              if k.shared}
+    alike = [[f.max_rel for f in per[side] if f.max_rel is not None
+              and (not shared or f.kernel_set in shared)] for side in SIDES]
+    if not all(worst) or not all(alike):
         return change
-    (b, h) = ((min(v), max(v)) for v in spreads)
-    return replace(change, before_error=b[1], after_error=h[1], before_errors=b,
-                   after_errors=h)
+    b, h = ((min(v), max(v)) for v in alike)
+    return replace(change, before_error=max(worst[0]), after_error=max(worst[1]),
+                   before_errors=b, after_errors=h)
 
 
 def judge(base: Record, head: Record,

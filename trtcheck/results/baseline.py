@@ -75,7 +75,8 @@ class RowChange:
     latency: LatencyChange | None = None
     prediction: bool = False  # a prediction backend's row (emulate, lowering)
     # Under the rule over processes: each side's lowest and worst relative error over its
-    # processes (``before_error``/``after_error`` are then the worst).
+    # processes of the kernel sets both sides ran (``before_error``/``after_error`` are then
+    # each side's worst over all its processes).
     before_errors: tuple[float, float] | None = None
     after_errors: tuple[float, float] | None = None
 
