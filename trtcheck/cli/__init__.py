@@ -479,6 +479,11 @@ def _verdict(rec: Record, strict_xfail: bool, gate: options.Gate | None = None) 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: returns the exit code instead of exiting, so it can be called in-process."""
+    with github.withheld():  # before any zoo code: --no-isolate runs it in this process
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     for collision in distribution.collisions():
         echo(collision.warning(), err=True)
     try:

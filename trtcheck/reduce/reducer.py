@@ -22,7 +22,7 @@ from trtcheck.core.profiles import Profile
 from trtcheck.core.traits import BackendRef
 from trtcheck.execution.case import in_full
 from trtcheck.execution.run import start
-from trtcheck.process import python_command
+from trtcheck.process import child_env, python_command
 from trtcheck.program.export import export
 from trtcheck.reduce import bundle
 from trtcheck.reduce.graph import NotAGraph, Recorded, Subgraph, count_nodes, record, slug, subgraph
@@ -326,7 +326,7 @@ def _fresh_rows(folder: Path, command: list[str], opts: Options) -> tuple[list[R
                               "--no-isolate", "--timeout", f"{opts.timeout:g}", "-q")
         try:
             proc = subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                                  errors="replace", timeout=limit, check=False)
+                                  errors="replace", timeout=limit, check=False, env=child_env())
         except subprocess.TimeoutExpired:
             return [], f"it ran past {limit:g} s"
         results = Path(out) / "results.json"
