@@ -601,16 +601,32 @@ class ISelectLayer(ILayer):
         assert cond is not None and then is not None and other is not None
         _types("ISelectLayer", "condition", cond.dtype, {DataType.BOOL})
         dtype = _same("ISelectLayer", [then, other])
-        return [Meta(broadcast("ISelectLayer", cond.shape, then.shape, other.shape), dtype)]
+        shape = broadcast("ISelectLayer", cond.shape, then.shape, other.shape)
+        value = None
+        if cond.value is not None and then.value is not None and other.value is not None and _known(shape):
+            n = _numel(shape)
+            picks = [_spread(m.value, n) for m in (cond, then, other)]
+            if None not in picks:
+                value = tuple(None if c is None else (t if c else e)
+                              for c, t, e in zip(*picks, strict=True))  # type: ignore[call-overload]
+        return [_value_meta(shape, dtype, value)]
 
     def run(self, ins: list[Any]) -> list[torch.Tensor]:
         return [torch.where(ins[0], ins[1], ins[2])]
 
 
+def _spread(value: Value | None, n: int) -> Value | None:
+    """A value broadcast to ``n`` elements (one element repeated), or None when it cannot be."""
+    if value is None or len(value) not in (1, n):
+        return None
+    return value * n if len(value) == 1 else value
+
+
 _ELEMENTWISE: dict[Any, Callable[[Any, Any], Any]] = {
     E.SUM: operator.add, E.PROD: operator.mul, E.MAX: max, E.MIN: min, E.SUB: operator.sub,
     E.FLOOR_DIV: operator.floordiv, E.EQUAL: lambda a, b: int(a == b), E.GREATER: lambda a, b: int(a > b),
-    E.LESS: lambda a, b: int(a < b),
+    E.LESS: lambda a, b: int(a < b), E.AND: lambda a, b: int(a and b), E.OR: lambda a, b: int(a or b),
+    E.XOR: lambda a, b: int(bool(a) != bool(b)),
 }
 _LOGICAL = frozenset({E.AND, E.OR, E.XOR})
 _COMPARE = frozenset({E.EQUAL, E.GREATER, E.LESS})
@@ -650,13 +666,12 @@ class IElementWiseLayer(ILayer):
         shape = broadcast("IElementWiseLayer", a.shape, b.shape)
         out = DataType.BOOL if self.op in _COMPARE else dtype
         value = None
-        if a.value is not None and b.value is not None and dtype in INTS and _known(shape):
+        if a.value is not None and b.value is not None and dtype in SHAPE_TYPES and _known(shape):
             fn = _int_div if self.op == E.DIV else _ELEMENTWISE.get(self.op)
             if fn is not None:
                 n = _numel(shape)
-                if len(a.value) in (1, n) and len(b.value) in (1, n):
-                    xs = a.value * n if len(a.value) == 1 else a.value
-                    ys = b.value * n if len(b.value) == 1 else b.value
+                xs, ys = _spread(a.value, n), _spread(b.value, n)
+                if xs is not None and ys is not None:
                     value = tuple(None if x is None or y is None or (self.op == E.FLOOR_DIV and y == 0)
                                   else fn(x, y) for x, y in zip(xs, ys, strict=True))
         return [_value_meta(shape, out, value)]

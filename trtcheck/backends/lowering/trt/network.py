@@ -137,6 +137,7 @@ class ILayer:
 
     kind = LayerType.IDENTITY
     num_outputs_of = 1
+    max_inputs = 8  # the inputs ``set_input`` takes (each layer's page lists its optional inputs)
     _settable: frozenset[str] = frozenset()
 
     def __init__(self, network: INetworkDefinition, inputs: Sequence[ITensor | None]) -> None:
@@ -182,14 +183,13 @@ class ILayer:
 
     def set_input(self, index: int, tensor: ITensor) -> None:
         self.network.check_owned(tensor, self)
-        if index > len(self.inputs):
+        if index >= self.max_inputs:
             self.network.error(f"{self.name}: ILayer::setInput: Error Code 3: API Usage Error (index "
-                               f"{index} is out of range)")
+                               f"{index} is out of range for {type(self).__name__})")
             return
-        if index == len(self.inputs):
-            self.inputs.append(tensor)
-        else:
-            self.inputs[index] = tensor
+        while len(self.inputs) <= index:  # optional inputs may be set in any order
+            self.inputs.append(None)
+        self.inputs[index] = tensor
         self.network.changed()
 
     def get_output(self, index: int) -> ITensor:
