@@ -48,9 +48,10 @@ ADAPTATIONS = (
     "`aten._scaled_dot_product_efficient_attention`, which CPU PyTorch lacks, gets a CPU kernel "
     "(the math attention) for the reference outputs",
 )
-# Words in a failure's message that name a feature only a GPU has (not counted against fidelity).
+# Words in a failure's message that name a feature only a GPU has: FP8/FP4, collectives, and TensorRT
+# plugins (native CUDA kernels of Torch-TensorRT's library, which the stand-in cannot run).
 GPU_ONLY = re.compile(r"compute capability|sm_\d+|FP8|fp8|float8|FP4|nvfp4|Blackwell|Hopper|NCCL|"
-                      r"ModelOpt|modelopt|requires a GPU|DLA", re.I)
+                      r"ModelOpt|modelopt|requires a GPU|DLA|add_plugin", re.I)
 LAYER = re.compile(r"\b(I[A-Z][A-Za-z]+Layer)\b")
 
 

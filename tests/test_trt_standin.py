@@ -22,7 +22,9 @@ from trtcheck.backends.lowering.trt.types import (
     ElementWiseOperation,
     GatherMode,
     ILogger,
+    LoopOutput,
     Severity,
+    TripLimit,
     Weights,
 )
 
@@ -193,3 +195,24 @@ def test_gather_nd_and_element_modes() -> None:
     i = torch.tensor([[1], [0]])
     got_nd, got_element = run(builder, net, {"d": d, "i": i})
     assert torch.equal(got_nd, d[[1, 0]]) and torch.equal(got_element, torch.gather(d, 1, i))
+
+
+def test_a_loop_runs_its_body_once_per_trip() -> None:
+    """A running sum along axis 0 as Torch-TensorRT's cumsum builds it: an iterator, a
+    recurrence and a concatenated loop output whose length is the trip count."""
+    builder, net, _ = network()
+    x = net.add_input("x", DataType.FLOAT, (-1, 3))
+    count = net.add_gather(net.add_shape(x).get_output(0),
+                           net.add_constant((), np.array(0, dtype=np.int64)).get_output(0), 0).get_output(0)
+    loop = net.add_loop()
+    loop.add_trip_limit(count, TripLimit.COUNT)
+    row = loop.add_iterator(x, 0).get_output(0)
+    running = loop.add_recurrence(net.add_constant((3,), np.zeros(3, dtype=np.float32)).get_output(0))
+    total = net.add_elementwise(running.get_output(0), row, ElementWiseOperation.SUM).get_output(0)
+    running.set_input(1, total)
+    out = loop.add_loop_output(total, LoopOutput.CONCATENATE, 0).get_output(0)
+    assert out.shape == (-1, 3)
+    net.mark_output(out)
+    x_value = torch.arange(12.0).reshape(4, 3)
+    (got,) = run(builder, net, {"x": x_value}, {"x": ((1, 3), (4, 3), (8, 3))})
+    assert torch.equal(got, x_value.cumsum(0))

@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from trtcheck.backends.lowering.trt import memory
+from trtcheck.backends.lowering.trt.loops import ILoopOutputLayer, find_bodies, run_loop
 from trtcheck.backends.lowering.trt.network import ILayer, INetworkDefinition, ITensor, Meta, infer_layer
 from trtcheck.backends.lowering.trt.types import TORCH, DataType, Dims, ILogger, Severity, TensorIOMode
 
@@ -168,7 +169,7 @@ def ordered(layers: Sequence[ILayer]) -> list[ILayer]:
                 order.append(layer)
                 continue
             stack.append((layer, True))
-            for t in reversed(layer.inputs):
+            for t in reversed(layer.dependencies()):
                 if t is not None and t.uid in producer and id(producer[t.uid]) not in done:
                     stack.append((producer[t.uid], False))
     return order
@@ -179,7 +180,7 @@ def _check(network: INetworkDefinition) -> list[str]:
     errors = list(network.errors)
     metas: dict[int, Meta] = {t.uid: t.meta for t in network.inputs}
     for layer in ordered(network.layers):
-        ins = [None if t is None else metas[t.uid] for t in layer.inputs]
+        ins = [None if t is None else metas.get(t.uid) for t in layer.inputs]
         for out, meta in zip(layer.outputs, infer_layer(layer, ins, errors.append), strict=True):
             metas[out.uid] = meta
     if not network.outputs:
@@ -196,10 +197,14 @@ class Plan:
 
     def __init__(self, network: INetworkDefinition, config: IBuilderConfig) -> None:
         self.layers: list[ILayer] = ordered(network.layers)
+        self.loops = list(network.loops)
+        find_bodies(self.loops, self.layers)
         self.inputs: list[ITensor] = list(network.inputs)
         self.outputs: list[ITensor] = list(network.outputs)
         self.metas = {t.uid: t.meta for t in self.inputs + self.outputs}
         self.profiles = [dict(p.shapes) for p in config.profiles] or [{}]
+        # Shape-tensor inputs: their values, read from host memory, are what shapes depend on.
+        self.shape_inputs = {name for p in config.profiles for name in p.values}
         self.name = network.name
 
 
@@ -293,9 +298,9 @@ class ICudaEngine:
         return self.tensors[name].location
 
     def is_shape_inference_io(self, name: str) -> bool:
-        """False: every input the stand-in's networks take is an execution tensor (a converter's
-        shape tensors are computed inside the network, from ``add_shape``)."""
-        return False
+        """Whether ``name`` is a shape-tensor input (its profile gave values, ``set_shape_input``):
+        its address is host memory holding the values."""
+        return name in self.plan.shape_inputs
 
     def get_tensor_profile_shape(self, name: str, profile_index: int) -> list[Dims]:
         return list(self.plan.profiles[profile_index].get(name, ()))
@@ -407,7 +412,16 @@ class IExecutionContext:
 
     def set_tensor_address(self, name: str, address: int) -> bool:
         self.addresses[name] = int(address)
+        if name in self.engine.plan.shape_inputs:
+            self._metas = None  # its values are what shapes are inferred from
         return True
+
+    def _shape_values(self, tensor: ITensor) -> torch.Tensor | None:
+        """A shape-tensor input's values, from the host memory at its address."""
+        if tensor.name not in self.addresses:
+            return None
+        meta = self.engine.plan.metas[tensor.uid]
+        return memory.view(self.addresses[tensor.name], meta.shape, TORCH[meta.dtype], torch.device("cpu"))
 
     def get_tensor_address(self, name: str) -> int:
         return self.addresses.get(name, 0)
@@ -443,8 +457,13 @@ class IExecutionContext:
             plan = self.engine.plan
             metas = {t.uid: Meta(self.shapes.get(t.name, plan.metas[t.uid].shape), plan.metas[t.uid].dtype)
                      for t in plan.inputs}
+            for t in plan.inputs:
+                values = self._shape_values(t) if t.name in plan.shape_inputs else None
+                if values is not None:
+                    metas[t.uid] = Meta(plan.metas[t.uid].shape, plan.metas[t.uid].dtype,
+                                        tuple(int(v) for v in values.reshape(-1).tolist()))
             for layer in plan.layers:
-                ins = [None if t is None else metas[t.uid] for t in layer.inputs]
+                ins = [None if t is None else metas.get(t.uid) for t in layer.inputs]
                 for out, meta in zip(layer.outputs, infer_layer(layer, ins, self._error), strict=True):
                     metas[out.uid] = meta
             self._metas = metas
@@ -475,6 +494,8 @@ class IExecutionContext:
     def _needed(self) -> list[ILayer]:
         """The layers the outputs depend on, in order: the rest never runs, as in an engine."""
         plan = self.engine.plan
+        if plan.loops:  # a loop runs as a whole
+            return list(plan.layers)
         wanted = {t.uid for t in plan.outputs}
         keep: list[ILayer] = []
         for layer in reversed(plan.layers):
@@ -492,11 +513,22 @@ class IExecutionContext:
                 self._error(f"IExecutionContext::enqueueV3: Error Code 3: API Usage Error (no address set "
                             f"for input {t.name})")
                 return False
+            if t.name in plan.shape_inputs:
+                values[t.uid] = self._shape_values(t)  # type: ignore[assignment]
+                continue
             shape = self.shapes.get(t.name, plan.metas[t.uid].shape)
             values[t.uid] = memory.view(self.addresses[t.name], shape, TORCH[plan.metas[t.uid].dtype], device,
                                         stream_handle)
         with memory.stream_context(stream_handle, device), torch.no_grad():
+            ran: set[int] = set()
             for layer in self._needed():
+                loop = getattr(layer, "loop", None)
+                if loop is not None:
+                    # A loop runs at its first output: everything it reads is ready by then.
+                    if isinstance(layer, ILoopOutputLayer) and id(loop) not in ran:
+                        ran.add(id(loop))
+                        run_loop(loop, values)
+                    continue
                 outs = layer.run([None if t is None else values[t.uid] for t in layer.inputs])
                 for tensor, value in zip(layer.outputs, outs, strict=True):
                     values[tensor.uid] = value

@@ -17,6 +17,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from trtcheck.backends.lowering.trt.loops import add_loop
 from trtcheck.backends.lowering.trt.network import (
     VALUE_LIMIT,
     ILayer,
@@ -718,6 +719,11 @@ _UNARY: dict[Any, Callable[[torch.Tensor], torch.Tensor]] = {
 }
 
 
+_INT_UNARY: dict[Any, Callable[[int], int]] = {
+    U.ABS: abs, U.NEG: operator.neg, U.SIGN: lambda v: (v > 0) - (v < 0), U.NOT: lambda v: int(not v),
+}
+
+
 class IUnaryLayer(ILayer):
     """``tensorrt.IUnaryLayer`` (Layers.html#iunarylayer; operators/Unary.html): NOT takes BOOL;
     ABS, NEG and SIGN take INT32/INT64 too; ISINF/ISNAN give BOOL; the rest take floats."""
@@ -739,7 +745,11 @@ class IUnaryLayer(ILayer):
             allowed = set(FLOATS)
         _types(f"IUnaryLayer {self.op.name}", "input", meta.dtype, allowed)
         out = DataType.BOOL if self.op in (U.ISINF, U.ISNAN) else meta.dtype
-        return [Meta(meta.shape, out)]
+        fn = _INT_UNARY.get(self.op)
+        value = None
+        if meta.value is not None and fn is not None and meta.dtype in SHAPE_TYPES:
+            value = tuple(None if v is None else fn(v) for v in meta.value)
+        return [_value_meta(meta.shape, out, value)]
 
     def run(self, ins: list[Any]) -> list[torch.Tensor]:
         x = ins[0]
@@ -1300,14 +1310,12 @@ class INormalizationLayer(ILayer):
         x, scale, bias = ins
         axes = _axes(self.axes, x.dim())
         g = self.num_groups
-        if g > 1:
-            n, c = x.shape[0], x.shape[1]
-            grouped = x.reshape(n, g, -1)
+        if g > 1:  # scale and bias are per group, shape (1, G, 1, ...)
+            grouped = x.reshape(x.shape[0], g, -1)
             mean = grouped.mean(-1, keepdim=True)
             var = grouped.var(-1, unbiased=False, keepdim=True)
-            normed = ((grouped - mean) / torch.sqrt(var + self.epsilon)).reshape(x.shape)
-            shape = [1, c] + [1] * (x.dim() - 2)
-            return [normed * scale.reshape(shape) + bias.reshape(shape)]
+            normed = (grouped - mean) / torch.sqrt(var + self.epsilon)
+            return [(normed * scale.reshape(1, g, 1) + bias.reshape(1, g, 1)).reshape(x.shape)]
         mean = x.mean(axes, keepdim=True)
         var = x.var(axes, unbiased=False, keepdim=True)
         return [(x - mean) / torch.sqrt(var + self.epsilon) * scale + bias]
@@ -1360,17 +1368,17 @@ class IFillLayer(ILayer):
         self.beta: Any = 1.0
 
     def infer(self, ins: list[Meta | None]) -> list[Meta]:
-        _types("IFillLayer", "output", self.to_type, FLOATS | INTS)
+        # The output types each operation takes (operators/Fill.html, "Data Types"); alpha and beta
+        # inputs are of any type, converted to the output's.
+        allowed = {DataType.FLOAT, DataType.INT32, DataType.INT64} \
+            if self.operation == FillOperation.LINSPACE else {DataType.FLOAT, DataType.HALF}
+        _types(f"IFillLayer {self.operation.name}", "output", self.to_type, allowed)
         if ins and ins[0] is not None:
             given = ins[0]
             shape = tuple(-1 if v is None else v for v in given.value) if given.value is not None \
                 else tuple([-1] * max(given.shape[0], 0))
         else:
             shape = tuple(self.shape)
-        for i in (1, 2):
-            if len(ins) > i and ins[i] is not None and ins[i].dtype != self.to_type:  # type: ignore[union-attr]
-                raise LayerError(f"Error Code 4: API Usage Error (IFillLayer: input {i} of type "
-                                 f"{ins[i].dtype.name} for an output of type {self.to_type.name})")  # type: ignore[union-attr]
         value = None
         if self.operation == FillOperation.LINSPACE and self.to_type in INTS and not (len(ins) > 1) \
                 and _known(shape) and len(shape) == 1:
@@ -1490,6 +1498,59 @@ class ISqueezeLayer(_AxesLayer):
         return [x.squeeze(tuple(int(a) % x.dim() for a in ins[1].tolist()))]
 
 
+class IAttention(ILayer):
+    """``tensorrt.IAttention`` (Layers.html#iattention; operators/Attention.html):
+    ``normalize(query @ key^T + mask) @ value``, the query already scaled; a BOOL mask keeps where
+    True, a float mask is added; ``causal`` keeps key positions at or before the query's (top-left
+    aligned); query, key and value of one float type."""
+
+    kind = LayerType.ATTENTION
+
+    def __init__(self, network: INetworkDefinition, query: ITensor, key: ITensor, value: ITensor,
+                 norm_op: Any, causal: bool) -> None:
+        super().__init__(network, [query, key, value])
+        self.normalization_operation = norm_op
+        self.causal = causal
+        self.decomposable = False
+        self.normalization_quantize_scale: Any = None
+        self.normalization_quantize_to_type: Any = None
+
+    @property
+    def mask(self) -> ITensor | None:
+        return self.get_input(3)
+
+    @mask.setter
+    def mask(self, tensor: ITensor) -> None:
+        self.set_input(3, tensor)
+
+    def infer(self, ins: list[Meta | None]) -> list[Meta]:
+        q, k, v = ins[0], ins[1], ins[2]
+        assert q is not None and k is not None and v is not None
+        dtype = _same("IAttention", [q, k, v])
+        _types("IAttention", "query", dtype, FLOATS)
+        mask = ins[3] if len(ins) > 3 else None
+        if mask is not None:
+            if mask.dtype != DataType.BOOL and mask.dtype != dtype:
+                raise LayerError(f"Error Code 4: API Usage Error (IAttention: a mask of type "
+                                 f"{mask.dtype.name} for a query of type {dtype.name}; it takes BOOL or "
+                                 "the query's type)")
+            if self.causal:
+                raise LayerError("Error Code 4: API Usage Error (IAttention: causal with a mask)")
+        return [Meta((*q.shape[:-1], v.shape[-1]), dtype)]
+
+    def run(self, ins: list[Any]) -> list[torch.Tensor]:
+        q, k, v = ins[0], ins[1], ins[2]
+        scores = torch.matmul(q, k.transpose(-1, -2))
+        mask = ins[3] if len(ins) > 3 else None
+        if self.causal:
+            mask = torch.ones(scores.shape[-2:], dtype=torch.bool).tril()
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else scores + mask
+        if self.normalization_operation.name == "SOFTMAX":
+            scores = torch.softmax(scores.float(), dim=-1).to(q.dtype)
+        return [torch.matmul(scores, v)]
+
+
 # add_* methods ------------------------------------------------------------------------------------
 
 def _adder(cls: type[ILayer]) -> Any:
@@ -1562,7 +1623,8 @@ ADDERS: dict[str, Any] = {
     "add_scale": _adder(IScaleLayer),
     "add_resize": _adder(IResizeLayer), "add_normalization": _adder(INormalizationLayer),
     "add_scatter": _adder(IScatterLayer), "add_fill": _add_fill, "add_non_zero": _adder(INonZeroLayer),
-    "add_grid_sample": _adder(IGridSampleLayer), "add_unsqueeze": _add_unsqueeze, "add_squeeze": _add_squeeze,
+    "add_grid_sample": _adder(IGridSampleLayer), "add_attention": _adder(IAttention),
+    "add_unsqueeze": _add_unsqueeze, "add_squeeze": _add_squeeze,
 }
 
 LAYER_CLASSES = {cls.__name__: cls for cls in (
@@ -1570,10 +1632,10 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
     IGatherLayer, IReduceLayer, ITopKLayer, ISelectLayer, IElementWiseLayer, IUnaryLayer, IActivationLayer,
     IParametricReLULayer, IMatrixMultiplyLayer, IConvolutionLayer, IDeconvolutionLayer, IPoolingLayer,
     ISoftMaxLayer, IScaleLayer, IResizeLayer, INormalizationLayer, IScatterLayer, IFillLayer, INonZeroLayer,
-    IGridSampleLayer, IUnsqueezeLayer, ISqueezeLayer)}
+    IGridSampleLayer, IUnsqueezeLayer, ISqueezeLayer, IAttention)}
 
 
 def bind() -> None:
     """Put the ``add_*`` methods on ``INetworkDefinition``."""
-    for name, method in ADDERS.items():
+    for name, method in {**ADDERS, "add_loop": add_loop}.items():
         setattr(INetworkDefinition, name, method)

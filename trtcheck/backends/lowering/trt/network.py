@@ -195,6 +195,10 @@ class ILayer:
     def get_output(self, index: int) -> ITensor:
         return self.outputs[index]
 
+    def dependencies(self) -> list[ITensor | None]:
+        """The inputs this layer needs before it runs (a loop's recurrence needs fewer)."""
+        return self.inputs
+
     def get_output_type(self, index: int) -> DataType:
         return self.outputs[index].dtype
 
@@ -245,6 +249,7 @@ class INetworkDefinition:
         self.inputs: list[ITensor] = []
         self.outputs: list[ITensor] = []
         self.errors: list[str] = []
+        self.loops: list[Any] = []  # each ILoop (:mod:`trtcheck.backends.lowering.trt.loops`)
         self.name = "Unnamed Network 0"
         self._metas: dict[int, Meta] = {}
         self.error_recorder: Any = None
@@ -268,7 +273,7 @@ class INetworkDefinition:
         if tensor.uid not in self._metas:
             layer = tensor.layer
             assert layer is not None
-            metas = infer_layer(layer, [t.meta if t is not None else None for t in layer.inputs],
+            metas = infer_layer(layer, [t.meta if t is not None else None for t in layer.dependencies()],
                                 self.error)
             for out, meta in zip(layer.outputs, metas, strict=True):
                 self._metas[out.uid] = meta

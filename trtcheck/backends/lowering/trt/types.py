@@ -222,6 +222,9 @@ ExecutionContextAllocationStrategy = _enum("ExecutionContextAllocationStrategy",
 SerializationFlag = _enum("SerializationFlag", "EXCLUDE_WEIGHTS EXCLUDE_LEAN_RUNTIME INCLUDE_REFIT")
 LayerInformationFormat = _enum("LayerInformationFormat", "ONELINE JSON")
 DeviceType = _enum("DeviceType", "GPU DLA")
+AttentionNormalizationOp = _enum("AttentionNormalizationOp", "NONE SOFTMAX")
+TripLimit = _enum("TripLimit", "COUNT WHILE")
+LoopOutput = _enum("LoopOutput", "LAST_VALUE CONCATENATE REVERSE")
 EngineCapability = _enum("EngineCapability", "STANDARD SAFETY DLA_STANDALONE")
 TensorFormat = _enum("TensorFormat", "LINEAR CHW2 HWC8 CHW4 CHW16 CHW32 DHWC8 CDHW32 HWC DLA_LINEAR "
                                      "DLA_HWC4 HWC16 DHWC")
@@ -274,7 +277,7 @@ ENUMS: dict[str, Any] = {e.__name__: e for e in (
     ResizeCoordinateTransformation, ResizeSelector, ResizeRoundMode, PaddingMode, ScaleMode,
     FillOperation, TensorIOMode, TensorLocation, LayerType, NetworkDefinitionCreationFlag,
     ExecutionContextAllocationStrategy, SerializationFlag, LayerInformationFormat, DeviceType,
-    EngineCapability, TensorFormat)}
+    EngineCapability, TensorFormat, AttentionNormalizationOp, TripLimit, LoopOutput)}
 # The module-level aliases of DataType members (tensorrt.float32, tensorrt.int64, ...).
 ALIASES = {"float32": DataType.FLOAT, "float16": DataType.HALF, "bfloat16": DataType.BF16,
            "int8": DataType.INT8, "int32": DataType.INT32, "int64": DataType.INT64,
