@@ -34,7 +34,9 @@ _CLASSES: dict[str, Any] = {
     "EngineInspector": engine.EngineInspector, **layers.LAYER_CLASSES, "ILoop": loops.ILoop,
     "ITripLimitLayer": loops.ITripLimitLayer,
     "IIteratorLayer": loops.IIteratorLayer, "IRecurrenceLayer": loops.IRecurrenceLayer,
-    "ILoopOutputLayer": loops.ILoopOutputLayer,
+    "ILoopOutputLayer": loops.ILoopOutputLayer, "IIfConditional": loops.IIfConditional,
+    "IConditionLayer": loops.IConditionLayer, "IIfConditionalInputLayer": loops.IIfConditionalInputLayer,
+    "IIfConditionalOutputLayer": loops.IIfConditionalOutputLayer,
 }
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from trtcheck.backends.lowering.trt.loops import add_loop
+from trtcheck.backends.lowering.trt.loops import add_if_conditional, add_loop
 from trtcheck.backends.lowering.trt.network import (
     VALUE_LIMIT,
     ILayer,
@@ -238,24 +238,26 @@ class IShuffleLayer(ILayer):
             return None
         return [int(d) for d in self.reshape_dims]
 
-    def _reshape(self, shape: list[int], target: list[int | None], dynamic: bool) -> list[int]:
+    def _reshape(self, shape: list[int], target: list[int | None]) -> list[int]:
         out: list[int] = []
         for i, d in enumerate(target):
             if d == 0 and self.zero_is_placeholder:
                 if i >= len(shape):
                     raise LayerError("Error Code 4: API Usage Error (IShuffleLayer: a 0 placeholder has "
                                      "no input dimension to copy)")
-                out.append(shape[i])
+                out.append(shape[i] if shape[i] >= 0 else -2)
             else:
-                out.append(-2 if d is None else d)  # -2: a run-time value
+                out.append(-2 if d is None else d)  # -2: known at run time; -1: inferred
         if out.count(-1) > 1:
             raise LayerError("Error Code 4: API Usage Error (IShuffleLayer: at most one -1 in the "
                              "reshape dimensions)")
         if -1 in out:
-            rest = [d for d in out if d != -1]
-            total = _numel(shape)
-            if _known(shape) and all(d >= 0 for d in rest):
-                part = _numel(rest)
+            # Dynamic dimensions copied by a 0 placeholder cancel out of the volume.
+            copied = {i for i, d in enumerate(target) if d == 0 and self.zero_is_placeholder and shape[i] < 0}
+            given = [d for i, d in enumerate(shape) if i not in copied]
+            rest = [d for i, d in enumerate(out) if d != -1 and i not in copied]
+            if _known(given) and all(d >= 0 for d in rest):
+                total, part = _numel(given), _numel(rest)
                 if part == 0 or total % part:
                     raise LayerError(f"Error Code 4: API Usage Error (IShuffleLayer: cannot reshape "
                                      f"{tuple(shape)} to {tuple(out)})")
@@ -276,7 +278,7 @@ class IShuffleLayer(ILayer):
             value = None
         target = self._target(ins)
         if target is not None:
-            shape = self._reshape(shape, target, len(ins) > 1)
+            shape = self._reshape(shape, target)
         second = _perm(self.second_transpose, len(shape))
         if second != list(range(len(shape))):
             value = None
@@ -545,6 +547,13 @@ class IReduceLayer(ILayer):
             out = x
             for a in sorted(axes, reverse=True):
                 out = out.prod(a, keepdim=True)
+            out = out if self.keep_dims else out.squeeze(axes)
+        elif x.numel() == 0:  # MAX/MIN over nothing: the identity, -inf or +inf (or the int bounds)
+            shape = [1 if i in axes else d for i, d in enumerate(x.shape)]
+            lowest = op == ReduceOperation.MAX
+            fill = (-math.inf if lowest else math.inf) if x.is_floating_point() else \
+                (torch.iinfo(x.dtype).min if lowest else torch.iinfo(x.dtype).max)
+            out = torch.full(shape, fill, dtype=x.dtype)
             out = out if self.keep_dims else out.squeeze(axes)
         else:
             fn = torch.amax if op == ReduceOperation.MAX else torch.amin
@@ -1637,5 +1646,5 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
 
 def bind() -> None:
     """Put the ``add_*`` methods on ``INetworkDefinition``."""
-    for name, method in {**ADDERS, "add_loop": add_loop}.items():
+    for name, method in {**ADDERS, "add_loop": add_loop, "add_if_conditional": add_if_conditional}.items():
         setattr(INetworkDefinition, name, method)
