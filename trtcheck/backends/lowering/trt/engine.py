@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from trtcheck.backends.lowering.trt import memory
-from trtcheck.backends.lowering.trt.loops import ILoopOutputLayer, find_bodies, run_loop
+from trtcheck.backends.lowering.trt.loops import find_bodies, run_layers
 from trtcheck.backends.lowering.trt.network import ILayer, INetworkDefinition, ITensor, Meta, infer_layer
 from trtcheck.backends.lowering.trt.types import TORCH, DataType, Dims, ILogger, Severity, TensorIOMode
 
@@ -520,18 +520,7 @@ class IExecutionContext:
             values[t.uid] = memory.view(self.addresses[t.name], shape, TORCH[plan.metas[t.uid].dtype], device,
                                         stream_handle)
         with memory.stream_context(stream_handle, device), torch.no_grad():
-            ran: set[int] = set()
-            for layer in self._needed():
-                loop = getattr(layer, "loop", None)
-                if loop is not None:
-                    # A loop runs at its first output: everything it reads is ready by then.
-                    if isinstance(layer, ILoopOutputLayer) and id(loop) not in ran:
-                        ran.add(id(loop))
-                        run_loop(loop, values)
-                    continue
-                outs = layer.run([None if t is None else values[t.uid] for t in layer.inputs])
-                for tensor, value in zip(layer.outputs, outs, strict=True):
-                    values[tensor.uid] = value
+            run_layers(self._needed(), values)
             for t in plan.outputs:
                 result = values[t.uid].to(TORCH[plan.metas[t.uid].dtype])
                 self._write(t.name, result, device, stream_handle)

@@ -499,8 +499,15 @@ class IGatherLayer(ILayer):
             return [data[tuple(index[..., k] for k in range(last))]]
         axis = self.axis % data.dim()
         index = torch.where(index < 0, index + data.shape[axis], index)
-        return [torch.index_select(data, axis, index.reshape(-1)).reshape(
-            data.shape[:axis] + index.shape + data.shape[axis + 1:])]
+        # Out of bounds, TensorRT's result is undefined (operators/Gather.html); the stand-in gives
+        # zeros rather than failing, as a kernel would not fail.
+        outside = (index < 0) | (index >= data.shape[axis])
+        picked = torch.index_select(data, axis, index.clamp(0, max(data.shape[axis] - 1, 0)).reshape(-1))
+        picked = picked.reshape(data.shape[:axis] + index.shape + data.shape[axis + 1:])
+        if bool(outside.any()):
+            view = [1] * axis + list(index.shape) + [1] * (data.dim() - axis - 1)
+            picked = picked.masked_fill(outside.reshape(view), 0)
+        return [picked]
 
 
 class IReduceLayer(ILayer):

@@ -100,6 +100,7 @@ class ILoop:
         self.trip: ITripLimitLayer | None = None
         self.members: list[_Boundary] = []
         self.body: list[ILayer] = []
+        self.parent: ILoop | None = None
 
     def _add(self, layer: _Boundary, **attributes: Any) -> Any:
         for key, value in attributes.items():
@@ -137,18 +138,60 @@ def add_loop(network: INetworkDefinition) -> ILoop:
 
 
 def find_bodies(loops: list[ILoop], order: list[ILayer]) -> None:
-    """Each loop's body: the layers (in ``order``) that depend on its iterators or recurrences."""
+    """Each loop's body (the layers, in ``order``, that depend on its iterators or recurrences; a
+    loop inside it comes whole) and its parent loop; each layer's ``loop``, the innermost loop it
+    belongs to."""
+    member_of = {id(m): loop for loop in loops for m in loop.members}
+    inside: dict[int, set[int]] = {}
     for loop in loops:
         carried = {out.uid for m in loop.members if isinstance(m, (IIteratorLayer, IRecurrenceLayer))
                    for out in m.outputs}
-        loop.body = []
-        for layer in order:
-            if isinstance(layer, _Boundary):
-                continue
-            if any(t is not None and t.uid in carried for t in layer.inputs):
-                loop.body.append(layer)
-                object.__setattr__(layer, "loop", loop)
-                carried.update(out.uid for out in layer.outputs)
+        body: set[int] = set()
+        changed = True
+        while changed:
+            changed = False
+            for layer in order:
+                if id(layer) in body or member_of.get(id(layer)) is loop:
+                    continue
+                if any(t is not None and t.uid in carried for t in layer.inputs):
+                    other = member_of.get(id(layer))
+                    for each in (other.members if other is not None else [layer]):
+                        body.add(id(each))
+                        carried.update(out.uid for out in each.outputs)
+                    changed = True
+        loop.body = [layer for layer in order if id(layer) in body]
+        inside[id(loop)] = body
+    for loop in loops:
+        outer = [other for other in loops if other is not loop
+                 and all(id(m) in inside[id(other)] for m in loop.members)]
+        loop.parent = min(outer, key=lambda other: len(other.body), default=None)
+    for layer in order:
+        owners = [loop for loop in loops if id(layer) in inside[id(loop)]]
+        innermost = member_of.get(id(layer)) or min(owners, key=lambda loop: len(loop.body), default=None)
+        object.__setattr__(layer, "loop", innermost)
+
+
+def _child(layer: ILayer, level: ILoop | None) -> ILoop | None:
+    """The loop directly inside ``level`` (None: the network) that ``layer`` belongs to, if any."""
+    loop = getattr(layer, "loop", None)
+    while loop is not None and loop is not level and loop.parent is not level:
+        loop = loop.parent
+    return None if loop is level else loop
+
+
+def run_layers(layers: list[ILayer], values: dict[int, torch.Tensor], level: ILoop | None = None) -> None:
+    """Run ``layers`` (in order) over ``values``: each loop directly inside ``level`` runs whole, at
+    its first output, when everything it reads is ready."""
+    ran: set[int] = set()
+    for layer in layers:
+        child = _child(layer, level)
+        if child is None:
+            outs = layer.run([None if t is None else values[t.uid] for t in layer.inputs])
+            for tensor, value in zip(layer.outputs, outs, strict=True):
+                values[tensor.uid] = value
+        elif isinstance(layer, ILoopOutputLayer) and layer.loop is child and id(child) not in ran:
+            ran.add(id(child))
+            run_loop(child, values)
 
 
 def run_loop(loop: ILoop, values: dict[int, torch.Tensor]) -> None:
@@ -167,10 +210,7 @@ def run_loop(loop: ILoop, values: dict[int, torch.Tensor]) -> None:
             source = values[it.inputs[0].uid]  # type: ignore[union-attr]
             axis = it.axis % source.dim()
             values[it.outputs[0].uid] = source.select(axis, source.shape[axis] - 1 - i if it.reverse else i)
-        for layer in loop.body:
-            for out, value in zip(layer.outputs, layer.run([None if t is None else values[t.uid]
-                                                            for t in layer.inputs]), strict=True):
-                values[out.uid] = value
+        run_layers(loop.body, values, loop)
         for o in outputs:
             seen[o.outputs[0].uid].append(values[o.inputs[0].uid])  # type: ignore[union-attr]
         current = {r.outputs[0].uid: values[r.inputs[1].uid] for r in recurrences}  # type: ignore[union-attr]
