@@ -244,6 +244,11 @@ class ILogger:
     """``tensorrt.ILogger`` (Infer/Core/Logger.html): subclasses implement ``log``."""
 
     Severity = Severity
+    INTERNAL_ERROR = Severity.INTERNAL_ERROR
+    ERROR = Severity.ERROR
+    WARNING = Severity.WARNING
+    INFO = Severity.INFO
+    VERBOSE = Severity.VERBOSE
 
     def __init__(self, *args: Any) -> None:
         pass
