@@ -387,6 +387,7 @@ class IExecutionContext:
         self.nvtx_verbosity = None
         self.persistent_cache_limit = 0
         self._metas: dict[int, Meta] | None = None
+        self._weights_on: torch.device | None = None
 
     def _error(self, message: str) -> None:
         if self.engine.logger is not None:
@@ -519,12 +520,24 @@ class IExecutionContext:
             shape = self.shapes.get(t.name, plan.metas[t.uid].shape)
             values[t.uid] = memory.view(self.addresses[t.name], shape, TORCH[plan.metas[t.uid].dtype], device,
                                         stream_handle)
-        with memory.stream_context(stream_handle, device), torch.no_grad():
+        self._place_weights(device)
+        # Tensors a layer makes (indices, shapes, fills) are made on the run's device.
+        with memory.stream_context(stream_handle, device), torch.no_grad(), device:
             run_layers(self._needed(), values)
             for t in plan.outputs:
                 result = values[t.uid].to(TORCH[plan.metas[t.uid].dtype])
                 self._write(t.name, result, device, stream_handle)
         return True
+
+    def _place_weights(self, device: torch.device) -> None:
+        """Move the layers' weights to ``device`` once (they are built on the host)."""
+        if self._weights_on == device:
+            return
+        for layer in self.engine.plan.layers:
+            for key, value in list(vars(layer).items()):
+                if isinstance(value, torch.Tensor) and value.device != device:
+                    object.__setattr__(layer, key, value.to(device))
+        self._weights_on = device
 
     def _write(self, name: str, result: torch.Tensor, device: torch.device, stream: int) -> None:
         allocator = self.allocators.get(name)
