@@ -6,6 +6,8 @@ TensorRT's shape and type rules (a refusal is logged at ERROR, as TensorRT's bui
 build returns None) and serializes the recorded network; the runtime deserializes it, and its
 execution context runs the layers one by one with PyTorch on the memory at the addresses it was
 given. Shapes at run time are inferred the same way as at build time, from the bound input shapes.
+Pages cited as ``Section/Page.html`` are of TensorRT's Python API reference,
+https://docs.nvidia.com/deeplearning/tensorrt/latest/_static/python-api/infer/.
 """
 
 from __future__ import annotations

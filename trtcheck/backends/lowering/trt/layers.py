@@ -1,9 +1,11 @@
 """The layers of the behaving stand-in, each with TensorRT's documented shape and type rules
 (``infer``) and its computation with PyTorch (``run``).
 
-NOT TensorRT (see :mod:`trtcheck.backends.lowering.trt`). Each class cites its page of TensorRT's
-Python API (``PYTHON_API``: Graph/Layers.html) and of its operator reference (``OPERATORS``), whose
-"Data Types" and "Shape Information" sections give the rules followed here. ``bind`` puts the
+NOT TensorRT (see :mod:`trtcheck.backends.lowering.trt`). Each class cites its entry of TensorRT's
+Python API (``Layers.html#...``: https://docs.nvidia.com/deeplearning/tensorrt/latest/_static/python-api/infer/Graph/Layers.html)
+and its page of the operator reference (``operators/X.html``:
+https://docs.nvidia.com/deeplearning/tensorrt/latest/_static/operators/X.html), whose "Data Types"
+and "Shape Information" sections give the rules followed here. ``bind`` puts the
 ``add_*`` methods on :class:`~trtcheck.backends.lowering.trt.network.INetworkDefinition`.
 """
 
@@ -980,7 +982,7 @@ class IConvolutionLayer(_Windowed):
     def kernel_size_nd(self) -> Dims:
         return Dims(self.window)
 
-    def _weights(self, ins: list[Any], in_channels: int) -> tuple[Any, Any]:
+    def _weights(self, ins: list[Any]) -> tuple[Any, Any]:
         kernel = ins[1] if len(ins) > 1 and ins[1] is not None else self.kernel
         bias = ins[2] if len(ins) > 2 and ins[2] is not None else (self.bias if self.bias.numel() else None)
         return kernel, bias
@@ -1013,7 +1015,7 @@ class IConvolutionLayer(_Windowed):
         x = ins[0]
         n = len(self.window)
         groups = self.num_groups
-        kernel, bias = self._weights(ins, x.shape[-n - 1])
+        kernel, bias = self._weights(ins)
         kernel = kernel.reshape(self.num_output_maps, x.shape[-n - 1] // groups, *self.window).to(x.dtype)
         bias = bias.reshape(-1).to(x.dtype) if bias is not None else None
         conv = (F.conv1d, F.conv2d, F.conv3d)[n - 1]
@@ -1046,7 +1048,7 @@ class IDeconvolutionLayer(IConvolutionLayer):
         x = ins[0]
         n = len(self.window)
         groups = self.num_groups
-        kernel, bias = self._weights(ins, x.shape[-n - 1])
+        kernel, bias = self._weights(ins)
         kernel = kernel.reshape(x.shape[-n - 1], self.num_output_maps // groups, *self.window).to(x.dtype)
         bias = bias.reshape(-1).to(x.dtype) if bias is not None else None
         conv = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[n - 1]

@@ -6,6 +6,8 @@ NOT TensorRT (see :mod:`trtcheck.backends.lowering.trt`). Written from TensorRT'
 a tensor per iteration), recurrences (a value carried from one iteration to the next, input 1 its
 next value) and loop outputs (the last value, or every iteration's value concatenated along an
 axis). The body is every layer that depends on an iterator or a recurrence of the loop.
+Pages cited as ``Section/Page.html`` are of TensorRT's Python API reference,
+https://docs.nvidia.com/deeplearning/tensorrt/latest/_static/python-api/infer/.
 """
 
 from __future__ import annotations

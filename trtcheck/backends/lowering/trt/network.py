@@ -3,7 +3,9 @@
 NOT TensorRT (see :mod:`trtcheck.backends.lowering.trt`). Layers are recorded in the order they are
 added, which is an order they can run in. A tensor's shape and type are inferred from its layer's
 inputs by TensorRT's documented rules (:mod:`trtcheck.backends.lowering.trt.layers`), symbolically:
--1 stands for a dimension known only at run time, and nothing is run to find a shape.
+-1 stands for a dimension known only at run time, and nothing is run to find a shape. Pages cited
+as ``Section/Page.html`` are of TensorRT's Python API reference,
+https://docs.nvidia.com/deeplearning/tensorrt/latest/_static/python-api/infer/.
 """
 
 from __future__ import annotations
@@ -16,9 +18,6 @@ from typing import Any
 import torch
 
 from trtcheck.backends.lowering.trt.types import DataType, Dims, ILogger, LayerType, Severity, TensorLocation
-
-PYTHON_API = "https://docs.nvidia.com/deeplearning/tensorrt/latest/_static/python-api/infer/Graph"
-OPERATORS = "https://docs.nvidia.com/deeplearning/tensorrt/latest/_static/operators"
 
 Value = tuple[int | None, ...]  # a shape tensor's known elements (None: known only at run time)
 # Values are followed for tensors this small: shape tensors, the only ones shapes depend on.

@@ -1,5 +1,8 @@
 """TensorRT's enums, ``DataType``, ``Dims`` and ``Weights`` for the behaving stand-in.
 
+Pages cited as ``Section/Page.html`` are of TensorRT's Python API reference,
+https://docs.nvidia.com/deeplearning/tensorrt/latest/_static/python-api/infer/.
+
 NOT TensorRT: the names and values of TensorRT's public Python API, so that Torch-TensorRT's code
 that reads them runs; see :mod:`trtcheck.backends.lowering.trt`.
 """
@@ -13,8 +16,6 @@ from typing import Any
 
 import numpy as np
 import torch
-
-API = "https://docs.nvidia.com/deeplearning/tensorrt/latest/_static/python-api/infer"
 
 
 class TrtEnum(enum.Enum):
