@@ -35,6 +35,7 @@ from trtcheck.backends.lowering.trt.types import (
     SHAPE_TYPES,
     TORCH,
     ActivationType,
+    CausalMaskKind,
     DataType,
     Dims,
     ElementWiseOperation,
@@ -1519,19 +1520,29 @@ class ISqueezeLayer(_AxesLayer):
 class IAttention(ILayer):
     """``tensorrt.IAttention`` (Layers.html#iattention; operators/Attention.html):
     ``normalize(query @ key^T + mask) @ value``, the query already scaled; a BOOL mask keeps where
-    True, a float mask is added; ``causal`` keeps key positions at or before the query's (top-left
-    aligned); query, key and value of one float type."""
+    True, a float mask is added; ``causal_kind`` UPPER_LEFT keeps key positions ``j <= i``,
+    LOWER_RIGHT ``j <= i + (s_kv - s_q)`` (``causal``, the older switch, means UPPER_LEFT); query,
+    key and value of one float type. ``add_attention_v2`` takes the causal kind."""
 
     kind = LayerType.ATTENTION
 
     def __init__(self, network: INetworkDefinition, query: ITensor, key: ITensor, value: ITensor,
-                 norm_op: Any, causal: bool) -> None:
+                 norm_op: Any, causal: Any) -> None:
         super().__init__(network, [query, key, value])
         self.normalization_operation = norm_op
-        self.causal = causal
+        self.causal_kind = causal if isinstance(causal, CausalMaskKind) else \
+            CausalMaskKind.UPPER_LEFT if causal else CausalMaskKind.NONE
         self.decomposable = False
         self.normalization_quantize_scale: Any = None
         self.normalization_quantize_to_type: Any = None
+
+    @property
+    def causal(self) -> bool:
+        return self.causal_kind != CausalMaskKind.NONE
+
+    @causal.setter
+    def causal(self, value: bool) -> None:
+        self.causal_kind = CausalMaskKind.UPPER_LEFT if value else CausalMaskKind.NONE
 
     @property
     def mask(self) -> ITensor | None:
@@ -1561,7 +1572,9 @@ class IAttention(ILayer):
         scores = torch.matmul(q, k.transpose(-1, -2))
         mask = ins[3] if len(ins) > 3 else None
         if self.causal:
-            mask = torch.ones(scores.shape[-2:], dtype=torch.bool).tril()
+            rows, cols = scores.shape[-2:]
+            offset = cols - rows if self.causal_kind == CausalMaskKind.LOWER_RIGHT else 0
+            mask = torch.ones((rows, cols), dtype=torch.bool).tril(offset)
         if mask is not None:
             scores = scores.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else scores + mask
         if self.normalization_operation.name == "SOFTMAX":
@@ -1642,6 +1655,7 @@ ADDERS: dict[str, Any] = {
     "add_resize": _adder(IResizeLayer), "add_normalization": _adder(INormalizationLayer),
     "add_scatter": _adder(IScatterLayer), "add_fill": _add_fill, "add_non_zero": _adder(INonZeroLayer),
     "add_grid_sample": _adder(IGridSampleLayer), "add_attention": _adder(IAttention),
+    "add_attention_v2": _adder(IAttention),
     "add_unsqueeze": _add_unsqueeze, "add_squeeze": _add_squeeze,
 }
 

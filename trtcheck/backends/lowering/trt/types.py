@@ -224,6 +224,7 @@ SerializationFlag = _enum("SerializationFlag", "EXCLUDE_WEIGHTS EXCLUDE_LEAN_RUN
 LayerInformationFormat = _enum("LayerInformationFormat", "ONELINE JSON")
 DeviceType = _enum("DeviceType", "GPU DLA")
 AttentionNormalizationOp = _enum("AttentionNormalizationOp", "NONE SOFTMAX")
+CausalMaskKind = _enum("CausalMaskKind", "NONE UPPER_LEFT LOWER_RIGHT")
 TripLimit = _enum("TripLimit", "COUNT WHILE")
 LoopOutput = _enum("LoopOutput", "LAST_VALUE CONCATENATE REVERSE")
 EngineCapability = _enum("EngineCapability", "STANDARD SAFETY DLA_STANDALONE")
@@ -283,7 +284,7 @@ ENUMS: dict[str, Any] = {e.__name__: e for e in (
     ResizeCoordinateTransformation, ResizeSelector, ResizeRoundMode, PaddingMode, ScaleMode,
     FillOperation, TensorIOMode, TensorLocation, LayerType, NetworkDefinitionCreationFlag,
     ExecutionContextAllocationStrategy, SerializationFlag, LayerInformationFormat, DeviceType,
-    EngineCapability, TensorFormat, AttentionNormalizationOp, TripLimit, LoopOutput)}
+    EngineCapability, TensorFormat, AttentionNormalizationOp, CausalMaskKind, TripLimit, LoopOutput)}
 # The module-level aliases of DataType members (tensorrt.float32, tensorrt.int64, ...).
 ALIASES = {"float32": DataType.FLOAT, "float16": DataType.HALF, "bfloat16": DataType.BF16,
            "int8": DataType.INT8, "int32": DataType.INT32, "int64": DataType.INT64,
