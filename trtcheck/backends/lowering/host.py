@@ -2,8 +2,9 @@
 
 A child of :mod:`trtcheck.process`, started with the code directory of one release as its argument
 (empty for an installed ``torch_tensorrt``). It puts the release's code on ``sys.path``, installs the
-``tensorrt`` stand-in and CUDA shims (:mod:`trtcheck.backends.lowering.standin`; they patch torch,
-which is why this is a separate process), imports ``torch_tensorrt`` and serves requests:
+``tensorrt`` stand-in and CUDA shims (:mod:`trtcheck.backends.lowering.standin`, or with ``behaving``
+the one that builds and runs engines, :mod:`trtcheck.backends.lowering.trt`; they patch torch, which
+is why this is a separate process), imports ``torch_tensorrt`` and serves requests:
 
 - ``("compile", key, program_bytes, call, settings, device)``: ``dynamo.compile(program, **call,
   **settings, dryrun=True)`` with what a real compile does differently reproduced (see
