@@ -177,8 +177,8 @@ def _reason(text: str) -> str:
     return lines[-1].strip()[:400] if lines else "no message"
 
 
-def worker(suite: Path, release: str, listing: bool) -> int:
-    """Answer on stdout: the case ids (``listing``), or, for each id read from stdin, a JSON line."""
+def worker(suite: Path, release: str) -> int:
+    """Answer on stdout: first the case ids, then for each id read from stdin a JSON line."""
     import warnings
 
     warnings.simplefilter("ignore")
@@ -192,11 +192,8 @@ def worker(suite: Path, release: str, listing: bool) -> int:
     except Exception:
         print(json.dumps({"fatal": traceback.format_exc()}), file=real_stdout, flush=True)
         return 1
-    if listing:
-        print(json.dumps({"ids": _ids(suite, package), "unimportable": UNIMPORTABLE}), file=real_stdout,
-              flush=True)
-        return 0
-    print(json.dumps({"ready": True}), file=real_stdout, flush=True)
+    print(json.dumps({"ids": _ids(suite, package), "unimportable": UNIMPORTABLE}), file=real_stdout,
+          flush=True)
     for line in sys.stdin:
         test_id = line.strip()
         if not test_id:
@@ -221,8 +218,10 @@ class Worker:
                                       str(suite), "--release", release], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
         first = self._line(600)
-        if first is None or "ready" not in first:
-            raise RuntimeError(f"the worker did not start: {first}")
+        if first is None or "ids" not in first:
+            raise SystemExit(f"the worker did not start: {(first or {}).get('fatal', 'no reply')}")
+        self.ids: list[str] = first["ids"]
+        self.unimportable: dict[str, str] = first["unimportable"]
 
     def _line(self, timeout: float) -> dict[str, Any] | None:
         assert self.proc.stdout is not None
@@ -247,21 +246,10 @@ class Worker:
         self.proc.wait()
 
 
-def list_cases(suite: Path, release: str) -> tuple[list[str], dict[str, str]]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        p for p in (str(BENCHMARKS.parent), os.environ.get("PYTHONPATH")) if p)}
-    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", "--list", "--suite",
-                           str(suite), "--release", release], capture_output=True, text=True, env=env,
-                          check=False)
-    reply = json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else {}
-    if "ids" not in reply:
-        raise SystemExit(f"cannot list the suite's cases: {reply.get('fatal') or done.stderr[-2000:]}")
-    return list(reply["ids"]), dict(reply["unimportable"])
-
-
-def run_cases(suite: Path, release: str, ids: list[str], timeout: float) -> list[dict[str, Any]]:
+def run_cases(suite: Path, release: str, ids: list[str], timeout: float,
+              current: Worker | None = None) -> list[dict[str, Any]]:
+    """Each case in a worker (``current`` first), a new one after a crash or a hang."""
     records: list[dict[str, Any]] = []
-    current: Worker | None = None
     for n, test_id in enumerate(ids, 1):
         if current is None:
             current = Worker(suite, release)
@@ -326,7 +314,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write every case's record here")
     parser.add_argument("--quick", action="store_true", help="this repository's own converter cases")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--list", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.quick:
         args.suite = QUICK_SUITE
@@ -334,9 +321,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--suite DIR (or --quick) is required")
     suite = args.suite.resolve()
     if args.worker:
-        return worker(suite, args.release, args.list)
+        return worker(suite, args.release)
     started = time.perf_counter()
-    ids, unimportable = list_cases(suite, args.release)
+    first = Worker(suite, args.release)
+    ids, unimportable = first.ids, first.unimportable
     total = len(ids)
     if args.sample is not None and args.sample < total:
         ids = sorted(random.Random(args.seed).sample(ids, args.sample))
@@ -345,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, why in unimportable.items():
         print(f"not imported, its cases not counted: {name}: {why}")
     print()
-    records = run_cases(suite, args.release, ids, args.timeout)
+    records = run_cases(suite, args.release, ids, args.timeout, first)
     wall = time.perf_counter() - started
     if args.json:
         args.json.write_text(json.dumps({"release": args.release, "suite": str(suite), "total": total,
