@@ -5,7 +5,10 @@ arguments a line). ``--jq`` is applied by the real ``jq``, as gh applies its own
 
 The state: ``compare`` ({"BASE...HEAD": {"status": …, "files": […]}}), ``runs`` (the answers of
 successive ``gh run list`` calls, the last one repeated), ``releases`` ([{"tagName", "isDraft",
-"isPrerelease", …}]) and ``refs`` ({"v1": sha}).
+"isPrerelease", "latest", …}], in the order they were created), ``refs`` ({"v1": sha}) and,
+optionally, ``tokens`` ({GH_TOKEN: [permissions]}): then a write to refs needs a token listed
+(else 401) with ``contents`` among its permissions (else 403), as GitHub checks before it reads
+the request.
 """
 
 from __future__ import annotations
@@ -55,6 +58,17 @@ def api(state: dict[str, Any], path: str, options: dict[str, list[str]]) -> Any:
         raise Refused(f"gh: Not Found (HTTP 404) {path}")
     path = path.removeprefix(repo)
     refs: dict[str, str] = state.setdefault("refs", {})
+    if method != "GET" and path.startswith("git/refs") and "tokens" in state:
+        rights = state["tokens"].get(os.environ.get("GH_TOKEN", ""))
+        if rights is None:
+            raise Refused("gh: Bad credentials (HTTP 401)")
+        if "contents" not in rights:
+            raise Refused("gh: Resource not accessible by personal access token (HTTP 403)")
+    if method == "GET" and path == "releases/latest":
+        shown = latest_release(state.get("releases", []))
+        if shown is None:
+            raise Refused("gh: Not Found (HTTP 404)")
+        return {"tag_name": shown["tagName"]}
     if method == "GET" and path.startswith("compare/"):
         if path.removeprefix("compare/") not in state.get("compare", {}):
             raise Refused("gh: Not Found (HTTP 404)")
@@ -77,9 +91,20 @@ def api(state: dict[str, Any], path: str, options: dict[str, list[str]]) -> Any:
         tag = fields["ref"].removeprefix("refs/tags/")
         if tag in refs:
             raise Refused("gh: Reference already exists (HTTP 422)")
+        if set(fields["sha"]) == {"0"}:
+            raise Refused("gh: Object does not exist (HTTP 422)")
         refs[tag] = fields["sha"]
         return {"ref": fields["ref"]}
     raise Refused(f"fake gh: no answer for {method} {path}")
+
+
+def latest_release(releases: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The release GitHub shows as latest: the last one created marked so, else the last one
+    created that is neither a draft nor a pre-release."""
+    published = [r for r in releases if not (r.get("isDraft") or r.get("isPrerelease"))]
+    marked = [r for r in published if r.get("latest") == "true"]
+    unmarked = [r for r in published if r.get("latest") != "false"]
+    return (marked or unmarked or [None])[-1]
 
 
 def release(state: dict[str, Any], verb: str, positional: list[str],

@@ -175,10 +175,11 @@ def test_every_report_counts_the_rows_decided_and_names_the_verdicts() -> None:
     assert again.decided() == (1, 2) and again.changes[0].latency.processes == (6, 6)
     assert "1 of 2 rows decided" in count_line(again)
     text = render_changes(head)
-    assert "**slower**" in text and "not enough evidence after 6 processes" in text
+    assert "**speedup over eager worsened -" in text and "slower" not in text
+    assert "not enough evidence after 6 processes" in text
     assert "Bonferroni" in text
     page = render_html(head, strict_xfail=False)
-    assert "1 of 2 rows decided" in page and "slower: +" in page
+    assert "1 of 2 rows decided" in page and "speedup over eager worsened -" in page
 
 
 # --- end to end: trtcheck ab in a scratch git repository ----------------------------------------
@@ -250,8 +251,13 @@ def test_ab_flags_a_compiled_only_slowdown_and_names_the_row(tmp_path: Path) -> 
     out = tmp_path / "report"
     proc = _ab(_repo(tmp_path, planted=True), out, 5)  # 5 a side: one disturbed one is cut
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "slower: mm::chain[float32] inductor" in proc.stdout
+    assert "mm::chain[float32] inductor -: speedup over eager worsened -" in proc.stdout
     assert "1 of 1 rows decided" in proc.stdout
+    # the exit code, the terminal's verdict, every report's headline and junit.xml agree
+    from conftest import assert_headlines
+
+    assert_headlines(out, 1, proc.stdout)
+    assert "FAIL: 1 speedup regression" in proc.stdout
     record = json.loads((out / "results.json").read_text())
     section = record["ab"]
     assert [p["side"] for p in section["processes"]] == [
@@ -268,7 +274,9 @@ def test_ab_flags_a_compiled_only_slowdown_and_names_the_row(tmp_path: Path) -> 
     # diff judges an ab record's sides by the same rule
     again = subprocess.run([sys.executable, "-m", "trtcheck", "diff", str(out / "results.json"),
                             "--fail-on", "regression"], capture_output=True, text=True, timeout=120)
-    assert again.returncode == 1 and "**slower**" in again.stdout, again.stdout + again.stderr
+    assert again.returncode == 1 and "**speedup over eager worsened -" in again.stdout, \
+        again.stdout + again.stderr
+    assert again.stdout.splitlines()[-1] == "FAIL: 1 speedup regression"
 
 
 @pytest.mark.slow
@@ -276,6 +284,7 @@ def test_ab_of_the_same_zoo_tree_exits_0(tmp_path: Path) -> None:
     out = tmp_path / "report"
     proc = _ab(_repo(tmp_path, planted=False), out, 2)  # however few, it must never flag
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "; same tree: base and head ran the same code" in proc.stdout
     section = json.loads((out / "results.json").read_text())["ab"]
     assert section["same_tree"] and section["sides"]["base"]["commit"] != \
         section["sides"]["head"]["commit"]
@@ -316,3 +325,88 @@ def test_two_plain_runs_are_judged_by_the_weaker_rule_and_say_so() -> None:
     text = render_changes(head)
     assert "Rule over runs" in text and "weaker rule than `trtcheck ab`'s" in text
     assert "rows decided" not in text
+
+
+def _planted(metric: str, fail_on: str = "regression", *, sides: dict | None = None) -> Record:
+    """An ab record, judged as run_ab judges it, whose head made the model six times slower in
+    eager and compiled alike: the speedup over eager went from 0.5 to about 1.2, the backend's
+    latency from 0.2 ms to about 1.2 ms, six processes a side."""
+    rng = random.Random(3)
+    base, head = _row("mlp", 0.5), _row("mlp", 1.2)
+    figures = {base.key: {
+        "base": [ProcessFigure(i, "pass", s, 0.2 * f) for i, (s, f) in
+                 enumerate(zip(_draw(rng, 6, 0.0, 0.02), _draw(rng, 6, 0.0, 0.02), strict=True))],
+        "head": [ProcessFigure(i, "pass", 1.2 * s, 1.2 * f) for i, (s, f) in
+                 enumerate(zip(_draw(rng, 6, 0.0, 0.02), _draw(rng, 6, 0.0, 0.02), strict=True))]}}
+    base_rec = Record({}, {}, [base])
+    head_rec = Record({"started": "2026-12-02T05:00:00+00:00"},
+                      {"gate": {"fail_on": fail_on, "metric": metric, "threshold": THRESHOLD}},
+                      [head])
+    level = Level(ALPHA, 1, 4)
+    _, diff = ab.judge(base_rec, head_rec, figures, metric=metric, threshold=THRESHOLD,
+                       level=level)
+    head_rec.baseline = diff.to_dict()
+    head_rec.ab = {"level": level.to_dict(), "base_rows": [base.to_dict()],
+                   "sides": sides or {"base": {"ref": "v0", "commit": "b" * 40, "tree": "1" * 40},
+                                      "head": {"ref": "working tree", "commit": "b" * 40,
+                                               "tree": None, "dirty": True}},
+                   "same_tree": False,
+                   "rows": [{"case_id": base.case_id, "backend": base.backend,
+                             "profile": base.profile,
+                             **{s: ab.side_dict(figures[base.key][s]) for s in ("base", "head")}}]}
+    return head_rec
+
+
+@pytest.mark.parametrize(("metric", "fail_on", "code", "headline"), [
+    ("latency", "regression", 1, "FAIL: 1 latency regression"),
+    ("latency", "failures", 0, "PASS: 1 rows, none fails the run; 1 latency regression not "
+                               "gated (--fail-on failures)"),
+    ("speedup", "regression", 0, "PASS: 1 rows, none fails the run"),
+])
+def test_a_planted_ab_heads_every_report_as_its_exit_code_says(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], metric: str, fail_on: str,
+        code: int, headline: str) -> None:
+    """A head six times slower in eager and compiled alike, re-rendered by ``trtcheck report``
+    in-process: the exit code and every headline agree; under the speedup metric the row's
+    speedup over eager improved, and every report says it got slower on the same line."""
+    from conftest import assert_headlines
+
+    from trtcheck.cli import main
+    from trtcheck.results.record import save
+
+    out = tmp_path / "rep"
+    save(_planted(metric, fail_on), out / "results.json")
+    assert main(["report", str(out)]) == code
+    terminal = capsys.readouterr().out
+    assert_headlines(out, code, terminal)
+    assert headline in terminal.splitlines()
+    report = (out / "report.md").read_text()
+    line = next(li for li in report.split("## Head against base")[1].splitlines()
+                if li.startswith("| zoo::mlp"))
+    assert "slower +" in line and "faster" not in report
+    if metric == "speedup":
+        assert "speedup over eager improved +" in line and "; slower +" in line
+    page = (out / "report.html").read_text()
+    changes = page.split('id="changes"')[1].split("</section>")[0]
+    assert '<g class="pass">' not in changes and "started 2026-12-02T05:00:00+00:00" in changes
+    assert '<a href="#changes">head against base</a>' in page
+
+
+def test_each_side_is_labelled_for_what_it_ran(tmp_path: Path) -> None:
+    """A dirty working tree is "working tree (uncommitted changes on COMMIT)" in every report;
+    one tree on both sides is "same tree" in the headline."""
+    from trtcheck.render import render_comment, render_markdown
+    from trtcheck.render.terminal import render_summary
+
+    record = _planted("latency")
+    label = f"working tree (uncommitted changes on {'b' * 40})"
+    for text in (render_markdown(record, strict_xfail=False), render_html(record, strict_xfail=False),
+                 render_comment(record, strict_xfail=False, changes=render_changes(record))):
+        text = text.replace("\\", "")  # Markdown's escapes
+        assert label in text and f"v0 ({'b' * 40})" in text
+    same = _planted("latency", sides={s: {"ref": r, "commit": c * 40, "tree": "1" * 40}
+                                      for s, r, c in (("base", "v0", "b"), ("head", "v1", "c"))})
+    same.ab["same_tree"] = True
+    assert render_summary(same, strict_xfail=False).splitlines()[-1].endswith(
+        "; same tree: base and head ran the same code")
+    assert "same tree" in render_markdown(same, strict_xfail=False).split("**Result:")[1][:300]

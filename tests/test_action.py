@@ -75,8 +75,8 @@ def test_manifest(manifest: Path) -> None:
 
 
 def test_outputs_of_the_main_action() -> None:
-    assert set(ACTION["outputs"]) == {"status", "exit-code", "passed", "failed", "errors",
-                                      "report-dir", "comment-file", "results-json"}
+    assert set(ACTION["outputs"]) == {"status", "exit-code", "passed", "failed", "errors", "verdict",
+                                      "regressions", "report-dir", "comment-file", "results-json"}
     assert ACTION["inputs"]["comment"]["default"] == "false"
     assert ACTION["inputs"]["device"]["default"] == ACTION["inputs"]["out"]["default"] == ""
     # the token's value reaches only the comment step (another step only tests it for empty)
@@ -157,7 +157,8 @@ def test_pull_request_recipes_are_safe_as_written() -> None:
             assert "github.event.pull_request.number" in workflow["concurrency"]["group"], name
             for job_name, job in workflow["jobs"].items():
                 if "self-hosted" in str(job.get("runs-on")):
-                    # a fork's code waits for a maintainer's approval before it runs there
+                    # the base workflow's second look at a fork's job (the approval setting is
+                    # what GitHub enforces: docs/action.md)
                     assert "head.repo.full_name != github.repository" in str(job["environment"]), \
                         (name, job_name)
         if "workflow_run" in str(triggers):
@@ -308,10 +309,18 @@ def test_install_from_a_git_archive_of_the_tag(tmp_path: Path) -> None:
     subprocess.run(["tar", "-x", "-C", str(unpacked)], input=archive, check=True)
     assert "describe-name: v9.8.7" in (unpacked / ".git_archival.txt").read_text()
     before = sorted(p.relative_to(unpacked) for p in unpacked.rglob("*"))
+    # the workspace (the step's folder) holds modules named as the ones the step runs
+    decoy = f"open({str(tmp_path / 'decoy-ran')!r}, 'a').write(__name__ + '\\n')\n"
+    (tmp_path / "pip").mkdir()
+    for name in ("__init__.py", "__main__.py"):
+        (tmp_path / "pip" / name).write_text(decoy)
+    for name in ("venv.py", "sysconfig.py", "ensurepip.py"):
+        (tmp_path / name).write_text(decoy + "raise SystemExit(0)\n")
     proc = install(tmp_path, unpacked)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert _installed_version(tmp_path / "runner-temp" / "trtcheck-venv") == "9.8.7"
     assert sorted(p.relative_to(unpacked) for p in unpacked.rglob("*")) == before
+    assert not (tmp_path / "decoy-ran").exists()
 
 
 def test_tensorrt_extra_without_a_matching_torch_tensorrt_stops_before_pip(tmp_path: Path) -> None:
@@ -339,6 +348,7 @@ def test_tensorrt_extra_without_a_matching_torch_tensorrt_stops_before_pip(tmp_p
     ({"reduce": "1"}, "reduce must be true or false"),
     ({"install-torch": "yes"}, "install-torch must be true or false"),
     ({"cache": "off"}, "cache must be true or false"),
+    ({"allow-pull-request-target": "yes"}, "allow-pull-request-target must be true or false"),
 ])
 def test_install_step_rejects_bad_inputs(tmp_path: Path, inputs: dict[str, str],
                                          message: str) -> None:
@@ -350,6 +360,29 @@ def test_install_step_rejects_bad_inputs(tmp_path: Path, inputs: dict[str, str],
     assert f"::error title=trtcheck::{message}" in proc.stdout
     assert not (tmp_path / "ran").exists()
     assert read_outputs(tmp_path / "output") == {"exit-code": "2", "status": "error"}
+
+
+@pytest.mark.parametrize(("event", "allow", "refused"), [
+    ("pull_request_target", "false", True), ("pull_request_target", "true", False),
+    ("pull_request", "false", False)])
+def test_pull_request_target_is_refused_unless_the_caller_accepts_it(
+        tmp_path: Path, event: str, allow: str, refused: bool) -> None:
+    python = _recorder(tmp_path, 'touch "$ARGS_FILE"\n')
+    env = {**runner_env(tmp_path, ARGS_FILE=str(tmp_path / "ran"), GITHUB_EVENT_NAME=event),
+           **step_env("Install trtcheck", {"python": str(python),
+                                            "allow-pull-request-target": allow}, {})}
+    proc = run_step("Install trtcheck", env, tmp_path)
+    errors = [x for x in proc.stdout.splitlines() if x.startswith("::error")]
+    assert (tmp_path / "ran").exists() is not refused, proc.stdout + proc.stderr
+    if refused:
+        assert proc.returncode == 2
+        (error,) = errors
+        assert error.startswith("::error title=trtcheck::refusing to run under "
+                                "pull_request_target: the job holds a write token")
+        assert "allow-pull-request-target: true" in error
+        assert read_outputs(tmp_path / "output") == {"exit-code": "2", "status": "error"}
+    else:
+        assert not [e for e in errors if "pull_request_target" in e]
 
 
 def test_run_step_maps_hostile_inputs_to_arguments(tmp_path: Path) -> None:
@@ -455,6 +488,7 @@ def test_simulated_run_on_the_sample_zoo(tmp_path: Path, fork: bool) -> None:
     outputs = read_outputs(tmp_path / "output")
     assert outputs == {
         "status": "fail", "exit-code": "1", "passed": "5", "failed": "1", "errors": "0",
+        "verdict": "FAIL: 1 of 6 rows fail the run", "regressions": "0",
         "report-dir": str(out), "comment-file": str(out / "comment.md"),
         "results-json": str(out / "results.json"),
     }
@@ -691,6 +725,31 @@ def test_release_runs_on_version_tags_after_ci_and_publishes_by_trusted_publishi
     assert set(re.findall(r"secrets\.(\w+)", text)) == {"RELEASE_TAG_TOKEN"}
     (move,) = [s for s in jobs["release"]["steps"] if s.get("name") == "Move the major tag"]
     assert move["env"]["GH_TOKEN"] == "${{ secrets.RELEASE_TAG_TOKEN || github.token }}"
+    # kept in an environment limited to release tags, named by the jobs that read it
+    for name, job in jobs.items():
+        assert ("RELEASE_TAG_TOKEN" in str(job)) is (job.get("environment") == "release-tag"), name
+
+
+def test_no_secret_outside_an_environment() -> None:
+    """zizmor's auditor persona, which reports what the default one leaves out."""
+    proc = subprocess.run([_tool("zizmor"), "--offline", "--persona=auditor", "--no-progress",
+                           "--format=plain", "action.yml", "comment/action.yml", ".github/"],
+                          capture_output=True, text=True, check=False, cwd=REPO)
+    assert "completed .github/workflows/release.yml" in proc.stderr + proc.stdout
+    assert "secrets-outside-env" not in proc.stdout, proc.stdout
+
+
+def test_the_release_build_pins_its_tools_within_the_build_requires() -> None:
+    from packaging.requirements import Requirement
+
+    (step,) = [s for s in RELEASE["jobs"]["build"]["steps"]
+               if s.get("name") == "Build the sdist and the wheel"]
+    pins = dict(re.findall(r"\b([A-Za-z][\w.-]*)==([\w.]+)", step["run"]))
+    assert {"build", "setuptools", "setuptools-scm"} <= set(pins)
+    assert "python -m build --no-isolation" in step["run"]
+    requires = tomllib.loads((REPO / "pyproject.toml").read_text())["build-system"]["requires"]
+    for requirement in map(Requirement, requires):
+        assert requirement.specifier.contains(pins[requirement.name]), requirement
 
 
 def _notes_step() -> str:
@@ -731,11 +790,18 @@ def test_changelog_keeps_a_changelog() -> None:
         assert re.fullmatch(r"\[\d+\.\d+\.\d+\] - \d{4}-\d{2}-\d{2}", heading), heading
     kinds = set(re.findall(r"^### (.*)$", text, re.M))
     assert kinds <= {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}
-    # the newest release is the one the docs' examples pin, and each has its link
-    newest = headings[1].split("]")[0].lstrip("[")
+    # the newest release is the one the docs' examples pin (before the first, the one the
+    # changelog announces), and each has its link; nothing is listed twice
+    first = re.search(r"^Nothing is released yet: the first release, (\d+\.\d+\.\d+), is",
+                      text, re.M)
+    assert (first is None) is (len(headings) > 1)
+    newest = first.group(1) if first else headings[1].split("]")[0].lstrip("[")
     tags = {tag for example in readme_workflows().values()
             for name, _, tag in USES.findall(example) if name.startswith(REPOSITORY)}
     assert tags == {f"v{newest}"}
+    assert re.search(r"^\[Unreleased\]: https://\S+$", text, re.M)
+    entries = re.findall(r"^- (.{30})", text, re.M)
+    assert len(entries) == len(set(entries)), "an entry is listed twice"
     for heading in headings[1:]:
         version = heading.split("]")[0].lstrip("[")
         assert re.search(rf"^\[{re.escape(version)}\]: https://\S+/v{re.escape(version)}$", text,
@@ -743,15 +809,20 @@ def test_changelog_keeps_a_changelog() -> None:
 
 
 def test_the_first_release_notes_are_its_section_exactly(tmp_path: Path) -> None:
-    shutil.copy(REPO / "CHANGELOG.md", tmp_path / "CHANGELOG.md")
+    """The first release as docs/development.md cuts it: [Unreleased]'s entries moved under
+    the version's dated heading; the notes are that section, from its first kind of change."""
+    text = (REPO / "CHANGELOG.md").read_text()
+    unreleased = text.split("## [Unreleased]\n\n", 1)[1].split("\n\n[Unreleased]: ")[0]
+    entries = unreleased[unreleased.index("### Added"):]
+    cut = (text.split("## [Unreleased]")[0] + "## [Unreleased]\n\n## [1.0.0] - 2026-12-31\n\n"
+           + entries + "\n\n[1.0.0]: https://github.com/o/r/releases/tag/v1.0.0\n")
+    (tmp_path / "CHANGELOG.md").write_text(cut)
     proc = subprocess.run(["bash", "-eo", "pipefail", "-c", _notes_step()], cwd=tmp_path,
                           env={**os.environ, "TAG": "v1.0.0"}, capture_output=True, text=True,
                           check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     notes = (tmp_path / "release-notes.md").read_text()
-    section = (REPO / "CHANGELOG.md").read_text().split("## [1.0.0] - ")[1].split("\n", 1)[1]
-    assert notes.startswith("### Added\n")
-    assert notes == section.split("\n\n[Unreleased]: ")[0].strip("\n") + "\n"
+    assert notes.startswith("### Added\n") and notes == entries.strip("\n") + "\n"
 
 
 # The Marketplace: GitHub's list of colors, and the icons used here (Feather icon names).

@@ -31,6 +31,7 @@ QUICK: dict[str, tuple[list[str], str]] = {
     "bench_latency_stability.py": (["--quick"], TABLE),
     "bench_merge.py": (["--quick"], TABLE),
     "bench_overhead.py": (["--quick"], TABLE),
+    "bench_pairs.py": (["--quick", "--work", "{work}"], TABLE),
     "bench_plant.py": (["--device", "cpu", "--quick", "--out", "{work}"], TABLE),
     "bench_reduce.py": (["--quick", "--out", "{work}/reduce"], TABLE),
     "bench_startup.py": (["--quick"], TABLE),

@@ -7,6 +7,7 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -130,6 +131,87 @@ def _scm_version(where: Path) -> str:
     proc = subprocess.run([sys.executable, "-m", "setuptools_scm"], cwd=where, capture_output=True,
                           text=True, check=True)
     return proc.stdout.strip()
+
+
+def _archive_version(repo: Path, ref: str, into: Path) -> str:
+    """The version of a `git archive` of ``ref``, as `uses: OWNER/NAME@ref` downloads it."""
+    into.mkdir()
+    archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", ref],
+                             capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return _scm_version(into)
+
+
+def _describe_patterns() -> tuple[str, str]:
+    """The describe command's glob and exclude, which .git_archival.txt repeats."""
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools_scm"]
+    command = config["scm"]["git"]["describe_command"]
+    match, exclude = (command[command.index(flag) + 1] for flag in ("--match", "--exclude"))
+    assert f"match={match},exclude={exclude})" in (REPO / ".git_archival.txt").read_text()
+    return match, exclude
+
+
+@pytest.mark.parametrize(("tag", "version"), [
+    ("v2.0.0-beta", "2.0.0b0"), ("v2.0.0rc1", "2.0.0rc1"), ("v2.0.0-rc.2", "2.0.0rc2"),
+    ("v2.0.0a1", "2.0.0a1"), ("v2.0.0.post1", "2.0.0.post1"),
+    ("v2.0.0.dev3", None),  # left out of the lookup: the version is the untagged one
+])
+def test_a_pre_release_tag_gives_its_version(tmp_path: Path, tag: str, version: str | None) -> None:
+    """A tag the describe glob finds is read as its PEP 440 version, from a checkout and from a
+    `git archive`, on its commit and on a later one; a .devN tag is not looked at."""
+    from packaging.version import Version
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for name in ("pyproject.toml", ".git_archival.txt", ".gitattributes"):
+        shutil.copy2(REPO / name, repo / name)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo)]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "first"]):
+        subprocess.run([*git, *args], check=True, capture_output=True)
+    # no tag yet: a checkout builds 0.1.devN+g<commit>, an archive 0.0
+    untagged = _scm_version(repo)
+    assert re.fullmatch(r"0\.1\.dev1\+g[0-9a-f]{7,}", untagged)
+    assert _archive_version(repo, "HEAD", tmp_path / "untagged") == "0.0"
+    subprocess.run([*git, "tag", tag], check=True)
+    assert _scm_version(repo) == (version or untagged)
+    assert _archive_version(repo, tag, tmp_path / "tagged") == (version or "0.0")
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "after"], check=True)
+    after = _scm_version(repo)
+    assert ".dev1+g" in after if version else after.startswith("0.1.dev2+g")
+    assert Version(after) > Version(version or untagged)
+    archived = _archive_version(repo, "HEAD", tmp_path / "after")  # its own abbreviation
+    assert archived == "0.0" if version is None else archived.split("+g")[0] == after.split("+g")[0]
+
+
+@pytest.mark.slow
+def test_a_pre_release_tag_builds(tmp_path: Path) -> None:
+    from test_action import tagged_checkout
+
+    clone = tagged_checkout(tmp_path, "v2.0.0-beta")
+    proc = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--wheel", "--outdir",
+                           str(tmp_path / "dist"), str(clone)], capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert [p.name for p in (tmp_path / "dist").iterdir()] == [
+        "torch_trtcheck-2.0.0b0-py3-none-any.whl"]
+
+
+def test_the_version_pattern_takes_every_tag_the_describe_glob_finds() -> None:
+    import fnmatch
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools_scm"]
+    regex = re.compile(config["tag"]["regex"])
+    match, exclude = _describe_patterns()
+
+    def found(tag: str) -> bool:
+        return fnmatch.fnmatchcase(tag, match) and not fnmatch.fnmatchcase(tag, exclude)
+
+    for tag in ("v1.2.3", "v2.0.0-beta", "v2.0.0-beta.2", "v2.0.0rc1", "v2.0.0.post1",
+                "v10.20.30-rc.4"):
+        assert found(tag) and regex.fullmatch(tag), tag
+    for tag in ("v1", "v1.2", "1.2.3", "latest", "v2.0.0.dev3", "v2.0.0-dev"):
+        assert not found(tag), tag
+    assert regex.fullmatch("0.0")  # setuptools-scm's stand-in where no tag is found
 
 
 def _self_test(clone: Path, version: str) -> int:

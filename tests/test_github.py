@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from conftest import REPO
 
 from trtcheck.cli import github, main
+from trtcheck.process import WORKFLOW_VARIABLES, Child, child_env
 from trtcheck.render.annotations import (
     MAX_ANNOTATIONS,
     escape_data,
@@ -65,6 +69,7 @@ def test_report_writes_outputs_annotations_and_comment(
     out = read_outputs(actions_env)
     assert out == {
         "status": "fail", "exit-code": "1", "passed": "67", "failed": "1", "errors": "0",
+        "verdict": "FAIL: 1 of 78 rows fail the run", "regressions": "0",
         "report-dir": str(results.parent), "comment-file": str(results.parent / "comment.md"),
         "results-json": str(results),
     }
@@ -167,3 +172,109 @@ def test_the_failed_and_errors_outputs_add_up_to_the_rows_that_fail_the_run(
     out = read_outputs(actions_env)
     assert (out["failed"], out["errors"]) == (("2", "3") if strict else ("1", "3"))
     assert int(out["failed"]) + int(out["errors"]) == n_failing(record, strict_xfail=strict)
+
+
+# --- the zoo's code and the workflow's files --------------------------------------------------
+
+HOSTILE_ZOO = '''
+import os
+
+import torch
+
+import trtcheck
+
+NAMES = {names!r}
+
+
+def tamper(where):
+    """What a hostile model does: every workflow file it can find, written to."""
+    seen = sorted(n for n in NAMES if os.environ.get(n))
+    with open(os.environ["SEEN_FILE"], "a") as fh:
+        fh.write(where + ":" + ",".join(seen) + "\\n")
+    for name in seen:
+        with open(os.environ[name], "a") as fh:
+            fh.write("PATH=/evil\\nLD_PRELOAD=/evil.so\\nstatus<<EOF\\npass\\nEOF\\n/evil/bin\\n")
+
+
+tamper("import")
+
+
+class Hostile(torch.nn.Module):
+    def forward(self, x):
+        tamper("forward")
+        return x + 1
+
+
+@trtcheck.model(variants=("float32",))
+def hostile(variant):
+    tamper("factory")
+    return Hostile(), (torch.randn(3),)
+'''
+
+
+@pytest.mark.parametrize("isolate", [True, False], ids=["isolated", "no-isolate"])
+def test_a_hostile_zoo_cannot_reach_the_workflows_files(tmp_path: Path, isolate: bool) -> None:
+    """The CLI as the Action's run step starts it, the runner's files and tokens in its
+    environment: the zoo's code finds none of them, at import, in its factory or its forward,
+    in a worker or (--no-isolate) in trtcheck's own process, so a later step sees nothing of it."""
+    zoo = tmp_path / "zoo"
+    zoo.mkdir()
+    (zoo / "hostile.py").write_text(HOSTILE_ZOO.format(names=sorted(WORKFLOW_VARIABLES)))
+    files = {n: tmp_path / "runner" / n.lower() for n in WORKFLOW_VARIABLES
+             if n in ("GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY",
+                      "GITHUB_STATE")}
+    files["GITHUB_OUTPUT"].parent.mkdir()
+    for path in files.values():
+        path.write_text("")
+    env = {k: v for k, v in os.environ.items() if k not in WORKFLOW_VARIABLES}
+    env.update({n: f"secret-{n}" for n in WORKFLOW_VARIABLES}, GITHUB_ACTIONS="true",
+               SEEN_FILE=str(tmp_path / "seen"), **{n: str(p) for n, p in files.items()})
+    out = tmp_path / "report"
+    args = ["run", str(zoo), "--backend", "eager", "--device", "cpu", "--out", str(out), "-q"]
+    proc = subprocess.run([sys.executable, "-m", "trtcheck", *args,
+                           *([] if isolate else ["--no-isolate"])],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # the tampering ran everywhere the zoo's code runs, and found nothing to tamper with
+    seen = (tmp_path / "seen").read_text().splitlines()
+    assert {line.split(":")[0] for line in seen} == {"import", "factory", "forward"}, seen
+    assert all(line.endswith(":") for line in seen), seen
+    for name, path in files.items():
+        if name != "GITHUB_OUTPUT":
+            assert path.read_text() == "", name
+    # trtcheck's own outputs still reach the step, and nothing else does
+    assert read_outputs(files["GITHUB_OUTPUT"]) == {
+        "status": "pass", "exit-code": "0", "passed": "1", "failed": "0", "errors": "0",
+        "verdict": "PASS: 1 rows, none fails the run", "regressions": "0",
+        "report-dir": str(out), "comment-file": str(out / "comment.md"),
+        "results-json": str(out / "results.json")}
+
+
+def test_every_child_process_starts_without_the_workflows_files(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """process.Child, which starts the collector, the worker and the lowering host."""
+    for name in WORKFLOW_VARIABLES:
+        monkeypatch.setenv(name, "x")
+    monkeypatch.setenv("TRTCHECK_KEPT", "y")
+    script = tmp_path / "child.py"
+    script.write_text("import os, sys\nfrom trtcheck.process import Parent\n"
+                      "Parent(sys.argv[1:]).send(dict(os.environ))\n")
+    for env in (None, {**os.environ, "EXTRA": "z"}):
+        child = Child(str(script), env=env)
+        try:
+            assert child.poll(60)
+            seen = child.receive()
+        finally:
+            child.kill()
+        assert not WORKFLOW_VARIABLES & set(seen)
+        assert seen["TRTCHECK_KEPT"] == "y" and ("EXTRA" in seen) is (env is not None)
+    assert child_env({"GITHUB_ENV": "f", "GITHUB_WORKSPACE": "w"}) == {"GITHUB_WORKSPACE": "w"}
+
+
+def test_the_outputs_file_is_withheld_while_a_command_runs(
+        actions_env: Path, tmp_path: Path) -> None:
+    with github.withheld():
+        assert "GITHUB_OUTPUT" not in os.environ
+        github.write_outputs(0, tmp_path, None)  # still written, to the withheld file
+    assert os.environ["GITHUB_OUTPUT"] == str(actions_env)
+    assert read_outputs(actions_env)["status"] == "pass"

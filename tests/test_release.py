@@ -37,11 +37,10 @@ def _run(sha: str, conclusion: str, run_id: int, attempt: int = 1,
 class Repo:
     """The fake GitHub repository a step runs against, and what the steps did to it."""
 
-    def __init__(self, tmp_path: Path, *, tag: str, has_tag_token: bool = False,
-                 **state: Any) -> None:
+    def __init__(self, tmp_path: Path, *, tag: str, tag_token: str = "", **state: Any) -> None:
         self.tmp = tmp_path
         self.tag = tag
-        self.has_tag_token = has_tag_token
+        self.tag_token = tag_token  # RELEASE_TAG_TOKEN's value, "" when it is not set
         self.state_file = tmp_path / "gh-state.json"
         self.calls_file = tmp_path / "gh-calls.jsonl"
         self.state_file.write_text(json.dumps({"repo": "o/r", **state}))
@@ -65,12 +64,11 @@ class Repo:
     def _expressions(self) -> dict[str, str]:
         """The values of the expressions release.yml's steps use."""
         preflight = self.outputs.get("preflight", {})
-        token = "tag-token" if self.has_tag_token else "workflow-token"
         return {
             "github.token": "workflow-token", "github.ref_name": self.tag, "github.sha": SHA,
             "github.event.repository.default_branch": "main",
-            "secrets.RELEASE_TAG_TOKEN != ''": str(self.has_tag_token).lower(),
-            "secrets.RELEASE_TAG_TOKEN || github.token": token,
+            "secrets.RELEASE_TAG_TOKEN": self.tag_token,
+            "secrets.RELEASE_TAG_TOKEN || github.token": self.tag_token or "workflow-token",
             **{f"needs.preflight.outputs.{k}": v for k, v in preflight.items()},
         }
 
@@ -121,11 +119,14 @@ def test_nothing_is_announced_before_it_is_published() -> None:
     steps = [s.get("name") for s in JOBS["release"]["steps"]]
     assert steps[1:] == ["Create the release", "Move the major tag"]
     assert "gh release create" in JOBS["release"]["steps"][1]["run"]
-    # every gh release and tag change is in the release job, which needs the publish job
+    # every gh release and tag change is in the release job, which needs the publish job;
+    # preflight's one write is the tag token's trial, to a commit that cannot exist
     for name, job in JOBS.items():
         text = str(job)
         if name != "release":
-            assert "gh release create" not in text and "git/refs" not in text, name
+            assert "gh release create" not in text, name
+            assert text.count("git/refs") == (name == "preflight"), name
+    assert f"sha={'0' * 40}" in str(JOBS["preflight"])
     publish = JOBS["publish"]["steps"][-1]
     assert publish["with"]["skip-existing"] is True
 
@@ -201,12 +202,13 @@ def _released(*tags: str, draft: str = "") -> list[dict[str, Any]]:
 ])
 def test_the_major_tag_moves_only_forward(tmp_path: Path, tag: str, released: list[str],
                                           plan: dict[str, str]) -> None:
-    compare = {f"{SHA}...main": {"status": "ahead", "files": []}}
+    compare = {f"{SHA}...main": {"status": "ahead", "files": []},
+               f"{OLD}...{SHA}": {"status": "ahead", "files": []}}
     repo = Repo(tmp_path, tag=tag, compare=compare,
                 releases=_released(*released, draft="v1.4.0"))
     proc = repo.step("preflight", PLAN)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert repo.outputs["preflight"] == plan
+    assert repo.outputs["preflight"] == {k: plan[k] for k in ("major", "move")}
     if plan["move"] == "false" and plan["major"] == "v1":
         assert "::notice title=release::v1 stays on v1.3.0, above v1.2.5" in proc.stdout
     # the whole release job on that plan: the tag is created, moved or left alone
@@ -239,14 +241,14 @@ def test_moving_across_a_workflow_change_needs_the_tag_token_before_publishing(
     assert "Workflows read and write" in error and "docs/development.md" in error
     # with the token the plan passes, and the move uses it
     (tmp_path / "b").mkdir()
-    repo = Repo(tmp_path / "b", tag="v1.3.0", has_tag_token=True, refuse_moving={
+    repo = Repo(tmp_path / "b", tag="v1.3.0", tag_token="tag-token", refuse_moving={
         "v1": "refusing to allow a GitHub App to create or update workflow"}, **state)
     assert repo.step("preflight", PLAN).returncode == 0
     moved = repo.step("release", "Move the major tag")
     assert moved.returncode == 0, moved.stderr
     assert repo.state["refs"]["v1"] == SHA
     # without it the same move is what GitHub refuses: the check above is what stops it first
-    repo.has_tag_token = False
+    repo.tag_token = ""
     repo.state_file.write_text(json.dumps({**repo.state, "refs": {"v1": OLD}}))
     assert repo.step("release", "Move the major tag").returncode == 1
 
@@ -288,7 +290,7 @@ def test_rerunning_the_release_job_after_a_partial_release(tmp_path: Path) -> No
     assert len(patches) == 1  # the second run found v1 already there
     # and the whole workflow re-run: the plan still moves v1, which is already there
     assert repo.step("preflight", PLAN).returncode == 0
-    assert repo.outputs["preflight"] == {"major": "v1", "move": "true", "latest": "true"}
+    assert repo.outputs["preflight"] == {"major": "v1", "move": "true"}
 
 
 def test_the_first_release_creates_the_major_tag(tmp_path: Path) -> None:
@@ -302,3 +304,85 @@ def test_the_first_release_creates_the_major_tag(tmp_path: Path) -> None:
     assert repo.state["refs"] == {"v1": SHA}
     (post,) = [c for c in repo.calls() if "POST" in c]
     assert "ref=refs/tags/v1" in post and f"sha={SHA}" in post
+
+
+def test_a_rerun_of_an_older_releases_jobs_leaves_the_major_tag_and_latest_alone(
+        tmp_path: Path) -> None:
+    """v1.2.0's release job failed; v1.3.0 was released and moved v1; then v1.2.0's failed jobs
+    are re-run, with the plan its preflight made before v1.3.0 existed."""
+    newer = "b" * 40
+    repo = Repo(tmp_path, tag="v1.2.0", releases=_released("v1.1.0"), refs={"v1": OLD},
+                compare={f"{SHA}...main": {"status": "ahead", "files": []},
+                         f"{OLD}...{SHA}": {"status": "ahead", "files": []},
+                         f"{newer}...{SHA}": {"status": "behind", "files": []}})
+    assert repo.step("preflight", PLAN).returncode == 0
+    assert repo.outputs["preflight"] == {"major": "v1", "move": "true"}
+    # meanwhile: v1.3.0 released, marked latest, and v1 moved onto its commit
+    state = repo.state
+    state["releases"].append({"tagName": "v1.3.0", "isDraft": False, "isPrerelease": False,
+                              "latest": "true"})
+    state["refs"]["v1"] = newer
+    repo.state_file.write_text(json.dumps(state))
+    (tmp_path / "dist").mkdir()
+    (tmp_path / "dist" / "torch_trtcheck-1.2.0.tar.gz").write_text("x")
+    (tmp_path / "release-notes.md").write_text("- 1.2.0\n")
+    created, moved = repo.job("release")
+    assert created.returncode == 0, created.stdout + created.stderr
+    assert moved.returncode == 1
+    (error,) = _errors(moved)
+    assert error == (f"::error title=release::v1 stays on {newer}: v1.2.0's commit {SHA} is not "
+                     "after it (behind), and v1 only moves forward")
+    assert repo.state["refs"] == {"v1": newer}
+    assert not [c for c in repo.calls() if "PATCH" in c or "POST" in c]
+    (made,) = [r for r in repo.state["releases"] if r["tagName"] == "v1.2.0"]
+    assert made["latest"] == "false"  # v1.3.0 stays the latest
+
+
+@pytest.mark.parametrize(("token", "missing"), [
+    ("tag-token", None),
+    ("read-only-token", "the permission Contents: read and write on o/r"),
+    ("expired-token", "a valid token: it is expired, revoked or mistyped"),
+])
+def test_the_tag_token_is_tried_before_anything_is_published(
+        tmp_path: Path, token: str, missing: str | None) -> None:
+    tokens = {"tag-token": ["contents", "workflows"], "read-only-token": [],
+              "workflow-token": ["contents"]}
+    repo = Repo(tmp_path, tag="v1.3.0", tag_token=token, tokens=tokens, refs={"v1": OLD},
+                releases=_released("v1.2.0"),
+                compare={f"{SHA}...main": {"status": "ahead", "files": []}})
+    proc = repo.step("preflight", PLAN)
+    (probe,) = [c for c in repo.calls() if "POST" in c]
+    assert probe[:2] == ["api", "--method"] and "ref=refs/tags/v1" in probe
+    assert f"sha={'0' * 40}" in probe  # a commit that cannot exist: nothing is ever made
+    assert repo.state["refs"] == {"v1": OLD}
+    if missing is None:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "RELEASE_TAG_TOKEN may write tags in o/r" in proc.stdout
+    else:
+        assert proc.returncode == 1
+        (error,) = _errors(proc)
+        assert error.startswith(f"::error title=release::RELEASE_TAG_TOKEN cannot move v1: it "
+                                f"lacks {missing}. Nothing was published.")
+        assert "environment release-tag" in error
+    # without the secret there is nothing to try
+    (tmp_path / "none").mkdir()
+    bare = Repo(tmp_path / "none", tag="v1.3.0", tokens=tokens, refs={"v1": OLD},
+                releases=_released("v1.2.0"),
+                compare={f"{SHA}...main": {"status": "ahead", "files": []},
+                         f"{OLD}...{SHA}": {"status": "ahead", "files": []}})
+    assert bare.step("preflight", PLAN).returncode == 0
+    assert not [c for c in bare.calls() if "POST" in c]
+
+
+def test_latest_goes_only_to_the_newest_release(tmp_path: Path) -> None:
+    """Each release in turn, decided when it is created: a backport or a fix of an older major
+    leaves the latest where it is."""
+    (tmp_path / "dist").mkdir()
+    (tmp_path / "release-notes.md").write_text("- x\n")
+    repo = Repo(tmp_path, tag="v1.3.0", releases=_released("v1.3.0"))
+    for tag, latest in (("v1.4.0", "true"), ("v1.3.1", "false"), ("v2.0.0", "true"),
+                        ("v1.5.0", "false"), ("v2.0.1", "true")):
+        repo.tag = tag
+        assert repo.step("release", "Create the release").returncode == 0
+        (made,) = [r for r in repo.state["releases"] if r["tagName"] == tag]
+        assert made["latest"] == latest, tag

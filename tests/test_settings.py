@@ -25,7 +25,7 @@ ACTION = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
 # and the comment's own inputs.
 ACTION_OWN_INPUTS = {"paths", "args", "extras", "python", "install-torch", "torch-index-url",
                      "cache", "summary", "artifact", "comment", "comment-header", "comment-author",
-                     "ab-base",
+                     "ab-base", "allow-pull-request-target",
                      "github-token"}
 
 

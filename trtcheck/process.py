@@ -8,6 +8,10 @@ whatever else needs a process of its own (a crash or a hang there costs one row,
 installed package. The child runs in a session of its own (a Ctrl-C on the terminal reaches
 trtcheck, which decides) and asks the kernel to kill it when trtcheck dies.
 
+A child's environment is trtcheck's without :data:`WORKFLOW_VARIABLES` (:func:`child_env`): the
+zoo's code runs there, and must not find the files through which a GitHub Actions step steers
+the steps after it, nor the runner's tokens.
+
 Messages are tuples whose first item names their kind, pickled by value over two pipes, so that
 whatever the child prints cannot corrupt them. A child that fails sends ``("error", Failure)``:
 one error format for every child, turned back into an exception by :meth:`Failure.exception`.
@@ -37,6 +41,23 @@ STARTUP_S = 300.0
 START = ("import runpy, sys; target = sys.argv.pop(1); del sys.path[0]; "
          "runpy.run_path(target, run_name='__main__') if target.endswith('.py') else "
          "runpy.run_module(target, run_name='__main__', alter_sys=True)")
+
+
+# The runner's files that later steps read (environment variables, PATH entries, outputs, the
+# job summary, an action's saved state) and its tokens: never in the environment of a process
+# that runs the zoo's code. trtcheck itself writes only $GITHUB_OUTPUT (cli/github.py).
+WORKFLOW_VARIABLES = frozenset({
+    "GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_STATE",
+    "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "GH_ENTERPRISE_TOKEN",
+    "ACTIONS_RUNTIME_TOKEN", "ACTIONS_RUNTIME_URL", "ACTIONS_RESULTS_URL", "ACTIONS_CACHE_URL",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL",
+})
+
+
+def child_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``env`` (this process's environment when None) without :data:`WORKFLOW_VARIABLES`."""
+    return {k: v for k, v in (os.environ if env is None else env).items()
+            if k not in WORKFLOW_VARIABLES}
 
 
 def python_command(target: str, *args: str) -> list[str]:
@@ -113,7 +134,7 @@ class Child:
         self.proc = subprocess.Popen(
             python_command(target, str(to_child_r), str(to_parent_w), str(os.getpid()), *args),
             pass_fds=(to_child_r, to_parent_w), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-            env=env, start_new_session=True,
+            env=child_env(env), start_new_session=True,
         )
         os.close(to_child_r)
         os.close(to_parent_w)

@@ -2,21 +2,27 @@
 a report is about, read from the runner's variables and its event file.
 
 Active only when ``GITHUB_ACTIONS=true``; everything here reads the environment the runner
-sets, so the action always learns where trtcheck put its reports.
+sets, so the action always learns where trtcheck put its reports. The runner's files and tokens
+(:data:`trtcheck.process.WORKFLOW_VARIABLES`) are taken out of this process's environment for
+as long as a command runs (:func:`withheld`), before any zoo code is imported: with
+``--no-isolate`` that code runs in this process. Only this module still sees them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trtcheck.errors import Exit
-from trtcheck.render.text import RunLink, n_failing
+from trtcheck.process import WORKFLOW_VARIABLES
+from trtcheck.render.text import RunLink, n_failing, plain
+from trtcheck.results.verdict import job_verdict
 from trtcheck.status import ERRORS, Status
 
 if TYPE_CHECKING:  # the record imports torch; an argument error's outputs must not wait for it
@@ -25,6 +31,23 @@ if TYPE_CHECKING:  # the record imports torch; an argument error's outputs must 
 _SHA = re.compile(r"[0-9a-f]{7,64}")
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _URL = re.compile(r"https://[A-Za-z0-9.-]+(:[0-9]+)?")
+
+_withheld: dict[str, str] = {}
+
+
+@contextlib.contextmanager
+def withheld() -> Iterator[None]:
+    """The runner's files and tokens out of ``os.environ`` while the block runs, kept here for
+    :func:`write_outputs`; put back after it (for a caller in the same process)."""
+    taken = {name: os.environ.pop(name) for name in sorted(WORKFLOW_VARIABLES)
+             if name in os.environ}
+    _withheld.update(taken)
+    try:
+        yield
+    finally:
+        for name in taken:
+            _withheld.pop(name, None)
+        os.environ.update(taken)
 
 
 def active(env: Mapping[str, str] = os.environ) -> bool:
@@ -65,18 +88,25 @@ def _head_sha(env: Mapping[str, str]) -> str | None:
 
 
 def write_outputs(code: int, out_dir: Path | None, record: Record | None, *,
-                  strict_xfail: bool = False, env: Mapping[str, str] = os.environ) -> None:
-    """Append the step outputs to ``$GITHUB_OUTPUT``.
+                  strict_xfail: bool = False, env: Mapping[str, str] | None = None) -> None:
+    """Append the step outputs to ``$GITHUB_OUTPUT`` (``env``: this process's environment and
+    what :func:`withheld` keeps).
 
     ``out_dir`` is None when trtcheck stopped before it had one (a usage error)."""
+    env = {**os.environ, **_withheld} if env is None else env
     if not active(env) or not env.get("GITHUB_OUTPUT"):
         return
     rows = record.rows if record else []
     errors = sum(r.status in ERRORS for r in rows)
     failing = n_failing(record, strict_xfail=strict_xfail) if record else 0
+    judged = job_verdict(record, strict_xfail=strict_xfail) if record else None
     outputs = {
         "status": Exit(code).status if code in set(Exit) else "error",
         "exit-code": str(int(code)),
+        # the headline every report starts with; empty when trtcheck stopped before a record,
+        # or exits otherwise than the record's verdict says (reduce with nothing to reduce)
+        "verdict": plain(judged.headline) if judged and judged.exit_code == code else "",
+        "regressions": str(judged.regressions) if judged else "0",
         "passed": str(sum(r.status is Status.PASS for r in rows)),
         "failed": str(failing - errors),  # the failing rows that are not errors
         "errors": str(errors),

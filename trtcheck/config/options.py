@@ -47,8 +47,8 @@ class Gate:
     failing rows; ``metric`` and ``threshold`` decide what a regression is."""
 
     fail_on: str = setting("fail_on")
-    metric: str = setting("regression_metric")
-    threshold: float = setting("regression_threshold", float)
+    metric: str = setting("metric")
+    threshold: float = setting("threshold", float)
 
 
 def _profiles(names: list[str]) -> tuple[Profile, ...]:
@@ -88,6 +88,7 @@ class Options:
     verbosity: int = unrecorded(BY_KEY["verbose"].default - BY_KEY["quiet"].default)
     config_file: Path | None = setting("config")
     backend_note: str | None = unrecorded()
+    config_warnings: tuple[str, ...] = unrecorded(())  # e.g. a config key under its old name
     nan: str = setting("nan")
     fallback: str = setting("fallback")
     ci: bool = unrecorded(False)  # the CI environment variable is set

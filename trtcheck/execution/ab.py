@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,7 @@ class Tree:
     tree: str | None
     root: Path
     paths: tuple[Path, ...]
+    dirty: bool = False  # the working tree, with changes not committed on ``commit``
 
 
 @dataclass
@@ -117,7 +119,7 @@ def checkout(top: Path, side: str, ref: str | None, paths: tuple[Path, ...],
         commit = _git(top, "rev-parse", "HEAD")
         dirty = bool(_git(top, "status", "--porcelain"))
         yield Tree(side, None, commit, None if dirty else _git(top, "rev-parse", "HEAD^{tree}"),
-                   top, paths)
+                   top, paths, dirty)
         return
     commit = commit_of(top, ref)
     where = into / side
@@ -241,6 +243,7 @@ def run_ab(opts: Options, backends: Mapping[str, BackendClass], base_ref: str,
     settings = opts.ab
     seed = settings.seed if settings.seed is not None else random.SystemRandom().randrange(2**31)
     started = time.monotonic()
+    started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     with tempfile.TemporaryDirectory(prefix="trtcheck-ab-") as tmp:
         work = Path(tmp)
         with checkout(top, "base", base_ref, paths, work) as base, \
@@ -257,9 +260,11 @@ def run_ab(opts: Options, backends: Mapping[str, BackendClass], base_ref: str,
     diff = ab.to_diff(base_rec, head_rec, decisions, figures, metric=opts.gate.metric,
                       threshold=opts.gate.threshold, level=level)
     head_rec.baseline = diff.to_dict()
+    head_rec.environment["started"] = started_at
     head_rec.environment["duration_s"] = round(time.monotonic() - started, 3)
     head_rec.ab = {
         "sides": {t.side: {"ref": t.ref or "working tree", "commit": t.commit, "tree": t.tree,
+                           "dirty": t.dirty,
                            "zoo_paths": [str(p.relative_to(t.root)) for p in t.paths]}
                   for t in (base, head)},
         "same_tree": base.tree is not None and base.tree == head.tree,

@@ -11,7 +11,6 @@ point estimate beyond the threshold. No torch, no scipy: the t distribution is c
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
@@ -132,6 +131,13 @@ def decide(base: Sequence[float], head: Sequence[float], *, metric: str, thresho
     else:
         verdict = UNDECIDED
     return Decision(verdict, math.exp(d), math.exp(low), math.exp(high), n, p, level)
+
+
+def geometric_mean(values: Sequence[float]) -> float:
+    """The geometric mean of a side's per-process figures: the statistic the rule's change is
+    the ratio of, and the one figure each side's reports show; NaN without a figure."""
+    logs = [math.log(v) for v in values if v > 0 and math.isfinite(v)]
+    return math.exp(_mean(logs)) if logs else math.nan
 
 
 def _trimmed(xs: Sequence[float]) -> tuple[float, float, int]:
@@ -288,17 +294,20 @@ def to_diff(base: Record, head: Record, decisions: Mapping[RowKey, Decision],
         if decision is None or c.before is None or c.after is None:
             changes.append(replace(c, latency=None))
             continue
-        sides = [figures_of(figures[key][side], metric) for side in SIDES]
-        before, after = (math.exp(_mean([math.log(v) for v in values])) if values else math.nan
-                         for values in sides)
-        ms = [figures_of(figures[key][side], "latency") for side in SIDES]
-        before_ms, after_ms = (statistics.median(v) if v else None for v in ms)
+        before, after = (geometric_mean(figures_of(figures[key][side], metric)) for side in SIDES)
+        before_ms, after_ms = (ms if ms == ms else None for ms in (  # NaN: no figure
+            geometric_mean(figures_of(figures[key][side], "latency")) for side in SIDES))
         interval = ((decision.low, decision.high)
                     if decision.low is not None and decision.high is not None else None)
+        other = "latency" if metric == "speedup" else "speedup"
+        # the figure not gated, judged by the same test at the same level, never gated
+        seen = decide(*(figures_of(figures[key][side], other) for side in SIDES), metric=other,
+                      threshold=threshold, level=level.per_test)
         changes.append(replace(c, latency=LatencyChange(
             metric, before, after, decision.change if decision.change is not None else math.nan,
             _VERDICTS.get(decision.verdict, decision.verdict), before_ms=before_ms, after_ms=after_ms,
-            interval=interval, processes=decision.processes)))
+            interval=interval, processes=decision.processes, other_metric=other,
+            other_slowdown=seen.change, other_verdict=_VERDICTS.get(seen.verdict, seen.verdict))))
     return replace(diff, changes=changes, rule=PROCESSES, level=level.to_dict())
 
 
@@ -340,6 +349,20 @@ def sequential(keys: Sequence[RowKey], figures: Callable[[], Figures],
         if not undecided or more <= 0 or not measure_more(undecided, more):
             return decisions
         per_side += more
+
+
+def side_label(section: Mapping[str, Any] | None, side: str) -> str | None:
+    """What a side of an ``ab`` record ran, in the words every report uses: ``v0 (COMMIT)``,
+    ``working tree (COMMIT)``, or ``working tree (uncommitted changes on COMMIT)``; None for a
+    record not made by ``ab``."""
+    entry = ((section or {}).get("sides") or {}).get(side)
+    if not entry:
+        return None
+    ref, commit = entry.get("ref") or "working tree", entry.get("commit") or "unknown commit"
+    # records before "dirty" was kept: the working tree's hash was kept only when it was clean
+    if entry.get("dirty", ref == "working tree" and entry.get("tree") is None):
+        return f"{ref} (uncommitted changes on {commit})"
+    return f"{ref} ({commit})"
 
 
 def sides(record: Record) -> tuple[Record, Record, dict[RowKey, dict[str, list[ProcessFigure]]]]:
