@@ -27,7 +27,11 @@ def test_without_tensorrt_the_default_is_lowering_on_the_release_for_this_torch(
     assert opts.backends == ("lowering",)
     assert opts.backend_note is not None
     assert opts.backend_note.startswith("no backend named: using lowering, Torch-TensorRT 2.13")
-    assert "a prediction at the graph level, not TensorRT" in opts.backend_note
+    # By default the release's converters run over the TensorRT stand-in (lowering_dryrun off).
+    assert "a prediction at the converters and engine, not TensorRT" in opts.backend_note
+    dry = backends.choose(resolve((FIXTURES,), device="cpu", lowering_dryrun=True))
+    assert dry.backend_note is not None
+    assert "a prediction at the graph level, not TensorRT" in dry.backend_note
 
 
 def test_without_the_code_the_default_is_emulate_naming_both_reasons(

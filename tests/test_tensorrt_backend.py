@@ -833,3 +833,78 @@ def test_real_compile_runs_end_to_end_through_the_stand_in(release: Callable[[st
         with torch.no_grad():
             for call, got in zip(at or [args], reply["outputs"], strict=True):
                 _close(got, model(*call))
+
+
+# 5. The tensorrt backend's whole path, past dryrun, through the behaving stand-in --------------
+# Section 3's tests need TensorRT and a GPU and skip everywhere else; these run the same backend
+# code (settings adaptation, the real compile, the engine cache and its outcome, the runtime, the
+# output check, the module timed and the memory recorded) on CPU over the stand-in for each
+# release. NOT TensorRT: the numbers are PyTorch's; these test trtcheck's code, not TensorRT.
+
+STANDIN_TENSORRT = {"2.12.1": "10.16.1", "2.13.0": "11.0.0", "2.14.0": "11.1.0"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", REAL)
+def test_standin_rope_complex64_matches_eager(release: Callable[[str], RealRelease], version: str) -> None:
+    """Section 3's RoPE test through the stand-in: complex in, real out, through engines."""
+    model, args = RoPE().eval(), rope_inputs()
+    result = release(version).compile(model, args, dryrun=False)
+    with torch.no_grad():
+        torch.testing.assert_close(result.outputs, model(*args), rtol=1e-5, atol=1e-5)
+    assert result.evidence.engines and result.evidence.engines >= 1
+    assert result.evidence.path[0].startswith("complex → real")
+    assert "dryrun" not in result.call
+    assert result.evidence.versions["tensorrt"] == STANDIN_TENSORRT[version]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", REAL)
+def test_standin_int64_scatter_matches_eager(release: Callable[[str], RealRelease], version: str) -> None:
+    """Section 3's int64 test through the stand-in: the converters keep int64, values beyond int32
+    survive, and the engine's output comes back int64."""
+    model, args = ScatterIds().eval(), scatter_inputs()
+    result = release(version).compile(model, args, dryrun=False)
+    with torch.no_grad():
+        expected = model(*args)
+    assert result.outputs.dtype == torch.int64 and torch.equal(result.outputs, expected)
+    assert "int64 native" in result.evidence.path
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", REAL)
+def test_standin_compiled_module_is_timed_as_a_user_calls_it(
+        release: Callable[[str], RealRelease], version: str) -> None:
+    """Section 3's timing test through the stand-in: the output check wraps the compared callable,
+    the module dynamo.compile returned is the one timed, and both give eager's values (the
+    complex outputs this release hands back as float (..., 2), as in section 2's getitem test)."""
+    model = TwoComplexOutputs().eval()
+    args = tuple(torch.randn(4, 8, dtype=torch.complex64) for _ in range(2))
+    result = release(version).compile(model, args, dryrun=False)
+    assert result.checked and result.timed not in ("CheckedOutputs",)
+    with torch.no_grad():
+        expected = model(*args)
+    for got in (result.outputs, result.timed_outputs):
+        for g, e in zip(got, expected, strict=True):
+            torch.testing.assert_close(g, e if g.dtype == e.dtype else torch.view_as_real(e))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", REAL)
+def test_standin_engine_cache_saves_the_built_engines(release: Callable[[str], RealRelease],
+                                                     version: str, tmp_path: Path) -> None:
+    """The engine cache's settings and outcome through a real compile: each engine built is saved
+    in the cache's directory, read from Torch-TensorRT's own log. (Reuse refits the cached engine
+    through ``tensorrt.Refitter``, which the stand-in does not have: not exercised here.)"""
+    torch.manual_seed(0)
+    model, args = Vision().eval(), (torch.randn(2, 3, 8, 8),)
+    result = release(version).compile(model, args, dryrun=False, cache_dir=str(tmp_path))
+    # avg_pool2d with ceil_mode and padding is refused by its validator: it runs in PyTorch,
+    # between two engines.
+    assert result.evidence.fallbacks == ["aten.avg_pool2d.default"] and result.evidence.engines == 2
+    assert result.evidence.details["engine_cache"] == {"from_cache": 0, "saved": 2}
+    assert result.call["cache_built_engines"] is True and result.call["reuse_cached_engines"] is True
+    assert any(tmp_path.rglob("*")), "the engine was written under the cache directory"
+    with torch.no_grad():
+        _close(result.outputs, model(*args))
+    assert result.memory == result.evidence.details["engine_memory"]["plan_bytes"] > 0

@@ -12,9 +12,10 @@ predictions with PyTorch's numbers, never TensorRT's.
 
 ``tensorrt``: ``TensorRTBackend().compile`` unchanged: settings adaptation, call
 arguments, the release's own ``dynamo.compile`` with its signature, warnings and logs, partition
-reading, and the first call's output check. Only ``dynamo.compile`` is wrapped, to add
-``dryrun=True`` (no TensorRT builder here) with the real compile's early return reproduced
-(``Compiler.as_real``).
+reading, the engine cache and its outcome, the first call's output check, the module it times
+and the engine memory it records. ``dynamo.compile`` is wrapped to record its arguments and, with
+``dryrun`` (the default), to add ``dryrun=True`` with the real compile's early return reproduced
+(``Compiler.as_real``); without, the release's real compile runs through the behaving stand-in.
 
 Dryrun builds no TensorRT engine. With ``engines=True`` each ``_run_on_acc_*`` block is replaced
 by the lowering host's ``Engine``: a STAND-IN for a TensorRT engine that runs the block with
@@ -56,6 +57,9 @@ class Result:
     checked: bool  # whether compiled.fn checks its outputs (a complex output)
     inputs: list[Any]  # dynamo.compile's arg_inputs: a tensor's shape, or an Input's shape dict
     at_shapes: list[tuple[Any, Any]]  # at each shape set other than the example: (inputs, outputs)
+    timed: str  # the class of the module trtcheck times (the one dynamo.compile returned)
+    timed_outputs: Any  # that module's call on copies of the inputs, as the timing loop makes it
+    memory: int | None  # the engines' device memory, as the run records it
 
 
 class RealRelease:
@@ -66,14 +70,16 @@ class RealRelease:
 
     def compile(self, model: torch.nn.Module, args: tuple[Any, ...], profile: Profile | None = None,
                 kwargs: dict[str, Any] | None = None, engines: bool = True,
-                dynamic_shapes: Any = None) -> Result:
+                dynamic_shapes: Any = None, dryrun: bool = True,
+                cache_dir: str | None = None) -> Result:
         """``dynamic_shapes``: exported with them, and the backend given the shape plan a run
-        makes (:func:`trtcheck.program.shapes.plan_shapes`)."""
+        makes (:func:`trtcheck.program.shapes.plan_shapes`); without ``dryrun``, the release's
+        real compile through the behaving stand-in; ``cache_dir``: the engine cache on, there."""
         kwargs = kwargs or {}
         blob = io.BytesIO()
         torch.export.save(torch.export.export(model, args, kwargs, dynamic_shapes=dynamic_shapes), blob)
         return Result(**self.host.request("tensorrt", blob.getvalue(), args, kwargs,
-                                          profile or Profile("default"), engines))
+                                          profile or Profile("default"), engines, dryrun, cache_dir))
 
     def real_compile(self, model: torch.nn.Module, args: tuple[Any, ...],
                      dynamic: dict[int, tuple[int, int, int]] | None = None,
@@ -96,7 +102,7 @@ class RealRelease:
 
 # In the subprocess ------------------------------------------------------------------------------
 
-_STATE: dict[str, Any] = {"engines": True, "calls": [], "wrapped": False}
+_STATE: dict[str, Any] = {"engines": True, "dryrun": True, "calls": [], "wrapped": False}
 
 
 def _dryrun(compiler: Compiler) -> None:
@@ -109,6 +115,9 @@ def _dryrun(compiler: Compiler) -> None:
                                 if k not in ("arg_inputs", "kwarg_inputs", "inputs")})
         _STATE["inputs"] = [dict(x.shape) if isinstance(x, compiler.ttrt.Input) else tuple(x.shape)
                             for x in kwargs.get("arg_inputs", kwargs.get("inputs", []))]
+        if not _STATE["dryrun"]:  # the real compile: converters, builder, runtime of the stand-in
+            with contextlib.redirect_stdout(io.StringIO()):
+                return real(program, *args, **kwargs)
         seen: dict[str, Any] = {}
         with compiler.as_real(seen), contextlib.redirect_stdout(io.StringIO()):
             module = real(program, *args, **kwargs, dryrun=True)
@@ -143,24 +152,29 @@ def real_compile(request: tuple[Any, ...], compiler: Compiler) -> dict[str, Any]
 def handle(request: tuple[Any, ...], compiler: Compiler, modules: dict[int, Any]) -> dict[str, Any]:
     if request[0] == "standin":
         return real_compile(request, compiler)
-    _, blob, args, kwargs, profile, engines = request
+    _, blob, args, kwargs, profile, engines, dryrun, cache_dir = request
     if not _STATE["wrapped"]:
         _dryrun(compiler)
     _STATE["engines"] = engines
+    _STATE["dryrun"] = dryrun
     program = torch.export.load(io.BytesIO(blob))
     shapes = plan_shapes(program, (args, kwargs))
-    compiled = TensorRTBackend().compile(CompileJob(program, args, kwargs, profile, "cpu",
-                                                    ranges=shapes.ranges))
+    compiled = TensorRTBackend().compile(CompileJob(
+        program, args, kwargs, profile, "cpu", ranges=shapes.ranges,
+        engine_cache=cache_dir is not None, cache_dir=cache_dir))
     inputs = clone((args, kwargs))
     at_shapes = []
     with torch.no_grad():
         outputs = compiled.fn(*inputs[0], **inputs[1])
+        timed_inputs = clone((args, kwargs))
+        timed_outputs = compiled.timed(*timed_inputs[0], **timed_inputs[1])
         for at in shapes.sets[1:]:
             resized = resize(program, (args, kwargs), at)
             at_shapes.append((resized, compiled.fn(*clone(resized)[0], **clone(resized)[1])))
     return {"evidence": compiled.evidence, "call": _STATE["calls"][-1], "outputs": outputs,
             "checked": not isinstance(compiled.fn, torch.nn.Module), "inputs": _STATE["inputs"],
-            "at_shapes": at_shapes}
+            "at_shapes": at_shapes, "timed": type(compiled.timed).__name__,
+            "timed_outputs": timed_outputs, "memory": compiled.memory}
 
 
 if __name__ == "__main__":

@@ -42,7 +42,8 @@ def instantiate(opts: Options) -> dict[str, Backend]:
         ref = BackendRef.parse(name)
         if ref.name == LOWERING:
             made[name] = LoweringBackend(labels.get(ref.release) if ref.release else
-                                         next(iter(opts.torch_tensorrt), None))
+                                         next(iter(opts.torch_tensorrt), None),
+                                         dryrun=opts.lowering_dryrun)
         else:
             made[name] = REGISTRY[name]()
     return made
@@ -101,9 +102,12 @@ def _default(opts: Options) -> Options:
     low_reason = lowering.unavailable_reason(opts.device)
     if low_reason is None:
         return replace(opts, backends=(LOWERING,), backend_note=(
-            f"no backend named: using lowering, Torch-TensorRT {lowering.version}'s own lowering "
-            "and partitioning with its TensorRT blocks run by PyTorch: a prediction at the graph "
-            f"level, not TensorRT ({trt_reason or 'a Torch-TensorRT release was named'})"
+            f"no backend named: using lowering, Torch-TensorRT {lowering.version}'s own code "
+            + ("(lowering and partitioning, its TensorRT blocks run by PyTorch): a prediction at "
+               "the graph level" if opts.lowering_dryrun else
+               "(its converters, over a TensorRT stand-in that runs each engine with PyTorch): a "
+               "prediction at the converters and engine")
+            + f", not TensorRT ({trt_reason or 'a Torch-TensorRT release was named'})"
             + (f"; {lowering.fetched}" if lowering.fetched else "")))
     if opts.fallback == "none":
         raise NoFallback(_no_fallback(opts, low_reason))

@@ -102,6 +102,7 @@ class Options:
     reduce_attempts: int = setting("reduce_attempts")
     keep_real_values: bool = setting("keep_real_values")
     time_predictions: bool = setting("time_predictions")
+    lowering_dryrun: bool = setting("lowering_dryrun")
     ab: ab_settings.ABSettings = dataclasses.field(default_factory=ab_settings.defaults)
     # An ``ab`` process after the first of its side: its figures and its comparison with eager
     # are wanted, the export (where no backend compiles from it), the analysis and the dtype

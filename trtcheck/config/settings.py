@@ -93,6 +93,10 @@ SETTINGS: tuple[Setting, ...] = (
             "wheel, an unpacked release or a version (repeatable: one set of lowering@VERSION "
             "rows per release) [the installed one, else the release for this torch].",
             flag="--torch-tensorrt", multiple=True, metavar=CHOICE_OF_TORCH_TENSORRT, rows=True),
+    Setting("lowering_dryrun", bool, False, "The lowering backend stops at Torch-TensorRT's "
+            "dryrun: its lowering and partitioning only, each TensorRT block run by PyTorch, "
+            "faster and blind to the converters and the engine [false: the release's real compile "
+            "through the TensorRT stand-in].", flag="--lowering-dryrun", rows=True),
     Setting("run_profiles", list, ["default"], "Settings profile (repeatable) [default].",
             flag="--profile", multiple=True, metavar="NAME", action="profiles", field="profiles",
             rows=True),

@@ -220,7 +220,8 @@ def _releases(record: Record) -> str:
             for case, profile in cells]
     headers = ["case", "profile", *(md(BackendRef.parse(b).release or "") for b in releases)]
     return ("## Torch-TensorRT releases\n\nThe lowering backend on each release named with "
-            f"`--torch-tensorrt` ({PREDICTION_MARK} predictions at the graph level).\n\n"
+            f"`--torch-tensorrt` ({PREDICTION_MARK} predictions through Torch-TensorRT's code, "
+            "not TensorRT).\n\n"
             + _table(headers, rows))
 
 

@@ -47,9 +47,11 @@ NO_SPEEDUP = "n/a (prediction)"
 KIND_NOTES = {
     Kind.EMULATED: ("a prediction of TensorRT's dtype behaviour, made by trtcheck's emulate "
                     "backend with PyTorch, not a TensorRT measurement"),
-    Kind.LOWERED: ("a prediction at the graph level: Torch-TensorRT's own lowering and "
-                   "partitioning ran, and its TensorRT blocks were executed by PyTorch, so the "
-                   "numbers are PyTorch's, not TensorRT's kernels; not a TensorRT measurement"),
+    Kind.LOWERED: ("a prediction: Torch-TensorRT's own code ran (its converters, over a "
+                   "TensorRT stand-in that builds and runs each engine with PyTorch; with "
+                   "--lowering-dryrun its lowering and partitioning only, each TensorRT block "
+                   "run by PyTorch), so the numbers are PyTorch's, not TensorRT's kernels; not "
+                   "a TensorRT measurement"),
 }
 
 # Where torch, Torch-TensorRT and TensorRT came from, under the Action (``stack.sources``).

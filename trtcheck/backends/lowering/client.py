@@ -29,11 +29,13 @@ class HostDied(RuntimeError):
 class LoweringHost:
     """One lowering host process for one Torch-TensorRT release."""
 
-    def __init__(self, source: CodeSource, target: str = HOST) -> None:
-        """``target``: the module or script the child runs (its ``main`` serves the requests)."""
+    def __init__(self, source: CodeSource, target: str = HOST, behaving: bool = False) -> None:
+        """``target``: the module or script the child runs (its ``main`` serves the requests);
+        ``behaving``: over the TensorRT stand-in that builds and runs engines."""
         self.source = source
         self.log: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
-        self.child = Child(target, str(source.path or ""), log=self.log,
+        self.child = Child(target, str(source.path or ""), *(["behaving"] if behaving else []),
+                           log=self.log,
                            env={**os.environ, **HOST_ENV})
         self.keys = itertools.count()
         try:

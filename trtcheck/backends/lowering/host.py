@@ -6,9 +6,11 @@ A child of :mod:`trtcheck.process`, started with the code directory of one relea
 the one that builds and runs engines, :mod:`trtcheck.backends.lowering.trt`; they patch torch, which
 is why this is a separate process), imports ``torch_tensorrt`` and serves requests:
 
-- ``("compile", key, program_bytes, call, settings, device)``: ``dynamo.compile(program, **call,
-  **settings, dryrun=True)`` with what a real compile does differently reproduced (see
-  :class:`Compiler`); the module is kept under ``key`` in place of the one before (a compiled
+- ``("compile", key, program_bytes, call, settings, device, dryrun, example)``: with ``dryrun``,
+  ``dynamo.compile(program, **call, **settings, dryrun=True)`` with what a real compile does
+  differently reproduced (see :class:`Compiler`); without, the real compile through the behaving
+  stand-in (converters, builder, runtime), its engines called once on ``example`` to read the
+  dtypes they hand back. The module is kept under ``key`` in place of the one before (a compiled
   module serves one row); the reply is the evidence;
 - ``("call", key, args, kwargs)``: runs the kept module with PyTorch; the reply is
   ``(outputs, (args, kwargs))``, the inputs as they are after the call.
@@ -16,8 +18,10 @@ is why this is a separate process), imports ``torch_tensorrt`` and serves reques
 Replies are ``("ok", payload)``, ``("unsupported", reason)`` or ``("error", Failure)``. The first
 reply, before any request, says whether the import worked.
 
-Every result is a prediction at the graph level: Torch-TensorRT's own lowering and partitioning,
-with each TensorRT block run by PyTorch. TensorRT itself never runs here.
+Every result is a prediction: at the graph level with dryrun (Torch-TensorRT's own lowering and
+partitioning, each TensorRT block run by PyTorch), at the converters and engine without (the
+release's converters build each network, the stand-in's builder and runtime run it with PyTorch's
+numbers). TensorRT itself never runs here.
 """
 
 from __future__ import annotations
@@ -27,9 +31,11 @@ import importlib
 import importlib.util
 import inspect
 import io
+import logging
 import re
 import sys
 import time
+import traceback
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -44,6 +50,7 @@ from trtcheck.backends.lowering import trt as behaving_standin
 from trtcheck.backends.torch_tensorrt.compat import torch_tensorrt_inputs
 from trtcheck.backends.torch_tensorrt.inspection import partition_summary
 from trtcheck.process import Parent
+from trtcheck.tensors import clone
 
 _COMPLEX_TO_REAL = {torch.complex64: torch.float32, torch.complex128: torch.float64,
                     torch.complex32: torch.float16}
@@ -198,8 +205,13 @@ class Compiler:
         self.sources = Sources(ttrt)
 
     def compile(self, program: torch.export.ExportedProgram, call: dict[str, Any],
-                settings: dict[str, Any], device: str) -> tuple[torch.nn.Module, dict[str, Any]]:
-        """The compiled module, and evidence: partition, notes, the early return if taken."""
+                settings: dict[str, Any], device: str, dryrun: bool = True,
+                example: tuple[tuple[Any, ...], dict[str, Any]] | None = None,
+                ) -> tuple[torch.nn.Module, dict[str, Any]]:
+        """The compiled module, and evidence: partition, notes, the early return if taken; without
+        ``dryrun`` the real compile (:meth:`converted`)."""
+        if not dryrun:
+            return self.converted(program, call, settings, device, example)
         seen: dict[str, Any] = {}
         with self.as_real(seen), warnings.catch_warnings(record=True) as caught, \
                 contextlib.redirect_stdout(io.StringIO()):
@@ -217,6 +229,51 @@ class Compiler:
         split = partition_summary(module)
         return module, {"notes": notes, "engines": split.engines, "fallbacks": split.fallbacks,
                         "boundaries": split.boundaries}
+
+    def converted(self, program: torch.export.ExportedProgram, call: dict[str, Any],
+                  settings: dict[str, Any], device: str,
+                  example: tuple[tuple[Any, ...], dict[str, Any]] | None,
+                  ) -> tuple[torch.nn.Module, dict[str, Any]]:
+        """The release's real compile through the behaving stand-in: a converter that raises
+        raises here (with what TensorRT logged at ERROR as a note on the exception); a node a
+        validator refused is a fallback; each engine's layers, and the outputs whose dtype the
+        engines hand back other than eager's, are in the evidence."""
+        errors = _ErrorLog()
+        root = logging.getLogger()
+        root.addHandler(errors)
+        try:
+            with warnings.catch_warnings(record=True) as caught, \
+                    contextlib.redirect_stdout(io.StringIO()):
+                warnings.simplefilter("always")
+                module = self.ttrt.dynamo.compile(program, **torch_tensorrt_inputs(call, self.ttrt),
+                                                  **settings)
+        except Exception as exc:
+            for message in errors.messages:
+                exc.add_note(f"TensorRT logged at ERROR: {message}")
+            _raise_no_fp64(exc)
+            raise
+        finally:
+            root.removeHandler(errors)
+        notes = list(dict.fromkeys(f"Torch-TensorRT warned: {w.message}" for w in caught
+                                   if "torch_tensorrt" in Path(w.filename).parts))
+        notes += [f"TensorRT logged at ERROR: {m}" for m in errors.messages]
+        layers = engine_layers(module)
+        split = partition_summary(module)
+        if not layers:
+            notes.append("no TensorRT engine was built: the converters were not reached "
+                         "(the compile returned the graph to PyTorch)")
+        module = module.to(device)
+        if example is not None:
+            try:
+                notes += handed_back(program, module, example)
+            except Exception as exc:
+                _raise_no_fp64(exc)
+                raise
+        return module, {"notes": notes, "engines": split.engines, "fallbacks": split.fallbacks,
+                        "boundaries": split.boundaries,
+                        "details": {"level": "converters and engine (TensorRT stand-in)",
+                                    "stage": converter_stage(layers),
+                                    "engine_layers": layers}}
 
     @contextlib.contextmanager
     def as_real(self, seen: dict[str, Any]) -> Iterator[None]:
@@ -309,6 +366,83 @@ class Compiler:
         return notes
 
 
+def _raise_no_fp64(exc: Exception) -> None:
+    """Raise Torch-TensorRT's own refusal of float64 with truncate_double off (a float64
+    constant, or a float64 input its runtime refuses for the float32 engine input built for it)
+    as the ``unsupported`` row dryrun gives, naming the frame that refused; else nothing."""
+    message = str(exc)
+    if not ("does not support float64" in message
+            or ("Dtype mismatch for input" in message and "got torch.float64" in message)):
+        return
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if "torch_tensorrt" in Path(f.filename).parts]
+    where = (f" ({Path(*Path(frames[-1].filename).parts[-3:])}:{frames[-1].lineno})"
+             if frames else "")
+    raise Rejected(f"TensorRT has no FP64 and truncate_double is off: "
+                   f"{message.splitlines()[0]}{where}") from exc
+
+
+class _ErrorLog(logging.Handler):
+    """What was logged at ERROR or above while it was attached (the stand-in logs a layer
+    TensorRT refuses there, through Torch-TensorRT's TensorRT logger)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def engine_layers(module: torch.nn.Module) -> dict[str, list[str]]:
+    """Each engine module's layers, ``"NAME (KIND)"``, read from the engine it holds."""
+    found: dict[str, list[str]] = {}
+    for name, child in module.named_children():
+        # The ICudaEngine: the Python runtime's ``engine`` (2.12), or the ``cuda_engine`` of the
+        # TRTEngine the runtime module holds (2.13 on).
+        engine = getattr(child, "engine", None)
+        plan = getattr(getattr(engine, "cuda_engine", engine), "plan", None)
+        if name.startswith("_run_on_acc") and plan is not None:
+            found[name] = [f"{layer.name} ({layer.kind.name})" for layer in plan.layers]
+    return found
+
+
+def converter_stage(layers: dict[str, list[str]]) -> str:
+    """One line naming the stage the compile reached and what it built."""
+    if not layers:
+        return "partitioning: no engine built, the graph runs in PyTorch"
+    kinds: dict[str, int] = {}
+    for names in layers.values():
+        for layer in names:
+            kind = layer.rsplit("(", 1)[-1].rstrip(")")
+            kinds[kind] = kinds.get(kind, 0) + 1
+    built = ", ".join(f"{kind} ×{n}" if n > 1 else kind for kind, n in kinds.items())
+    return (f"converters: {len(layers)} engine(s), {sum(map(len, layers.values()))} layers "
+            f"({built}), built and run by the TensorRT stand-in")
+
+
+def handed_back(program: torch.export.ExportedProgram, module: torch.nn.Module,
+                example: tuple[tuple[Any, ...], dict[str, Any]]) -> list[str]:
+    """Notes on the outputs the compiled module hands back in a dtype other than eager's (an
+    int64 narrowed to int32, a float64 built as float32, a complex output as its real layout)."""
+    (output,) = [n for n in program.graph.nodes if n.op == "output"]
+    want = [_val(n).dtype if isinstance(n, torch.fx.Node) and isinstance(_val(n), torch.Tensor)
+            else None for n in pytree.tree_leaves(output.args)]
+    args, kwargs = clone(example)
+    with torch.no_grad():
+        got = [leaf.dtype if isinstance(leaf, torch.Tensor) else None
+               for leaf in pytree.tree_leaves(module(*args, **kwargs))]
+    notes = []
+    for i, (eager, engine) in enumerate(zip(want, got, strict=False)):
+        if eager is not None and engine is not None and eager != engine:
+            how = ("narrowed" if eager.itemsize > engine.itemsize and not eager.is_complex
+                   else "handed back differently")
+            notes.append(f"output {i} comes back {str(engine).removeprefix('torch.')} where eager "
+                         f"gives {str(eager).removeprefix('torch.')}: the converters and engine "
+                         f"{how} it")
+    return notes
+
+
 Handler = Callable[[tuple[Any, ...], Compiler, dict[int, Any]], Any]
 
 
@@ -340,10 +474,10 @@ def serve(parent: Parent, code_dir: str, handle: Handler | None = None, behaving
 def _handle(request: tuple[Any, ...], compiler: Compiler, modules: dict[int, Any]) -> Any:
     kind, key, *rest = request
     if kind == "compile":
-        blob, call, settings, device = rest
+        blob, call, settings, device, dryrun, example = rest
         program = torch.export.load(io.BytesIO(blob))
         modules.clear()
-        module, evidence = compiler.compile(program, call, settings, device)
+        module, evidence = compiler.compile(program, call, settings, device, dryrun, example)
         modules[key] = module
         return evidence
     args, kwargs = rest  # "call"
@@ -356,7 +490,8 @@ def _handle(request: tuple[Any, ...], compiler: Compiler, modules: dict[int, Any
 
 def main(argv: list[str], handle: Handler | None = None, behaving: bool = False) -> int:
     parent = Parent(argv)
-    serve(parent, parent.args[0] if parent.args else "", handle, behaving)
+    serve(parent, parent.args[0] if parent.args else "", handle,
+          behaving or "behaving" in parent.args[1:])
     return 0
 
 

@@ -1,11 +1,13 @@
 """``lowering``: Torch-TensorRT's own lowering and partitioning, from its real Python code, run by PyTorch.
 
 The code of the user's Torch-TensorRT release (:mod:`trtcheck.backends.lowering.code`) runs in a
-host subprocess (:mod:`trtcheck.backends.lowering.host`) over a stand-in for ``tensorrt``:
-``dynamo.compile(dryrun=True)`` applies the release's decompositions, complex rewrite,
-truncate_double repair and partitioner, and each TensorRT block runs in PyTorch. This catches
-rewrite, partition and dtype-boundary bugs of that
-release on any machine, but cannot see TensorRT's kernel numerics: a prediction at the graph level.
+host subprocess (:mod:`trtcheck.backends.lowering.host`). By default it runs the release's real
+``dynamo.compile`` over the behaving TensorRT stand-in (:mod:`trtcheck.backends.lowering.trt`):
+decompositions, complex rewrite, partitioner, then the converters build each network and the
+stand-in's builder and runtime run it with PyTorch, a prediction at the converters and engine.
+With ``dryrun`` (``--lowering-dryrun``) it stops at ``dynamo.compile(dryrun=True)`` and each
+TensorRT block runs in PyTorch: a prediction at the graph level. Neither sees TensorRT's kernel
+numerics.
 Settings go through the same version-aware code as the ``tensorrt`` backend.
 """
 
@@ -38,8 +40,9 @@ class LoweringBackend(Backend):
 
     traits = TRAITS["lowering"]
 
-    def __init__(self, code: str | None = None) -> None:
+    def __init__(self, code: str | None = None, dryrun: bool = False) -> None:
         self.code = code  # a wheel, an unpacked release, a version; None: installed, else fetched
+        self.dryrun = dryrun  # graph level only; else the real compile through the stand-in
         self._host: LoweringHost | Exception | None = None
 
     @cached_property
@@ -92,7 +95,8 @@ class LoweringBackend(Backend):
 
         blob = io.BytesIO()
         torch.export.save(job.program, blob)
-        module, found = host.compile(blob.getvalue(), call, settings, job.device)
+        module, found = host.compile(blob.getvalue(), call, settings, job.device, self.dryrun,
+                                     (job.args, job.kwargs))
 
         complex_path = (complex_rewrite(version, torch_version,
                                         bool(settings.get("use_complex_decomposition", True)))
@@ -102,8 +106,9 @@ class LoweringBackend(Backend):
         return Compiled(module, evidence=compiled_evidence(
             version, installed, job, call, settings, engines=found["engines"],
             fallbacks=found["fallbacks"], boundaries=found["boundaries"],
-            notes=notes + found["notes"], passed={"dryrun": True},
-            details={"complex_path": complex_path}))
+            notes=notes + found["notes"], passed={"dryrun": self.dryrun},
+            details={"complex_path": complex_path, "level": "graph (dryrun)",
+                     **found.get("details", {})}))
 
     def host(self, source: CodeSource) -> LoweringHost:
         """This backend's host, started on first use (and again if it died); a host that failed
@@ -115,7 +120,7 @@ class LoweringBackend(Backend):
             if self._host is not None:
                 self._host.close()
             try:
-                self._host = LoweringHost(source)
+                self._host = LoweringHost(source, behaving=not self.dryrun)
             except Exception as exc:
                 self._host = exc
                 raise

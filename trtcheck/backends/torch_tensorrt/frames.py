@@ -40,6 +40,11 @@ def _package(frame: Frame) -> str:
     return Path(frame.file).name
 
 
+def _shim(frame: Frame) -> bool:
+    """A frame of the TensorRT stand-in's wrappers around torch (its CUDA shims)."""
+    return frame.name == "wrapped" and Path(frame.file).parts[-3:] == ("lowering", "trt", "install.py")
+
+
 def torch_tensorrt_cause(trace: str) -> str:
     """What a row's message adds for an error raised inside Torch-TensorRT's code, or ``""``:
     the innermost Torch-TensorRT frame (``path:line in function``), the pass of the seeds it
@@ -50,6 +55,8 @@ def torch_tensorrt_cause(trace: str) -> str:
     if found is None:
         return ""
     block, frame = found[0].frames, found[1]
+    while len(block) > 1 and _shim(block[-1]):  # absent where real CUDA and TensorRT are
+        block = block[:-1]
     passes = [p for f in block if f.within(PACKAGE) and (p := pass_of(f))]
     who = f"Torch-TensorRT's {passes[-1]}" if passes else "Torch-TensorRT"
     where = frame.within(PACKAGE)
