@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -134,19 +135,56 @@ def test_scalar_patterns_pass_because_nothing_is_converted(rows: dict[tuple[str,
         assert EARLY_RETURN in " ".join(evidence.notes)
 
 
-def test_fp64_rejection_cites_the_release(rows: dict[tuple[str, str], Row]) -> None:
+@pytest.fixture(scope="module")
+def dryrun(ttrt_releases: dict[str, Path]) -> Iterator[LoweringBackend]:
+    """The graph level (``--lowering-dryrun``) on 2.13.0: one host for this module's tests of it."""
+    backend = LoweringBackend("2.13.0", dryrun=True)
+    yield backend
+    backend.deactivate()
+
+
+class Affine64(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale = torch.nn.Parameter(torch.randn(8, dtype=torch.float64), requires_grad=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (x * self.scale + 1).sum(-1)
+
+
+def test_fp64_rejection_cites_the_release(rows: dict[tuple[str, str], Row], dryrun: LoweringBackend) -> None:
+    """Through the converters the refusal is Torch-TensorRT's own, with its file and line; at the
+    graph level trtcheck names the float64 values the block holds, citing the same file."""
     message = rows[("float64_affine[float64]", "default")].message
-    assert "constant scale" in message and "truncate_double is off" in message
-    assert "torch_tensorrt/dynamo/conversion/converter_utils.py:" in message
+    assert message.startswith("TensorRT has no FP64 and truncate_double is off: TensorRT does not "
+                              "support float64 (double) precision")
+    assert "(torch_tensorrt/dynamo/conversion/converter_utils.py:" in message
+    x = torch.randn(2, 8, dtype=torch.float64)
+    job = CompileJob(torch.export.export(Affine64(), (x,)), (x,), {}, Profile("default"), "cpu")
+    with pytest.raises(Unsupported) as graph:
+        dryrun.compile(job)
+    assert "constant scale" in str(graph.value) and "truncate_double is off" in str(graph.value)
+    assert "torch_tensorrt/dynamo/conversion/converter_utils.py:" in str(graph.value)
 
 
-def test_truncate_double_evidence(rows: dict[tuple[str, str], Row]) -> None:
+def test_truncate_double_evidence(rows: dict[tuple[str, str], Row], dryrun: LoweringBackend) -> None:
+    """Through the converters: the engine hands the float64 output back as float32, named in a note
+    on the row; at the graph level, trtcheck's own rule says the same and names the constant."""
     evidence = rows[("float64_made_inside[float32]", "truncate_double")].evidence
-    notes = " ".join(evidence.notes)
-    assert "float64 constant" in notes and "truncated to float32" in notes
-    assert "as float32: TensorRT builds float64 outputs as float32" in notes
-    assert evidence.settings["truncate_double"] is True and evidence.settings["dryrun"] is True
+    assert "output 0 comes back float32 where eager gives float64" in " ".join(evidence.notes)
+    assert evidence.settings["truncate_double"] is True and evidence.settings["dryrun"] is False
+    assert evidence.details["level"] == "converters and engine (TensorRT stand-in)"
+    assert evidence.details["stage"].startswith("converters: 1 engine(s)")
+    assert evidence.details["engine_layers"]["_run_on_acc_0"]
     assert "float64 → float32" in evidence.path
+    x = torch.randn(2, 8, dtype=torch.float64)
+    job = CompileJob(torch.export.export(Affine64(), (x,)), (x,), {},
+                     BUILTIN_PROFILES["truncate_double"], "cpu")
+    graph = dryrun.compile(job).evidence
+    notes = " ".join(graph.notes)
+    assert "float64 constant scale" in notes and "truncated to float32" in notes
+    assert "as float32: TensorRT builds float64 outputs as float32" in notes
+    assert graph.settings["dryrun"] is True and graph.details["level"] == "graph (dryrun)"
 
 
 def test_handled_patterns_build_one_engine(rows: dict[tuple[str, str], Row]) -> None:
@@ -226,7 +264,11 @@ def test_fp64_without_truncate_is_unsupported_not_error(ttrt_releases: dict[str,
     x = torch.randn(3, dtype=torch.float64)
     job = CompileJob(torch.export.export(Doubler(), (x.clone(),)), (x.clone(),), {}, Profile("default"),
                      "cpu")
-    with pytest.raises(Unsupported, match="TensorRT has no FP64: TensorRT block _run_on_acc_0 holds float64"):
+    # Through the converters the float64 input reaches the float32 engine input Torch-TensorRT
+    # built for it, and its runtime refuses it (dryrun: trtcheck's rule named the block instead).
+    with pytest.raises(Unsupported, match=r"TensorRT has no FP64 and truncate_double is off: Dtype "
+                                          r"mismatch for input x\. Expect torch\.float32, got "
+                                          r"torch\.float64\..*\(torch_tensorrt/dynamo/runtime/"):
         LoweringBackend("2.13.0").compile(job)
 
 

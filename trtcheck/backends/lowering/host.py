@@ -241,8 +241,10 @@ class Compiler:
         errors = _ErrorLog()
         root = logging.getLogger()
         root.addHandler(errors)
+        seen: dict[str, Any] = {}
         try:
-            with warnings.catch_warnings(record=True) as caught, \
+            # as_real: the real compile returns early by itself; this names why in a note.
+            with self.as_real(seen), warnings.catch_warnings(record=True) as caught, \
                     contextlib.redirect_stdout(io.StringIO()):
                 warnings.simplefilter("always")
                 module = self.ttrt.dynamo.compile(program, **torch_tensorrt_inputs(call, self.ttrt),
@@ -259,16 +261,14 @@ class Compiler:
         notes += [f"TensorRT logged at ERROR: {m}" for m in errors.messages]
         layers = engine_layers(module)
         split = partition_summary(module)
-        if not layers:
-            notes.append("no TensorRT engine was built: the converters were not reached "
-                         "(the compile returned the graph to PyTorch)")
+        if "early_return" in seen:
+            notes.append(seen["early_return"])
         module = module.to(device)
         if example is not None:
             try:
                 notes += handed_back(program, module, example)
             except Exception as exc:
-                _raise_no_fp64(exc)
-                raise
+                _raise_no_fp64(exc)  # any other error is the run stage's, on the row's call
         return module, {"notes": notes, "engines": split.engines, "fallbacks": split.fallbacks,
                         "boundaries": split.boundaries,
                         "details": {"level": "converters and engine (TensorRT stand-in)",
@@ -376,8 +376,11 @@ def _raise_no_fp64(exc: Exception) -> None:
         return
     frames = [f for f in traceback.extract_tb(exc.__traceback__)
               if "torch_tensorrt" in Path(f.filename).parts]
-    where = (f" ({Path(*Path(frames[-1].filename).parts[-3:])}:{frames[-1].lineno})"
-             if frames else "")
+    where = ""
+    if frames:
+        parts = Path(frames[-1].filename).parts
+        package = len(parts) - 1 - parts[::-1].index("torch_tensorrt")
+        where = f" ({Path(*parts[package:]).as_posix()}:{frames[-1].lineno})"
     raise Rejected(f"TensorRT has no FP64 and truncate_double is off: "
                    f"{message.splitlines()[0]}{where}") from exc
 
@@ -410,7 +413,7 @@ def engine_layers(module: torch.nn.Module) -> dict[str, list[str]]:
 def converter_stage(layers: dict[str, list[str]]) -> str:
     """One line naming the stage the compile reached and what it built."""
     if not layers:
-        return "partitioning: no engine built, the graph runs in PyTorch"
+        return "partitioning: no engine built, the converters were not reached"
     kinds: dict[str, int] = {}
     for names in layers.values():
         for layer in names:
