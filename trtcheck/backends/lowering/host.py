@@ -98,7 +98,8 @@ def load(code_dir: str, behaving: bool = False) -> tuple[ModuleType, dict[str, A
         standin = False
     with contextlib.redirect_stdout(io.StringIO()):
         ttrt = importlib.import_module("torch_tensorrt")
-    if standin:
+    if standin and not (behaving and torch.cuda.is_available()):
+        # On a GPU the behaving stand-in's engines run on CUDA, where the runtime's Device says.
         ttrt_standin.shim_device(ttrt)
     parameters = [p.name for p in inspect.signature(ttrt.dynamo.compile).parameters.values()
                   if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
