@@ -69,14 +69,10 @@ Weights and inputs are random values of the same dtype and shape wherever the
 failure reproduces with them; --keep-real-values keeps the real ones otherwise
 (they may be private: review the bundle before sharing it).
 """
-# What trtcheck reduce takes of run's options (its own are declared for REDUCE).
-_REDUCE_TAKES = ("backends", "torch_tensorrt", "run_profiles", "variants", "keyword", "config",
-                 "out", "device", "isolate", "timeout", "quiet", "verbose")
 
 
 @cli.command("reduce", epilog=REDUCE_EPILOG)
 @paths_arg
-@settings.click_options(settings.RUN, only=_REDUCE_TAKES)
 @settings.click_options(settings.REDUCE)
 def reduce_cmd(paths: tuple[Path, ...], **given: Any) -> int:
     """Run the selected cases and reduce every failing row to a small graph that fails the same
@@ -208,10 +204,6 @@ latency: their statuses alone are compared.
 Exit codes as 'trtcheck run': with --fail-on regression also 1 for a row
 judged slower; a row with not enough evidence never fails the job.
 """
-# What trtcheck ab takes of run's options (its own, --fail-on among them, are declared for AB).
-_AB_LEAVES = ("baseline", "shard", "resume", "reduce", "reduce_budget", "keep_real_values",
-              "fail_on", "metric", "threshold", "isolate", "workers", "cache_dir", "engine_cache")
-_AB_TAKES = tuple(s.key for s in settings.for_command(settings.RUN) if s.key not in _AB_LEAVES)
 
 
 @cli.command("ab", epilog=AB_EPILOG)
@@ -220,7 +212,6 @@ _AB_TAKES = tuple(s.key for s in settings.for_command(settings.RUN) if s.key not
 @click.option("--head", "head_ref", metavar="REF",
               help="The commit measured against it [the working tree].")
 @paths_arg
-@settings.click_options(settings.RUN, only=_AB_TAKES)
 @settings.click_options(settings.AB)
 def ab_cmd(base_ref: str, head_ref: str | None, paths: tuple[Path, ...], **given: Any) -> int:
     """Measure the zoo under PATHS at the base commit and at the head in one job, process
