@@ -154,3 +154,15 @@ def test_a_package_cycle_is_caught_directly_and_through_others() -> None:
     assert _package_cycle({"trtcheck.config.options": {"trtcheck.config.settings"},
                            "trtcheck.config.settings": {"trtcheck.core.traits"}}) is None
     assert _package_cycle({**through, "trtcheck.status": {"trtcheck.errors"}}) is None
+
+
+def test_results_imports_no_torch_and_runs_no_process() -> None:
+    """``trtcheck report``, ``diff`` and ``merge`` read records where torch cannot be imported:
+    nothing under results/ imports torch (or a backend, by the layers) or subprocess."""
+    for path in (REPO / "trtcheck" / "results").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            for name in names:
+                assert name.split(".")[0] not in ("torch", "subprocess"), \
+                    f"{path.relative_to(REPO)}:{node.lineno} imports {name}"

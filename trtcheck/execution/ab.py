@@ -16,11 +16,10 @@ import hashlib
 import os
 import random
 import shutil
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,8 +30,9 @@ from trtcheck.config.options import Options
 from trtcheck.core.traits import Kind
 from trtcheck.errors import UsageError
 from trtcheck.execution.isolate import IsolatedExecutor
+from trtcheck.execution.probe import describe, git
 from trtcheck.execution.run import Collection, collect
-from trtcheck.results import ab, environment
+from trtcheck.results import ab
 from trtcheck.results.ab import SIDES, Decision, Level, ProcessFigure
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Analysis, BackendClass, Row, RowKey
@@ -84,19 +84,11 @@ def side_of(index: int) -> str:
     return SIDES[index % 4 in (1, 2)]
 
 
-def _git(root: Path, *args: str) -> str:
-    out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
-                         check=False)
-    if out.returncode != 0:
-        raise UsageError(f"git {' '.join(args)}: {out.stderr.strip() or 'failed'}")
-    return out.stdout.strip()
-
-
 def top_level(path: Path) -> Path:
     """The root of the git working tree holding ``path``; UsageError outside one."""
     where = path if path.is_dir() else path.parent
     try:
-        return Path(_git(where, "rev-parse", "--show-toplevel")).resolve()
+        return Path(git(where, "rev-parse", "--show-toplevel")).resolve()
     except UsageError:
         raise UsageError(f"trtcheck ab compares two commits of a git repository: {path} is not "
                          "in one") from None
@@ -104,7 +96,7 @@ def top_level(path: Path) -> Path:
 
 def commit_of(top: Path, ref: str) -> str:
     try:
-        return _git(top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+        return git(top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     except UsageError:
         raise UsageError(f"--base/--head {ref!r} names no commit of {top}") from None
 
@@ -116,21 +108,21 @@ def checkout(top: Path, side: str, ref: str | None, paths: tuple[Path, ...],
     its tree hash known only when nothing in it is changed), removed afterwards; its zoo paths
     are ``paths`` at the same place relative to the root."""
     if ref is None:
-        commit = _git(top, "rev-parse", "HEAD")
-        dirty = bool(_git(top, "status", "--porcelain"))
-        yield Tree(side, None, commit, None if dirty else _git(top, "rev-parse", "HEAD^{tree}"),
+        commit = git(top, "rev-parse", "HEAD")
+        dirty = bool(git(top, "status", "--porcelain"))
+        yield Tree(side, None, commit, None if dirty else git(top, "rev-parse", "HEAD^{tree}"),
                    top, paths, dirty)
         return
     commit = commit_of(top, ref)
     where = into / side
-    _git(top, "worktree", "add", "--detach", "--quiet", str(where), commit)
+    git(top, "worktree", "add", "--detach", "--quiet", str(where), commit)
     try:
         moved = tuple(where / p.relative_to(top) for p in paths)
-        yield Tree(side, ref, commit, _git(top, "rev-parse", f"{commit}^{{tree}}"), where,
+        yield Tree(side, ref, commit, git(top, "rev-parse", f"{commit}^{{tree}}"), where,
                    tuple(p for p in moved if p.exists()))
     finally:
-        subprocess.run(["git", "-C", str(top), "worktree", "remove", "--force", str(where)],
-                       capture_output=True, check=False)
+        with suppress(UsageError):  # removed below in any case
+            git(top, "worktree", "remove", "--force", str(where))
         shutil.rmtree(where, ignore_errors=True)
 
 
@@ -225,7 +217,7 @@ class Job:
         """A side's record: the rows and analyses of its first process."""
         first = next((p for p in self.processes if p.side == side), None)
         tree = self.trees[side]
-        env = environment.describe(self.opts.device, tree.root)
+        env = describe(self.opts.device, tree.root)
         env["git_commit"] = tree.commit
         rows = (first.problems + first.rows) if first else []
         return Record(env, self.opts.to_dict(), rows, dict(first.analyses) if first else {})

@@ -16,10 +16,10 @@ from trtcheck.config.options import Options
 from trtcheck.config.settings import ROW_SETTINGS
 from trtcheck.core.traits import NAMES, BackendRef
 from trtcheck.errors import OutputError, RecordError, UsageError, did_you_mean
-from trtcheck.execution import shard
+from trtcheck.execution import probe, shard
 from trtcheck.execution.events import Item, StageHook, no_hook
 from trtcheck.execution.isolate import Event, IsolatedExecutor, StageListener, WorkerPool, hook_for
-from trtcheck.results import environment, record
+from trtcheck.results import record
 from trtcheck.results.record import Journal, Record
 from trtcheck.results.rows import Analysis, BackendClass, Row, RowKey, file_row, plan, rows_for
 from trtcheck.status import Status
@@ -238,7 +238,7 @@ def run(opts: Options, backends: Mapping[str, BackendClass], collection: Collect
     in, and whether the run was interrupted (remaining rows are then ``skipped: interrupted``)."""
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
-    env = environment.describe(opts.device, opts.paths[0])
+    env = probe.describe(opts.device, opts.paths[0])
     env["started"] = started.isoformat(timespec="seconds")
     if opts.devices:
         env["devices"] = list(opts.devices)
@@ -317,4 +317,4 @@ def analyze(opts: Options, collection: Collection) -> Record:
                 analyses[item.case_id] = item.data
             else:
                 rows.append(item)
-    return Record(environment.describe(opts.device, opts.paths[0]), opts.to_dict(), rows, analyses)
+    return Record(probe.describe(opts.device, opts.paths[0]), opts.to_dict(), rows, analyses)
