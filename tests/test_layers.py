@@ -166,3 +166,13 @@ def test_results_imports_no_torch_and_runs_no_process() -> None:
             for name in names:
                 assert name.split(".")[0] not in ("torch", "subprocess"), \
                     f"{path.relative_to(REPO)}:{node.lineno} imports {name}"
+
+
+def test_renderers_take_a_record_and_nothing_else() -> None:
+    """The record answers its own questions (strictness among them): nothing under render/
+    imports from config/ or names the strict_xfail setting."""
+    imports = _all_imports()
+    for path in (REPO / "trtcheck" / "render").rglob("*.py"):
+        module = _module(path)
+        assert not {m for m in imports[module] if _unit(m) == "config"}, module
+        assert "strict_xfail" not in path.read_text(encoding="utf-8"), module

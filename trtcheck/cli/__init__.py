@@ -122,13 +122,12 @@ def _run(resolved: options.Options, reduce_total: float | None, *, must_reduce: 
             rec.baseline = baselines.compare(base, rec, metric=opts.gate.metric,
                                              threshold=opts.gate.threshold).to_dict()
         try:
-            written, unwritten = write_reports(rec, opts.out, strict_xfail=opts.strict_xfail,
-                                               link=github.link_for(rec)), None
+            written, unwritten = write_reports(rec, opts.out, link=github.link_for(rec)), None
         except OutputError as exc:
             written, unwritten = [], exc
     if opts.verbosity >= 0:
         _say_baseline(rec)
-    echo(render_summary(rec, strict_xfail=opts.strict_xfail, failing_only=opts.verbosity < 0))
+    echo(render_summary(rec, failing_only=opts.verbosity < 0))
     if opts.verbosity >= 0:
         _say_resumed(rec, opts.out)
         echo(time_line(rec.environment))
@@ -149,8 +148,8 @@ def _run(resolved: options.Options, reduce_total: float | None, *, must_reduce: 
         if all(reducible(r) is not None for r in rec.rows):
             echo("trtcheck: nothing to reduce: no selected row failed at compile, run or compare "
                  "(the rows that failed, if any, say why in the reports)", err=True)
-            return _publish(Exit.USAGE, opts.out, rec, opts.strict_xfail)
-    return _publish(_verdict(rec, opts.strict_xfail), opts.out, rec, opts.strict_xfail)
+            return _publish(Exit.USAGE, opts.out, rec)
+    return _publish(_verdict(rec), opts.out, rec)
 
 
 def _say_config_warnings(opts: options.Options) -> None:
@@ -237,14 +236,13 @@ def ab_cmd(base_ref: str, head_ref: str | None, paths: tuple[Path, ...], **given
     say = (lambda line: echo(line, err=True)) if opts.verbosity >= 0 else (lambda line: None)
     with record.locked(opts.out):
         rec = run_ab(opts, traits_table(opts.backends), base_ref, head_ref, say)
-        written = write_reports(rec, opts.out, strict_xfail=opts.strict_xfail,
-                                link=github.link_for(rec))
+        written = write_reports(rec, opts.out, link=github.link_for(rec))
     if opts.verbosity >= 0:
         _say_baseline(rec)
-    echo(render_summary(rec, strict_xfail=opts.strict_xfail, failing_only=opts.verbosity < 0))
+    echo(render_summary(rec, failing_only=opts.verbosity < 0))
     if opts.verbosity >= 0:
         echo(f"reports: {', '.join(str(p) for p in written)}")
-    return _publish(_verdict(rec, opts.strict_xfail), opts.out, rec, opts.strict_xfail)
+    return _publish(_verdict(rec), opts.out, rec)
 
 
 @cli.command("list")
@@ -285,7 +283,7 @@ def analyze_cmd(paths: tuple[Path, ...], verbose: int, **given: Any) -> int:
     record.save(rec, opts.out / "analysis.json")
     echo(render_analysis(rec, verbose=verbose > 0))
     echo(f"analysis: {opts.out / 'analysis.json'}")
-    return _verdict(rec, strict_xfail=False)
+    return _verdict(rec)
 
 
 @cli.command("fetch")
@@ -343,7 +341,9 @@ def history_cmd(records: tuple[Path, ...], out: Path) -> int:
     _check_writable(out)
     page = out / "history.html"
     try:
-        record.write_atomic(page, render_history(history.order(read), unread=unread))
+        commits = history.order(read)
+        history.flag(commits, lambda rec: cascade.saved_gate(rec.options))
+        record.write_atomic(page, render_history(commits, unread=unread))
     except OSError as exc:
         raise OutputError(f"cannot write {page}: {exc.strerror or exc}") from None
     echo(f"history: {page} ({len(read)} records)")
@@ -397,13 +397,12 @@ def _write(rec: Record, out_dir: Path) -> int:
     from trtcheck.render.terminal import render_summary
     from trtcheck.results import record
 
-    strict = bool(rec.options.get("strict_xfail", False))
     _check_writable(out_dir)
     with record.locked(out_dir):
-        written = write_reports(rec, out_dir, strict_xfail=strict, link=github.link_for(rec))
-    echo(render_summary(rec, strict_xfail=strict))
+        written = write_reports(rec, out_dir, link=github.link_for(rec))
+    echo(render_summary(rec))
     echo(f"reports: {', '.join(str(p) for p in written)}")
-    return _publish(_verdict(rec, strict), out_dir, rec, strict)
+    return _publish(_verdict(rec), out_dir, rec)
 
 
 @cli.command("diff")
@@ -435,14 +434,13 @@ def diff_cmd(base: Path, head: Path | None, out: Path | None, **gate: object) ->
         diff = baseline.compare(before, rec, metric=chosen.metric, threshold=chosen.threshold)
     rec.baseline = diff.to_dict()
     rec.options = {**rec.options, "gate": dataclasses.asdict(chosen)}  # what the verdict reads
-    strict = bool(rec.options.get("strict_xfail", False))
     echo(render_changes(rec))
     if out is not None:
         _check_writable(out)
-        written = write_reports(rec, out, strict_xfail=strict, link=github.link_for(rec))
+        written = write_reports(rec, out, link=github.link_for(rec))
         echo(f"reports: {', '.join(str(p) for p in written)}")
-    echo(render_headline(rec, strict_xfail=strict))
-    return _verdict(rec, strict)
+    echo(render_headline(rec))
+    return _verdict(rec)
 
 
 def _say_baseline(rec: Record) -> None:
@@ -483,24 +481,24 @@ def _check_writable(out: Path) -> None:
         raise UsageError(f"cannot write reports to {out}: {exc.strerror or exc}") from None
 
 
-def _publish(code: int, out: Path | None, rec: Record | None, strict_xfail: bool) -> int:
+def _publish(code: int, out: Path | None, rec: Record | None) -> int:
     """Under GitHub Actions, annotate the failing rows and write the step outputs; ``code``."""
     if github.active():
         from trtcheck.render.annotations import render_annotations
 
-        for line in render_annotations(rec, strict_xfail=strict_xfail) if rec else []:
+        for line in render_annotations(rec) if rec else []:
             echo(line)
-        github.write_outputs(code, out, rec, strict_xfail=strict_xfail)
+        github.write_outputs(code, out, rec)
     return code
 
 
-def _verdict(rec: Record, strict_xfail: bool) -> int:
-    """The job's exit code (:func:`trtcheck.results.verdict.job_verdict`, under the gate the
-    record's options hold), after one line on stderr when it was interrupted or tested nothing."""
+def _verdict(rec: Record) -> int:
+    """The job's exit code (:func:`trtcheck.results.verdict.job_verdict`, under the options
+    the record holds), after one line on stderr when it was interrupted or tested nothing."""
     from trtcheck.results.verdict import job_verdict
     from trtcheck.status import Verdict
 
-    result = job_verdict(rec, strict_xfail=strict_xfail)
+    result = job_verdict(rec)
     if result.verdict is Verdict.INTERRUPTED:
         echo("trtcheck: interrupted: reports cover the cases that finished", err=True)
     elif result.verdict is Verdict.EMPTY:
@@ -524,13 +522,13 @@ def _main(argv: Sequence[str] | None) -> int:
         return exc.exit_code
     except click.ClickException as exc:
         exc.show()
-        return _publish(exc.exit_code, None, None, False)
+        return _publish(exc.exit_code, None, None)
     except click.exceptions.Abort:
         echo("aborted", err=True)
         return Exit.INTERRUPTED
     except TrtcheckError as exc:
         echo(f"trtcheck: error: {exc}", err=True)
-        return _publish(exc.exit_code, None, None, False)
+        return _publish(exc.exit_code, None, None)
     return result if isinstance(result, int) else 0
 
 

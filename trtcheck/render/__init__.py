@@ -21,19 +21,18 @@ __all__ = ["render_annotations", "render_changes", "render_comment", "render_htm
 
 
 @gc_paused()  # a big record's reports are many small objects, none in a cycle
-def write_reports(record: Record, out_dir: Path, *, strict_xfail: bool,
-                  link: RunLink | None) -> list[Path]:
+def write_reports(record: Record, out_dir: Path, *, link: RunLink | None) -> list[Path]:
     """Write ``results.json``, ``junit.xml``, ``report.md``, ``comment.md`` and ``report.html``
     into ``out_dir``, each atomically, ``link`` (the commit and run) in the Markdown and HTML
     reports; where one cannot be written, the others still are, then :class:`OutputError` names
     each."""
     reports = {
-        out_dir / "junit.xml": render_junit(record, strict_xfail=strict_xfail),
-        out_dir / "report.md": render_markdown(record, strict_xfail=strict_xfail, link=link),
+        out_dir / "junit.xml": render_junit(record),
+        out_dir / "report.md": render_markdown(record, link=link),
         out_dir / "comment.md": render_comment(
-            record, strict_xfail=strict_xfail, link=link,
+            record, link=link,
             changes=render_changes(record, heading="####", escape=inert)),
-        out_dir / "report.html": render_html(record, strict_xfail=strict_xfail, link=link),
+        out_dir / "report.html": render_html(record, link=link),
     }
     results = out_dir / "results.json"
     writes = {results: lambda: save(record, results),

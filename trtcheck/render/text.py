@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from trtcheck.core.traits import NO_BACKEND, Kind, traits_of
+from trtcheck.core.traits import Kind, traits_of
 from trtcheck.results.figures import (
     ALLOCATOR,
     LATENCY_FIGURES,
@@ -26,7 +25,7 @@ from trtcheck.results.nonfinite import MARK as NONFINITE_MARK
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
 from trtcheck.results.verdict import job_verdict
-from trtcheck.status import ORDER, Status, Verdict, is_failure
+from trtcheck.status import Status, Verdict
 
 NONE = "—"
 
@@ -266,18 +265,6 @@ def fallback_text(record: Record) -> str:
     return str(record.options.get("fallback_note") or "")
 
 
-def releases(record: Record) -> dict[str, list[str]]:
-    """Each backend's Torch-TensorRT releases whose code ran, from its rows' evidence."""
-    found: dict[str, list[str]] = {}
-    for row in record.rows:
-        if row.backend != NO_BACKEND:
-            versions = found.setdefault(row.backend, [])
-            version = row.evidence.versions.get("torch_tensorrt")
-            if version and version not in versions:
-                versions.append(str(version))
-    return found
-
-
 def kinds_present(record: Record) -> list[Kind]:
     """The prediction kinds among the record's rows, in a fixed order."""
     present = {r.kind for r in record.rows}
@@ -287,17 +274,6 @@ def kinds_present(record: Record) -> list[Kind]:
 def failing_outputs(row: Row) -> list[dict[str, Any]]:
     """The outputs of a row that did not match eager."""
     return [o for o in row.outputs if not o.get("passed")]
-
-
-def status_counts(record: Record) -> list[tuple[Status, int]]:
-    """How many rows have each status, worst first, statuses with no rows left out."""
-    counts = Counter(r.status for r in record.rows)
-    return [(s, counts[s]) for s in ORDER if counts[s]]
-
-
-def n_failing(record: Record, *, strict_xfail: bool) -> int:
-    """How many rows make the run exit 1."""
-    return sum(is_failure(r.status, strict_xfail=strict_xfail) for r in record.rows)
 
 
 def one_clock(record: Record) -> bool:
@@ -348,10 +324,10 @@ def latency_note(record: Record, escape: Callable[[object], str] = md) -> str:
     return " ".join(parts)
 
 
-def verdict_text(record: Record, *, strict_xfail: bool) -> tuple[Verdict, str]:
+def verdict_text(record: Record) -> tuple[Verdict, str]:
     """The job's verdict (:func:`trtcheck.results.verdict.job_verdict`, regressions gated by the
     record's options included) and one line saying what it rests on."""
-    result = job_verdict(record, strict_xfail=strict_xfail)
+    result = job_verdict(record)
     return result.verdict, result.why
 
 
