@@ -445,7 +445,7 @@ def test_fetch_names_its_argument_without_braces(capsys) -> None:
     assert "Invalid value for 'PACKAGE': 'tensorrt' is not 'torch-tensorrt'" in err
     assert "{" not in err
 def test_the_time_line_says_where_a_runs_time_went() -> None:
-    from trtcheck.cli import time_line
+    from trtcheck.cli.common import time_line
 
     env = {"duration_s": 40.0, "stage_s": {"compile": 20.0, "timing": 8.0, "export": 0.01}}
     assert time_line(env) == ("time: 40.0 s: compile 20.0 s (50%), timing 8.0 s (20%), "

@@ -176,3 +176,20 @@ def test_renderers_take_a_record_and_nothing_else() -> None:
         module = _module(path)
         assert not {m for m in imports[module] if _unit(m) == "config"}, module
         assert "strict_xfail" not in path.read_text(encoding="utf-8"), module
+
+
+def test_the_cli_is_a_module_per_command_each_short_and_none_judging() -> None:
+    """Every module under cli/ is at most 200 lines; a command parses, calls a job of
+    execution/ (or a record of results/) and finishes through cli/common.py: none writes the
+    reports or compares records itself."""
+    cli = REPO / "trtcheck" / "cli"
+    for path in cli.rglob("*.py"):
+        assert len(path.read_text(encoding="utf-8").splitlines()) <= 200, path.relative_to(REPO)
+    imports = _all_imports()
+    for path in (cli / "commands").glob("*.py"):
+        names = {n.id if isinstance(n, ast.Name) else n.attr
+                 for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                 if isinstance(n, (ast.Name, ast.Attribute))}
+        assert not names & {"write_reports", "compare", "rejudge"}, path.name
+        assert not imports[_module(path)] & {"trtcheck.results.baseline", "trtcheck.results.ab",
+                                             "trtcheck.execution.run.run"}, path.name

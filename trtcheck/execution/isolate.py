@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from trtcheck.config.options import Options
 from trtcheck.core.traits import NO_BACKEND
@@ -121,6 +121,10 @@ class IsolatedExecutor:
                     self.worker = None
                 return
 
+    def run(self, cases: Sequence[Case], on_stage: StageListener | None = None) -> Iterator[Event]:
+        """Every case's items, one case after the other (:func:`serially`)."""
+        return serially(self, cases, on_stage)
+
     def _send(self, request: tuple[Any, ...]) -> Child:
         """Hand a case to a live worker, starting a new one if the last has gone."""
         self.worker = send_or_start(self.worker, self._spawn, request)
@@ -152,6 +156,19 @@ def hook_for(case: Case, on_stage: StageListener | None) -> StageHook:
 
 
 Event = tuple[int, Item | None]  # (index of the case, one of its items, or None when it is done)
+
+
+class CaseRunner(Protocol):
+    def rows(self, case: Case, hook: StageHook = ...) -> Iterator[Item]: ...
+
+
+def serially(executor: CaseRunner, cases: Sequence[Case],
+             on_stage: StageListener | None) -> Iterator[Event]:
+    """Each case's items, one case at a time, each case followed by ``(index, None)``."""
+    for i, case in enumerate(cases):
+        for item in executor.rows(case, hook_for(case, on_stage)):
+            yield i, item
+        yield i, None
 
 
 class Schedule:
