@@ -15,7 +15,7 @@ from test_action import sticky
 
 from trtcheck.core.traits import Kind
 from trtcheck.render.comment import ARTIFACT_NOTE, inert, render_comment
-from trtcheck.render.text import RunLink
+from trtcheck.render.link import RunLink
 from trtcheck.results.figures import Latency, Stats
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row

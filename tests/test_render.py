@@ -26,7 +26,8 @@ from trtcheck.render import (
     render_summary,
     write_reports,
 )
-from trtcheck.render.text import RunLink, md, plain, xml_text
+from trtcheck.render.escape import md, plain, xml_text
+from trtcheck.render.link import RunLink
 from trtcheck.results.figures import Latency, Stats
 from trtcheck.results.record import SCHEMA_VERSION, Record, load
 from trtcheck.results.rows import Evidence, Row

@@ -134,7 +134,7 @@ def say_resumed(rec: Record, out: Path) -> None:
 def say_baseline(rec: Record) -> None:
     """The baseline's warnings and how many rows regressed against it."""
     from trtcheck.render.changes import STATUSES_ONLY, count_line, decision_lines, statuses_only
-    from trtcheck.render.text import plain
+    from trtcheck.render.escape import plain
     from trtcheck.results import ab, baseline
     from trtcheck.results.ab import side_label
 

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING
 
 from trtcheck.errors import Exit
 from trtcheck.process import WORKFLOW_VARIABLES
-from trtcheck.render.text import RunLink, plain
+from trtcheck.render.escape import plain
+from trtcheck.render.link import RunLink
 from trtcheck.results.verdict import job_verdict
 from trtcheck.status import ERRORS, Status
 

@@ -63,7 +63,7 @@ class Progress:
             self.bar.__exit__(None, None, None)
 
     def collection(self, c: Collection) -> None:
-        from trtcheck.render.text import plain
+        from trtcheck.render.escape import plain
 
         if self.verbosity >= 0:
             for rel in c.empty_files:
@@ -80,12 +80,12 @@ class Progress:
             self.running = (case.case_id, f"{stage}{where}", time.monotonic())
             self.noted = time.monotonic()
             if self.verbosity >= 1 and self.mode != "quiet":  # -v: a line per stage
-                from trtcheck.render.text import plain
+                from trtcheck.render.escape import plain
 
                 self._say(f"    {plain(case.case_id)}: {stage}{where}")
 
     def case(self, case: Case | None, rows: list[Row]) -> None:
-        from trtcheck.render.text import plain
+        from trtcheck.render.escape import plain
 
         if self.mode == "quiet":
             return
@@ -112,7 +112,7 @@ class Progress:
 
     def _fold(self, rel: str, lines: list[str]) -> None:
         """CI: keep a file's lines until its last case finishes, then print them in one fold."""
-        from trtcheck.render.text import plain
+        from trtcheck.render.escape import plain
 
         self.fold.setdefault(rel, []).extend(lines)
         self.left_in_file[rel] -= 1
@@ -126,7 +126,7 @@ class Progress:
         echo(f"\r\x1b[K{line}" if self.mode == "bar" else line)
 
     def _running_text(self, _: object) -> str:
-        from trtcheck.render.text import plain
+        from trtcheck.render.escape import plain
 
         if self.running is None:
             return ""

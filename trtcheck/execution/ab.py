@@ -35,7 +35,7 @@ from trtcheck.execution.run import Collection, collect
 from trtcheck.results import ab
 from trtcheck.results.ab import SIDES, Decision, Level, ProcessFigure
 from trtcheck.results.record import Record
-from trtcheck.results.rows import Analysis, BackendClass, Row, RowKey
+from trtcheck.results.rows import Analysis, BackendTraits, Row, RowKey
 
 Say = Callable[[str], None]
 
@@ -141,7 +141,7 @@ def cache_setup(opts: Options, process: int, caches: Path) -> tuple[Options, dic
     return opts, env
 
 
-def run_process(tree: Tree, opts: Options, backends: Mapping[str, BackendClass],
+def run_process(tree: Tree, opts: Options, backends: Mapping[str, BackendTraits],
                 process: Process, wanted: set[str] | None, caches: Path, log: Path) -> Process:
     """One fresh worker: collect ``tree``'s zoo, run the ``wanted`` cases (all: None) in an
     order shuffled with the process's seed, and stop it."""
@@ -184,7 +184,7 @@ class Job:
     """The processes of one ``ab`` job, and what they gave."""
 
     opts: Options
-    backends: Mapping[str, BackendClass]
+    backends: Mapping[str, BackendTraits]
     trees: Mapping[str, Tree]
     work: Path
     say: Say
@@ -223,7 +223,7 @@ class Job:
         return Record(env, self.opts.to_dict(), rows, dict(first.analyses) if first else {})
 
 
-def run_ab(opts: Options, backends: Mapping[str, BackendClass], base_ref: str,
+def run_ab(opts: Options, backends: Mapping[str, BackendTraits], base_ref: str,
            head_ref: str | None, say: Say) -> Record:
     """Measure base and head in one job; the head's record, holding both sides
     (``Record.ab``) and the head's changes against the base (``Record.baseline``)."""

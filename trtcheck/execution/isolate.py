@@ -15,7 +15,7 @@ from trtcheck.config.options import Options
 from trtcheck.core.traits import NO_BACKEND
 from trtcheck.execution.events import Item, StageHook, no_hook
 from trtcheck.process import STARTUP_S, Child, ended, send_or_start
-from trtcheck.results.rows import BackendClass, Row, plan, rows_for
+from trtcheck.results.rows import BackendTraits, Row, plan, rows_for
 from trtcheck.status import Status
 from trtcheck.zoo.cases import Case
 from trtcheck.zoo.collector import Collector
@@ -35,7 +35,7 @@ class IsolatedExecutor:
     zoo's files imported already; with ``start``, one starts at once instead, so that it
     imports torch while the cases are collected."""
 
-    def __init__(self, opts: Options, backends: Mapping[str, BackendClass], log_path: Path,
+    def __init__(self, opts: Options, backends: Mapping[str, BackendTraits], log_path: Path,
                  env: Mapping[str, str] | None = None, *, start: bool = False) -> None:
         self.opts = opts
         self.backends = backends
@@ -202,7 +202,7 @@ class WorkerPool:
     On CUDA each worker owns one of the listed GPUs, so no two cases are timed on one GPU at
     once; on CPU the workers split the cores between them. Cases go out by :class:`Schedule`."""
 
-    def __init__(self, opts: Options, backends: Mapping[str, BackendClass], log_path: Path) -> None:
+    def __init__(self, opts: Options, backends: Mapping[str, BackendTraits], log_path: Path) -> None:
         devices = opts.devices or (opts.device,) * opts.workers
         env = None
         if not opts.device.startswith("cuda") and "OMP_NUM_THREADS" not in os.environ:

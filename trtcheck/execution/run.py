@@ -21,7 +21,7 @@ from trtcheck.execution.events import Item, StageHook, no_hook
 from trtcheck.execution.isolate import Event, IsolatedExecutor, StageListener, WorkerPool, serially
 from trtcheck.results import record
 from trtcheck.results.record import Journal, Record
-from trtcheck.results.rows import Analysis, BackendClass, Row, RowKey, file_row, plan, rows_for
+from trtcheck.results.rows import Analysis, BackendTraits, Row, RowKey, file_row, plan, rows_for
 from trtcheck.status import Status
 from trtcheck.zoo import discover
 from trtcheck.zoo.api import ModelSpec
@@ -161,7 +161,7 @@ class InProcessExecutor:
         self._active.close()
 
 
-def start(opts: Options, backends: Mapping[str, BackendClass]) -> Executor:
+def start(opts: Options, backends: Mapping[str, BackendTraits]) -> Executor:
     """The executor a run uses; collect the cases with it (:func:`collect`), so that an
     isolated run's first worker is the collector's child."""
     if not opts.isolate:
@@ -223,7 +223,7 @@ def _shown(value: Any) -> str:
     return repr(value)
 
 
-def run(opts: Options, backends: Mapping[str, BackendClass], collection: Collection,
+def run(opts: Options, backends: Mapping[str, BackendTraits], collection: Collection,
         on_case: Callable[[Case | None, list[Row]], None],
         on_stage: StageListener | None = None,
         executor: Executor | None = None) -> Record:

@@ -11,9 +11,9 @@ from trtcheck.render.changes import render_changes
 from trtcheck.render.comment import inert, render_comment
 from trtcheck.render.html import render_html
 from trtcheck.render.junit import render_junit
+from trtcheck.render.link import RunLink
 from trtcheck.render.markdown import render_markdown
 from trtcheck.render.terminal import render_summary
-from trtcheck.render.text import RunLink
 from trtcheck.results.record import Record, gc_paused, save, write_atomic
 
 __all__ = ["render_annotations", "render_changes", "render_comment", "render_html", "render_junit",

@@ -3,7 +3,8 @@ per row that passed with NaN or Inf in an output, at the model's declaration."""
 
 from __future__ import annotations
 
-from trtcheck.render.text import headline, plain, warned
+from trtcheck.render.escape import plain
+from trtcheck.render.text import headline, warned
 from trtcheck.results.record import Record
 from trtcheck.results.rows import NO_PROFILE, Row
 

@@ -21,15 +21,15 @@ from importlib import resources
 from typing import Any
 
 from trtcheck.core.traits import NO_BACKEND
+from trtcheck.render.escape import md
+from trtcheck.render.link import RunLink, commit_of
 from trtcheck.render.text import (
     NONE,
     NONFINITE_MARK,
     NONFINITE_NOTE,
     PREDICTION_MARK,
-    RunLink,
     fallback_text,
     headline,
-    md,
     num,
     reduction_text,
     shortened,
@@ -304,7 +304,7 @@ def _reduced(record: Record, link: RunLink | None) -> _Block | None:
 
 
 def _footer(record: Record | None, link: RunLink | None) -> str:
-    sha = (link.sha if link else None) or (record.environment.get("git_commit") if record else None)
+    sha = commit_of(link, record.environment if record else None)
     head = side_label(record.ab, "head") if record else None
     parts = [f"head {inert(head)}" if head else f"commit {inert(sha)}" if sha else "commit unknown"]
     if link and link.url:

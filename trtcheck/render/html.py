@@ -21,6 +21,8 @@ from trtcheck.render.changes import (
     figure_name,
     statuses_only,
 )
+from trtcheck.render.escape import plain
+from trtcheck.render.link import RunLink, commit_of
 from trtcheck.render.page import num_cell, page, section, table
 from trtcheck.render.svg import Mark, Reference, Scale, esc, interval_chart, log_scale
 from trtcheck.render.text import (
@@ -32,7 +34,6 @@ from trtcheck.render.text import (
     PREDICTION_MARK,
     ROW_FIGURES,
     UNSTABLE_MARK,
-    RunLink,
     fallback_text,
     headline,
     kinds_present,
@@ -41,7 +42,6 @@ from trtcheck.render.text import (
     memory_measures,
     nonfinite_text,
     num,
-    plain,
     speedup_text,
     stack_facts,
     stack_warnings,
@@ -124,7 +124,7 @@ def _ratio(x: float | None, tol: float, missing: float) -> float:
 def render_html(record: Record, *, link: RunLink | None = None) -> str:
     """The record as one HTML page: headline, changes, accuracy, speed, memory, failures,
     every row, environment and settings."""
-    sha = (link.sha if link else None) or record.environment.get("git_commit")
+    sha = commit_of(link, record.environment)
     shares = {id(r): tolerance_used(r.outputs) for r in record.rows}
     head_label = side_label(record.ab, "head")  # an ab record: what its head ran
     body = [

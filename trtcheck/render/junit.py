@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from trtcheck.core.traits import NO_BACKEND
 from trtcheck.render.changes import change_text
+from trtcheck.render.escape import plain, xml_text
 from trtcheck.render.text import (
     KIND_NOTES,
     NONE,
@@ -28,8 +29,6 @@ from trtcheck.render.text import (
     nonfinite_text,
     num,
     path_text,
-    plain,
-    xml_text,
 )
 from trtcheck.results.baseline import PROCESSES, read
 from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS

@@ -7,6 +7,8 @@ from typing import Any
 
 from trtcheck.core.traits import TTRT_MIN_BLOCK_SIZE, BackendRef, Kind
 from trtcheck.render.changes import render_changes
+from trtcheck.render.escape import md
+from trtcheck.render.link import RunLink, commit_of
 from trtcheck.render.text import (
     DRIFT_MEANING,
     KIND_NOTES,
@@ -15,7 +17,6 @@ from trtcheck.render.text import (
     NONFINITE_NOTE,
     PREDICTION_MARK,
     ROW_FIGURES,
-    RunLink,
     cost_text,
     cut,
     failing_outputs,
@@ -23,7 +24,6 @@ from trtcheck.render.text import (
     headline,
     kinds_present,
     latency_note,
-    md,
     memory_floors,
     memory_measures,
     num,
@@ -68,7 +68,7 @@ def render_markdown(record: Record, *, link: RunLink | None = None) -> str:
 
 def _environment(env: dict[str, Any], link: RunLink | None, head: str | None) -> str:
     """The versions, the device and the commit (of an ``ab`` record: what its head ran)."""
-    sha = (link.sha if link else None) or env.get("git_commit")
+    sha = commit_of(link, env)
     line = " · ".join([
         f"trtcheck {md(env.get('trtcheck') or NONE)}",
         *stack_facts(env, md),

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
+from trtcheck.render.escape import plain
 from trtcheck.render.text import (
     KIND_NOTES,
     NONFINITE_NOTE,
     PREDICTION_MARK,
     fallback_text,
     kinds_present,
-    plain,
     shortened,
     status_text,
     verdict_text,

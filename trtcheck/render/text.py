@@ -1,8 +1,6 @@
-"""Text shared by the renderers: untrusted text made safe, numbers and row facts made short.
-
-Model names, variants, messages and tracebacks come from user code. Every renderer passes
-them through ``plain``, ``md`` or ``xml_text`` before they reach a report.
-"""
+"""Text shared by the renderers: numbers and row facts made short, the words every report uses
+(prediction marks, the verdict's line, the latency columns). Untrusted text is made safe by
+:mod:`trtcheck.render.escape`."""
 
 from __future__ import annotations
 
@@ -13,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trtcheck.core.traits import Kind, traits_of
+from trtcheck.render.escape import md, plain
 from trtcheck.results.figures import (
     ALLOCATOR,
     LATENCY_FIGURES,
@@ -28,14 +27,6 @@ from trtcheck.results.verdict import job_verdict
 from trtcheck.status import Status, Verdict
 
 NONE = "—"
-
-
-@dataclass(frozen=True)
-class RunLink:
-    """The commit a report is about and, under GitHub Actions, the run that made it."""
-
-    sha: str | None
-    url: str | None = None
 
 
 PREDICTION_MARK = "†"
@@ -56,50 +47,6 @@ SOURCE_WORDS = {"runner": "from the runner", "action": "installed by the Action"
 STACK = (("torch", "torch"), ("torch_tensorrt", "Torch-TensorRT"), ("tensorrt", "TensorRT"))
 
 UNSTABLE_MARK = "⚠ unstable"
-# The complement of XML 1.0's Char production.
-_XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-_BREAKS = re.compile("[\t\n\v\f\r\x85\u2028\u2029]+")
-# Control characters (C0, DEL, C1), lone surrogates, U+FFFE/U+FFFF, and the bidirectional
-# overrides that can make text display in a different order from how it reads.
-_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u202a-\u202e\u2066-\u2069]")
-# Characters with an inline meaning in GitHub Markdown (``$`` starts math).
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]()!|~$])")
-_HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
-
-
-def plain(text: object) -> str:
-    """One line of printable text: line breaks become spaces, control characters are dropped.
-
-    The result is also valid XML 1.0 and safe to print on a terminal.
-    """
-    text = str(text)
-    if text.isprintable():  # most text: no line break and no character either pattern finds
-        return text.strip()
-    return _INVISIBLE.sub("", _BREAKS.sub(" ", text)).strip()
-
-
-def md(text: object) -> str:
-    """Inline GitHub Markdown that shows ``text`` literally, also inside a table cell.
-
-    Block syntax (``#``, ``-``, ``>``) only acts at the start of a line, so callers never
-    start a line with the result.
-    """
-    return _md(str(text))
-
-
-@functools.lru_cache(maxsize=1 << 16)  # a big report escapes the same ids and names many times
-def _md(text: str) -> str:
-    return _MD_SPECIAL.sub(r"\\\1", plain(text).translate(_HTML))
-
-
-def xml_text(text: object) -> str:
-    """``text`` without the characters XML 1.0 forbids; the JUnit writer escapes ``&<>"`` itself."""
-    text = str(text)
-    if text.replace("\n", "").isprintable():  # every character XML forbids is unprintable
-        return text
-    return _XML_ILLEGAL.sub("", text)
-
-
 def num(x: float | str | None, unit: str = "") -> str:
     """A number to three significant digits, or ``—`` when there is none."""
     if x is None:

@@ -20,7 +20,7 @@ from trtcheck.status import NO_CASE
 def list_cmd(paths: tuple[Path, ...], **given: Any) -> int:
     """Print the cases under PATHS without running them."""
     from trtcheck.execution.run import collect
-    from trtcheck.render.text import plain
+    from trtcheck.render.escape import plain
 
     opts = cascade.resolve(paths, **given, reads_baseline=False)
     collection = collect(opts)
