@@ -8,14 +8,16 @@ import json
 import math
 import os
 import random
+import re
 import statistics
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from trtcheck.render.changes import count_line, render_changes
+from trtcheck.render.changes import count_line, decision_lines, render_changes
 from trtcheck.render.html import render_html
 from trtcheck.results import ab
 from trtcheck.results.ab import (
@@ -285,10 +287,29 @@ def test_ab_of_the_same_zoo_tree_exits_0(tmp_path: Path) -> None:
     proc = _ab(_repo(tmp_path, planted=False), out, 2)  # however few, it must never flag
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "; same tree: base and head ran the same code" in proc.stdout
-    section = json.loads((out / "results.json").read_text())["ab"]
+    record = json.loads((out / "results.json").read_text())
+    section = record["ab"]
     assert section["same_tree"] and section["sides"]["base"]["commit"] != \
         section["sides"]["head"]["commit"]
     assert "slower" not in [r["decision"]["verdict"] for r in section["rows"]]
+    # one shared cache: the process that compiled and those that loaded hash the same code
+    (row,) = section["rows"]
+    hashes = row["base"]["process_code_hashes"] + row["head"]["process_code_hashes"]
+    assert len(hashes) == 4 and hashes[0] and len(set(hashes)) == 1, hashes
+    for side in ("base", "head"):  # on a CPU: the operators each process's extra call ran
+        assert all(k.get("eager") and k.get("backend") for k in row[side]["process_kernels"])
+    for p in section["processes"]:  # where each process's wall went
+        parts = p["wall_parts_s"]
+        assert {"imports", "compile", "timing", "teardown"} <= parts.keys(), parts
+        assert sum(parts.values()) == pytest.approx(p["duration_s"], rel=0.1)
+    # the later processes of each side skip the export, analysis and drift the first ran
+    assert [("export" in p["wall_parts_s"], "drift" in p["wall_parts_s"])
+            for p in section["processes"]] == [(True, True)] * 2 + [(False, False)] * 2
+    # accuracy judged over each side's processes: none changed between identical trees
+    diff = Diff.from_dict(record["baseline"])
+    assert diff.changes[0].before_errors is not None and diff.tally()["accuracy"] == 0
+    for report in ("report.md", "comment.md"):
+        assert not re.search(r"\d+ accuracy change", (out / report).read_text()), report
 
 
 def _ab_record(speedups: dict[str, list[float]], head_speedups: dict[str, list[float]]) -> Record:
@@ -410,3 +431,175 @@ def test_each_side_is_labelled_for_what_it_ran(tmp_path: Path) -> None:
     assert render_summary(same).splitlines()[-1].endswith(
         "; same tree: base and head ran the same code")
     assert "same tree" in render_markdown(same).split("**Result:")[1][:300]
+
+
+# --- the kernel lottery: rows judged like with like ------------------------------------------
+
+def _lottery(rng: random.Random, n: int, shift: float, *, sets: dict[str, float],
+             first: int = 0) -> list[ProcessFigure]:
+    """``n`` processes, each drawing one of ``sets`` (its fingerprint → its speedup), 2% apart
+    between processes, the head ``shift`` slower."""
+    out = []
+    for i in range(n):
+        name = rng.choice(list(sets))
+        speedup = sets[name] * math.exp(rng.gauss(-math.log1p(shift), 0.02))
+        out.append(ProcessFigure(first + i, "pass", speedup,
+                                 kernels={"eager": "e0", "backend": name}))
+    return out
+
+
+LOTTERY = {"b1": 1.05, "b2": 1.48}  # the H200's conv row: two clusters with the same code
+
+
+def test_a_kernel_lottery_on_both_sides_raises_no_false_alarm_and_is_named() -> None:
+    """Identical code whose processes draw one of two kernel sets (a 40% apart lottery): over
+    200 A/A rows at the corrected level, judged within the sets, none is flagged, where the
+    mixed figures (two clusters, far from the t test's normal) flag some either way."""
+    rng = random.Random(11)
+    level = Level(ALPHA, 8, 4).per_test
+    verdicts, mixed = [], []
+    for _ in range(200):
+        base, head = _lottery(rng, 6, 0.0, sets=LOTTERY), _lottery(rng, 6, 0.0, sets=LOTTERY,
+                                                                    first=6)
+        verdicts.append(ab.decide_row(base, head, metric="speedup", threshold=THRESHOLD,
+                                      level=level).verdict)
+        mixed.append(decide(ab.figures_of(base, "speedup"), ab.figures_of(head, "speedup"),
+                            metric="speedup", threshold=THRESHOLD, level=level).verdict)
+    assert SLOWER not in verdicts and FASTER not in verdicts
+    assert mixed.count(SLOWER) + mixed.count(FASTER) > 0
+
+
+def test_a_shift_within_each_kernel_set_is_slower_and_each_set_is_counted() -> None:
+    rng = random.Random(12)
+    base = _lottery(rng, 12, 0.0, sets=LOTTERY)
+    head = _lottery(rng, 12, 0.15, sets=LOTTERY, first=12)
+    decision = ab.decide_row(base, head, metric="speedup", threshold=THRESHOLD,
+                             level=Level(ALPHA, 4, 4).per_test)
+    assert decision.verdict == SLOWER
+    assert decision.change == pytest.approx(1.15, rel=0.04)
+    assert "judged within the kernel sets both sides ran" in decision.why
+    sets = ab.kernel_sets(base, head, "speedup")
+    assert [k.letter for k in sets] == ["A", "B"] and all(k.shared for k in sets)
+    assert sum(k.count() for k in sets) == 24
+
+
+def test_a_kernel_set_one_side_alone_ran_is_named_and_left_out_of_the_verdict() -> None:
+    """The base ran set A in every process; the head ran A in 4 and, in 3, a set of its own
+    twice as slow: the verdict compares A with A (unchanged), and the report names B as the
+    head's alone."""
+    rng = random.Random(13)
+    base = _lottery(rng, 6, 0.0, sets={"b1": 1.5})
+    head = [*_lottery(rng, 4, 0.0, sets={"b1": 1.5}, first=6),
+            *_lottery(rng, 3, 0.0, sets={"b9": 0.75}, first=10)]
+    decision = ab.decide_row(base, head, metric="speedup", threshold=THRESHOLD,
+                             level=Level(ALPHA, 1, 1).per_test)
+    assert decision.verdict == UNCHANGED and decision.processes == (6, 4)
+    line = ab.kernel_line(ab.kernel_sets(base, head, "speedup"), "speedup")
+    assert re.fullmatch(r"2 kernel sets: A in 10 processes, 1\.5\d×; "
+                        r"B in 3 processes, 0\.7\d× \(head only\)", line), line
+    # every report names the sets
+    before, after = Record({}, {}, [_row("conv", 1.5)]), Record({}, {}, [_row("conv", 1.5)])
+    _, diff = ab.judge(before, after, {before.rows[0].key: {"base": base, "head": head}},
+                       metric="speedup", threshold=THRESHOLD, level=Level(ALPHA, 1, 1))
+    after.baseline = diff.to_dict()
+    assert "2 kernel sets: A in 10 processes, 1.50×; B in 3 processes" in render_changes(after)
+    assert line in render_html(after)
+    assert any(line in text for text in decision_lines(Diff.from_dict(after.baseline)))
+
+
+def test_kernels_the_head_changed_everywhere_are_judged_together() -> None:
+    """A head whose code changed the kernels in every process (no set on both sides): the
+    kernels are part of its change, judged over all processes as before."""
+    rng = random.Random(14)
+    base = _lottery(rng, 6, 0.0, sets={"b1": 1.5})
+    head = _lottery(rng, 6, 0.3, sets={"b2": 1.5}, first=6)
+    assert ab.decide_row(base, head, metric="speedup", threshold=THRESHOLD,
+                         level=Level(ALPHA, 1, 1).per_test).verdict == SLOWER
+
+
+def test_the_names_that_tell_kernel_sets_apart() -> None:
+    names = {"e/b1": {"eager": ["aten::mm ×1"], "backend": ["gemm_a ×1", "relu ×1"]},
+             "e/b2": {"eager": ["aten::mm ×1"], "backend": ["gemm_b ×1", "relu ×1"]}}
+    assert ab.differing(names) == {"e/b1": {"eager": [], "backend": ["gemm_a ×1"]},
+                                   "e/b2": {"eager": [], "backend": ["gemm_b ×1"]}}
+
+
+def test_process_figures_round_trip_and_older_records_load() -> None:
+    figures = [ProcessFigure(0, "pass", 1.2, 0.5, "h", {"eager": "e", "backend": "b"}, 1e-6),
+               ProcessFigure(3, "pass", 1.3, 0.4, "h", {"reason": "no kernels taken"}, None)]
+    assert ab.side_from_dict(ab.side_dict(figures)) == figures
+    old = {k: v for k, v in ab.side_dict(figures).items()
+           if k not in ("process_kernels", "process_max_rel")}
+    assert [f.kernels for f in ab.side_from_dict(old)] == [None, None]
+
+
+# --- accuracy across processes -----------------------------------------------------------------
+
+def _accuracy_record(errors: list[float]) -> Record:
+    row = replace(_row("conv", 1.5), outputs=[{"path": "", "passed": True,
+                                               "max_rel": max(errors)}])
+    return Record({}, {}, [row])
+
+
+def test_an_accuracy_lottery_on_both_sides_is_no_change_and_the_worst_is_shown() -> None:
+    """The H200's conv row: 2.3e-3 in one process and 1.8e-5 in another, with identical code:
+    no accuracy change while the head stays within the base's spread; one beyond it is."""
+    base_errors, same, worse = [2.3e-3, 1.8e-5, 2e-5], [1.9e-5, 2.2e-3, 2.1e-5], [9e-3, 2e-5, 1e-2]
+    base = _accuracy_record(base_errors)
+
+    def diff(head_errors: list[float]) -> Diff:
+        key = base.rows[0].key
+        figures = {key: {"base": [ProcessFigure(i, "pass", 1.5, max_rel=e)
+                                  for i, e in enumerate(base_errors)],
+                         "head": [ProcessFigure(3 + i, "pass", 1.5, max_rel=e)
+                                  for i, e in enumerate(head_errors)]}}
+        return ab.to_diff(base, _accuracy_record([head_errors[1]]), {}, figures,
+                          metric="speedup", threshold=THRESHOLD, level=Level(ALPHA, 1, 1))
+
+    clean = diff(same)
+    (change,) = clean.changes
+    assert not change.accuracy_changed and clean.tally()["accuracy"] == 0
+    assert (change.before_error, change.after_error) == (2.3e-3, 2.2e-3)  # each side's worst
+    changed = Diff.from_dict(diff(worse).to_dict())
+    assert changed.changes[0].accuracy_changed and changed.tally()["accuracy"] == 1
+    base.baseline = clean.to_dict()
+    base.baseline["rule"] = PROCESSES
+    assert "worst over its processes" in render_changes(base)
+
+
+def test_an_error_in_a_kernel_set_the_head_alone_ran_is_no_accuracy_change() -> None:
+    """Like with like: the base drew the precise algorithm in all 3 processes, the head in 2
+    and a TF32 one in the third (its error 100 times larger): the sets are named, and the
+    accuracy compared within the set both ran is unchanged; its worst is still shown."""
+    base = _accuracy_record([1.8e-5])
+    key = base.rows[0].key
+
+    def fig(i: int, kernel: str, error: float) -> ProcessFigure:
+        return ProcessFigure(i, "pass", 1.5, kernels={"eager": "e", "backend": kernel},
+                             max_rel=error)
+
+    figures = {key: {"base": [fig(0, "a", 1.8e-5), fig(3, "a", 1.9e-5), fig(4, "a", 1.7e-5)],
+                     "head": [fig(1, "a", 1.8e-5), fig(2, "b", 2.3e-3), fig(5, "a", 1.8e-5)]}}
+    (change,) = ab.to_diff(base, _accuracy_record([2.3e-3]), {}, figures, metric="speedup",
+                           threshold=THRESHOLD, level=Level(ALPHA, 1, 1)).changes
+    assert not change.accuracy_changed and change.after_error == 2.3e-3
+    figures[key]["head"][0] = fig(1, "a", 2.3e-3)  # within the shared set: a change
+    (change,) = ab.to_diff(base, _accuracy_record([2.3e-3]), {}, figures, metric="speedup",
+                           threshold=THRESHOLD, level=Level(ALPHA, 1, 1)).changes
+    assert change.accuracy_changed
+
+
+def test_a_process_timeline_adds_up_to_its_wall_with_the_workers_marks_among_the_parents() -> None:
+    """The worker's marks (its imports, collection) arrive after the fact and fall in place."""
+    from trtcheck.execution.isolate import Timeline
+
+    line = Timeline()
+    line.mark("interpreter", 10.0)
+    line.mark("compile", 14.0)  # the parent hears a stage
+    line.marks += [(10.1, "imports"), (12.5, "collection"), (13.0, "idle")]  # the worker's
+    line.mark("compile", 15.0)
+    line.mark("teardown", 16.5)
+    parts = line.parts(17.0)
+    assert parts == pytest.approx({"interpreter": 0.1, "imports": 2.4, "collection": 0.5,
+                                   "idle": 1.0, "compile": 2.5, "teardown": 0.5})
+    assert sum(parts.values()) == pytest.approx(7.0)

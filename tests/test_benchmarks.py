@@ -23,6 +23,7 @@ QUICK: dict[str, tuple[list[str], str]] = {
     "bench_compare_memory.py": (["--quick"], TABLE),
     "bench_compile_cache.py": (["--device", "cpu", "--quick", "--work", "{work}"], TABLE),
     "bench_control.py": (["--quick"], "intervals holding 1"),
+    "bench_converter_suite.py": (["--quick"], "pass rate: 100.0% (6 of 6)"),
     "bench_eager_rows.py": (["--quick"], "the largest gap"),
     "bench_gate.py": (["--device", "cpu", "--quick", "--work", "{work}"], TABLE),
     "bench_html.py": (["--quick"], TABLE),

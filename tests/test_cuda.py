@@ -10,6 +10,8 @@ import re
 import subprocess
 import sys
 import textwrap
+import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,8 +21,9 @@ from trtcheck import backends
 from trtcheck.config import cascade, options
 from trtcheck.config.timing import Timing
 from trtcheck.execution.case import iter_rows
+from trtcheck.execution.isolate import IsolatedExecutor
 from trtcheck.execution.run import collect
-from trtcheck.measure import memory
+from trtcheck.measure import kernels, memory
 from trtcheck.measure.timing import measure
 from trtcheck.results.metrics import MAX_REL
 from trtcheck.results.rows import Row
@@ -238,3 +241,48 @@ def test_compare_stays_on_the_device_within_twice_the_pair(dtype: torch.dtype) -
     assert extra < 2 * (eager.nbytes + actual.nbytes)
     assert torch.equal(eager, eager_before)
     assert result.leaves[0].max_abs is not None
+
+
+def test_kernel_fingerprints_on_cuda_name_cublas_and_cudnn_kernels() -> None:
+    x = torch.randn(256, 256, device="cuda")
+    conv = torch.nn.Conv2d(3, 16, 3).cuda()
+    image = torch.randn(4, 3, 64, 64, device="cuda")
+    mm = kernels.fingerprint(lambda: x @ x, "cuda")
+    cv = kernels.fingerprint(lambda: conv(image), "cuda")
+    assert mm["of"] == cv["of"] == "GPU kernels"
+    # cuBLAS's kernels (gemm, cutlass, Hopper's nvjet) and cuDNN's (implicit gemm, fprop, ...)
+    assert any(re.search(r"gemm|cutlass|xmma|cublas|nvjet", n, re.I) for n in mm["names"]), \
+        mm["names"]
+    assert any(re.search(r"conv|cudnn|implicit|winograd|xmma|fft|fprop", n, re.I)
+               for n in cv["names"]), cv["names"]
+    assert mm["fingerprint"] == kernels.fingerprint(lambda: x @ x, "cuda")["fingerprint"]
+    assert mm["fingerprint"] != cv["fingerprint"]
+
+
+def test_rows_on_cuda_carry_the_kernels_of_eager_and_the_backend_with_their_settings() -> None:
+    # relax_grid: elementwise, one generated kernel compiled against several eager ones
+    opts = replace(_opts("relax_grid", names=("eager", "inductor")), kernels=True)
+    chosen = {n: backends.get(n) for n in opts.backends}
+    for case in collect(opts).cases:
+        rows = {r.backend: r for r in iter_rows(case, opts, chosen) if isinstance(r, Row)}
+        found = rows["inductor"].evidence.details["kernels"]
+        assert found["eager"]["of"] == found["backend"]["of"] == "GPU kernels"
+        assert any(n.startswith("triton_") for n in found["backend"]["names"]), found["backend"]
+        assert found["eager"]["fingerprint"] != found["backend"]["fingerprint"]
+        assert set(found["settings"]) >= {"cudnn_benchmark", "cudnn_allow_tf32",
+                                          "matmul_allow_tf32", "CUBLAS_WORKSPACE_CONFIG"}
+
+
+def test_a_worker_on_cuda_marks_its_cuda_start_apart_from_the_first_case(tmp_path: Path) -> None:
+    opts = _opts("seed_rope", names=("eager",))
+    executor = IsolatedExecutor(opts, {"eager": backends.get("eager")}, tmp_path / "worker.log")
+    try:
+        for case in collect(opts, executor).cases:
+            rows = [r for r in executor.rows(case) if isinstance(r, Row)]
+            assert rows and all(r.status is Status.PASS for r in rows)
+    finally:
+        executor.close()
+    parts = executor.timeline.parts(time.monotonic())
+    assert {"interpreter", "imports", "collection", "cuda start", "backends", "build",
+            "teardown"} <= parts.keys(), parts
+    assert parts["cuda start"] > 0

@@ -17,9 +17,10 @@ from trtcheck.core.profiles import Tolerance
 from trtcheck.core.traits import Kind
 from trtcheck.errors import Unsupported
 from trtcheck.execution.events import Item, StageHook, no_hook
+from trtcheck.execution.probe import kernel_settings
 from trtcheck.execution.stages import STEADY_BACKEND, STEADY_EAGER, StageError, Stages
 from trtcheck.execution.tolerance import precision_lost, tolerance_for
-from trtcheck.measure import device_lock, drift, memory
+from trtcheck.measure import device_lock, drift, kernels, memory
 from trtcheck.measure.compare import (
     NO_NARROWING,
     TRUNCATE_DOUBLE,
@@ -155,16 +156,19 @@ def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
             require_tensors(expected)
             eager = Eager(module, inputs_changed(inputs, eager_in), state, tuple(state.changed()))
             eager.restore()  # export, and every backend, start from the state eager started from
-        with stages.stage("export"):
-            program = export(case, built)
-            shapes = plan_shapes(program, inputs)
-        others = _other_shapes(eager, program, inputs, shapes, stages)
+        program, others, shapes = None, [], STATIC
+        if needs_program(case, opts, backends):
+            with stages.stage("export"):
+                program = export(case, built)
+                shapes = plan_shapes(program, inputs)
+            others = _other_shapes(eager, program, inputs, shapes, stages)
     except StageError as err:
         yield from rows_for(case, slots, status=Status.ERROR, stage=err.stage, message=str(err),
                             location=err.location, traceback=err.traceback, timings=stages.timings,
                             memory=stages.memory())
         return
-    yield Analysis(case.case_id, _analyze(program, inputs, stages))
+    if not opts.figures_only and program is not None:
+        yield Analysis(case.case_id, _analyze(program, inputs, stages))
 
     for slot in slots:
         backend = backends[slot.backend]
@@ -185,6 +189,19 @@ def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
         outcome = replace(outcome, memory=_slot_memory(outcome.memory, slot, slot_before,
                                                        opts.device))
         yield outcome.row(case, slot)
+
+
+# The shape plan of a case run without its export: the example alone.
+STATIC = ShapePlan((ShapeSet("example", {}),), {})
+
+
+def needs_program(case: Case, opts: Options, backends: Mapping[str, Backend]) -> bool:
+    """Whether the case is exported: always, but in a process that gives figures only (an
+    ``ab`` process after the first of its side, whose checks the first one ran) where every
+    backend compiles the user's module and the case declares no dynamic shapes."""
+    return (not opts.figures_only
+            or not all(b.traits.from_module for b in backends.values())
+            or case.spec.dynamic_shapes_for(case.variant) is not None)
 
 
 def _slot_memory(figures: Memory | None, slot: Slot, before: int | None,
@@ -343,9 +360,12 @@ def _run_backend(run: SlotRun, backend: Backend, job: CompileJob) -> SlotOutcome
                            message=str(err), stage=err.stage, location=err.location,
                            traceback=err.traceback, shapes=shapes_record(run.shapes, ran))
     outputs = _judge_outputs(run, result, judged)
-    if run.opts.dtype_drift:
+    if run.opts.dtype_drift and not run.opts.figures_only:
         evidence = _drift(run, compiled, job, evidence, judged)
     latency = _time(run, backend, compiled, job, backend_in, judged)
+    if run.opts.kernels and latency is not None:
+        evidence = replace(evidence, details={
+            **evidence.details, "kernels": _kernels(run.eager, compiled, job, backend, stages)})
     del actual, backend_in
     owned, device = None, run.opts.device
     if memory.in_use(device) is not None:  # what the compiled module holds, freed with it
@@ -449,6 +469,27 @@ def _latency(eager: Eager, compiled: Compiled, job: CompileJob, opts: Options, *
                 (over.ci_low_ms or over.median_ms) - (base.ci_high_ms or base.median_ms),
                 (over.ci_high_ms or over.median_ms) - (base.ci_low_ms or base.median_ms))
     return replace(latency, cost=cost)
+
+
+def _kernels(eager: Eager, compiled: Compiled, job: CompileJob, backend: Backend,
+             stages: Stages) -> dict[str, dict[str, Any]]:
+    """The kernels of one more call of eager and of the backend, each from the state eager
+    started from, on a copy of the inputs (:mod:`trtcheck.measure.kernels`)."""
+    def one(fn: Callable[..., Any]) -> dict[str, Any]:
+        called = clone((job.args, job.kwargs))
+        try:
+            with stages.stage("kernels"):
+                return kernels.fingerprint(lambda: fn(*called[0], **called[1]), job.device)
+        except StageError as err:
+            return kernels.none(f"the call failed: {err}")
+        finally:
+            eager.restore()
+
+    found = {"eager": one(eager.module)}
+    found["backend"] = (kernels.none("its calls run in another process, which the profiler "
+                                     "does not see") if backend.traits.subprocess
+                        else one(compiled.called))
+    return {**found, "settings": kernel_settings()}
 
 
 def _steady_peaks(eager: Eager, compiled: Compiled, job: CompileJob, stages: Stages) -> None:

@@ -11,6 +11,7 @@ from trtcheck.render.escape import md
 from trtcheck.render.text import NONE, PREDICTION_MARK, num
 from trtcheck.results.ab import SIDES, TEST, side_label
 from trtcheck.results.baseline import (
+    ACCURACY_FACTOR,
     FAR_APART,
     IMPROVEMENT,
     NOT_COMPARABLE,
@@ -44,6 +45,9 @@ def render_changes(record: Record, *, heading: str = "##", escape: Escape = md) 
     if diff.rule == PROCESSES:
         table = _process_table(diff, escape)
         lines += ["", *table] if table else []
+        notes = kernel_notes(diff)
+        if notes:
+            lines += ["", KERNEL_SETS, "", *(f"- {escape(n)}" for n in notes)]
         # the rows the process table holds already: only status and accuracy changes, without
         # latency columns (their one figure per side is the process table's)
         shown = [c for c in shown if c.status_changed or c.accuracy_changed]
@@ -173,9 +177,27 @@ def decision_lines(diff: Diff) -> list[str]:
             continue
         over = (f" over {'+'.join(map(str, lat.processes))} processes" if lat.processes
                 else " between two runs")
+        kernels = f"; {lat.kernels}" if lat.kernels else ""
         lines.append(f"{c.case_id} {c.backend} {c.profile}: "
-                     f"{change_text(lat, processes=False)}{over}")
+                     f"{change_text(lat, processes=False)}{over}{kernels}")
     return lines
+
+
+def kernel_notes(diff: Diff) -> list[str]:
+    """One plain line per row whose processes ran several kernel sets, naming them: every
+    report shows these, since a set only one side ran is a change of its own."""
+    return [f"{c.case_id} {c.backend} {c.profile}: {c.latency.kernels}"
+            for c in sorted(diff.changes, key=_order) if c.latency and c.latency.kernels]
+
+
+# How an accuracy change is judged over processes, which every report of an ab job says.
+ACCURACY_OVER_PROCESSES = (
+    "Each side's worst relative error is its worst over its processes; an accuracy change is "
+    f"one where the head's processes fall outside the spread of the base's by more than "
+    f"×{ACCURACY_FACTOR:g}.")
+KERNEL_SETS = ("Processes that ran different kernels (cuDNN's or cuBLAS's choice, another "
+               "generated kernel) are judged like with like: within each kernel set both sides "
+               "ran; a set one side alone ran is a change of its own.")
 
 
 def _process_table(diff: Diff, escape: Escape) -> list[str]:
@@ -221,7 +243,7 @@ def gate_rule(diff: Diff, cuda: bool) -> str:
                 f"{level.get('alpha', 0):g} chance over the whole zoo, "
                 f"{level.get('correction', '')}: {level.get('rows')} rows × "
                 f"{level.get('looks')} looks). Intervals are at that level. The other figure is "
-                "judged the same way and shown, not gated.")
+                "judged the same way and shown, not gated. " + ACCURACY_OVER_PROCESSES)
     return (f"Rule over runs: a row regresses when {what} {worse} by more than "
             f"{diff.threshold:.0%} and beyond both runs' 95% intervals. A row whose interval is "
             "wider than `unstable_ci` in either run is not gated (unstable) unless the "

@@ -15,10 +15,13 @@ from typing import Any
 
 from trtcheck.errors import innermost
 from trtcheck.render.changes import (
+    ACCURACY_OVER_PROCESSES,
+    KERNEL_SETS,
     STATUSES_ONLY,
     change_text,
     count_line,
     figure_name,
+    kernel_notes,
     statuses_only,
 )
 from trtcheck.render.escape import plain
@@ -360,7 +363,11 @@ def _ab_changes(record: Record, diff: Diff) -> str:
                   "threshold, unchanged. Red: the gate's regression; amber: the figure not gated "
                   "worsened; green: improved with nothing worse. Hover a row for its interval."
                   "</p>"]
-    parts.append(_named_changes(diff))
+    notes = kernel_notes(diff)
+    if notes:
+        parts.append(f"<p>{esc(KERNEL_SETS)}</p><ul>"
+                     + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
+    parts += [f'<p class="note">{esc(ACCURACY_OVER_PROCESSES)}</p>', _named_changes(diff)]
     return section("changes", "Head against base", *parts)
 
 

@@ -76,6 +76,8 @@ class LatencyChange:
     def worsened(self) -> bool:
         """Whether either figure regressed: such a row is never shown as an improvement."""
         return REGRESSION in (self.verdict, self.other_verdict)
+    # Under the rule over processes, where they ran several kernel sets: the sets, in words.
+    kernels: str = ""
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,11 @@ class RowChange:
     after_error: float | None = None
     latency: LatencyChange | None = None
     prediction: bool = False  # a prediction backend's row (emulate, lowering)
+    # Under the rule over processes: each side's lowest and worst relative error over its
+    # processes of the kernel sets both sides ran (``before_error``/``after_error`` are then
+    # each side's worst over all its processes).
+    before_errors: tuple[float, float] | None = None
+    after_errors: tuple[float, float] | None = None
 
     @property
     def status_changed(self) -> bool:
@@ -102,6 +109,11 @@ class RowChange:
 
     @property
     def accuracy_changed(self) -> bool:
+        """The worst relative error moved by more than :data:`ACCURACY_FACTOR`; over
+        processes, a head's error outside the base's processes' spread by that factor."""
+        if self.before_errors is not None and self.after_errors is not None:
+            (b_low, b_high), (h_low, h_high) = self.before_errors, self.after_errors
+            return h_high > b_high * ACCURACY_FACTOR or h_low * ACCURACY_FACTOR < b_low
         a, b = self.before_error, self.after_error
         if a is None or b is None:
             return False
@@ -187,7 +199,11 @@ class Diff:
                          for k in ("before_interval", "after_interval", "interval", "processes")}
             return LatencyChange(**{**numbers, **intervals})
 
-        changes = [RowChange(**{**c, "latency": latency(c.get("latency"))})
+        def spread(v: Any) -> tuple[float, float] | None:
+            return (float(v[0]), float(v[1])) if v else None
+
+        changes = [RowChange(**{**c, "latency": latency(c.get("latency")),
+                                **{k: spread(c.get(k)) for k in ("before_errors", "after_errors")}})
                    for c in d.get("changes", [])]
         return cls(d["metric"], float(d["threshold"]), dict(d.get("base") or {}), changes,
                    list(d.get("warnings", [])), bool(d.get("comparable", True)),
@@ -195,7 +211,7 @@ class Diff:
 
 
 _LATENCY_FIELDS = frozenset(f.name for f in fields(LatencyChange))
-_TEXT = frozenset({"metric", "verdict", "other_metric", "other_verdict"})
+_TEXT = frozenset({"metric", "verdict", "other_metric", "other_verdict", "kernels"})
 
 
 def compare(base: Record, head: Record, *, metric: str = "speedup",
