@@ -55,6 +55,11 @@ def test_run_writes_reports_and_xpass_exits_0(make_zoo, tmp_path: Path, capsys) 
     record = json.loads((out_dir / "results.json").read_text())
     assert [r["status"] for r in record["rows"]] == ["pass", "pass", "xpass"]
     assert (out_dir / "junit.xml").exists() and (out_dir / "report.md").exists()
+    # where the time went, measured by the job (not the printer) and said on the time line
+    stage_s = record["environment"]["stage_s"]
+    assert {"eager", "export", "compile", "compare"} <= set(stage_s), stage_s
+    assert 0 < sum(stage_s.values()) <= record["environment"]["duration_s"]
+    assert "time: " in out
 
 
 def test_strict_xfail_makes_xpass_fail(make_zoo, tmp_path: Path, capsys) -> None:

@@ -239,7 +239,7 @@ def click_options(command: str) -> Callable[[F], F]:
     arrives under its key, None (or an empty tuple) when not given."""
     import click
 
-    chosen = for_command(command)
+    taken = for_command(command)
 
     def option(s: Setting) -> Callable[[F], F]:
         names = [s.flag, *([s.short] if s.short else []), s.key]
@@ -264,7 +264,7 @@ def click_options(command: str) -> Callable[[F], F]:
         return click.option(*names, **kw)
 
     def decorate(f: F) -> F:
-        for s in reversed(chosen):
+        for s in reversed(taken):
             f = option(s)(f)
         return f
 
