@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-
 
 def pytest_configure(config: pytest.Config) -> None:
     """Under pytest-xdist, each worker's trtcheck processes take their device locks (in the
@@ -21,22 +19,6 @@ def pytest_configure(config: pytest.Config) -> None:
         folder.mkdir(exist_ok=True)
         os.environ["TMPDIR"] = str(folder)
         tempfile.tempdir = None
-
-
-# The slowest files, slowest first (seconds of one CI run): the test workers take files in the
-# order they were collected, so a slow file collected last would leave one worker running it
-# alone at the end while the other waits.
-SLOWEST_FIRST = ("test_reduce_buried.py",  # 255 s
-                 "test_reduce.py",  # 285 s
-                 "test_benchmarks.py",  # 230 s
-                 "test_e2e.py",  # 215 s
-                 "test_ab.py",  # 180 s
-                 "test_benchmarks_gate.py")  # 67 s
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    rank = {name: i for i, name in enumerate(SLOWEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Models and helpers shared by the lowering, dtype-policy, analyze and emulate tests."""
+"""Models and helpers shared by the lowering, dtype-policy, analyze, emulate and tensorrt tests."""
 
 from __future__ import annotations
 
@@ -132,3 +132,33 @@ def complex_exp(x: torch.Tensor) -> torch.Tensor:
 
 def standalone_view_as_complex(x: torch.Tensor) -> torch.Tensor:
     return torch.view_as_complex(x) * 2
+
+
+class RoPE(torch.nn.Module):
+    """The seed's rotary-embedding example: real x, complex64 freqs, output through view_as_real."""
+
+    def forward(self, x: torch.Tensor, freqs: torch.Tensor) -> torch.Tensor:
+        x_complex = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2))
+        return torch.view_as_real(x_complex * freqs).flatten(2)
+
+
+class ScatterIds(torch.nn.Module):
+    """int64 ids scattered into an int64 table."""
+
+    def forward(self, ids: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+        return torch.zeros(16, dtype=torch.int64, device=ids.device).scatter(0, index, ids)
+
+
+def rope_inputs(device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+    return (torch.randn(1, 16, 64, device=device),
+            torch.randn(1, 16, 32, dtype=torch.complex64, device=device))
+
+
+def scatter_inputs(device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+    ids = torch.tensor([1, -7, 2**40, -(2**35), 5, 2**31], dtype=torch.int64, device=device)
+    return ids, torch.tensor([3, 0, 15, 8, 9, 1], dtype=torch.int64, device=device)
+
+
+class TwoComplexOutputs(torch.nn.Module):
+    def forward(self, z: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return z * w, z + w

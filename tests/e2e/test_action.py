@@ -1,30 +1,36 @@
-"""The GitHub Action: manifests, linters, its shell steps run under a simulated runner, and the
-comment script run by node against a fake GitHub client."""
+"""The GitHub Action: manifests, linters, its shell steps run under a simulated runner, and its
+Marketplace listing. The comment script's tests are in test_action_comment.py, the release
+workflow's in test_release.py."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import re
-import shutil
 import stat
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
-from conftest import REPO
-from test_github import read_outputs
 
-from trtcheck.config.files import tomllib
+from tests.helpers import (
+    ACTION,
+    MANIFESTS,
+    REPO,
+    REPOSITORY,
+    USES,
+    read_outputs,
+    readme_workflows,
+    run_step,
+    runner_env,
+    step_env,
+    tagged_checkout,
+    tool,
+)
 
-MANIFESTS = [REPO / "action.yml", REPO / "comment" / "action.yml"]
 WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
-ACTION = yaml.safe_load((REPO / "action.yml").read_text())
-STEPS = {step["name"]: step for step in ACTION["runs"]["steps"]}
 TRTCHECK = str(Path(sys.executable).parent / "trtcheck")  # this venv's console script
 # The only actions used, each pinned to the commit of a node24 release.
 PINS = {
@@ -36,26 +42,6 @@ PINS = {
     "actions/cache": ("27d5ce7f107fe9357f9df03efb73ab90386fccae", "v5.0.5"),
     "pypa/gh-action-pypi-publish": ("ed0c53931b1dc9bd32cbe73a98c7f6766f8a527e", "v1.13.0"),
 }
-# The repository's GitHub name, declared once (.ci/repository.py).
-REPOSITORY = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["urls"][
-    "Source"].removeprefix("https://github.com/")
-USES = re.compile(r"^\s*(?:-\s+)?uses:\s*(\S+?)(?:@(\S+))?(?:\s+#\s*(\S+))?\s*$", re.M)
-
-
-def readme_workflows() -> dict[str, str]:
-    """The example workflows of the README and the docs: the YAML block after each
-    ``readme-workflow`` marker."""
-    pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
-    text = "\n".join(page.read_text(encoding="utf-8") for page in pages)
-    found = re.findall(r"<!-- readme-workflow: ([\w-]+) -->\n```yaml\n(.*?)```", text, re.S)
-    return dict(found)
-
-
-def _tool(name: str) -> str:
-    path = shutil.which(name) or shutil.which(name, path=str(Path(sys.executable).parent))
-    if path is None:
-        pytest.skip(f"{name} is not installed (it comes with the dev extra)")
-    return path
 
 
 # --- manifests and pins ----------------------------------------------------------------------
@@ -105,7 +91,7 @@ def test_dependabot_watches_the_actions() -> None:
 # --- linters ---------------------------------------------------------------------------------
 
 def test_actionlint_on_the_workflows_and_the_readme(tmp_path: Path) -> None:
-    actionlint = _tool("actionlint")
+    actionlint = tool("actionlint")
     examples = readme_workflows()
     assert set(examples) == {"minimal", "two-job", "workflow-run", "one-job", "baseline", "ab",
                              "matrix", "gpu-ngc", "gpu-venv", "gpu-conda", "gpu-empty"}
@@ -120,7 +106,7 @@ def test_actionlint_on_the_workflows_and_the_readme(tmp_path: Path) -> None:
 
 def test_zizmor_finds_nothing_at_low_or_higher(tmp_path: Path) -> None:
     """The actions, .github/ and every example of the README and the docs, extracted to files."""
-    zizmor = _tool("zizmor")
+    zizmor = tool("zizmor")
     examples = tmp_path / "examples" / ".github" / "workflows"
     examples.mkdir(parents=True)
     for name, text in readme_workflows().items():
@@ -169,7 +155,7 @@ def test_pull_request_recipes_are_safe_as_written() -> None:
 
 @pytest.mark.parametrize("manifest", MANIFESTS, ids=lambda p: str(p.relative_to(REPO)))
 def test_shellcheck_on_the_action_scripts(manifest: Path, tmp_path: Path) -> None:
-    shellcheck = _tool("shellcheck")
+    shellcheck = tool("shellcheck")
     for i, step in enumerate(yaml.safe_load(manifest.read_text())["runs"]["steps"]):
         if "run" in step:
             script = tmp_path / f"step{i}.sh"
@@ -181,42 +167,6 @@ def test_shellcheck_on_the_action_scripts(manifest: Path, tmp_path: Path) -> Non
 
 # --- the shell steps under a simulated runner ------------------------------------------------
 
-def runner_env(tmp_path: Path, *, fork: bool = False, **extra: str) -> dict[str, str]:
-    """What a runner gives a step: GitHub's variables, files, and a pull_request event."""
-    head = "someone/r" if fork else "o/r"
-    event = {"pull_request": {"number": 4, "head": {"sha": "d" * 40, "repo": {"full_name": head}}},
-             "repository": {"full_name": "o/r"}}
-    (tmp_path / "event.json").write_text(json.dumps(event))
-    (tmp_path / "runner-temp").mkdir(exist_ok=True)
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
-    return {**base, "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "pull_request",
-            "GITHUB_EVENT_PATH": str(tmp_path / "event.json"),
-            "GITHUB_OUTPUT": str(tmp_path / "output"),
-            "GITHUB_STEP_SUMMARY": str(tmp_path / "summary"),
-            "GITHUB_WORKSPACE": str(REPO), "GITHUB_ACTION_PATH": str(REPO),
-            "GITHUB_SHA": "e" * 40, "GITHUB_SERVER_URL": "https://github.com",
-            "GITHUB_REPOSITORY": "o/r", "GITHUB_RUN_ID": "77",
-            "RUNNER_TEMP": str(tmp_path / "runner-temp"), **extra}
-
-
-def run_step(name: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """A step's script, run as the runner runs composite steps: bash -e -o pipefail."""
-    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c",
-                           STEPS[name]["run"]], env=env, cwd=cwd, capture_output=True,
-                          text=True, check=False)
-
-
-def step_env(name: str, inputs: dict[str, str], outputs: dict[str, str]) -> dict[str, str]:
-    """The step's ``env:``, with ``inputs.*`` and ``steps.*.outputs.*`` filled in."""
-    defaults = {k: str(v.get("default", "")) for k, v in ACTION["inputs"].items()}
-    values = {**defaults, **inputs}
-    env = {}
-    for key, expr in STEPS[name].get("env", {}).items():
-        ref = re.fullmatch(r"\$\{\{ (inputs|steps\.\w+\.outputs)\.([\w-]+) \}\}", expr)
-        assert ref, expr
-        env[key] = values[ref.group(2)] if ref.group(1) == "inputs" else outputs.get(ref.group(2), "")
-    return env
-
 
 def _recorder(tmp_path: Path, body: str, name: str = "python") -> Path:
     path = tmp_path / "bin" / name
@@ -224,21 +174,6 @@ def _recorder(tmp_path: Path, body: str, name: str = "python") -> Path:
     path.write_text("#!/usr/bin/env bash\n" + body)
     path.chmod(path.stat().st_mode | stat.S_IEXEC)
     return path
-
-
-def tagged_checkout(tmp_path: Path, tag: str = "v9.8.7") -> Path:
-    """This working tree committed into a new repository and tagged ``tag``."""
-    repo = tmp_path / "origin"
-    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                           cwd=REPO, capture_output=True, check=True).stdout.split(b"\0")
-    for name in filter(None, (f.decode() for f in files)):
-        if (REPO / name).is_file():
-            (repo / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(REPO / name, repo / name)
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo)]
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "release"], ["tag", tag]):
-        subprocess.run([*git, *args], check=True, capture_output=True)
-    return repo
 
 
 def install(tmp_path: Path, action_path: Path, **inputs: str) -> subprocess.CompletedProcess[str]:
@@ -548,280 +483,7 @@ def test_summary_stays_under_the_limit(tmp_path: Path) -> None:
     assert "could not run (exit code 2)" in (tmp_path / "summary").read_text()
 
 
-# --- the comment script, run by node ---------------------------------------------------------
-
-PR_EVENT = {"pull_request": {"number": 4, "head": {"sha": "d" * 40, "repo": {"full_name": "o/r"}}},
-            "repository": {"full_name": "o/r"}}
-
-
-def sticky(tmp_path: Path, **scenario: Any) -> dict[str, Any]:
-    node = _tool("node")
-    path = tmp_path / "scenario.json"
-    path.write_text(json.dumps({"payload": PR_EVENT, **scenario}))
-    proc = subprocess.run([node, str(REPO / "tests" / "js" / "run_sticky.js"), str(path)],
-                          capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
-
-
-def _calls(done: dict[str, Any], name: str) -> list[dict[str, Any]]:
-    return [c["params"] for c in done["calls"] if c["name"] == name]
-
-
-def test_comment_is_created_with_the_marker(tmp_path: Path) -> None:
-    (tmp_path / "comment.md").write_text("### trtcheck: ✅ PASS\n\nping @org/team\n")
-    done = sticky(tmp_path, env={"TRTCHECK_COMMENT_FILE": str(tmp_path / "comment.md"),
-                                 "TRTCHECK_COMMENT_HEADER": "gpu <!-- x -->"})
-    assert done["result"] == "created"
-    (created,) = _calls(done, "createComment")
-    assert created["issue_number"] == 4
-    assert created["body"] == ("<!-- trtcheck-sticky-comment:gpu%20%3C!--%20x%20--%3E -->\n"
-                               "### trtcheck: ✅ PASS\n\nping @\u200dorg/team\n")
-
-
-def test_only_our_own_marked_comment_is_updated(tmp_path: Path) -> None:
-    marker = "<!-- trtcheck-sticky-comment:trtcheck -->"
-    comments = [
-        {"id": 1, "user": {"login": "mallory"}, "body": f"{marker}\nfake"},
-        {"id": 2, "user": {"login": "github-actions[bot]"}, "body": "unrelated"},
-        {"id": 3, "user": {"login": "github-actions[bot]"}, "body": f"{marker}\nold PASS"},
-    ]
-    done = sticky(tmp_path, comments=comments)
-    assert done["result"] == "updated"
-    (updated,) = _calls(done, "updateComment")
-    assert updated["comment_id"] == 3
-    # no comment file: the comment says trtcheck could not run, so no stale PASS remains
-    assert "could not run" in updated["body"] and "actions/runs/42" in updated["body"]
-    custom = sticky(tmp_path, comments=comments, env={"TRTCHECK_COMMENT_AUTHOR": "mallory"})
-    assert _calls(custom, "updateComment")[0]["comment_id"] == 1
-
-
-@pytest.mark.parametrize(("scenario", "warning"), [
-    ({"payload": {**PR_EVENT, "pull_request": {**PR_EVENT["pull_request"],
-                                              "head": {"repo": {"full_name": "fork/r"}}}}},
-     "from a fork"),
-    ({"actor": "dependabot[bot]"}, "Dependabot"),
-    ({"fail_status": 403}, "pull-requests: write"),
-    ({"payload": {"push": {}}}, "no pull request"),
-])
-def test_problems_are_warnings_not_failures(tmp_path: Path, scenario: dict[str, Any],
-                                            warning: str) -> None:
-    done = sticky(tmp_path, **scenario)
-    assert done["result"] in ("skipped", "failed")
-    assert len(done["warnings"]) == 1 and warning in done["warnings"][0]
-    assert not done["comments"]
-    if "fail_status" not in scenario:  # a token that may not write may still have tried
-        assert not _calls(done, "createComment") and not _calls(done, "updateComment")
-
-
-def test_workflow_run_finds_a_fork_pull_request_by_its_head_commit(tmp_path: Path) -> None:
-    run = {"head_sha": "f" * 40, "head_branch": "feature", "pull_requests": [],
-           "html_url": "https://github.com/o/r/actions/runs/9",
-           "head_repository": {"owner": {"login": "someone"}}}
-    pulls = [{"number": 8, "head": {"sha": "0" * 40}}, {"number": 9, "head": {"sha": "f" * 40}}]
-    done = sticky(tmp_path, payload={"workflow_run": run}, pulls=pulls)
-    assert _calls(done, "pulls.list")[0]["head"] == "someone:feature"
-    (created,) = _calls(done, "createComment")
-    assert created["issue_number"] == 9 and "actions/runs/9" in created["body"]
-    stale = sticky(tmp_path, payload={"workflow_run": run}, pulls=pulls[:1])
-    assert stale["result"] == "skipped"
-
-
-def test_two_jobs_at_once_leave_one_comment(tmp_path: Path) -> None:
-    """Both find no comment and both create one: the re-find after creating keeps one."""
-    files = []
-    for i in range(2):
-        files.append(tmp_path / f"comment{i}.md")
-        files[-1].write_text(f"### trtcheck: job {i}\n")
-    done = sticky(tmp_path, jobs=2, job_env=[{"TRTCHECK_COMMENT_FILE": str(f)} for f in files])
-    assert len(_calls(done, "createComment")) == 2  # the race did happen
-    (left,) = done["comments"]
-    assert left["body"].startswith("<!-- trtcheck-sticky-comment:trtcheck -->\n### trtcheck: job ")
-    assert sorted(done["results"]) == ["created", "updated"]
-    # a later job finds that one comment and updates it
-    again = sticky(tmp_path, comments=done["comments"])
-    assert again["result"] == "updated" and not _calls(again, "createComment")
-
-
-def _node_limit() -> int:
-    node = _tool("node")
-    code = f"console.log(require({str(REPO / 'comment' / 'sticky.js')!r}).LIMIT)"
-    return int(subprocess.run([node, "-e", code], capture_output=True, text=True,
-                              check=True).stdout)
-
-
-def test_python_and_js_cut_at_one_limit_in_code_points(tmp_path: Path) -> None:
-    from trtcheck.render.comment import LIMIT
-
-    assert _node_limit() == LIMIT
-    marker = "<!-- trtcheck-sticky-comment:trtcheck -->\n"
-    # 59,013 code points, 89,013 UTF-16 units: within the limit, so posted whole
-    text = "🔥" * 30_000 + "x" * 29_013
-    (tmp_path / "comment.md").write_text(text, encoding="utf-8")
-    env = {"TRTCHECK_COMMENT_FILE": str(tmp_path / "comment.md")}
-    (created,) = _calls(sticky(tmp_path, env=env), "createComment")
-    assert created["body"] == marker + text
-    # over it: cut to the limit, never between the two halves of a surrogate pair
-    (tmp_path / "comment.md").write_text("a" + "🔥" * LIMIT, encoding="utf-8")
-    (created,) = _calls(sticky(tmp_path, env=env), "createComment")
-    body = created["body"].removeprefix(marker)
-    assert len(body) == LIMIT and body.endswith("… cut: see the report artifact.\n")
-    body.encode("utf-8")  # a lone surrogate would not encode
-
-
-def test_the_posted_comment_makes_no_live_reference(tmp_path: Path) -> None:
-    """comment.md comes from a job that ran pull-request code: it is defused again."""
-    hostile = ("see #1, org/repo#12, GH-5 and gh-6; ping &#64;user, &#x40;team, &commat;x, "
-               "@user, @org/team; ![pixel](https://e.x/p.png) <img src=https://e.x/p.png> "
-               "<IMG SRC=x> <a href=x>a</a>\n<details><summary>kept</summary>\n</details><br>")
-    (tmp_path / "comment.md").write_text(hostile)
-    done = sticky(tmp_path, env={"TRTCHECK_COMMENT_FILE": str(tmp_path / "comment.md")})
-    (created,) = _calls(done, "createComment")
-    body = created["body"].split("\n", 1)[1]
-    assert not re.search(r"#\d|gh-\d|@\w|&#0*64;|&#x0*40;|&commat;|!\[|<img|<a ", body, re.I), body
-    assert "<details><summary>kept</summary>" in body and body.endswith("</details><br>")
-    assert body.replace("\u200d", "").replace("&amp;", "&").replace("&lt;", "<") == hostile
-
-
-def test_an_empty_token_skips_the_comment_with_a_warning(tmp_path: Path) -> None:
-    """A fork's pull request gets no secret: an empty github-token must not fail the job."""
-    for manifest in MANIFESTS:
-        steps = {s["name"]: s for s in yaml.safe_load(manifest.read_text())["runs"]["steps"]}
-        post = steps["Sticky pull-request comment"]
-        assert "inputs.github-token != ''" in post["if"] and post["continue-on-error"] is True
-        skip = steps["No token for the comment"]
-        assert skip["if"].endswith("inputs.github-token == '' }}") and "env" not in skip
-        env = runner_env(tmp_path)
-        proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", skip["run"]],
-                              env=env, capture_output=True, text=True, check=False)
-        assert proc.returncode == 0
-        assert proc.stdout.startswith("::warning title=trtcheck::comment skipped: github-token is empty")
-        assert read_outputs(tmp_path / "output") == {"result": "skipped"}
-        (tmp_path / "output").unlink()
-    comment = yaml.safe_load((REPO / "comment" / "action.yml").read_text())
-    assert comment["outputs"]["result"]["value"] == (
-        "${{ steps.post.outputs.result || steps.no-token.outputs.result || 'failed' }}")
-
-
-# --- releases and the Marketplace ------------------------------------------------------------
-
-RELEASE = yaml.safe_load((REPO / ".github" / "workflows" / "release.yml").read_text())
-
-
-def test_release_runs_on_version_tags_after_ci_and_publishes_by_trusted_publishing() -> None:
-    """The job order and what each runs are run for real in tests/test_release.py."""
-    assert RELEASE[True] == {"push": {"tags": ["v[0-9]+.[0-9]+.[0-9]+"]}}
-    jobs = RELEASE["jobs"]
-    assert [jobs[j].get("needs") for j in ("preflight", "build", "publish", "release")] == [
-        None, "preflight", "build", ["preflight", "publish"]]
-    assert jobs["preflight"]["permissions"] == {"actions": "read", "contents": "read"}
-    assert jobs["release"]["permissions"] == {"contents": "write"}
-    publish = jobs["publish"]
-    assert publish["permissions"] == {"id-token": "write"} and publish["environment"]["name"] == "pypi"
-    assert publish["steps"][-1]["uses"].startswith("pypa/gh-action-pypi-publish@")
-    # the one secret: a token that may move the major tag across a change of the workflows
-    text = (REPO / ".github" / "workflows" / "release.yml").read_text()
-    assert set(re.findall(r"secrets\.(\w+)", text)) == {"RELEASE_TAG_TOKEN"}
-    (move,) = [s for s in jobs["release"]["steps"] if s.get("name") == "Move the major tag"]
-    assert move["env"]["GH_TOKEN"] == "${{ secrets.RELEASE_TAG_TOKEN || github.token }}"
-    # kept in an environment limited to release tags, named by the jobs that read it
-    for name, job in jobs.items():
-        assert ("RELEASE_TAG_TOKEN" in str(job)) is (job.get("environment") == "release-tag"), name
-
-
-def test_no_secret_outside_an_environment() -> None:
-    """zizmor's auditor persona, which reports what the default one leaves out."""
-    proc = subprocess.run([_tool("zizmor"), "--offline", "--persona=auditor", "--no-progress",
-                           "--format=plain", "action.yml", "comment/action.yml", ".github/"],
-                          capture_output=True, text=True, check=False, cwd=REPO)
-    assert "completed .github/workflows/release.yml" in proc.stderr + proc.stdout
-    assert "secrets-outside-env" not in proc.stdout, proc.stdout
-
-
-def test_the_release_build_pins_its_tools_within_the_build_requires() -> None:
-    from packaging.requirements import Requirement
-
-    (step,) = [s for s in RELEASE["jobs"]["build"]["steps"]
-               if s.get("name") == "Build the sdist and the wheel"]
-    pins = dict(re.findall(r"\b([A-Za-z][\w.-]*)==([\w.]+)", step["run"]))
-    assert {"build", "setuptools", "setuptools-scm"} <= set(pins)
-    assert "python -m build --no-isolation" in step["run"]
-    requires = tomllib.loads((REPO / "pyproject.toml").read_text())["build-system"]["requires"]
-    for requirement in map(Requirement, requires):
-        assert requirement.specifier.contains(pins[requirement.name]), requirement
-
-
-def _notes_step() -> str:
-    (step,) = [s for s in RELEASE["jobs"]["build"]["steps"]
-               if s.get("name") == "The changelog's section for this version"]
-    return step["run"]
-
-
-def test_release_notes_are_the_changelogs_section(tmp_path: Path) -> None:
-    (tmp_path / "CHANGELOG.md").write_text(
-        "# Changelog\n\n## [Unreleased]\n\n- next\n\n## [1.2.0] - 2026-12-01\n\n### Fixed\n\n"
-        "- one\n\n\n- two\n\n## [1.1.0] - 2026-11-01\n\n- older\n\n"
-        "[unreleased]: https://x/compare/v1.2.0...HEAD\n[1.2.0]: https://x/compare\n"
-        "[1.1.0]: https://x/releases/tag/v1.1.0\n")
-    env = {**os.environ, "TAG": "v1.2.0"}
-    proc = subprocess.run(["bash", "-eo", "pipefail", "-c", _notes_step()], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert (tmp_path / "release-notes.md").read_text() == "### Fixed\n\n- one\n\n\n- two\n"
-    # the oldest section ends where the link footers start
-    oldest = subprocess.run(["bash", "-eo", "pipefail", "-c", _notes_step()], cwd=tmp_path,
-                            env={**env, "TAG": "v1.1.0"}, capture_output=True, text=True,
-                            check=False)
-    assert oldest.returncode == 0, oldest.stdout + oldest.stderr
-    assert (tmp_path / "release-notes.md").read_text() == "- older\n"
-    missing = subprocess.run(["bash", "-eo", "pipefail", "-c", _notes_step()], cwd=tmp_path,
-                             env={**env, "TAG": "v9.9.9"}, capture_output=True, text=True,
-                             check=False)
-    assert missing.returncode == 1 and "no section for 9.9.9" in missing.stdout
-
-
-def test_changelog_keeps_a_changelog() -> None:
-    text = (REPO / "CHANGELOG.md").read_text()
-    assert text.startswith("# Changelog\n") and "keepachangelog.com" in text
-    headings = re.findall(r"^## (.*)$", text, re.M)
-    assert headings[0] == "[Unreleased]"
-    for heading in headings[1:]:
-        assert re.fullmatch(r"\[\d+\.\d+\.\d+\] - \d{4}-\d{2}-\d{2}", heading), heading
-    kinds = set(re.findall(r"^### (.*)$", text, re.M))
-    assert kinds <= {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}
-    # the newest release is the one the docs' examples pin (before the first, the one the
-    # changelog announces), and each has its link; nothing is listed twice
-    first = re.search(r"^Nothing is released yet: the first release, (\d+\.\d+\.\d+), is",
-                      text, re.M)
-    assert (first is None) is (len(headings) > 1)
-    newest = first.group(1) if first else headings[1].split("]")[0].lstrip("[")
-    tags = {tag for example in readme_workflows().values()
-            for name, _, tag in USES.findall(example) if name.startswith(REPOSITORY)}
-    assert tags == {f"v{newest}"}
-    assert re.search(r"^\[Unreleased\]: https://\S+$", text, re.M)
-    entries = re.findall(r"^- (.{30})", text, re.M)
-    assert len(entries) == len(set(entries)), "an entry is listed twice"
-    for heading in headings[1:]:
-        version = heading.split("]")[0].lstrip("[")
-        assert re.search(rf"^\[{re.escape(version)}\]: https://\S+/v{re.escape(version)}$", text,
-                         re.M), version
-
-
-def test_the_first_release_notes_are_its_section_exactly(tmp_path: Path) -> None:
-    """The first release as docs/development.md cuts it: [Unreleased]'s entries moved under
-    the version's dated heading; the notes are that section, from its first kind of change."""
-    text = (REPO / "CHANGELOG.md").read_text()
-    unreleased = text.split("## [Unreleased]\n\n", 1)[1].split("\n\n[Unreleased]: ")[0]
-    entries = unreleased[unreleased.index("### Added"):]
-    cut = (text.split("## [Unreleased]")[0] + "## [Unreleased]\n\n## [1.0.0] - 2026-12-31\n\n"
-           + entries + "\n\n[1.0.0]: https://github.com/o/r/releases/tag/v1.0.0\n")
-    (tmp_path / "CHANGELOG.md").write_text(cut)
-    proc = subprocess.run(["bash", "-eo", "pipefail", "-c", _notes_step()], cwd=tmp_path,
-                          env={**os.environ, "TAG": "v1.0.0"}, capture_output=True, text=True,
-                          check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    notes = (tmp_path / "release-notes.md").read_text()
-    assert notes.startswith("### Added\n") and notes == entries.strip("\n") + "\n"
+# --- the Marketplace -------------------------------------------------------------------------
 
 
 # The Marketplace: GitHub's list of colors, and the icons used here (Feather icon names).

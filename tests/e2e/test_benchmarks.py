@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.helpers import REPO
+
 BENCHMARKS = REPO / "benchmarks"
 TABLE = "|---"
 
@@ -43,10 +44,6 @@ def test_every_benchmark_script_has_a_quick_command() -> None:
     assert scripts == set(QUICK)
 
 
-# The slowest quick mode has a file of its own, so that the test workers share it out by file.
-APART = ("bench_gate.py",)
-
-
 def run_quick(script: str, tmp_path: Path) -> None:
     """``script``'s quick mode in a fresh process: it finishes and prints what it shows."""
     argv, shows = QUICK[script]
@@ -61,6 +58,6 @@ def run_quick(script: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("script", sorted(set(QUICK) - set(APART)))
+@pytest.mark.parametrize("script", sorted(QUICK))
 def test_quick_mode_runs_the_whole_script(script: str, tmp_path: Path) -> None:
     run_quick(script, tmp_path)

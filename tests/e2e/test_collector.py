@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
 
+from tests.helpers import REPO, trtcheck
 from trtcheck.status import Status
 from trtcheck.zoo.collector import Collector, Lost
 from trtcheck.zoo.discover import Discovered, zoo_files
@@ -19,10 +17,8 @@ FAULTS = REPO / "tests" / "import_faults"  # not under tests/zoos: every zoo the
 TIMEOUT = "4"
 
 
-def trtcheck(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    # far more than the timeout, so that a hang fails the test rather than blocking it
-    return subprocess.run([sys.executable, "-m", "trtcheck", *args], capture_output=True, text=True,
-                          cwd=REPO, timeout=180, env=env)
+# far more than the timeout, so that a hang fails the test rather than blocking it
+HANG = 180
 
 
 def test_the_collector_loses_only_the_file_that_crashes_or_hangs() -> None:
@@ -47,7 +43,7 @@ def test_run_gives_one_row_per_file(tmp_path: Path, isolate: str) -> None:
     temporary directory of its own keeps other trtcheck runs' device locks from holding it up."""
     out = tmp_path / "out"
     proc = trtcheck("run", str(FAULTS), "--backend", "eager", "--timeout", TIMEOUT, isolate,
-                    "--out", str(out), env={**os.environ, "TMPDIR": str(tmp_path)})
+                    "--out", str(out), env={**os.environ, "TMPDIR": str(tmp_path)}, timeout=HANG)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     rows = json.loads((out / "results.json").read_text())["rows"]
     assert sorted((r["case_id"], r["status"], r["stage"]) for r in rows) == [
@@ -58,7 +54,7 @@ def test_run_gives_one_row_per_file(tmp_path: Path, isolate: str) -> None:
 
 @pytest.mark.slow
 def test_list_gives_one_line_per_file() -> None:
-    proc = trtcheck("list", str(FAULTS), "--timeout", TIMEOUT)
+    proc = trtcheck("list", str(FAULTS), "--timeout", TIMEOUT, timeout=HANG)
     assert proc.returncode == 1
     assert proc.stdout.split() == ["good::twice[default]"]
     assert proc.stderr.splitlines() == [
@@ -69,7 +65,7 @@ def test_list_gives_one_line_per_file() -> None:
 @pytest.mark.slow
 def test_analyze_gives_one_row_per_file(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    proc = trtcheck("analyze", str(FAULTS), "--timeout", TIMEOUT, "--out", str(out))
+    proc = trtcheck("analyze", str(FAULTS), "--timeout", TIMEOUT, "--out", str(out), timeout=HANG)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     rows = json.loads((out / "analysis.json").read_text())["rows"]
     assert sorted((r["case_id"], r["status"]) for r in rows) == [
@@ -109,7 +105,7 @@ def same(variant):
 def test_an_isolated_run_imports_each_zoo_file_once_in_the_collector_turned_worker(
         make_zoo, tmp_path: Path) -> None:
     zoo = make_zoo({"counted.py": IMPORT_COUNTED})
-    proc = trtcheck("run", str(zoo), "--backend", "eager", "--out", str(tmp_path / "out"))
+    proc = trtcheck("run", str(zoo), "--backend", "eager", "--out", str(tmp_path / "out"), timeout=HANG)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert len((zoo / "imports.log").read_text().split()) == 1  # collected and run in one child
 
@@ -120,7 +116,7 @@ def test_a_worker_that_cannot_import_a_collected_file_gives_that_cases_rows(
     zoo = make_zoo({"counted.py": IMPORT_COUNTED})
     monkeypatch.setenv("ZOO_SECOND_IMPORT_FAILS", "1")  # the first case kills its worker
     out = tmp_path / "out"
-    proc = trtcheck("run", str(zoo), "--backend", "eager", "--out", str(out))
+    proc = trtcheck("run", str(zoo), "--backend", "eager", "--out", str(out), timeout=HANG)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     rows = {r["case_id"]: r for r in json.loads((out / "results.json").read_text())["rows"]}
     assert (rows["counted::crashes[default]"]["status"], rows["counted::crashes[default]"]["stage"]) \

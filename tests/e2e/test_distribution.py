@@ -15,8 +15,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import REPO
 
+from tests.helpers import REPO
 from trtcheck import distribution
 from trtcheck.config.files import tomllib
 
@@ -185,7 +185,7 @@ def test_a_pre_release_tag_gives_its_version(tmp_path: Path, tag: str, version: 
 
 @pytest.mark.slow
 def test_a_pre_release_tag_builds(tmp_path: Path) -> None:
-    from test_action import tagged_checkout
+    from tests.helpers import tagged_checkout
 
     clone = tagged_checkout(tmp_path, "v2.0.0-beta")
     proc = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--wheel", "--outdir",
@@ -231,7 +231,7 @@ def _self_test(clone: Path, version: str) -> int:
 def test_the_major_tag_on_the_same_commit_is_never_the_version(tmp_path: Path) -> None:
     """The release tags v1.2.3 and then moves v1 onto the same commit: setuptools-scm, a
     `git archive` of either tag, the sdist and the wheel all say 1.2.3, and carry the licence."""
-    from test_action import tagged_checkout
+    from tests.helpers import tagged_checkout
 
     clone = tagged_checkout(tmp_path, "v1.2.3")
     subprocess.run(["git", "-C", str(clone), "tag", "v1"], check=True)

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+
+from tests.helpers import REPO, trtcheck
 
 ZOO = '''
 import torch, trtcheck
@@ -39,12 +38,6 @@ def _env(tmp_path: Path, *, ci: bool, offline: bool, **extra: str) -> dict[str, 
     return {**env, **extra}
 
 
-def _run(tmp_path: Path, *args: str, env: dict[str, str],
-         cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "trtcheck", "run", *args], cwd=cwd or tmp_path,
-                          env=env, capture_output=True, text=True, timeout=600)
-
-
 def _zoo(tmp_path: Path, config: str = "") -> Path:
     zoo = tmp_path / "zoo"
     zoo.mkdir(exist_ok=True)
@@ -57,7 +50,7 @@ def test_in_ci_without_the_code_the_run_stops_with_the_fix(tmp_path: Path) -> No
     outputs = tmp_path / "github-output"
     env = _env(tmp_path, ci=True, offline=True, GITHUB_ACTIONS="true",
                GITHUB_OUTPUT=str(outputs))
-    proc = _run(tmp_path, str(REPO / "fixtures"), "--out", str(tmp_path / "out"), env=env)
+    proc = trtcheck("run", str(REPO / "fixtures"), "--out", str(tmp_path / "out"), env=env, cwd=tmp_path)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "the default, lowering, cannot run here" in proc.stderr
     assert "trtcheck fetch torch-tensorrt" in proc.stderr
@@ -69,7 +62,7 @@ def test_in_ci_without_the_code_the_run_stops_with_the_fix(tmp_path: Path) -> No
 
 def test_in_ci_fallback_emulate_runs_emulate_and_says_so(tmp_path: Path) -> None:
     zoo = _zoo(tmp_path, 'fallback = "emulate"\n')
-    proc = _run(tmp_path, str(zoo), "--out", "out", env=_env(tmp_path, ci=True, offline=True))
+    proc = trtcheck("run", str(zoo), "--out", "out", env=_env(tmp_path, ci=True, offline=True), cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = json.loads((tmp_path / "out" / "results.json").read_text())["rows"]
     assert {r["backend"] for r in rows} == {"emulate"}
@@ -84,7 +77,7 @@ def test_in_ci_fallback_emulate_runs_emulate_and_says_so(tmp_path: Path) -> None
 
 def test_outside_ci_the_fallback_is_in_every_headline(tmp_path: Path) -> None:
     zoo = _zoo(tmp_path)
-    proc = _run(tmp_path, str(zoo), "--out", "out", env=_env(tmp_path, ci=False, offline=True))
+    proc = trtcheck("run", str(zoo), "--out", "out", env=_env(tmp_path, ci=False, offline=True), cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     said = "emulate ran instead of lowering, the default: pip could not reach a package index"
     assert f"note: {said}" in proc.stdout
@@ -98,8 +91,8 @@ def test_outside_ci_the_fallback_is_in_every_headline(tmp_path: Path) -> None:
 
 def test_fallback_none_stops_outside_ci_too(tmp_path: Path) -> None:
     zoo = _zoo(tmp_path)
-    proc = _run(tmp_path, str(zoo), "--fallback", "none", "--out", "out",
-                env=_env(tmp_path, ci=False, offline=True))
+    proc = trtcheck("run", str(zoo), "--fallback", "none", "--out", "out",
+                env=_env(tmp_path, ci=False, offline=True), cwd=tmp_path)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert 'fallback = "none" lets no other backend run in its place' in proc.stderr
 
@@ -109,10 +102,10 @@ def test_in_ci_with_the_code_cached_the_rows_equal_an_online_run(
         tmp_path: Path, ttrt_releases: dict[str, Path]) -> None:
     zoo = _zoo(tmp_path)
     cache = str(ttrt_releases["2.13.0"].parent.parent)  # the cache root holding torch-tensorrt/
-    online = _run(tmp_path, str(zoo), "--out", "online",
-                  env=_env(tmp_path, ci=False, offline=False, TRTCHECK_CACHE=cache))
-    offline_ci = _run(tmp_path, str(zoo), "--out", "ci",
-                      env=_env(tmp_path, ci=True, offline=True, TRTCHECK_CACHE=cache))
+    online = trtcheck("run", str(zoo), "--out", "online",
+                  env=_env(tmp_path, ci=False, offline=False, TRTCHECK_CACHE=cache), cwd=tmp_path)
+    offline_ci = trtcheck("run", str(zoo), "--out", "ci",
+                      env=_env(tmp_path, ci=True, offline=True, TRTCHECK_CACHE=cache), cwd=tmp_path)
     assert online.returncode == offline_ci.returncode == 0, offline_ci.stdout + offline_ci.stderr
 
     def rows(out: str) -> list[tuple[str, ...]]:

@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import REPO
-from test_github import read_outputs
+
+from tests.helpers import REPO, REPOSITORY, USES, read_outputs, readme_workflows, tool
+from trtcheck.config.files import tomllib
 
 RELEASE = yaml.safe_load((REPO / ".github" / "workflows" / "release.yml").read_text())
 JOBS = RELEASE["jobs"]
@@ -25,7 +26,8 @@ SHA = "c" * 40
 OLD = "a" * 40
 PLAN = "Plan the release and check that the major tag can be moved"
 
-pytestmark = pytest.mark.skipif(shutil.which("jq") is None, reason="the fake gh needs jq")
+# The workflow's steps run with the fake gh, which needs jq.
+NEEDS_JQ = pytest.mark.skipif(shutil.which("jq") is None, reason="the fake gh needs jq")
 
 
 def _run(sha: str, conclusion: str, run_id: int, attempt: int = 1,
@@ -112,6 +114,7 @@ def _errors(proc: subprocess.CompletedProcess[str]) -> list[str]:
 
 # --- the order of the jobs -------------------------------------------------------------------
 
+@NEEDS_JQ
 def test_nothing_is_announced_before_it_is_published() -> None:
     needs = {name: job.get("needs") for name, job in JOBS.items()}
     assert needs == {"preflight": None, "build": "preflight", "publish": "build",
@@ -133,6 +136,7 @@ def test_nothing_is_announced_before_it_is_published() -> None:
 
 # --- preflight: the default branch -----------------------------------------------------------
 
+@NEEDS_JQ
 @pytest.mark.parametrize(("status", "ok"), [("behind", True), ("identical", True),
                                             ("ahead", False), ("diverged", False), (None, False)])
 def test_a_tag_off_the_default_branch_fails_at_once(tmp_path: Path, status: str | None,
@@ -153,6 +157,7 @@ def test_a_tag_off_the_default_branch_fails_at_once(tmp_path: Path, status: str 
 WAIT = "Wait for the ci workflow's run on this commit"
 
 
+@NEEDS_JQ
 @pytest.mark.parametrize(("runs", "ok", "calls"), [
     # a failed run, then a newer successful one: the newer one decides
     ([[_run(SHA, "failure", 10), _run(SHA, "success", 11)]], True, 1),
@@ -186,6 +191,7 @@ def _released(*tags: str, draft: str = "") -> list[dict[str, Any]]:
     return [{"tagName": t, "isDraft": t == draft, "isPrerelease": False} for t in tags]
 
 
+@NEEDS_JQ
 @pytest.mark.parametrize(("tag", "released", "plan"), [
     ("v1.3.0", ["v1.2.3", "v1.2.4"], {"major": "v1", "move": "true", "latest": "true"}),
     # a backport below the highest 1.x release: v1 stays, and it is not "latest" either
@@ -225,6 +231,7 @@ def test_the_major_tag_moves_only_forward(tmp_path: Path, tag: str, released: li
     assert made["latest"] == plan["latest"] and made["notes"] == "- notes\n"
 
 
+@NEEDS_JQ
 def test_moving_across_a_workflow_change_needs_the_tag_token_before_publishing(
         tmp_path: Path) -> None:
     workflows = {"status": "ahead", "files": [{"filename": ".github/workflows/ci.yml"}]}
@@ -253,6 +260,7 @@ def test_moving_across_a_workflow_change_needs_the_tag_token_before_publishing(
     assert repo.step("release", "Move the major tag").returncode == 1
 
 
+@NEEDS_JQ
 def test_a_change_on_the_branch_after_the_commit_counts_too(tmp_path: Path) -> None:
     """A new major tag: nothing to compare with but the branch's tip."""
     changed = {"status": "ahead", "files": [{"filename": "README.md"},
@@ -265,6 +273,7 @@ def test_a_change_on_the_branch_after_the_commit_counts_too(tmp_path: Path) -> N
 
 # --- the release job, re-run after a partial release -----------------------------------------
 
+@NEEDS_JQ
 def test_rerunning_the_release_job_after_a_partial_release(tmp_path: Path) -> None:
     """The first run created the release and uploaded one file, then stopped before the tag."""
     (tmp_path / "dist").mkdir()
@@ -293,6 +302,7 @@ def test_rerunning_the_release_job_after_a_partial_release(tmp_path: Path) -> No
     assert repo.outputs["preflight"] == {"major": "v1", "move": "true"}
 
 
+@NEEDS_JQ
 def test_the_first_release_creates_the_major_tag(tmp_path: Path) -> None:
     (tmp_path / "dist").mkdir()
     (tmp_path / "release-notes.md").write_text("- first\n")
@@ -306,6 +316,7 @@ def test_the_first_release_creates_the_major_tag(tmp_path: Path) -> None:
     assert "ref=refs/tags/v1" in post and f"sha={SHA}" in post
 
 
+@NEEDS_JQ
 def test_a_rerun_of_an_older_releases_jobs_leaves_the_major_tag_and_latest_alone(
         tmp_path: Path) -> None:
     """v1.2.0's release job failed; v1.3.0 was released and moved v1; then v1.2.0's failed jobs
@@ -338,6 +349,7 @@ def test_a_rerun_of_an_older_releases_jobs_leaves_the_major_tag_and_latest_alone
     assert made["latest"] == "false"  # v1.3.0 stays the latest
 
 
+@NEEDS_JQ
 @pytest.mark.parametrize(("token", "missing"), [
     ("tag-token", None),
     ("read-only-token", "the permission Contents: read and write on o/r"),
@@ -374,6 +386,7 @@ def test_the_tag_token_is_tried_before_anything_is_published(
     assert not [c for c in bare.calls() if "POST" in c]
 
 
+@NEEDS_JQ
 def test_latest_goes_only_to_the_newest_release(tmp_path: Path) -> None:
     """Each release in turn, decided when it is created: a backport or a fix of an older major
     leaves the latest where it is."""
@@ -386,3 +399,119 @@ def test_latest_goes_only_to_the_newest_release(tmp_path: Path) -> None:
         assert repo.step("release", "Create the release").returncode == 0
         (made,) = [r for r in repo.state["releases"] if r["tagName"] == tag]
         assert made["latest"] == latest, tag
+
+
+def test_release_runs_on_version_tags_after_ci_and_publishes_by_trusted_publishing() -> None:
+    """The job order and what each runs are run for real by the tests above."""
+    assert RELEASE[True] == {"push": {"tags": ["v[0-9]+.[0-9]+.[0-9]+"]}}
+    jobs = RELEASE["jobs"]
+    assert [jobs[j].get("needs") for j in ("preflight", "build", "publish", "release")] == [
+        None, "preflight", "build", ["preflight", "publish"]]
+    assert jobs["preflight"]["permissions"] == {"actions": "read", "contents": "read"}
+    assert jobs["release"]["permissions"] == {"contents": "write"}
+    publish = jobs["publish"]
+    assert publish["permissions"] == {"id-token": "write"} and publish["environment"]["name"] == "pypi"
+    assert publish["steps"][-1]["uses"].startswith("pypa/gh-action-pypi-publish@")
+    # the one secret: a token that may move the major tag across a change of the workflows
+    text = (REPO / ".github" / "workflows" / "release.yml").read_text()
+    assert set(re.findall(r"secrets\.(\w+)", text)) == {"RELEASE_TAG_TOKEN"}
+    (move,) = [s for s in jobs["release"]["steps"] if s.get("name") == "Move the major tag"]
+    assert move["env"]["GH_TOKEN"] == "${{ secrets.RELEASE_TAG_TOKEN || github.token }}"
+    # kept in an environment limited to release tags, named by the jobs that read it
+    for name, job in jobs.items():
+        assert ("RELEASE_TAG_TOKEN" in str(job)) is (job.get("environment") == "release-tag"), name
+
+
+def test_no_secret_outside_an_environment() -> None:
+    """zizmor's auditor persona, which reports what the default one leaves out."""
+    proc = subprocess.run([tool("zizmor"), "--offline", "--persona=auditor", "--no-progress",
+                           "--format=plain", "action.yml", "comment/action.yml", ".github/"],
+                          capture_output=True, text=True, check=False, cwd=REPO)
+    assert "completed .github/workflows/release.yml" in proc.stderr + proc.stdout
+    assert "secrets-outside-env" not in proc.stdout, proc.stdout
+
+
+def test_the_release_build_pins_its_tools_within_the_build_requires() -> None:
+    from packaging.requirements import Requirement
+
+    (step,) = [s for s in RELEASE["jobs"]["build"]["steps"]
+               if s.get("name") == "Build the sdist and the wheel"]
+    pins = dict(re.findall(r"\b([A-Za-z][\w.-]*)==([\w.]+)", step["run"]))
+    assert {"build", "setuptools", "setuptools-scm"} <= set(pins)
+    assert "python -m build --no-isolation" in step["run"]
+    requires = tomllib.loads((REPO / "pyproject.toml").read_text())["build-system"]["requires"]
+    for requirement in map(Requirement, requires):
+        assert requirement.specifier.contains(pins[requirement.name]), requirement
+
+
+def _notes_step() -> str:
+    (step,) = [s for s in RELEASE["jobs"]["build"]["steps"]
+               if s.get("name") == "The changelog's section for this version"]
+    return step["run"]
+
+
+def test_release_notes_are_the_changelogs_section(tmp_path: Path) -> None:
+    (tmp_path / "CHANGELOG.md").write_text(
+        "# Changelog\n\n## [Unreleased]\n\n- next\n\n## [1.2.0] - 2026-12-01\n\n### Fixed\n\n"
+        "- one\n\n\n- two\n\n## [1.1.0] - 2026-11-01\n\n- older\n\n"
+        "[unreleased]: https://x/compare/v1.2.0...HEAD\n[1.2.0]: https://x/compare\n"
+        "[1.1.0]: https://x/releases/tag/v1.1.0\n")
+    env = {**os.environ, "TAG": "v1.2.0"}
+    proc = subprocess.run(["bash", "-eo", "pipefail", "-c", _notes_step()], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "release-notes.md").read_text() == "### Fixed\n\n- one\n\n\n- two\n"
+    # the oldest section ends where the link footers start
+    oldest = subprocess.run(["bash", "-eo", "pipefail", "-c", _notes_step()], cwd=tmp_path,
+                            env={**env, "TAG": "v1.1.0"}, capture_output=True, text=True,
+                            check=False)
+    assert oldest.returncode == 0, oldest.stdout + oldest.stderr
+    assert (tmp_path / "release-notes.md").read_text() == "- older\n"
+    missing = subprocess.run(["bash", "-eo", "pipefail", "-c", _notes_step()], cwd=tmp_path,
+                             env={**env, "TAG": "v9.9.9"}, capture_output=True, text=True,
+                             check=False)
+    assert missing.returncode == 1 and "no section for 9.9.9" in missing.stdout
+
+
+def test_changelog_keeps_a_changelog() -> None:
+    text = (REPO / "CHANGELOG.md").read_text()
+    assert text.startswith("# Changelog\n") and "keepachangelog.com" in text
+    headings = re.findall(r"^## (.*)$", text, re.M)
+    assert headings[0] == "[Unreleased]"
+    for heading in headings[1:]:
+        assert re.fullmatch(r"\[\d+\.\d+\.\d+\] - \d{4}-\d{2}-\d{2}", heading), heading
+    kinds = set(re.findall(r"^### (.*)$", text, re.M))
+    assert kinds <= {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}
+    # the newest release is the one the docs' examples pin (before the first, the one the
+    # changelog announces), and each has its link; nothing is listed twice
+    first = re.search(r"^Nothing is released yet: the first release, (\d+\.\d+\.\d+), is",
+                      text, re.M)
+    assert (first is None) is (len(headings) > 1)
+    newest = first.group(1) if first else headings[1].split("]")[0].lstrip("[")
+    tags = {tag for example in readme_workflows().values()
+            for name, _, tag in USES.findall(example) if name.startswith(REPOSITORY)}
+    assert tags == {f"v{newest}"}
+    assert re.search(r"^\[Unreleased\]: https://\S+$", text, re.M)
+    entries = re.findall(r"^- (.{30})", text, re.M)
+    assert len(entries) == len(set(entries)), "an entry is listed twice"
+    for heading in headings[1:]:
+        version = heading.split("]")[0].lstrip("[")
+        assert re.search(rf"^\[{re.escape(version)}\]: https://\S+/v{re.escape(version)}$", text,
+                         re.M), version
+
+
+def test_the_first_release_notes_are_its_section_exactly(tmp_path: Path) -> None:
+    """The first release as docs/development.md cuts it: [Unreleased]'s entries moved under
+    the version's dated heading; the notes are that section, from its first kind of change."""
+    text = (REPO / "CHANGELOG.md").read_text()
+    unreleased = text.split("## [Unreleased]\n\n", 1)[1].split("\n\n[Unreleased]: ")[0]
+    entries = unreleased[unreleased.index("### Added"):]
+    cut = (text.split("## [Unreleased]")[0] + "## [Unreleased]\n\n## [1.0.0] - 2026-12-31\n\n"
+           + entries + "\n\n[1.0.0]: https://github.com/o/r/releases/tag/v1.0.0\n")
+    (tmp_path / "CHANGELOG.md").write_text(cut)
+    proc = subprocess.run(["bash", "-eo", "pipefail", "-c", _notes_step()], cwd=tmp_path,
+                          env={**os.environ, "TAG": "v1.0.0"}, capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    notes = (tmp_path / "release-notes.md").read_text()
+    assert notes.startswith("### Added\n") and notes == entries.strip("\n") + "\n"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -12,18 +12,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+
+from tests.helpers import REPO, rows, start_trtcheck, trtcheck, trtcheck_command
 
 ZOOS = REPO / "tests" / "zoos"
-
-
-def trtcheck(*args: str, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "trtcheck", *args], capture_output=True, text=True,
-                          cwd=cwd or REPO, timeout=timeout)
-
-
-def rows(out: Path) -> list[dict]:
-    return json.loads((out / "results.json").read_text())["rows"]
 
 
 def test_sample_zoo_runs_clean(tmp_path: Path) -> None:
@@ -284,8 +276,8 @@ SLOW_ZOO = {"m.py": """
 def test_sigkill_loses_nothing_and_resume_skips_recorded(make_zoo, tmp_path: Path) -> None:
     root = make_zoo(SLOW_ZOO)
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "trtcheck", "run", str(root), "--out", str(out),
-                             "--backend", "eager"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = start_trtcheck("run", root, "--out", out, "--backend", "eager",
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     journal = out / "results.jsonl"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -315,9 +307,8 @@ def test_sigkill_loses_nothing_and_resume_skips_recorded(make_zoo, tmp_path: Pat
 def test_sigterm_renders_what_finished(make_zoo, tmp_path: Path) -> None:
     root = make_zoo(SLOW_ZOO)
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "trtcheck", "run", str(root), "--out", str(out),
-                             "--backend", "eager"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = start_trtcheck("run", root, "--out", out, "--backend", "eager",
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     journal = out / "results.jsonl"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -358,10 +349,9 @@ BUILD_LOG_ZOO = {"m.py": """
 def test_sigterm_then_resume_finishes_every_case_and_only_those(make_zoo, tmp_path: Path) -> None:
     root = make_zoo(BUILD_LOG_ZOO)
     out, log = tmp_path / "out", tmp_path / "built.txt"
-    argv = [sys.executable, "-m", "trtcheck", "run", str(root), "--out", str(out),
-            "--backend", "eager"]
+    argv = ["run", root, "--out", out, "--backend", "eager"]
     env = {**os.environ, "BUILD_LOG": str(log)}
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = start_trtcheck(*argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while _journalled_rows(out / "results.jsonl") < 1 and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -377,8 +367,7 @@ def test_sigterm_then_resume_finishes_every_case_and_only_those(make_zoo, tmp_pa
     assert done and len(done) < 4 and set(first.values()) == {"pass", "skipped"}
 
     log.write_text("")
-    resumed = subprocess.run([*argv, "--resume"], capture_output=True, text=True, env=env,
-                             timeout=300)
+    resumed = trtcheck(*argv, "--resume", env=env, timeout=300)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     final = {r["case_id"]: r["status"] for r in rows(out)}
     assert final == {f"m::c{i}[default]": "pass" for i in range(4)}
@@ -389,8 +378,8 @@ def test_sigterm_then_resume_finishes_every_case_and_only_those(make_zoo, tmp_pa
 def test_a_closed_stdout_still_writes_every_report(tmp_path: Path) -> None:
     out = tmp_path / "out"
     proc = subprocess.run(
-        f"{sys.executable} -m trtcheck run {ZOOS / 'healthy'} --backend eager --no-isolate "
-        f"--out {out} | head -1; exit ${{PIPESTATUS[0]}}",
+        shlex.join(trtcheck_command("run", ZOOS / "healthy", "--backend", "eager", "--no-isolate",
+                                    "--out", out)) + " | head -1; exit ${PIPESTATUS[0]}",
         shell=True, executable="/bin/bash", capture_output=True, text=True, cwd=tmp_path,
         timeout=600)
     assert proc.returncode == 0, proc.stderr
@@ -403,10 +392,8 @@ def test_a_closed_stdout_still_writes_every_report(tmp_path: Path) -> None:
 def test_runs_from_a_directory_holding_a_trtcheck_folder(tmp_path: Path) -> None:
     (tmp_path / "trtcheck").mkdir()  # e.g. the natural --out trtcheck
     (tmp_path / "trtcheck" / "results.json").write_text("{}")
-    script = Path(sys.executable).with_name("trtcheck")
-    proc = subprocess.run([str(script), "run", str(ZOOS / "healthy"), "--backend", "eager",
-                           "--out", "trtcheck"], capture_output=True, text=True, cwd=tmp_path,
-                          timeout=600)
+    proc = trtcheck("run", ZOOS / "healthy", "--backend", "eager", "--out", "trtcheck",
+                    cwd=tmp_path, script=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert {r["status"] for r in rows(tmp_path / "trtcheck")} == {"pass"}
 

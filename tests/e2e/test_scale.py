@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+
+from tests.helpers import REPO, trtcheck
 
 ZOOS = REPO / "tests" / "zoos"
 # What must not change with workers or shards (timings may; compare takes place in the worker).
@@ -18,11 +19,6 @@ SAME = ("case_id", "backend", "profile", "status", "message", "stage", "outputs"
 # for a test is too short for a worker on a busy machine.
 RUN = ("run", *(str(ZOOS / z) for z in ("faults", "healthy", "state")), "-k", "not hang",
        "--device", "cpu", "--backend", "eager", "--backend", "emulate", "-q")
-
-
-def trtcheck(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "trtcheck", *args], capture_output=True, text=True,
-                          cwd=REPO, timeout=timeout)
 
 
 def comparable(out: Path) -> list[dict]:
@@ -41,18 +37,23 @@ def test_help_version_and_argument_errors_do_not_import_torch(argv: list[str]) -
     assert "Traceback" not in proc.stderr
 
 
+# The tests against the serial run share it (a module fixture): one test worker runs them.
+SHARED = pytest.mark.xdist_group("scale-serial")
+
+
 @pytest.fixture(scope="module")
 def serial(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The fault zoo (crashes, a hang, import errors) beside healthy models, run serially."""
     out = tmp_path_factory.mktemp("serial")
-    proc = trtcheck(*RUN, "--out", str(out))
+    proc = trtcheck(*RUN, "--out", str(out), timeout=900)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     return out
 
 
 @pytest.mark.slow
+@SHARED
 def test_two_workers_give_the_serial_rows_in_the_serial_order(serial: Path, tmp_path: Path) -> None:
-    proc = trtcheck(*RUN, "--workers", "2", "--out", str(tmp_path))
+    proc = trtcheck(*RUN, "--workers", "2", "--out", str(tmp_path), timeout=900)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     got = comparable(tmp_path)
     assert got == comparable(serial)
@@ -62,6 +63,7 @@ def test_two_workers_give_the_serial_rows_in_the_serial_order(serial: Path, tmp_
 
 
 @pytest.mark.slow
+@SHARED
 def test_merged_shards_give_exactly_the_unsharded_rows(serial: Path, tmp_path: Path) -> None:
     shards = []
     for i in (1, 2, 3):
@@ -69,31 +71,32 @@ def test_merged_shards_give_exactly_the_unsharded_rows(serial: Path, tmp_path: P
         # Balanced by the serial run's stage times: every shard reads the same baseline, so
         # they agree on the split.
         proc = trtcheck(*RUN, "--shard", f"{i}/3", "--baseline", str(serial / "results.json"),
-                        "--out", str(out))
+                        "--out", str(out), timeout=900)
         assert proc.returncode in (0, 1), proc.stdout + proc.stderr
         shards.append(out / "results.json")
     records = [json.loads(s.read_text()) for s in shards]
     assert [r["environment"]["shard"]["index"] for r in records] == [1, 2, 3]
     assert all(r["rows"] for r in records)
     merged = tmp_path / "merged"
-    proc = trtcheck("merge", *map(str, reversed(shards)), "--out", str(merged))
+    proc = trtcheck("merge", *map(str, reversed(shards)), "--out", str(merged), timeout=900)
     assert proc.returncode == 1, proc.stdout + proc.stderr  # the zoo's faults fail the run
     assert comparable(merged) == comparable(serial)
     assert (merged / "comment.md").is_file() and (merged / "junit.xml").is_file()
 
-    proc = trtcheck("merge", str(shards[0]), str(shards[2]), "--out", str(tmp_path / "partial"))
+    proc = trtcheck("merge", str(shards[0]), str(shards[2]), "--out", str(tmp_path / "partial"), timeout=900)
     assert proc.returncode == 1
     assert "shard 2/3 is missing" in (tmp_path / "partial" / "report.md").read_text()
 
 
 @pytest.mark.slow
+@SHARED
 def test_merge_refuses_a_record_from_another_torch(serial: Path, tmp_path: Path) -> None:
     other = json.loads((serial / "results.json").read_text())
     other["environment"]["torch"] = "2.99.0"
     other["rows"] = []
     (tmp_path / "other.json").write_text(json.dumps(other))
     proc = trtcheck("merge", str(serial / "results.json"), str(tmp_path / "other.json"),
-                    "--out", str(tmp_path / "m"))
+                    "--out", str(tmp_path / "m"), timeout=900)
     assert proc.returncode == 2
     assert "they differ in torch version ('2.99.0' against" in proc.stderr
     assert not (tmp_path / "m" / "results.json").exists()

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import REPO
+from tests.helpers import REPO
 
 # Any import of torch (or of a module under it) raises, as on a machine without torch.
 BLOCK = """

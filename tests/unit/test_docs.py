@@ -3,18 +3,15 @@ site whose every page is in the nav and builds with ``mkdocs build --strict``.""
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from conftest import REPO
+
+from tests.helpers import REPO
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 DOCS = REPO / "docs"
@@ -89,7 +86,7 @@ def test_every_page_is_in_the_nav() -> None:
 
 def test_the_readmes_links_into_the_docs_exist() -> None:
     """Absolute, so that they work on the package index's page too, which shows the README."""
-    from test_action import REPOSITORY
+    from tests.helpers import REPOSITORY
 
     assert not re.findall(r"\]\((?!https?://)[^)]*\)", README), "a relative link"
     base = f"https://github.com/{REPOSITORY}/blob/main/"
@@ -97,17 +94,6 @@ def test_the_readmes_links_into_the_docs_exist() -> None:
     assert len([link for link in links if link.startswith("docs/")]) >= 10
     for link in links:
         assert (REPO / link).is_file(), f"README links to {link}, which does not exist"
-
-
-@pytest.mark.slow
-def test_the_site_builds_strictly(tmp_path: Path) -> None:
-    mkdocs = shutil.which("mkdocs", path=str(Path(sys.executable).parent)) or shutil.which("mkdocs")
-    if mkdocs is None:
-        pytest.skip("mkdocs is not installed (it comes with the dev extra)")
-    proc = subprocess.run([mkdocs, "build", "--strict", "--site-dir", str(tmp_path / "site")],
-                          capture_output=True, text=True, check=False, cwd=REPO,
-                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
-    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_the_reference_pages_config_example_loads_as_written(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from itertools import pairwise
 from pathlib import Path
 
-from conftest import REPO
+from tests.helpers import REPO
 
 SOURCES = (REPO / "trtcheck", REPO / "benchmarks")
 

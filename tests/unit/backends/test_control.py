@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import torch
 
+from tests.helpers import REPO
 from trtcheck import backends
 from trtcheck.backends import CompileJob
 from trtcheck.config.cascade import resolve
@@ -15,7 +14,7 @@ from trtcheck.execution.case import iter_rows
 from trtcheck.execution.run import collect
 from trtcheck.results.rows import Row
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = REPO / "fixtures"
 
 
 class Doubler(torch.nn.Module):

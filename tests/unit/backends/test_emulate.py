@@ -7,8 +7,8 @@ from dataclasses import asdict
 
 import pytest
 import torch
-from test_emulation_models import TOL, ComplexConv, HashIds, LlamaRoPE, export, max_error
 
+from tests.emulation_models import TOL, ComplexConv, HashIds, LlamaRoPE, export, max_error
 from trtcheck.backends.base import CompileJob
 from trtcheck.backends.emulate import EmulateBackend
 from trtcheck.core.profiles import BUILTIN_PROFILES, Profile

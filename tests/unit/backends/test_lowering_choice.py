@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import REPO
 from trtcheck import backends
 from trtcheck.backends.lowering.lowering_backend import LoweringBackend
 from trtcheck.cli import main
@@ -18,7 +19,7 @@ from trtcheck.results.record import Record
 from trtcheck.results.rows import Evidence, Row
 from trtcheck.status import Status
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = REPO / "fixtures"
 
 
 def test_without_tensorrt_the_default_is_lowering_on_the_release_for_this_torch(

@@ -4,11 +4,9 @@ Three kinds of test:
 
 1. the per-release version logic, as pure functions (no Torch-TensorRT needed), and the
    partition reading on hand-built graphs shaped as a release builds them;
-2. the backend's own code path on the REAL Torch-TensorRT 2.12.1, 2.13.0 and 2.14.0 Python code
-   (fetched into the cache, loaded over the generated ``tensorrt`` stand-in in one subprocess per
-   release, see ``ttrt_contract.py``), against ``dynamo.compile(..., dryrun=True)``. TensorRT never
-   runs: where a test needs engines, each TensorRT block is run by PyTorch, and its outputs are
-   never TensorRT measurements;
+2. what the backend does without a usable release (skipped rows, the reasons); its own code path
+   on the real Torch-TensorRT releases, in one subprocess per release, is in
+   tests/e2e/test_tensorrt.py;
 3. real tests (``@pytest.mark.tensorrt``) that compile with the real Torch-TensorRT on CUDA and
    skip, with the reason, where it cannot run.
 """
@@ -17,16 +15,15 @@ from __future__ import annotations
 
 import operator
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
-from ttrt_contract import RealRelease
 
+from tests.emulation_models import RoPE, ScatterIds, TwoComplexOutputs, rope_inputs, scatter_inputs
 from trtcheck.backends.base import CompileJob
-from trtcheck.backends.lowering.code import locate
 from trtcheck.backends.torch_tensorrt.compat import (
     Version,
     adapt_settings,
@@ -57,31 +54,6 @@ from trtcheck.status import Status
 
 RELEASES: list[Version] = [(2, 5), (2, 8), (2, 10), (2, 12), (2, 13), (2, 14)]
 DEFAULT = Profile("default")
-
-
-class RoPE(torch.nn.Module):
-    """The seed's rotary-embedding example: real x, complex64 freqs, output through view_as_real."""
-
-    def forward(self, x: torch.Tensor, freqs: torch.Tensor) -> torch.Tensor:
-        x_complex = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2))
-        return torch.view_as_real(x_complex * freqs).flatten(2)
-
-
-class ScatterIds(torch.nn.Module):
-    """int64 ids scattered into an int64 table."""
-
-    def forward(self, ids: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-        return torch.zeros(16, dtype=torch.int64, device=ids.device).scatter(0, index, ids)
-
-
-def rope_inputs(device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
-    return (torch.randn(1, 16, 64, device=device),
-            torch.randn(1, 16, 32, dtype=torch.complex64, device=device))
-
-
-def scatter_inputs(device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
-    ids = torch.tensor([1, -7, 2**40, -(2**35), 5, 2**31], dtype=torch.int64, device=device)
-    return ids, torch.tensor([3, 0, 15, 8, 9, 1], dtype=torch.int64, device=device)
 
 
 def job_for(model: torch.nn.Module, args: tuple[Any, ...], profile: Profile = DEFAULT,
@@ -498,204 +470,6 @@ def test_unavailable_backend_gives_skipped_rows(monkeypatch: pytest.MonkeyPatch,
     assert row.status is Status.SKIPPED
     assert row.message == "the tensorrt backend needs a CUDA device; this run uses cpu"
     assert row.latency is None
-
-
-REAL = ("2.12.1", "2.13.0", "2.14.0")
-
-
-@pytest.fixture(scope="module")
-def release(ttrt_releases: dict[str, Path]) -> Iterator[Callable[[str], RealRelease]]:
-    """One subprocess per release, started on first use and shared by this module's tests."""
-    started: dict[str, RealRelease] = {}
-
-    def get(version: str) -> RealRelease:
-        if version not in started:
-            started[version] = RealRelease(locate(str(ttrt_releases[version])))
-        return started[version]
-
-    yield get
-    for host in started.values():
-        host.close()
-
-
-class TwoComplexOutputs(torch.nn.Module):
-    def forward(self, z: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return z * w, z + w
-
-
-class ComplexProduct(torch.nn.Module):
-    def forward(self, z: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-        return z * w
-
-
-def complex_pair() -> tuple[torch.Tensor, torch.Tensor]:
-    return torch.randn(2, 8, dtype=torch.complex64), torch.randn(2, 8, dtype=torch.complex64)
-
-
-EXPLICIT_TYPING_WARNING = "Torch-TensorRT warned: `use_explicit_typing` is deprecated"
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("version", REAL)
-def test_real_release_rope(release: Callable[[str], RealRelease], version: str) -> None:
-    """The default profile on each release: the call, the partition read from the real module,
-    and no note for 2.10-2.12's always-on use_explicit_typing warning (the user did not set it)."""
-    args = rope_inputs()
-    result = release(version).compile(RoPE(), args)
-    assert result.call == {"truncate_double": False, "require_full_compilation": False, "min_block_size": 1}
-    ev = result.evidence
-    assert ev.versions["torch_tensorrt"] == version and ev.engines == 1
-    assert ev.boundaries == ["aten.view_as_real.default"] and ev.fallbacks == []
-    assert ev.path == ["complex → real (complex_graph_rewrite)", "1 TensorRT engine"]
-    assert not [n for n in ev.notes if n.startswith(EXPLICIT_TYPING_WARNING)], ev.notes
-    torch.testing.assert_close(result.outputs, RoPE()(*args))
-
-
-class IdAttention(torch.nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.embed = torch.nn.Embedding(32, 8)
-        self.qkv = torch.nn.Linear(8, 24)
-
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        q, k, v = self.qkv(self.embed(ids)).chunk(3, dim=-1)
-        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("version", REAL)
-def test_real_dynamic_batch_and_sequence_pass_inputs_with_min_opt_max(
-        release: Callable[[str], RealRelease], version: str) -> None:
-    """A model declaring a dynamic batch and sequence: dynamo.compile gets a Torch-TensorRT
-    Input of min, opt (the example) and max shapes, the release accepts it, and the module it
-    returns is right at the example and at both ends of the ranges."""
-    torch.manual_seed(0)
-    model = IdAttention().eval()
-    ids = torch.randint(0, 32, (4, 8))
-    dims = {"ids": {0: torch.export.Dim("batch", min=1, max=16), 1: torch.export.Dim("seq", min=2)}}
-    result = release(version).compile(model, (ids,), dynamic_shapes=dims)
-    # the batch's declared max, 16; twice the example for the sequence, which declares none
-    assert result.inputs == [{"min_shape": (1, 2), "opt_shape": (4, 8), "max_shape": (16, 16)}]
-    assert ("dynamic input ids passed as torch_tensorrt.Input(min_shape=(1, 2), opt_shape=(4, 8), "
-            "max_shape=(16, 16))") in result.evidence.notes
-    with torch.no_grad():
-        torch.testing.assert_close(result.outputs, model(ids))
-        assert [tuple(inputs[0][0].shape) for inputs, _ in result.at_shapes] == [(1, 2), (16, 16)]
-        for inputs, outputs in result.at_shapes:
-            torch.testing.assert_close(outputs, model(*inputs[0]))
-
-
-class ComplexGain(torch.nn.Module):
-    def forward(self, z: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        return torch.view_as_real(z * z) * x
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("version", REAL)
-def test_real_complex_input_with_a_dynamic_batch_is_passed_as_its_example_tensor(
-        release: Callable[[str], RealRelease], version: str) -> None:
-    """Torch-TensorRT's Input takes no complex dtype: a complex dynamic input is passed as its
-    example tensor (the release takes its range from the program), a real one as an Input, and
-    the module is right at both ends of the declared range."""
-    torch.manual_seed(0)
-    z, x = torch.randn(8, 4, dtype=torch.complex64), torch.randn(8, 4, 2)
-    batch = torch.export.Dim("batch", min=1, max=32)
-    result = release(version).compile(ComplexGain(), (z, x),
-                                      dynamic_shapes={"z": {0: batch}, "x": {0: batch}})
-    assert result.inputs == [(8, 4), {"min_shape": (1, 4, 2), "opt_shape": (8, 4, 2),
-                                      "max_shape": (32, 4, 2)}]
-    assert any(n.startswith("dynamic input z passed as its example tensor, (8, 4) complex64")
-               for n in result.evidence.notes), result.evidence.notes
-    with torch.no_grad():
-        torch.testing.assert_close(result.outputs, ComplexGain()(z, x))
-        assert [tuple(inputs[0][0].shape) for inputs, _ in result.at_shapes] == [(1, 4), (32, 4)]
-        for inputs, outputs in result.at_shapes:
-            torch.testing.assert_close(outputs, ComplexGain()(*inputs[0]))
-
-
-@pytest.mark.slow
-def test_real_2_12_keeps_the_warning_when_the_user_sets_use_explicit_typing(
-        release: Callable[[str], RealRelease]) -> None:
-    profile = Profile("e", settings={"use_explicit_typing": True})
-    result = release("2.12.1").compile(ScatterIds(), scatter_inputs(), profile)
-    assert result.call["use_explicit_typing"] is True
-    assert any(n.startswith(EXPLICIT_TYPING_WARNING) for n in result.evidence.notes)
-    assert "use_explicit_typing is deprecated from Torch-TensorRT 2.10 (on by default there)" in (
-        result.evidence.notes)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("version", REAL)
-def test_real_enabled_precisions(release: Callable[[str], RealRelease], version: str) -> None:
-    """2.12 asserts on float16 unless use_explicit_typing is False; 2.13 on ignore the setting."""
-    profile = Profile("p", settings={"enabled_precisions": ["float16"]})
-    result = release(version).compile(ScatterIds(), scatter_inputs(), profile)
-    if version == "2.12.1":
-        assert result.call["use_explicit_typing"] is False
-        assert result.call["enabled_precisions"] == ["torch.float16"]
-        assert ("use_explicit_typing = False passed: Torch-TensorRT 2.12 defaults it to True, where "
-                "enabled_precisions other than float32 raise an AssertionError") in result.evidence.notes
-    else:
-        assert "enabled_precisions" not in result.call and "use_explicit_typing" not in result.call
-    assert result.evidence.engines == 1 and "int64 native" in result.evidence.path
-    assert torch.equal(result.outputs, ScatterIds()(*scatter_inputs()))
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("version", ["2.12.1", "2.13.0"])
-def test_real_complex_outputs_through_getitem(release: Callable[[str], RealRelease], version: str) -> None:
-    """A TensorRT block with two complex outputs: both leave it through getitem, get no
-    view_as_complex, and come back as float32 (..., 2); the row says so."""
-    result = release(version).compile(TwoComplexOutputs(), complex_pair())
-    assert result.checked
-    assert [(o.dtype, tuple(o.shape)) for o in result.outputs] == [(torch.float32, (2, 8, 2))] * 2
-    found = [n for n in result.evidence.notes if n.startswith("Torch-TensorRT returned float32 (..., 2)")]
-    assert [n.split(":")[0] for n in found] == [
-        f"Torch-TensorRT returned float32 (..., 2) for a complex64 output out[{i}]" for i in (0, 1)]
-    assert "leaves a TensorRT block through getitem" in found[0]
-
-
-@pytest.mark.slow
-def test_real_early_return_names_the_retyped_inputs(release: Callable[[str], RealRelease]) -> None:
-    """Fewer convertible ops than min_block_size: the real compile returns the rewritten graph."""
-    result = release("2.13.0").compile(ComplexProduct(), complex_pair(), Profile("b", min_block_size=50))
-    assert result.evidence.engines == 0
-    assert any(n.startswith("Torch-TensorRT returned the graph unpartitioned (fewer TensorRT-convertible "
-                            "ops than min_block_size 50) after its complex rewrite retyped the complex "
-                            "inputs z, w to float (..., 2)") for n in result.evidence.notes)
-    assert result.outputs.shape != (2, 8)  # the retyped graph misreads the complex inputs
-
-
-@pytest.mark.slow
-def test_real_dryrun_blocks_are_not_engines(release: Callable[[str], RealRelease]) -> None:
-    """Dryrun's _run_on_acc_* blocks are GraphModules run by PyTorch: no engine, every op a fallback."""
-    result = release("2.13.0").compile(ComplexProduct(), complex_pair(), engines=False)
-    ev = result.evidence
-    assert ev.engines == 0 and ev.boundaries == []
-    assert {"aten.mul.Tensor", "aten.view_as_real.default"} <= set(ev.fallbacks)
-    assert "no TensorRT engine was built: the whole graph runs in PyTorch" in ev.notes
-    assert ev.path[-2:] == ["no TensorRT engine", "PyTorch fallback"]
-
-
-@pytest.mark.slow
-def test_real_2_14_decomposition_fallback_is_in_the_path(release: Callable[[str], RealRelease]) -> None:
-    """use_complex_decomposition on torch < 2.14: 2.14.0 logs that it falls back to its own rewrite."""
-    profile = Profile("d", settings={"use_complex_decomposition": True})
-    result = release("2.14.0").compile(RoPE(), rope_inputs(), profile)
-    ev = result.evidence
-    assert result.call["use_complex_decomposition"] is True
-    assert ev.path[0] == ("complex → real (complex_graph_rewrite, fallen back from PyTorch's complex "
-                          "decomposition)")
-    assert ("Torch-TensorRT fell back from PyTorch's complex decomposition: complex decomposition requires "
-            "torch>=2.14.dev; falling back to the legacy complex_graph_detection pass.") in ev.notes
-
-
-@pytest.mark.slow
-def test_real_signature_drops_unknown_settings(release: Callable[[str], RealRelease]) -> None:
-    result = release("2.13.0").compile(RoPE(), rope_inputs(), Profile("t", settings={"min_blok_size": 3}))
-    assert "min_blok_size" not in result.call
-    assert ("min_blok_size dropped: not a parameter of torch_tensorrt.dynamo.compile in Torch-TensorRT "
-            "2.13, which would silently ignore it; did you mean 'min_block_size'?") in result.evidence.notes
 
 
 # 3. Real Torch-TensorRT on CUDA ---------------------------------------------------------------

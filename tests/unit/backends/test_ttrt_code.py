@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import REPO
 from trtcheck.backends.lowering import code as ttrt_code
 from trtcheck.backends.lowering.code import CodeSource, CodeUnavailable
 
@@ -141,7 +142,7 @@ def test_first_fetch_is_one_line_of_the_banner(wheel: Path, cache: Path,
     from trtcheck import backends
     from trtcheck.config.cascade import resolve
 
-    fixtures = Path(__file__).resolve().parent.parent / "fixtures"
+    fixtures = REPO / "fixtures"
     monkeypatch.setattr(ttrt_code, "download", lambda version, into: wheel)
     first = backends.choose(resolve((fixtures,), device="cpu")).backend_note
     where = cache / "torch-tensorrt" / "2.13.0"

@@ -11,8 +11,8 @@ from pathlib import Path
 import click
 import pytest
 import yaml
-from conftest import REPO
 
+from tests.helpers import REPO
 from trtcheck.cli import _AB_TAKES, cli
 from trtcheck.config import cascade, settings
 from trtcheck.config.options import Gate, Options

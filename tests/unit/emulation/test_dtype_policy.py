@@ -6,9 +6,9 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_emulation_models import HashIds, LlamaRoPE, SeedRoPE, export, max_error
 from torch import nn
 
+from tests.emulation_models import HashIds, LlamaRoPE, SeedRoPE, export, max_error
 from trtcheck.core.profiles import Profile
 from trtcheck.emulation import lower
 from trtcheck.emulation.dtype_policy import Policy, wrap_int32

@@ -10,7 +10,9 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_emulation_models import (
+from torch import fx
+
+from tests.emulation_models import (
     TOL,
     ComplexConv,
     LlamaRoPE,
@@ -23,8 +25,6 @@ from test_emulation_models import (
     max_error,
     standalone_view_as_complex,
 )
-from torch import fx
-
 from trtcheck.core.profiles import Profile
 from trtcheck.emulation import lower
 from trtcheck.emulation.graph import FALLBACK, check_invariants, tensor_leaves

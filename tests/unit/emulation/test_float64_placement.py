@@ -8,13 +8,9 @@ registry; ``lowering`` runs that release's partitioner.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
+from tests.helpers import TESTS
 from trtcheck.backends import Backend
 from trtcheck.backends.emulate import EmulateBackend
 from trtcheck.backends.lowering.lowering_backend import LoweringBackend
@@ -26,7 +22,7 @@ from trtcheck.execution.run import collect
 from trtcheck.results.rows import Row
 from trtcheck.status import Status
 
-ZOO = Path(__file__).parent / "zoos" / "float64_placement"
+ZOO = TESTS / "zoos" / "float64_placement"
 QUICK = Timing(warmup=1, warmup_s=0.0, repeats=1, min_time_s=0.0, max_repeats=1)
 IN_PYTORCH = ("returns_double", "cumprod_in_double", "lgamma_in_double")
 IN_TENSORRT = {"scale_in_double": "node mul (aten.mul.Tensor) holds float64 and Torch-TensorRT "
@@ -75,11 +71,3 @@ def test_the_table_names_its_release_and_a_validator_that_refuses_float64() -> N
     assert "aten.cumprod.default" not in table.converters
 
 
-@pytest.mark.slow
-def test_the_committed_table_is_what_the_script_generates(ttrt_releases, tmp_path: Path) -> None:
-    out = tmp_path / "converters.json"
-    subprocess.run([sys.executable, "-m", "trtcheck.backends.lowering.converter_table",
-                    "--release", converters.table().release, "--out", str(out)],
-                   check=True, capture_output=True, cwd=tmp_path)
-    assert json.loads(out.read_text()) == json.loads(converters.TABLE.read_text())
-    assert out.read_text() == converters.TABLE.read_text()

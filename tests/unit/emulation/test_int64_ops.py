@@ -6,10 +6,9 @@ pass every row that Torch-TensorRT's real lowering (2.13.0's code) passes under 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from tests.helpers import TESTS
 from trtcheck.backends import Backend, Compiled, CompileJob
 from trtcheck.backends.emulate import EmulateBackend
 from trtcheck.backends.lowering.lowering_backend import LoweringBackend
@@ -23,7 +22,7 @@ from trtcheck.execution.run import collect
 from trtcheck.results.rows import Row
 from trtcheck.status import Status
 
-ZOO = Path(__file__).parent / "zoos" / "int64_ops"
+ZOO = TESTS / "zoos" / "int64_ops"
 QUICK = Timing(warmup=1, warmup_s=0.0, repeats=1, min_time_s=0.0, max_repeats=1)
 PROFILES = tuple(BUILTIN_PROFILES.values())
 

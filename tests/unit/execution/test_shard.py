@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import TESTS
 from trtcheck.config.settings import ROW_SETTINGS
 from trtcheck.config.validation import parse_shard, workers
 from trtcheck.errors import ConfigError, RecordError, UsageError
@@ -146,7 +147,7 @@ def test_merge_and_report_print_the_verdict_and_why(tmp_path: Path,
 
 
 def test_merge_reads_schema_1_and_refuses_to_mix_schemas(tmp_path: Path) -> None:
-    old = Path(__file__).parent / "data" / "results-schema1.json"
+    old = TESTS / "data" / "results-schema1.json"
     assert merge([old], ROW_SETTINGS).rows
     new = _save(tmp_path / "new.json", [_row("zzz")])  # the same trtcheck version, schema 2
     with pytest.raises(RecordError, match="they differ in record schema"):

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from tests.helpers import REPO
 from trtcheck import backends
 from trtcheck.config import cascade, options
 from trtcheck.config.timing import Timing
@@ -31,7 +32,7 @@ pytestmark = [
     pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"),
 ]
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = REPO / "fixtures"
 
 
 def _opts(keyword: str, profiles: tuple[str, ...] = ("default",),

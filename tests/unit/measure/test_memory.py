@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import torch
 
+from tests.helpers import REPO
 from trtcheck import backends
 from trtcheck.backends.torch_tensorrt.inspection import engine_memory
 from trtcheck.config import cascade
@@ -31,7 +32,7 @@ from trtcheck.results.figures import Memory
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = REPO / "fixtures"
 # A real message of torch.OutOfMemoryError from the caching allocator (torch 2.11 on an H200).
 OOM_TEXT = ("CUDA out of memory. Tried to allocate 1024.00 MiB. GPU 0 has a total capacity of "
             "139.81 GiB of which 612.00 MiB is free. Including non-PyTorch memory, this process "

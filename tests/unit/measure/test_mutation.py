@@ -6,13 +6,10 @@ that modifies the inputs differently from eager, or not at all, still fails, say
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 import torch
 
+from tests.helpers import TESTS
 from trtcheck.backends import Backend, get
 from trtcheck.backends.lowering.lowering_backend import LoweringBackend
 from trtcheck.config.options import Options
@@ -26,7 +23,7 @@ from trtcheck.results.rows import Row
 from trtcheck.status import Status
 from trtcheck.tensors import StateSnapshot
 
-ZOO = Path(__file__).parent / "zoos" / "state"
+ZOO = TESTS / "zoos" / "state"
 QUICK = Timing(warmup=1, warmup_s=0.0, repeats=1, min_time_s=0.0, max_repeats=1)
 TOL = Tolerance(rtol=5e-3, atol=5e-3)
 STATEFUL = "the module changes its own buffers between calls"
@@ -152,11 +149,3 @@ def test_a_nan_buffer_left_alone_is_unchanged() -> None:
     assert StateSnapshot(module).changed() == []
 
 
-@pytest.mark.slow
-def test_the_state_zoo_passes_end_to_end(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "trtcheck", "run", str(ZOO), "--backend", "eager",
-         "--backend", "emulate", "--out", str(tmp_path / "out"), "--timeout", "120"],
-        capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "total 6: 6 pass" in done.stdout

@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 import torch
-from test_emulation_models import (
+from torch import nn
+
+from tests.emulation_models import (
     ComplexConv,
     HashIds,
     LlamaRoPE,
@@ -17,8 +19,6 @@ from test_emulation_models import (
     export,
     standalone_view_as_complex,
 )
-from torch import nn
-
 from trtcheck.core.profiles import Profile
 from trtcheck.emulation import lower
 from trtcheck.errors import Unsupported

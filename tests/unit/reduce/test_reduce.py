@@ -3,15 +3,9 @@ and reductions on Torch-TensorRT's real lowering code (slow: the CLI in a subpro
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
-import pytest
 import torch
-from conftest import REPO
 
+from tests.helpers import REPO
 from trtcheck.reduce.graph import count_nodes, record, slug, subgraph
 from trtcheck.reduce.reducer import random_like
 from trtcheck.reduce.signature import Signature, exception_of, reducible, signature
@@ -156,96 +150,6 @@ def test_reports_say_how_far_a_reduction_got() -> None:
 
 
 # -- on Torch-TensorRT's real lowering code ------------------------------------------------------
-
-
-def trtcheck(*args: str, timeout: float = 1500) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "trtcheck", *args], capture_output=True, text=True,
-                          cwd=REPO, timeout=timeout)
-
-
-def summaries(out: Path) -> dict[str, dict]:
-    return {json.loads(p.read_text())["case_id"]: json.loads(p.read_text())
-            for p in sorted((out / "repro").glob("*/summary.json"))}
-
-
-@pytest.mark.slow
-def test_transformer_reduces_and_its_bundle_fails_again_in_a_fresh_run(
-        tmp_path: Path, ttrt_releases: dict[str, Path]) -> None:
-    """Bounded by candidates, not seconds: the reduction takes 16 candidates to one node
-    (measured, 150 s on 2 cores at a load of 4), where the default 120 s budget stopped it at 71
-    nodes after 7. The seconds are the product's limit for users; what this checks is where
-    the candidates lead, so its time budgets are out of the way and 40 candidates bound it."""
-    out = tmp_path / "report"
-    config = tmp_path / "trtcheck.toml"
-    config.write_text("reduce_budget = 3600\nreduce_row_budget = 3600\nreduce_attempts = 40\n")
-    proc = trtcheck("run", str(ZOO / "transformer.py"), "--backend", "lowering",
-                    "--torch-tensorrt", "2.13.0", "--reduce", "--config", str(config),
-                    "--out", str(out))
-    assert proc.returncode == 1, proc.stdout + proc.stderr  # the run's verdict: its row fails
-    summary = summaries(out)["transformer::rope_transformer_one_minus[float32]"]
-    assert summary["complete"] is True, summary["stopped"]
-    assert summary["original_nodes"] >= 100 and summary["reduced_nodes"] <= 8
-    assert summary["reproduced"] is True and summary["signature"]["op"] == "aten.sub.Tensor"
-    bundle = next((out / "repro").iterdir())
-    report = (out / "report.md").read_text()
-    assert f"bundle `repro/{bundle.name}/`" in report
-    comment = (out / "comment.md").read_text()
-    assert "#### Reduced" in comment and bundle.name in comment
-    again = trtcheck("run", str(bundle), "--backend", "lowering", "--torch-tensorrt", "2.13.0",
-                     "--out", str(tmp_path / "again"))
-    rows = json.loads((tmp_path / "again" / "results.json").read_text())["rows"]
-    assert len(rows) == 1 and (rows[0]["status"], rows[0]["stage"]) == ("fail", "compare"), again.stderr
-
-
-@pytest.mark.slow
-def test_release_bisection_and_a_capped_reduction(tmp_path: Path,
-                                                  ttrt_releases: dict[str, Path]) -> None:
-    out = tmp_path / "report"
-    trtcheck("reduce", str(ZOO / "buried.py"), "-k", "buried_one_minus", "--backend", "lowering",
-             "--torch-tensorrt", "2.12.1", "--torch-tensorrt", "2.14.0", "--attempts", "4",
-             "--out", str(out))
-    found = [json.loads(p.read_text()) for p in (out / "repro").glob("*/summary.json")]
-    assert {s["backend"] for s in found} == {"lowering@2.12.1", "lowering@2.14.0"}
-    for summary in found:
-        assert set(summary["releases"]) == {"2.12.1", "2.14.0"}
-        assert summary["complete"] is False and summary["stopped"] == "attempt cap of 4 reached"
-        assert 1 <= summary["reduced_nodes"] < summary["original_nodes"]
-    report = (out / "report.md").read_text()  # Markdown-escaped: \( and \)
-    assert "stopped early" in report and "attempt cap of 4 reached" in report
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("keep", [False, True])
-def test_a_failure_that_needs_real_values_keeps_them_only_on_request(tmp_path: Path,
-                                                                     keep: bool) -> None:
-    """Run as a user runs it, from a folder that holds a ``trtcheck/`` package of its own: the
-    bundle's fresh run imports trtcheck, not that folder."""
-    (tmp_path / "trtcheck").mkdir()
-    (tmp_path / "trtcheck" / "__init__.py").write_text("")
-    out = tmp_path / "report"
-    proc = subprocess.run([Path(sys.executable).with_name("trtcheck"), "reduce",
-                           str(ZOO / "real_values.py"), "--backend", "emulate", "--profile",
-                           "truncate_double", "--out", str(out),
-                           *(["--keep-real-values"] if keep else [])],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=1500)
-    assert proc.returncode == 1, proc.stdout + proc.stderr  # the row fails: 1e39 overflows
-    logs = proc.stderr + "".join(p.read_text() for p in out.glob("*.log"))
-    assert "FutureWarning" not in logs  # torch's LeafSpec warning: decompositions are quiet
-    summary = summaries(out)["real_values::huge[float64]"]
-    assert summary["reduced_nodes"] == 1 and summary["signature"]["op"] == "aten.mul.Tensor"
-    assert summary["unchecked"] is None
-    assert (summary["values"], summary["reproduced"]) == (("real", True) if keep else ("random", False))
-    report = (out / "report.md").read_text()
-    assert ("fails the same way in a fresh process" in report) is keep
-    folder = out / "repro" / slug("real_values::huge[float64]-emulate-truncate_double")
-    issue = (folder / "ISSUE.md").read_text()
-    saved = torch.load(folder / "inputs.pt")
-    big = any(isinstance(t, torch.Tensor) and t.abs().max() > 1e38
-              for t in torch.utils._pytree.tree_leaves(saved))
-    if keep:
-        assert "the model's real values (kept on request" in issue and big
-    else:
-        assert "`--keep-real-values` keeps them" in issue and not big
 
 
 def test_decomposing_a_program_raises_no_leafspec_warning() -> None:

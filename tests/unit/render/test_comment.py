@@ -5,14 +5,12 @@ from __future__ import annotations
 import gzip
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
-from test_action import sticky
 
+from tests.helpers import REPO
+from trtcheck.cli import main
 from trtcheck.core.traits import Kind
 from trtcheck.render.comment import ARTIFACT_NOTE, inert, render_comment
 from trtcheck.render.text import RunLink
@@ -45,14 +43,15 @@ def _visible(text: str) -> str:
     return re.sub(r"<details>.*?</details>", "", text, flags=re.S)
 
 
-def test_sample_zoo_comment_is_small_and_shows_the_failure(tmp_path: Path) -> None:
-    """The stored record of the sample zoo on 3 backends and 4 profiles, re-rendered by the CLI."""
+def test_sample_zoo_comment_is_small_and_shows_the_failure(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The stored record of the sample zoo on 3 backends and 4 profiles, re-rendered by the CLI
+    (in this process, outside GitHub Actions)."""
     results = tmp_path / "results.json"
     results.write_bytes(gzip.decompress(SAMPLE.read_bytes()))
-    proc = subprocess.run([sys.executable, "-m", "trtcheck", "report", str(results)],
-                          capture_output=True, text=True, check=False,
-                          env={k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")})
-    assert proc.returncode == 1, proc.stderr
+    for name in [k for k in os.environ if k.startswith("GITHUB_")]:
+        monkeypatch.delenv(name)
+    assert main(["report", str(results)]) == 1, capsys.readouterr().err
     text = (tmp_path / "comment.md").read_text(encoding="utf-8")
     assert len(text.encode()) < 8 * 1024
     table_rows = [line for line in (tmp_path / "report.md").read_text().splitlines()
@@ -164,46 +163,6 @@ def test_strict_xfail_makes_xpass_bold() -> None:
     assert "| **xpass** |" in render_comment(_record(rows), strict_xfail=True)
     relaxed = render_comment(_record(rows), strict_xfail=False)
     assert "| xpass |" in relaxed and "✅ PASS" in relaxed
-
-
-# The three kinds of token: whom each comments as, and what GraphQL's viewer answers for it.
-TOKENS = {
-    "workflow": ("github-actions[bot]", {"__typename": "Bot", "login": "github-actions"}),
-    "app": ("trtcheck-ci[bot]", {"__typename": "Bot", "login": "trtcheck-ci[bot]"}),
-    "personal": ("alice", {"__typename": "User", "login": "alice"}),
-}
-MARKER = "<!-- trtcheck-sticky-comment:trtcheck -->"
-
-
-@pytest.mark.parametrize("kind", [*TOKENS, "viewer refused"])
-def test_three_runs_with_any_token_leave_one_comment(tmp_path: Path, kind: str) -> None:
-    """No comment-author: the script finds whom its token comments as, and updates that one
-    comment; someone else's comment with the same marker is left alone."""
-    login, viewer = TOKENS.get(kind, ("some-app[bot]", None))
-    others = [{"id": 1, "user": {"login": "mallory"}, "body": f"{MARKER}\nfake"},
-              {"id": 2, "user": {"login": "github-actions[bot]" if login != "github-actions[bot]"
-                                 else "other[bot]"}, "body": f"{MARKER}\nanother token's"}]
-    comments = others
-    results = []
-    for run in range(3):
-        (tmp_path / "comment.md").write_text(f"### trtcheck: run {run}\n")
-        done = sticky(tmp_path, comments=comments, login=login, viewer=viewer,
-                      env={"TRTCHECK_COMMENT_FILE": str(tmp_path / "comment.md")})
-        comments = done["comments"]
-        results.append(done["result"])
-        assert not done["warnings"]
-    assert results == ["created", "updated", "updated"]
-    mine = [c for c in comments if c["user"]["login"] == login]
-    assert [c["body"] for c in mine] == [f"{MARKER}\n### trtcheck: run 2\n"]
-    assert [c for c in comments if c["id"] < 1000] == others
-
-
-def test_comment_author_still_overrides(tmp_path: Path) -> None:
-    comments = [{"id": 5, "user": {"login": "release-bot"}, "body": f"{MARKER}\nold"}]
-    done = sticky(tmp_path, comments=comments, login="release-bot", viewer=None,
-                  env={"TRTCHECK_COMMENT_AUTHOR": "release-bot"})
-    assert done["result"] == "updated" and [c["name"] for c in done["calls"]] == [
-        "listComments", "updateComment"]
 
 
 def test_a_prediction_only_run_says_why_there_is_no_speedup() -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import TESTS
 from trtcheck.core.profiles import BUILTIN_PROFILES
 from trtcheck.core.traits import Kind
 from trtcheck.render import (
@@ -32,7 +33,7 @@ from trtcheck.results.record import SCHEMA_VERSION, Record, load
 from trtcheck.results.rows import Evidence, Row
 from trtcheck.status import Status
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = TESTS / "golden"
 HOSTILE = "a|b<b>x</b>$(rm -rf /)"
 XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -138,7 +139,7 @@ def _check_golden(name: str, text: str) -> None:
 
 # A real run's record, written by trtcheck 0.1.0 before the record's schema 2 (``trtcheck run
 # fixtures/ --backend emulate --backend eager --profile default --profile int64_as_int32``).
-SCHEMA_1 = Path(__file__).parent / "data" / "results-schema1.json"
+SCHEMA_1 = TESTS / "data" / "results-schema1.json"
 
 
 def test_junit_golden() -> None:

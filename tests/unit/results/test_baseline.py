@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import TESTS, in_process
 from trtcheck.config.options import Gate
 from trtcheck.core.traits import Kind
 from trtcheck.render import render_changes, render_comment, render_junit, render_markdown
@@ -172,15 +172,14 @@ def _write(path: Path, record: Record) -> Path:
     return path
 
 
-@pytest.mark.slow
-def test_diff_command_renders_without_running_and_gates(tmp_path: Path) -> None:
+def test_diff_command_renders_without_running_and_gates(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     base = _write(tmp_path / "base.json", _record(_row("m", _latency(2.0, 0.01))))
     head_record = _record(_row("m", _latency(2.0 / 1.2, 0.01)))
     head = _write(tmp_path / "head.json", head_record)
 
     def diff(*extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "trtcheck", "diff", str(base), str(head),
-                               *extra], capture_output=True, text=True, check=False)
+        return in_process(capsys, "diff", base, head, *extra)
 
     plain = diff()
     assert plain.returncode == 0, plain.stderr
@@ -295,11 +294,11 @@ def test_an_older_schema_marks_changed_figures_not_comparable_and_gates_none() -
     assert [c.case_id for c in compare(base, head).regressions] == ["zoo::slow[float32]"]
 
 
-SCHEMA_2 = Path(__file__).parent / "data" / "results-schema2.json"
+SCHEMA_2 = TESTS / "data" / "results-schema2.json"
 
 
-@pytest.mark.slow
-def test_diff_against_a_schema_2_record_gates_no_figure(tmp_path: Path) -> None:
+def test_diff_against_a_schema_2_record_gates_no_figure(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A real schema-2 record (``trtcheck run fixtures/rope.py fixtures/indices.py --backend
     eager --backend emulate`` before schema 3) against itself as schema 3, with one row's
     speedup halved and another's status changed."""
@@ -319,9 +318,7 @@ def test_diff_against_a_schema_2_record_gates_no_figure(tmp_path: Path) -> None:
     (tmp_path / "base3.json").write_text(json.dumps({**data, "schema": 3}))
 
     def diff(base: Path) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "trtcheck", "diff", str(base),
-                               str(tmp_path / "head.json"), "--fail-on", "regression"],
-                              capture_output=True, text=True, check=False)
+        return in_process(capsys, "diff", base, tmp_path / "head.json", "--fail-on", "regression")
 
     old = diff(SCHEMA_2)
     assert old.returncode == 0, old.stdout + old.stderr
@@ -333,20 +330,21 @@ def test_diff_against_a_schema_2_record_gates_no_figure(tmp_path: Path) -> None:
     assert same_schema.returncode == 1 and "50% slower: regression**" in same_schema.stdout
 
 
-@pytest.mark.slow
 def test_a_run_against_a_baseline_counts_alike_on_the_terminal_and_in_every_report(
-        tmp_path: Path) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+
     def model(name: str) -> str:
         return (f"@trtcheck.model(variants=('float32',))\ndef {name}(variant):\n"
                 f"    return torch.nn.Linear(4, 4), (torch.ones(2, 4),)\n")
 
     def run(names: tuple[str, ...], out: str, *extra: str) -> subprocess.CompletedProcess[str]:
-        (tmp_path / "zoo").mkdir(exist_ok=True)
-        (tmp_path / "zoo" / "m.py").write_text("import torch, trtcheck\n\n"
-                                               + "\n".join(model(n) for n in names))
-        return subprocess.run([sys.executable, "-m", "trtcheck", "run", "zoo", "--backend",
-                               "eager", "--out", out, *extra], cwd=tmp_path,
-                              capture_output=True, text=True, check=False)
+        # a zoo folder a run, as this process keeps the modules it imported
+        (tmp_path / out / "zoo").mkdir(parents=True)
+        (tmp_path / out / "zoo" / "m.py").write_text("import torch, trtcheck\n\n"
+                                                     + "\n".join(model(n) for n in names))
+        return in_process(capsys, "run", f"{out}/zoo", "--backend", "eager", "--no-isolate",
+                          "--out", out, *extra)
 
     assert run(("kept", "gone"), "base").returncode == 0
     proc = run(("kept", "new"), "head", "--baseline", "base/results.json")

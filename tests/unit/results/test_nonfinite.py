@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 import torch
 
+from trtcheck.cli import main
 from trtcheck.config.cascade import resolve
 from trtcheck.core.profiles import DEFAULT_TOLERANCES
 from trtcheck.errors import ConfigError
@@ -109,7 +108,7 @@ def test_nan_is_a_setting_from_config_and_command_line(tmp_path: Path) -> None:
         resolve((tmp_path,), device="cpu")
 
 
-# --- end to end --------------------------------------------------------------------------------
+# --- a run, in-process --------------------------------------------------------------------------------
 
 ZOO = '''
 import torch, trtcheck
@@ -135,38 +134,42 @@ def traced(variant):
 LOG_WORDS = "eager output holds 10 NaN and 1 Inf, backend output 10 NaN and 1 Inf"
 
 
-def _run(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+def _run(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+         *args: str) -> tuple[int, str, Path]:
+    """``trtcheck run`` on the zoo, in this process (``--no-isolate``), outside GitHub Actions."""
     (tmp_path / "zoo").mkdir(exist_ok=True)
     (tmp_path / "zoo" / "nan.py").write_text(ZOO)
     out = tmp_path / ("out" + "".join(args).replace("-", ""))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
-    proc = subprocess.run([sys.executable, "-m", "trtcheck", "run", "zoo", "--backend", "eager",
-                           "--out", str(out), *args], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=600)
-    return proc, out
+    for name in [k for k in os.environ if k.startswith("GITHUB_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+    code = main(["run", "zoo", "--backend", "eager", "--no-isolate", "--out", str(out), *args])
+    return code, capsys.readouterr().out, out
 
 
 def _rows(out: Path) -> dict[str, dict]:
     return {r["model"]: r for r in json.loads((out / "results.json").read_text())["rows"]}
 
 
-def test_nan_in_a_run_passes_with_a_warning_and_different_placement_fails(tmp_path: Path) -> None:
-    proc, out = _run(tmp_path)
-    assert proc.returncode == 1, proc.stdout + proc.stderr  # the traced row fails
+def test_nan_in_a_run_passes_with_a_warning_and_different_placement_fails(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    code, stdout, out = _run(tmp_path, capsys, monkeypatch)
+    assert code == 1, stdout  # the traced row fails
     rows = _rows(out)
     assert rows["logm"]["status"] == "pass" and rows["logm"]["message"] == LOG_WORDS
     assert rows["traced"]["status"] == "fail"
     assert "NaN/Inf placement differs at 11 of 16 positions" in rows["traced"]["message"]
     assert rows["traced"]["message"].endswith(
         "backend output holds 10 NaN and 1 Inf, eager output none")
-    assert LOG_WORDS in proc.stdout and "pass ⚠" in proc.stdout
+    assert LOG_WORDS in stdout and "pass ⚠" in stdout
     for report in ("report.md", "comment.md", "junit.xml"):
         assert LOG_WORDS in (out / report).read_text(), report
 
 
-def test_nan_fail_fails_matching_nan_too(tmp_path: Path) -> None:
-    proc, out = _run(tmp_path, "--nan", "fail", "-k", "logm")
-    assert proc.returncode == 1, proc.stdout + proc.stderr
+def test_nan_fail_fails_matching_nan_too(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    code, stdout, out = _run(tmp_path, capsys, monkeypatch, "--nan", "fail", "-k", "logm")
+    assert code == 1, stdout
     row = _rows(out)["logm"]
     assert row["status"] == "fail" and row["message"] == f'nan = "fail": {LOG_WORDS}'
     assert json.loads((out / "results.json").read_text())["options"]["nan"] == "fail"
