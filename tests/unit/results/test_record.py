@@ -7,7 +7,6 @@ import math
 import os
 from pathlib import Path
 
-from trtcheck.backends import get
 from trtcheck.config.options import Options
 from trtcheck.core.traits import Kind
 from trtcheck.distribution import version
@@ -17,8 +16,6 @@ from trtcheck.results.record import LOCK_FILE, SCHEMA_VERSION, Journal, Record, 
 from trtcheck.results.record import load as load_record
 from trtcheck.results.rows import Analysis, Evidence, Row
 from trtcheck.status import Status
-from trtcheck.zoo.cases import Case
-from trtcheck.zoo.discover import ZooFile, load
 
 
 def _row(case: str, backend: str = "eager", profile: str = "-", **fields) -> Row:
@@ -135,30 +132,6 @@ def test_journal_merges_resumed_runs_last_row_wins(tmp_path: Path) -> None:
         ("m::a[float32]", Status.PASS, "second try"), ("m::b[float32]", Status.PASS, "")]
     assert record.analyses == {"m::a[float32]": {"path": []}}
     assert json.loads(path.read_text().splitlines()[0])["schema"] == SCHEMA_VERSION
-
-
-def test_worker_protocol_sends_the_analysis_then_each_row(make_zoo, tmp_path: Path) -> None:
-    root = make_zoo({"m.py": """
-        import torch, trtcheck
-
-        @trtcheck.model(variants=("float32",))
-        def double(variant):
-            return torch.nn.Identity(), (torch.ones(2),)
-    """})
-    file = ZooFile(root, root / "m.py")
-    [spec] = load(file).specs
-    opts = Options(paths=(root,), backends=("eager",), device="cpu", timeout=120)
-    executor = IsolatedExecutor(opts, {"eager": get("eager")}, tmp_path / "worker.log")
-    try:
-        items = list(executor.rows(Case(file, spec, "float32")))
-        again = list(executor.rows(Case(file, spec, "float32")))
-        worker = executor.worker
-        assert worker is not None and worker.proc.poll() is None  # reused, still alive
-    finally:
-        executor.close()
-    assert [type(i) for i in items] == [Analysis, Row] == [type(i) for i in again]
-    assert items[0].case_id == "m::double[float32]"
-    assert items[1].status is Status.PASS and items[1].kind is Kind.MEASURED
 
 
 def test_a_finished_run_leaves_no_lock_file_and_no_empty_log(tmp_path: Path) -> None:
