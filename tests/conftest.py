@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -35,6 +37,29 @@ def make_zoo(tmp_path: Path) -> Callable[[dict[str, str]], Path]:
         return root
 
     return make
+
+
+@pytest.fixture(scope="session")
+def once(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, Callable[[Path], None]], Path]:
+    """``once(name, build)``: the folder ``build`` filled, built by one test worker for all of
+    them. A worker that needs it while another builds it waits for that build instead of
+    repeating it: a module fixture costing minutes (the buried zoo's reductions, the serial run)
+    is built once however the scheduler shares its module's tests out."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's folder, above each worker's own
+
+    def get(name: str, build: Callable[[Path], None]) -> Path:
+        folder, done = root / name, root / f"{name}.done"
+        with FileLock(str(root / f"{name}.lock")):
+            if not done.exists():
+                shutil.rmtree(folder, ignore_errors=True)
+                folder.mkdir()
+                build(folder)
+                done.touch()
+        return folder
+
+    return get
 
 
 @pytest.fixture(scope="session")

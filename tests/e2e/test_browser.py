@@ -116,10 +116,6 @@ def inked(png: Path) -> float:
     return float((image != image[0, 0]).any(axis=2).mean())
 
 
-# The tests share the pages (a module fixture): one test worker runs them.
-SHARED = pytest.mark.xdist_group("browser-pages")
-
-
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     where = tmp_path_factory.mktemp("pages")
@@ -151,7 +147,6 @@ def _charts(dom: str, section: str) -> int:
     return len(re.findall(r"<svg\b", part))
 
 
-@SHARED
 def test_the_sample_report_renders_with_its_charts(pages: dict[str, Path], tmp_path: Path) -> None:
     png = tmp_path / "report.png"
     dom, log = browse(pages["report"], png=png)
@@ -162,7 +157,6 @@ def test_the_sample_report_renders_with_its_charts(pages: dict[str, Path], tmp_p
     assert "Refused to" not in log, log  # nothing the policy had to block
 
 
-@SHARED
 def test_the_report_reads_with_javascript_off(pages: dict[str, Path], tmp_path: Path) -> None:
     png = tmp_path / "report.png"
     dom, _ = browse(pages["report"], png=png, script=False)
@@ -173,7 +167,6 @@ def test_the_report_reads_with_javascript_off(pages: dict[str, Path], tmp_path: 
     assert "indices::embed_gather[int64]" in dom
 
 
-@SHARED
 def test_the_history_page_renders_with_its_charts(pages: dict[str, Path], tmp_path: Path) -> None:
     png = tmp_path / "history.png"
     dom, log = browse(pages["history"], png=png)
@@ -182,7 +175,6 @@ def test_the_history_page_renders_with_its_charts(pages: dict[str, Path], tmp_pa
     assert "Refused to" not in log, log
 
 
-@SHARED
 def test_a_hostile_zoo_runs_nothing_and_the_page_still_renders(pages: dict[str, Path],
                                                                 tmp_path: Path) -> None:
     source = pages["evil"].read_text(encoding="utf-8")

@@ -86,10 +86,6 @@ EXPECTED: dict[tuple[str, str], tuple[Status, str | None, str]] = {
 }
 
 
-# The tests of the patterns share one module fixture: one test worker runs them.
-SHARED = pytest.mark.xdist_group("lowering-patterns")
-
-
 @pytest.fixture(scope="module")
 def rows(ttrt_releases: dict[str, Path]) -> dict[tuple[str, str], Row]:
     """Every pattern under the default profile, and those in TRUNCATED under truncate_double, on 2.13.0."""
@@ -107,13 +103,11 @@ def rows(ttrt_releases: dict[str, Path]) -> dict[tuple[str, str], Row]:
     return found
 
 
-@SHARED
 def test_every_expectation_has_its_row(rows: dict[tuple[str, str], Row]) -> None:
     assert set(EXPECTED) <= set(rows)
 
 
 @pytest.mark.parametrize("key", list(EXPECTED), ids=[f"{c}-{p}" for c, p in EXPECTED])
-@SHARED
 def test_pattern(rows: dict[tuple[str, str], Row], key: tuple[str, str]) -> None:
     status, stage, words = EXPECTED[key]
     row = rows[key]
@@ -124,7 +118,6 @@ def test_pattern(rows: dict[tuple[str, str], Row], key: tuple[str, str]) -> None
         assert row.evidence.versions["torch_tensorrt"] == "2.13.0" and row.kind is Kind.LOWERED
 
 
-@SHARED
 def test_an_error_inside_the_complex_rewrite_names_the_rewrite_and_its_frame(
         rows: dict[tuple[str, str], Row]) -> None:
     for case in ("complex_plus_real[complex64]", "complex_of_reals[complex64]",
@@ -132,7 +125,6 @@ def test_an_error_inside_the_complex_rewrite_names_the_rewrite_and_its_frame(
         assert rows[(case, "default")].message.endswith(IN_REWRITE), rows[(case, "default")].message
 
 
-@SHARED
 def test_scalar_patterns_pass_because_nothing_is_converted(rows: dict[tuple[str, str], Row]) -> None:
     """z * 2j alone: no op is TensorRT-convertible, so the real compile leaves the graph to PyTorch;
     returned through view_as_real, the same early return hands back a graph whose input was
@@ -143,14 +135,12 @@ def test_scalar_patterns_pass_because_nothing_is_converted(rows: dict[tuple[str,
         assert EARLY_RETURN in " ".join(evidence.notes)
 
 
-@SHARED
 def test_fp64_rejection_cites_the_release(rows: dict[tuple[str, str], Row]) -> None:
     message = rows[("float64_affine[float64]", "default")].message
     assert "constant scale" in message and "truncate_double is off" in message
     assert "torch_tensorrt/dynamo/conversion/converter_utils.py:" in message
 
 
-@SHARED
 def test_truncate_double_evidence(rows: dict[tuple[str, str], Row]) -> None:
     evidence = rows[("float64_made_inside[float32]", "truncate_double")].evidence
     notes = " ".join(evidence.notes)
@@ -160,14 +150,12 @@ def test_truncate_double_evidence(rows: dict[tuple[str, str], Row]) -> None:
     assert "float64 → float32" in evidence.path
 
 
-@SHARED
 def test_handled_patterns_build_one_engine(rows: dict[tuple[str, str], Row]) -> None:
     evidence = rows[("llama_freqs[complex64]", "default")].evidence
     assert evidence.engines == 1 and evidence.details["complex_path"] == "complex_graph_rewrite"
     assert evidence.path == ["complex → real (complex_graph_rewrite)", "1 TensorRT engine"]
 
 
-@SHARED
 def test_host_traceback_is_kept(rows: dict[tuple[str, str], Row]) -> None:
     trace = rows[("complex_plus_real[complex64]", "default")].traceback
     assert "lowering host" not in rows[("complex_plus_real[complex64]", "default")].message

@@ -1,5 +1,5 @@
 """``trtcheck reduce`` as a user runs it: the buried zoo (every buried pattern reduced in one run,
-shared by the module's tests, which go whole to one test worker), the transformer, a release
+shared by the module's tests, built once for every test worker), the transformer, a release
 bisection and real values, on Torch-TensorRT's real lowering code."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,17 +18,15 @@ from trtcheck.reduce.bundle import ZOO_FILE
 from trtcheck.reduce.graph import slug
 
 ZOO = ZOOS / "reduce"
-# The buried zoo's tests share one reduction (the module fixture below): one test worker runs them.
-BURIED = pytest.mark.xdist_group("buried")
-
-
 @pytest.fixture(scope="module")
-def buried(tmp_path_factory: pytest.TempPathFactory, ttrt_releases: dict[str, Path]) -> Path:
-    out = tmp_path_factory.mktemp("buried")
-    proc = trtcheck("reduce", str(ZOO / "buried.py"), "--backend", "lowering",
-                    "--torch-tensorrt", "2.13.0", "--out", str(out), timeout=1500)
-    assert proc.returncode == 1, proc.stdout + proc.stderr  # the run's verdict: rows fail
-    return out
+def buried(once: Callable[[str, Callable[[Path], None]], Path],
+           ttrt_releases: dict[str, Path]) -> Path:
+    def reduce(out: Path) -> None:
+        proc = trtcheck("reduce", str(ZOO / "buried.py"), "--backend", "lowering",
+                        "--torch-tensorrt", "2.13.0", "--out", str(out), timeout=1500)
+        assert proc.returncode == 1, proc.stdout + proc.stderr  # the run's verdict: rows fail
+
+    return once("buried", reduce)
 
 
 PATTERNS = ("one_minus", "times_2j_as_real", "over_complex_scalar_as_real", "plus_1j",
@@ -36,7 +35,6 @@ PATTERNS = ("one_minus", "times_2j_as_real", "over_complex_scalar_as_real", "plu
 
 @pytest.mark.slow
 @pytest.mark.parametrize("pattern", PATTERNS)
-@BURIED
 def test_each_buried_pattern_reduces_to_at_most_4_nodes(buried: Path, pattern: str) -> None:
     summary = summaries(buried)[f"buried::buried_{pattern}[complex64]"]
     assert summary["original_nodes"] >= 50
@@ -50,7 +48,6 @@ def test_each_buried_pattern_reduces_to_at_most_4_nodes(buried: Path, pattern: s
 
 
 @pytest.mark.slow
-@BURIED
 def test_a_candidate_that_fails_differently_is_rejected(buried: Path) -> None:
     """The buried complex + real tensor fails at compile; a candidate without that add (the real
     and complex values then meet nowhere) fails otherwise or passes, and is not kept."""
@@ -61,7 +58,6 @@ def test_a_candidate_that_fails_differently_is_rejected(buried: Path) -> None:
 
 
 @pytest.mark.slow
-@BURIED
 def test_repro_without_tensorrt_says_so_and_gives_the_trtcheck_command(buried: Path) -> None:
     folder = buried / "repro" / slug("buried::buried_one_minus[complex64]-lowering-default")
     proc = subprocess.run([sys.executable, "repro.py"], cwd=folder, capture_output=True, text=True,

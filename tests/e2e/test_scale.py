@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -37,21 +38,18 @@ def test_help_version_and_argument_errors_do_not_import_torch(argv: list[str]) -
     assert "Traceback" not in proc.stderr
 
 
-# The tests against the serial run share it (a module fixture): one test worker runs them.
-SHARED = pytest.mark.xdist_group("scale-serial")
-
-
 @pytest.fixture(scope="module")
-def serial(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def serial(once: Callable[[str, Callable[[Path], None]], Path]) -> Path:
     """The fault zoo (crashes, a hang, import errors) beside healthy models, run serially."""
-    out = tmp_path_factory.mktemp("serial")
-    proc = trtcheck(*RUN, "--out", str(out), timeout=900)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    return out
+
+    def run(out: Path) -> None:
+        proc = trtcheck(*RUN, "--out", str(out), timeout=900)
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+
+    return once("serial", run)
 
 
 @pytest.mark.slow
-@SHARED
 def test_two_workers_give_the_serial_rows_in_the_serial_order(serial: Path, tmp_path: Path) -> None:
     proc = trtcheck(*RUN, "--workers", "2", "--out", str(tmp_path), timeout=900)
     assert proc.returncode == 1, proc.stdout + proc.stderr
@@ -63,7 +61,6 @@ def test_two_workers_give_the_serial_rows_in_the_serial_order(serial: Path, tmp_
 
 
 @pytest.mark.slow
-@SHARED
 def test_merged_shards_give_exactly_the_unsharded_rows(serial: Path, tmp_path: Path) -> None:
     shards = []
     for i in (1, 2, 3):
@@ -89,7 +86,6 @@ def test_merged_shards_give_exactly_the_unsharded_rows(serial: Path, tmp_path: P
 
 
 @pytest.mark.slow
-@SHARED
 def test_merge_refuses_a_record_from_another_torch(serial: Path, tmp_path: Path) -> None:
     other = json.loads((serial / "results.json").read_text())
     other["environment"]["torch"] = "2.99.0"

@@ -1,9 +1,9 @@
 """The ``tensorrt`` backend's own code path on the REAL Torch-TensorRT 2.12.1, 2.13.0 and 2.14.0
 Python code (fetched into the cache, loaded over the generated ``tensorrt`` stand-in in one
-subprocess per release, see ``ttrt_contract.py``, shared by this module's tests, which go whole to
-one test worker), against ``dynamo.compile(..., dryrun=True)``. TensorRT never runs: where a test
-needs engines, each TensorRT block is run by PyTorch, and its outputs are never TensorRT
-measurements. The rest of the backend's tests are in tests/unit/backends/test_tensorrt.py."""
+subprocess per release, see ``ttrt_contract.py``, shared by this module's tests), against
+``dynamo.compile(..., dryrun=True)``. TensorRT never runs: where a test needs engines, each
+TensorRT block is run by PyTorch, and its outputs are never TensorRT measurements. The rest of
+the backend's tests are in tests/unit/backends/test_tensorrt.py."""
 
 from __future__ import annotations
 
@@ -23,8 +23,6 @@ from trtcheck.core.profiles import Profile
 
 RELEASES: list[Version] = [(2, 5), (2, 8), (2, 10), (2, 12), (2, 13), (2, 14)]
 DEFAULT = Profile("default")
-
-pytestmark = pytest.mark.xdist_group("tensorrt-contract")
 
 REAL = ("2.12.1", "2.13.0", "2.14.0")
 
