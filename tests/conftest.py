@@ -87,3 +87,5 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if skipped:
         reason = skipped[0].longrepr[2] if isinstance(skipped[0].longrepr, tuple) else ""
         terminalreporter.write_line(f"{len(skipped)} browser tests skipped: {reason}", yellow=True)
+
+

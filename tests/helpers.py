@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,23 @@ def in_process(capsys: pytest.CaptureFixture[str],
 def rows(out: Path) -> list[dict[str, Any]]:
     """The rows of ``out/results.json``."""
     return json.loads((out / "results.json").read_text())["rows"]
+
+
+def assert_headlines(out: Path, code: int, terminal: str) -> None:
+    """Every headline of a job's reports in ``out`` says what its exit ``code`` says: the
+    terminal's last verdict line, report.md, comment.md and report.html start with PASS (0) or
+    FAIL (1), and junit.xml holds a failing testcase exactly when the job failed."""
+    word = {0: "PASS", 1: "FAIL"}[code]
+    said = [line for line in terminal.splitlines() if line.startswith(("PASS: ", "FAIL: "))]
+    assert said and said[-1].startswith(f"{word}: "), terminal
+    assert f"**Result: {word}**" in (out / "report.md").read_text(encoding="utf-8")
+    comment = (out / "comment.md").read_text(encoding="utf-8").splitlines()[0]
+    assert comment.startswith(f"### trtcheck: {'✅' if code == 0 else '❌'} {word}: "), comment
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert f'<span class="verdict v-{word.lower()}">{word}</span>' in page
+    junit = ET.parse(out / "junit.xml").getroot()
+    failing = int(junit.get("failures") or 0) + int(junit.get("errors") or 0)
+    assert (failing >= 1) == (code == 1), ET.tostring(junit, encoding="unicode")[:2000]
 
 
 def tool(name: str) -> str:

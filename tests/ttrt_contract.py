@@ -1,9 +1,16 @@
 """Runs the ``tensorrt`` backend's own code on a real Torch-TensorRT release, without TensorRT.
 
 A subprocess per release (started by :class:`RealRelease`, the lowering host's machinery with this
-file as its entry point) imports the release's real Python code over the generated ``tensorrt``
-stand-in and CUDA shims (:mod:`trtcheck.backends.lowering.standin`; they patch the process, hence a
-subprocess). It then runs ``TensorRTBackend().compile`` unchanged: settings adaptation, call
+file as its entry point) imports the release's real Python code over the behaving ``tensorrt``
+stand-in and CUDA shims (:mod:`trtcheck.backends.lowering.trt`; they patch the process, hence a
+subprocess). Two kinds of request:
+
+``standin`` (:meth:`RealRelease.real_compile`): a real ``dynamo.compile``, no dryrun, through the
+stand-in: the release's interpreter and converters build the network, the stand-in's builder and
+runtime build and run it with PyTorch, called by the release's own runtime module. Its outputs are
+predictions with PyTorch's numbers, never TensorRT's.
+
+``tensorrt``: ``TensorRTBackend().compile`` unchanged: settings adaptation, call
 arguments, the release's own ``dynamo.compile`` with its signature, warnings and logs, partition
 reading, and the first call's output check. Only ``dynamo.compile`` is wrapped, to add
 ``dryrun=True`` (no TensorRT builder here) with the real compile's early return reproduced
@@ -68,6 +75,21 @@ class RealRelease:
         return Result(**self.host.request("tensorrt", blob.getvalue(), args, kwargs,
                                           profile or Profile("default"), engines))
 
+    def real_compile(self, model: torch.nn.Module, args: tuple[Any, ...],
+                     dynamic: dict[int, tuple[int, int, int]] | None = None,
+                     at: list[tuple[Any, ...]] | None = None) -> dict[str, Any]:
+        """A real ``dynamo.compile`` of ``model`` exported at ``args`` through the behaving stand-in;
+        ``dynamic``: input index -> (min, opt, max) of its first dimension. The compiled module is
+        called on each of ``at`` (else ``args``); the reply holds its outputs, the class of each
+        engine module and the TensorRT version the stand-in reports."""
+        shapes = None
+        if dynamic:
+            dims = {i: torch.export.Dim(f"d{i}", min=lo, max=hi) for i, (lo, _, hi) in dynamic.items()}
+            shapes = tuple({0: dims[i]} if i in dims else None for i in range(len(args)))
+        blob = io.BytesIO()
+        torch.export.save(torch.export.export(model, args, dynamic_shapes=shapes), blob)
+        return self.host.request("standin", blob.getvalue(), args, dynamic or {}, at or [args])
+
     def close(self) -> None:
         self.host.close()
 
@@ -98,7 +120,29 @@ def _dryrun(compiler: Compiler) -> None:
     _STATE["wrapped"] = True
 
 
+def real_compile(request: tuple[Any, ...], compiler: Compiler) -> dict[str, Any]:
+    _, blob, args, dynamic, calls = request
+    ttrt = compiler.ttrt
+    inputs: list[Any] = []
+    for i, x in enumerate(args):
+        if i in dynamic:
+            lo, opt, hi = dynamic[i]
+            rest = tuple(x.shape[1:])
+            x = ttrt.Input(min_shape=(lo, *rest), opt_shape=(opt, *rest), max_shape=(hi, *rest),
+                           dtype=x.dtype)
+        inputs.append(x)
+    real = compiler.ttrt.dynamo.compile.__wrapped__ if _STATE["wrapped"] else compiler.ttrt.dynamo.compile
+    with contextlib.redirect_stdout(io.StringIO()):
+        compiled = real(torch.export.load(io.BytesIO(blob)), arg_inputs=inputs, min_block_size=1)
+    engines = [type(m).__name__ for n, m in compiled.named_children() if n.startswith("_run_on_acc")]
+    with torch.no_grad():
+        outputs = [compiled(*call) for call in calls]
+    return {"outputs": outputs, "engines": engines, "tensorrt": sys.modules["tensorrt"].__version__}
+
+
 def handle(request: tuple[Any, ...], compiler: Compiler, modules: dict[int, Any]) -> dict[str, Any]:
+    if request[0] == "standin":
+        return real_compile(request, compiler)
     _, blob, args, kwargs, profile, engines = request
     if not _STATE["wrapped"]:
         _dryrun(compiler)
@@ -120,4 +164,4 @@ def handle(request: tuple[Any, ...], compiler: Compiler, modules: dict[int, Any]
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:], handle))
+    sys.exit(main(sys.argv[1:], handle, behaving=True))

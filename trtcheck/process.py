@@ -38,9 +38,12 @@ from typing import IO, Any
 # file's import or a case, whose timeouts start when the child takes them.
 STARTUP_S = 300.0
 
-START = ("import runpy, sys; target = sys.argv.pop(1); del sys.path[0]; "
-         "runpy.run_path(target, run_name='__main__') if target.endswith('.py') else "
-         "runpy.run_module(target, run_name='__main__', alter_sys=True)")
+# The target finds ``STARTED`` among its globals: the time (``time.monotonic``, one clock for
+# every process of the machine) its interpreter began to run Python, before any import.
+START = ("import runpy, sys, time; started = {'STARTED': time.monotonic()}; "
+         "target = sys.argv.pop(1); del sys.path[0]; "
+         "runpy.run_path(target, started, '__main__') if target.endswith('.py') else "
+         "runpy.run_module(target, started, '__main__', alter_sys=True)")
 
 
 # The runner's files that later steps read (environment variables, PATH entries, outputs, the

@@ -50,7 +50,7 @@ class StateSnapshot:
         """The names of the buffers that differ from the snapshot, in module order."""
         live = _state(self._module)
         return [name for name, saved in self._saved.items()
-                if name not in live or not _same(live[name], saved)]
+                if name not in live or not same_values(live[name], saved)]
 
     def restore(self) -> None:
         """Put every buffer back as it was: in place where its shape and dtype are the same,
@@ -59,7 +59,7 @@ class StateSnapshot:
         with torch.no_grad():
             for name, saved in self._saved.items():
                 now = live.get(name)
-                if now is not None and _same(now, saved):
+                if now is not None and same_values(now, saved):
                     continue
                 if now is not None and (now.shape, now.dtype) == (saved.shape, saved.dtype):
                     now.copy_(saved)
@@ -72,7 +72,7 @@ def _state(module: torch.nn.Module) -> dict[str, torch.Tensor]:
     return dict(module.named_buffers())
 
 
-def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+def same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Equal shape, dtype and values, NaN equal to NaN."""
     if (a.shape, a.dtype) != (b.shape, b.dtype):
         return False

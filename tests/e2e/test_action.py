@@ -61,8 +61,8 @@ def test_manifest(manifest: Path) -> None:
 
 
 def test_outputs_of_the_main_action() -> None:
-    assert set(ACTION["outputs"]) == {"status", "exit-code", "passed", "failed", "errors",
-                                      "report-dir", "comment-file", "results-json"}
+    assert set(ACTION["outputs"]) == {"status", "exit-code", "passed", "failed", "errors", "verdict",
+                                      "regressions", "report-dir", "comment-file", "results-json"}
     assert ACTION["inputs"]["comment"]["default"] == "false"
     assert ACTION["inputs"]["device"]["default"] == ACTION["inputs"]["out"]["default"] == ""
     # the token's value reaches only the comment step (another step only tests it for empty)
@@ -423,6 +423,7 @@ def test_simulated_run_on_the_sample_zoo(tmp_path: Path, fork: bool) -> None:
     outputs = read_outputs(tmp_path / "output")
     assert outputs == {
         "status": "fail", "exit-code": "1", "passed": "5", "failed": "1", "errors": "0",
+        "verdict": "FAIL: 1 of 6 rows fail the run", "regressions": "0",
         "report-dir": str(out), "comment-file": str(out / "comment.md"),
         "results-json": str(out / "results.json"),
     }

@@ -78,5 +78,6 @@ def test_a_hostile_zoo_cannot_reach_the_workflows_files(tmp_path: Path, isolate:
     # trtcheck's own outputs still reach the step, and nothing else does
     assert read_outputs(files["GITHUB_OUTPUT"]) == {
         "status": "pass", "exit-code": "0", "passed": "1", "failed": "0", "errors": "0",
+        "verdict": "PASS: 1 rows, none fails the run", "regressions": "0",
         "report-dir": str(out), "comment-file": str(out / "comment.md"),
         "results-json": str(out / "results.json")}

@@ -148,3 +148,31 @@ def test_a_failure_that_needs_real_values_keeps_them_only_on_request(tmp_path: P
         assert "the model's real values (kept on request" in issue and big
     else:
         assert "`--keep-real-values` keeps them" in issue and not big
+
+
+@pytest.mark.slow
+def test_reduce_takes_an_inductor_row_and_a_default_profile_row_and_names_randomness(
+        tmp_path: Path) -> None:
+    """An inductor row (no profile) and an emulate row (the default profile) of a model that
+    adds randn_like noise: each keeps its status with one line saying the failure is the model's
+    randomness, no bundle claims an upstream bug, no traceback; a zoo with nothing to reduce
+    exits 2."""
+    def reduce(*args: str) -> subprocess.CompletedProcess[str]:
+        return trtcheck("reduce", ZOO / "random_values.py", *args, cwd=tmp_path, timeout=900,
+                        script=True)
+
+    out = tmp_path / "noisy"
+    proc = reduce("-k", "noisy", "--backend", "inductor", "--backend", "emulate", "--out", str(out))
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # the run's verdict: its rows fail
+    assert "Traceback" not in proc.stdout + proc.stderr
+    rows = json.loads((out / "results.json").read_text())["rows"]
+    assert {(r["backend"], r["profile"]) for r in rows} == {("inductor", "-"),
+                                                            ("emulate", "default")}
+    for r in rows:
+        assert r["status"] == "fail" and r["reduction"]["random"], r
+        assert r["reduction"]["why"].startswith("randomness in the model: aten.randn_like")
+    assert not (out / "repro").exists()
+    assert "not reduced: randomness in the model" in (out / "report.md").read_text()
+    nothing = reduce("-k", "fine", "--backend", "emulate", "--out", str(tmp_path / "fine"))
+    assert nothing.returncode == 2, nothing.stdout + nothing.stderr
+    assert "nothing to reduce" in nothing.stderr and (tmp_path / "fine" / "report.md").is_file()

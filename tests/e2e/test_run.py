@@ -358,7 +358,7 @@ def test_sigterm_then_resume_finishes_every_case_and_only_those(make_zoo, tmp_pa
     proc.send_signal(signal.SIGTERM)
     stdout, _ = proc.communicate(timeout=60)
     assert proc.returncode == 130
-    assert "result: INTERRUPTED" in stdout
+    assert "INTERRUPTED: the run was stopped" in stdout
     assert "**Result: INTERRUPTED**" in (out / "report.md").read_text()
     assert "INTERRUPTED" in (out / "comment.md").read_text()
     assert trtcheck("report", str(out / "results.json")).returncode == 130

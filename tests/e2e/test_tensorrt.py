@@ -3,12 +3,17 @@ Python code (fetched into the cache, loaded over the generated ``tensorrt`` stan
 subprocess per release, see ``ttrt_contract.py``, shared by this module's tests), against
 ``dynamo.compile(..., dryrun=True)``. TensorRT never runs: where a test needs engines, each
 TensorRT block is run by PyTorch, and its outputs are never TensorRT measurements. The rest of
-the backend's tests are in tests/unit/backends/test_tensorrt.py."""
+the backend's tests are in tests/unit/backends/test_tensorrt.py.
+
+Past dryrun, a real ``dynamo.compile`` of each release through the behaving TensorRT stand-in
+(:mod:`trtcheck.backends.lowering.trt`, in the same subprocess per release): its interpreter,
+converters and runtime run for real, the network run by PyTorch; NOT TensorRT's numbers."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -215,3 +220,79 @@ def test_real_signature_drops_unknown_settings(release: Callable[[str], RealRele
     assert "min_blok_size" not in result.call
     assert ("min_blok_size dropped: not a parameter of torch_tensorrt.dynamo.compile in Torch-TensorRT "
             "2.13, which would silently ignore it; did you mean 'min_block_size'?") in result.evidence.notes
+
+
+# 4. Past dryrun: a real compile through the behaving stand-in ---------------------------------
+
+class Vision(torch.nn.Module):
+    """Convolution, batch norm, pooling, linear, layer norm, softmax."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.pool = torch.nn.MaxPool2d(2)
+        self.avg = torch.nn.AvgPool2d(2, ceil_mode=True, padding=1)
+        self.linear = torch.nn.Linear(8 * 3 * 3, 10)
+        self.norm = torch.nn.LayerNorm(10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.avg(self.pool(torch.relu(self.bn(self.conv(x)))))
+        return torch.softmax(self.norm(self.linear(y.flatten(1))), -1)
+
+
+class Ids(torch.nn.Module):
+    """int64 ids: arithmetic, integer division, an index, a reduction."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.table = torch.nn.Parameter(torch.randn(50, 4), requires_grad=False)
+
+    def forward(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        shifted = ids * 3 + 7 - ids // 4
+        return shifted.sum(-1), self.table[ids % 50].mean(1)
+
+
+class Rope(torch.nn.Module):
+    """The complex guide's rotary embedding: complex64 freqs, output through view_as_real."""
+
+    def forward(self, x: torch.Tensor, freqs: torch.Tensor) -> torch.Tensor:
+        z = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2))
+        return torch.view_as_real(z * freqs).flatten(2)
+
+
+def _close(got: Any, want: Any, atol: float = 1e-5) -> None:
+    if isinstance(want, torch.Tensor):
+        assert isinstance(got, torch.Tensor) and got.dtype == want.dtype and got.shape == want.shape
+        assert torch.allclose(got, want, atol=atol), (got - want).abs().max()
+    else:
+        assert len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            _close(g, w, atol)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", REAL)
+def test_real_compile_runs_end_to_end_through_the_stand_in(release: Callable[[str], RealRelease],
+                                                          version: str) -> None:
+    """Past dryrun, through the behaving TensorRT stand-in (NOT TensorRT: PyTorch's numbers): each
+    release's interpreter, converters and runtime on a vision model static and with a dynamic batch,
+    int64 ids and a complex64 RoPE, compared with eager."""
+    torch.manual_seed(0)
+    vision = Vision().eval()
+    x = torch.randn(2, 3, 8, 8)
+    batches = [(torch.randn(b, 3, 8, 8),) for b in (1, 5, 8)]
+    cases: list[tuple[torch.nn.Module, tuple[Any, ...], Any, list[tuple[Any, ...]]]] = [
+        (vision, (x,), None, [(x,)]),
+        (vision, (torch.randn(4, 3, 8, 8),), {0: (1, 5, 8)}, batches),
+        (Ids().eval(), (torch.randint(-1000, 1000, (3, 6)),), None, None),
+        (Rope(), (torch.randn(1, 16, 64), torch.randn(1, 16, 32, dtype=torch.complex64)), None, None),
+    ]
+    for model, args, dynamic, at in cases:
+        reply = release(version).real_compile(model, args, dynamic, at)
+        assert reply["engines"], "a TensorRT engine was built"
+        assert reply["tensorrt"] == {"2.12.1": "10.16.1", "2.13.0": "11.0.0", "2.14.0": "11.1.0"}[
+            version]
+        with torch.no_grad():
+            for call, got in zip(at or [args], reply["outputs"], strict=True):
+                _close(got, model(*call))

@@ -45,7 +45,9 @@ class Compiled:
 class CompileJob:
     """Everything a backend may use to compile one case."""
 
-    program: ExportedProgram
+    # None: not exported, in a process that gives figures only and whose backends all compile
+    # the user's module (their ``from_module`` trait)
+    program: ExportedProgram | None
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
     profile: Profile
@@ -59,7 +61,10 @@ class CompileJob:
     @property
     def model(self) -> torch.nn.Module:
         """The model as its users call it: the user's module, else the exported program's."""
-        return self.module if self.module is not None else self.program.module()
+        if self.module is not None:
+            return self.module
+        assert self.program is not None  # a case is exported unless every backend has its module
+        return self.program.module()
 
 
 class Backend(ABC):

@@ -7,6 +7,7 @@ and argument errors answer without loading torch (about 3 s)."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -80,12 +81,13 @@ _REDUCE_TAKES = ("backends", "torch_tensorrt", "run_profiles", "variants", "keyw
 def reduce_cmd(paths: tuple[Path, ...], **given: Any) -> int:
     """Run the selected cases and reduce every failing row to a small graph that fails the same
     way, with a bundle a Torch-TensorRT maintainer can run; exits as 'trtcheck run' would."""
-    return _run(cascade.resolve(paths, **given, reduce=True), reduce_total=None)
+    return _run(cascade.resolve(paths, **given, reduce=True), reduce_total=None, must_reduce=True)
 
 
-def _run(resolved: options.Options, reduce_total: float | None) -> int:
+def _run(resolved: options.Options, reduce_total: float | None, *, must_reduce: bool = False) -> int:
     """Run, reduce the failing rows when asked (``reduce_total``: the seconds all reductions may
-    take together, None for no cap), write the reports, exit by the run's verdict."""
+    take together, None for no cap), write the reports, exit by the run's verdict; with
+    ``must_reduce`` (``trtcheck reduce``), exit 2 when no selected row could be reduced."""
     from trtcheck.core.traits import needs_choice, traits_table
     from trtcheck.execution.run import STOPPED, collect, run, start
     from trtcheck.render import write_reports
@@ -101,6 +103,7 @@ def _run(resolved: options.Options, reduce_total: float | None) -> int:
 
         opts = backends.choose(resolved)
     base = record.load(opts.baseline) if opts.baseline else None  # a bad baseline stops us early
+    _say_config_warnings(opts)
     if opts.backend_note and opts.verbosity >= 0:
         echo(opts.backend_note, err=True)
     if opts.isolate:
@@ -127,9 +130,10 @@ def _run(resolved: options.Options, reduce_total: float | None) -> int:
                                                link=github.link_for(rec)), None
         except OutputError as exc:
             written, unwritten = [], exc
-    echo(render_summary(rec, strict_xfail=opts.strict_xfail, failing_only=opts.verbosity < 0))
     if opts.verbosity >= 0:
         _say_baseline(rec)
+    echo(render_summary(rec, strict_xfail=opts.strict_xfail, failing_only=opts.verbosity < 0))
+    if opts.verbosity >= 0:
         _say_resumed(rec, opts.out)
         echo(time_line(rec.environment))
         if written:
@@ -143,7 +147,19 @@ def _run(resolved: options.Options, reduce_total: float | None) -> int:
                                               f"{', '.join(p.name for p in written)} "
                                               "(the rows that finished)"),
             stopped and "--resume runs the rest once there is room"))))
-    return _publish(_verdict(rec, opts.strict_xfail, opts.gate), opts.out, rec, opts.strict_xfail)
+    if must_reduce:
+        from trtcheck.reduce.signature import reducible  # torch: the reduction loaded it already
+
+        if all(reducible(r) is not None for r in rec.rows):
+            echo("trtcheck: nothing to reduce: no selected row failed at compile, run or compare "
+                 "(the rows that failed, if any, say why in the reports)", err=True)
+            return _publish(Exit.USAGE, opts.out, rec, opts.strict_xfail)
+    return _publish(_verdict(rec, opts.strict_xfail), opts.out, rec, opts.strict_xfail)
+
+
+def _say_config_warnings(opts: options.Options) -> None:
+    for warning in opts.config_warnings:
+        echo(f"warning: {warning}", err=True)
 
 
 def time_line(env: Mapping[str, Any]) -> str:
@@ -194,7 +210,7 @@ judged slower; a row with not enough evidence never fails the job.
 """
 # What trtcheck ab takes of run's options (its own, --fail-on among them, are declared for AB).
 _AB_LEAVES = ("baseline", "shard", "resume", "reduce", "reduce_budget", "keep_real_values",
-              "fail_on", "isolate", "workers", "cache_dir", "engine_cache")
+              "fail_on", "metric", "threshold", "isolate", "workers", "cache_dir", "engine_cache")
 _AB_TAKES = tuple(s.key for s in settings.for_command(settings.RUN) if s.key not in _AB_LEAVES)
 
 
@@ -223,6 +239,7 @@ def ab_cmd(base_ref: str, head_ref: str | None, paths: tuple[Path, ...], **given
         from trtcheck import backends
 
         opts = backends.choose(opts)
+    _say_config_warnings(opts)
     if opts.backend_note and opts.verbosity >= 0:
         echo(opts.backend_note, err=True)
     _check_writable(opts.out)
@@ -231,11 +248,12 @@ def ab_cmd(base_ref: str, head_ref: str | None, paths: tuple[Path, ...], **given
         rec = run_ab(opts, traits_table(opts.backends), base_ref, head_ref, say)
         written = write_reports(rec, opts.out, strict_xfail=opts.strict_xfail,
                                 link=github.link_for(rec))
-    echo(render_summary(rec, strict_xfail=opts.strict_xfail, failing_only=opts.verbosity < 0))
     if opts.verbosity >= 0:
         _say_baseline(rec)
+    echo(render_summary(rec, strict_xfail=opts.strict_xfail, failing_only=opts.verbosity < 0))
+    if opts.verbosity >= 0:
         echo(f"reports: {', '.join(str(p) for p in written)}")
-    return _publish(_verdict(rec, opts.strict_xfail, opts.gate), opts.out, rec, opts.strict_xfail)
+    return _publish(_verdict(rec, opts.strict_xfail), opts.out, rec, opts.strict_xfail)
 
 
 @cli.command("list")
@@ -321,12 +339,14 @@ def history_cmd(records: tuple[Path, ...], out: Path) -> int:
     from trtcheck.results import history, record
 
     read, unread = [], []
-    for path in records:
+    # a path given twice (a shell glob and a name, say) is read, or warned about, once
+    for path in _unique(records):
         try:
             read.append((str(path), record.load(_record_file(path))))
         except (RecordError, UsageError) as exc:
-            echo(f"warning: {exc}", err=True)
-            unread.append(str(exc))
+            if str(exc) not in unread:
+                echo(f"warning: {exc}", err=True)
+                unread.append(str(exc))
     if not read:
         raise UsageError("no record could be read: nothing to draw")
     _check_writable(out)
@@ -337,6 +357,18 @@ def history_cmd(records: tuple[Path, ...], out: Path) -> int:
         raise OutputError(f"cannot write {page}: {exc.strerror or exc}") from None
     echo(f"history: {page} ({len(read)} records)")
     return 0
+
+
+def _unique(paths: Sequence[Path]) -> list[Path]:
+    """``paths`` in order, each file once however it was named."""
+    seen: set[Path] = set()
+    out = []
+    for path in paths:
+        key = path.resolve()
+        if key not in seen:
+            seen.add(key)
+            out.append(path)
+    return out
 
 
 def _record_file(path: Path) -> Path:
@@ -380,7 +412,7 @@ def _write(rec: Record, out_dir: Path) -> int:
         written = write_reports(rec, out_dir, strict_xfail=strict, link=github.link_for(rec))
     echo(render_summary(rec, strict_xfail=strict))
     echo(f"reports: {', '.join(str(p) for p in written)}")
-    return _publish(_verdict(rec, strict, cascade.saved_gate(rec.options)), out_dir, rec, strict)
+    return _publish(_verdict(rec, strict), out_dir, rec, strict)
 
 
 @cli.command("diff")
@@ -397,6 +429,7 @@ def diff_cmd(base: Path, head: Path | None, out: Path | None, **gate: object) ->
     and so is one alone (its base against its head); two records of 'trtcheck run' by the
     weaker rule over runs, as --baseline does."""
     from trtcheck.render import render_changes, write_reports
+    from trtcheck.render.terminal import render_headline
     from trtcheck.results import ab, baseline, record
 
     before = record.load(base)
@@ -410,26 +443,34 @@ def diff_cmd(base: Path, head: Path | None, out: Path | None, **gate: object) ->
     else:
         diff = baseline.compare(before, rec, metric=chosen.metric, threshold=chosen.threshold)
     rec.baseline = diff.to_dict()
+    rec.options = {**rec.options, "gate": dataclasses.asdict(chosen)}  # what the verdict reads
     strict = bool(rec.options.get("strict_xfail", False))
     echo(render_changes(rec))
     if out is not None:
         _check_writable(out)
         written = write_reports(rec, out, strict_xfail=strict, link=github.link_for(rec))
         echo(f"reports: {', '.join(str(p) for p in written)}")
-    return _verdict(rec, strict, chosen)
+    echo(render_headline(rec, strict_xfail=strict))
+    return _verdict(rec, strict)
 
 
 def _say_baseline(rec: Record) -> None:
     """The baseline's warnings and how many rows regressed against it."""
     from trtcheck.render.changes import STATUSES_ONLY, count_line, decision_lines, statuses_only
     from trtcheck.render.text import plain
-    from trtcheck.results import baseline
+    from trtcheck.results import ab, baseline
+    from trtcheck.results.ab import side_label
 
     diff = baseline.read(rec.baseline)
     if diff is None:
         return
     for warning in diff.warnings:
         echo(f"warning: {plain(warning)}", err=True)
+    labels = [side_label(rec.ab, side) for side in ab.SIDES]
+    if labels[0] and labels[1]:
+        same = " (same tree: both sides ran the same code)" if rec.ab and rec.ab.get("same_tree") \
+            else ""
+        echo(plain(f"base: {labels[0]}; head: {labels[1]}{same}"))
     for line in decision_lines(diff):
         echo(plain(line))
     if statuses_only(diff):
@@ -462,18 +503,17 @@ def _publish(code: int, out: Path | None, rec: Record | None, strict_xfail: bool
     return code
 
 
-def _verdict(rec: Record, strict_xfail: bool, gate: options.Gate | None = None) -> int:
-    """The run's exit code (:func:`trtcheck.results.baseline.gated_verdict`), after one line
-    on stderr when it was interrupted or tested nothing."""
-    from trtcheck.results.baseline import gated_verdict
-    from trtcheck.status import Verdict, nothing_tested
+def _verdict(rec: Record, strict_xfail: bool) -> int:
+    """The job's exit code (:func:`trtcheck.results.verdict.job_verdict`, under the gate the
+    record's options hold), after one line on stderr when it was interrupted or tested nothing."""
+    from trtcheck.results.verdict import job_verdict
+    from trtcheck.status import Verdict
 
-    result = gated_verdict(rec, strict_xfail=strict_xfail,
-                           fail_on_regression=gate is not None and gate.fail_on == "regression")
-    if result is Verdict.INTERRUPTED:
+    result = job_verdict(rec, strict_xfail=strict_xfail)
+    if result.verdict is Verdict.INTERRUPTED:
         echo("trtcheck: interrupted: reports cover the cases that finished", err=True)
-    elif result is Verdict.EMPTY:
-        echo(f"trtcheck: nothing tested: {nothing_tested(r.status for r in rec.rows)}", err=True)
+    elif result.verdict is Verdict.EMPTY:
+        echo(f"trtcheck: nothing tested: {result.why}", err=True)
     return result.exit_code
 
 

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING
 
 from trtcheck.errors import Exit
 from trtcheck.process import WORKFLOW_VARIABLES
-from trtcheck.render.text import RunLink, n_failing
+from trtcheck.render.text import RunLink, n_failing, plain
+from trtcheck.results.verdict import job_verdict
 from trtcheck.status import ERRORS, Status
 
 if TYPE_CHECKING:  # the record imports torch; an argument error's outputs must not wait for it
@@ -98,9 +99,14 @@ def write_outputs(code: int, out_dir: Path | None, record: Record | None, *,
     rows = record.rows if record else []
     errors = sum(r.status in ERRORS for r in rows)
     failing = n_failing(record, strict_xfail=strict_xfail) if record else 0
+    judged = job_verdict(record, strict_xfail=strict_xfail) if record else None
     outputs = {
         "status": Exit(code).status if code in set(Exit) else "error",
         "exit-code": str(int(code)),
+        # the headline every report starts with; empty when trtcheck stopped before a record,
+        # or exits otherwise than the record's verdict says (reduce with nothing to reduce)
+        "verdict": plain(judged.headline) if judged and judged.exit_code == code else "",
+        "regressions": str(judged.regressions) if judged else "0",
         "passed": str(sum(r.status is Status.PASS for r in rows)),
         "failed": str(failing - errors),  # the failing rows that are not errors
         "errors": str(errors),

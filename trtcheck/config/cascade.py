@@ -16,12 +16,12 @@ from trtcheck.config import validation
 from trtcheck.config.devices import resolve_devices
 from trtcheck.config.files import config_for
 from trtcheck.config.options import Gate, Options
-from trtcheck.config.settings import BY_KEY, CONFIG_SCHEMA, SAME, SETTINGS, Setting
+from trtcheck.config.settings import BY_KEY, CONFIG_SCHEMA, RENAMED, SAME, SETTINGS, Setting
 from trtcheck.config.timing import TIMING_KEYS, Timing
 from trtcheck.config.validation import COMMAND_LINE
 from trtcheck.core.traits import NAMES, BackendRef
 from trtcheck.core.variants import VARIANTS
-from trtcheck.errors import UsageError
+from trtcheck.errors import ConfigError, UsageError
 from trtcheck.zoo.cases import keyword_matcher
 
 
@@ -62,6 +62,7 @@ def resolve(paths: tuple[Path, ...], *, reads_baseline: bool = True, **given: An
     where = str(config_path) if config_path else "config"
     if config_path and config_path.name == "pyproject.toml":
         where += " [tool.trtcheck]"
+    config, renamed = _renamed(config, where)
     validation.check_keys(config, CONFIG_SCHEMA, where)
     validation.check_keys(config.get("timing", {}), TIMING_KEYS, f"{where}.timing")
     value = _Cascade(config, where, {k: list(v) if isinstance(v, tuple) else v
@@ -99,8 +100,8 @@ def resolve(paths: tuple[Path, ...], *, reads_baseline: bool = True, **given: An
         torch_tensorrt=tuple(dict.fromkeys(
             validation.lowering_code(*value("torch_tensorrt"), backend_names))),
         baseline=base,
-        gate=validation.gate(value("fail_on"), value("regression_metric"),
-                             value("regression_threshold")),
+        gate=validation.gate(value("fail_on"), value("metric"), value("threshold")),
+        config_warnings=renamed,
         fallback=value("fallback")[0] or ("none" if ci else BY_KEY["fallback"].undecided),
         reduce_budget=validation.positive(*value("reduce_budget"), "reduce_budget"),
         reduce_row_budget=validation.positive(*value("reduce_row_budget"), "reduce_row_budget"),
@@ -112,6 +113,20 @@ def resolve(paths: tuple[Path, ...], *, reads_baseline: bool = True, **given: An
                 if s.attr not in worked_out}
     return Options(paths=tuple(p.resolve() for p in paths), devices=devices if len(devices) > 1 else (),
                    ci=ci, **worked_out, **as_given)
+
+
+def _renamed(config: Mapping[str, Any], where: str) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The config with each renamed key (:data:`RENAMED`) read under its new name, and a warning
+    for each; both names at once is an error."""
+    config, warnings = dict(config), []
+    for old, new in RENAMED.items():
+        if old not in config:
+            continue
+        if new in config:
+            raise ConfigError(f"{where}: {old} and {new} are one setting: keep {new}")
+        config[new] = config.pop(old)
+        warnings.append(f"{where}: {old} is now called {new}; the old name is still read")
+    return config, tuple(warnings)
 
 
 def _as_field(s: Setting, value: Any) -> Any:
@@ -132,8 +147,7 @@ def saved_gate(saved: Mapping[str, Any], **cli: Any) -> Gate:
     """The gate for ``trtcheck diff``: the command line, else what the record's run used, else
     the defaults."""
     recorded = saved.get("gate") or {}
-    keys = {"fail_on": "fail_on", "regression_metric": "metric",
-            "regression_threshold": "threshold"}
+    keys = {"fail_on": "fail_on", "metric": "metric", "threshold": "threshold"}
     pairs = [(cli[k], COMMAND_LINE) if cli.get(k) is not None else
              (recorded[f], "the record's options") if f in recorded else
              (BY_KEY[k].default, "default") for k, f in keys.items()]

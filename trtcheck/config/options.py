@@ -47,8 +47,8 @@ class Gate:
     failing rows; ``metric`` and ``threshold`` decide what a regression is."""
 
     fail_on: str = setting("fail_on")
-    metric: str = setting("regression_metric")
-    threshold: float = setting("regression_threshold", float)
+    metric: str = setting("metric")
+    threshold: float = setting("threshold", float)
 
 
 def _profiles(names: list[str]) -> tuple[Profile, ...]:
@@ -88,6 +88,7 @@ class Options:
     verbosity: int = unrecorded(BY_KEY["verbose"].default - BY_KEY["quiet"].default)
     config_file: Path | None = setting("config")
     backend_note: str | None = unrecorded()
+    config_warnings: tuple[str, ...] = unrecorded(())  # e.g. a config key under its old name
     nan: str = setting("nan")
     fallback: str = setting("fallback")
     ci: bool = unrecorded(False)  # the CI environment variable is set
@@ -102,6 +103,13 @@ class Options:
     keep_real_values: bool = setting("keep_real_values")
     time_predictions: bool = setting("time_predictions")
     ab: ab_settings.ABSettings = dataclasses.field(default_factory=ab_settings.defaults)
+    # An ``ab`` process after the first of its side: its figures and its comparison with eager
+    # are wanted, the export (where no backend compiles from it), the analysis and the dtype
+    # drift check are the first process's.
+    figures_only: bool = unrecorded(False)
+    # ``ab``: the kernels of one extra call of eager and of each timed backend, after the timing
+    # (trtcheck.measure.kernels), so that processes that ran other kernels can be told apart.
+    kernels: bool = unrecorded(False)
 
     def to_dict(self) -> dict[str, Any]:
         """The options a record keeps: every field but those marked unrecorded, as JSON."""

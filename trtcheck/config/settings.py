@@ -136,15 +136,19 @@ SETTINGS: tuple[Setting, ...] = (
             "how many; other options than the run it resumes exit 2, naming the first.",
             config=False, flag="--resume"),
     Setting("fail_on", FAIL_ON, "failures", "failures: exit 1 on failing rows; regression: also "
-            "on latency regressions against --baseline (trtcheck ab: against the base) [failures].",
+            "on regressions of the gated figure (--metric) against --baseline (trtcheck ab: "
+            "against the base) [failures].",
             flag="--fail-on", action="fail-on", commands=(RUN, DIFF, AB), field="gate"),
-    Setting("regression_metric", GATE_METRICS, "speedup", "speedup: the backend normalised by "
-            "eager in the same run; latency: the backend's absolute time (GPU time on CUDA), for "
-            "dedicated runners [speedup].", flag="--metric", commands=(DIFF, AB), field="gate"),
-    Setting("regression_threshold", (int, float), 0.07, "A row regresses when slower by more than "
-            "this fraction and beyond both runs' intervals (trtcheck ab: and significantly "
-            "slower across processes) [0.07].", flag="--threshold", metavar="FRACTION",
-            commands=(DIFF, AB), field="gate"),
+    Setting("metric", GATE_METRICS, "speedup", "The figure gated: speedup, the speedup over "
+            "eager (the backend normalised by eager in the same process); latency, the backend's "
+            "absolute time (GPU time on CUDA), for dedicated runners. The other is judged and "
+            "shown, never gated [speedup].", flag="--metric", commands=(RUN, DIFF, AB),
+            field="gate"),
+    Setting("threshold", (int, float, str), 0.07, "A row regresses when its gated figure worsens "
+            "by more than this, a fraction (0.07) or a percentage (7%), and beyond both runs' "
+            "intervals (trtcheck ab: significantly, across processes); a bare number of 1 or "
+            "more is refused [0.07].", flag="--threshold", metavar="FRACTION|N%",
+            commands=(RUN, DIFF, AB), field="gate"),
     Setting("ab_processes", int, 6, "trtcheck ab: fresh processes per side before the first "
             "decision [6].", flag="--processes", metavar="N", commands=(AB,), field="ab"),
     Setting("ab_max_processes", int, 15, "trtcheck ab: processes per side at most; rows still "
@@ -204,6 +208,8 @@ SETTINGS: tuple[Setting, ...] = (
             config=False, flag="-v", count=True, field="verbosity"),
 )
 BY_KEY: Mapping[str, Setting] = {s.key: s for s in SETTINGS}
+# Config keys renamed, each still read (with a warning) under its old name.
+RENAMED: Mapping[str, str] = {"regression_metric": "metric", "regression_threshold": "threshold"}
 # The record's options that change rows, each with how messages name it: a resumed run must
 # share them with the run it resumes, and merged records with each other.
 ROW_SETTINGS: Mapping[str, str] = {s.attr: s.name for s in SETTINGS if s.rows}

@@ -20,7 +20,8 @@ class Timing:
     ``method`` ``"calls"`` (the default) times every call on its own, eager's and the backend's
     interleaved call by call (CUDA events around each call on CUDA); ``"blocks"`` times blocks of
     back-to-back calls lasting at least ``block_ms``. A speedup whose interval is wider than
-    ±``unstable_ci`` (relative) is flagged unstable and not gated.
+    ±``unstable_ci`` (relative) is flagged unstable and not gated, unless the two runs' intervals
+    lie so far apart that their nearest ends differ by more than ``FAR_APART`` (4) times.
 
     ``cpus`` ``"sweep"`` (CUDA only) moves the timing thread over every CPU the process may
     use, ``repeats`` rounds on each, and keeps the fastest CPU's rounds: on a virtual machine

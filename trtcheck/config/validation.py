@@ -112,17 +112,33 @@ def baseline(base: str | Path | None, source: str) -> Path | None:
 
 
 def gate(fail_on: tuple[str, str], metric: tuple[str, str],
-         threshold: tuple[float, str]) -> Gate:
+         threshold: tuple[float | str, str]) -> Gate:
     """The gate from ``(value, where it came from)`` pairs; ConfigError for values out of range."""
     for (value, where), key, known in ((fail_on, "fail_on", FAIL_ON),
-                                       (metric, "regression_metric", GATE_METRICS)):
+                                       (metric, "metric", GATE_METRICS)):
         if value not in known:
             raise ConfigError(f"{setting_name(where, key)}: {value!r} is not one of "
                               f"{', '.join(map(repr, known))}")
-    if not 0 <= threshold[0] < 10:
-        raise ConfigError(f"{setting_name(threshold[1], 'regression_threshold')}: must be a fraction "
-                          f"between 0 and 10, got {threshold[0]:g}")
-    return Gate(fail_on[0], metric[0], float(threshold[0]))
+    return Gate(fail_on[0], metric[0], fraction(*threshold))
+
+
+def fraction(value: float | str, where: str) -> float:
+    """A threshold as a fraction: ``0.07``, or a percentage written with ``%`` (``"7%"``). A
+    bare number of 1 or more is refused: 7 would mean 700%, where 7% was surely meant."""
+    name = setting_name(where, "threshold")
+    text = str(value).strip()
+    try:
+        number = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise ConfigError(f"{name}: {value!r} is neither a fraction (0.07) nor a percentage "
+                          "(7%)") from None
+    if isinstance(value, bool) or not 0 <= number < 10 or number != number:
+        raise ConfigError(f"{name}: must be a fraction (0.07) or a percentage (7%) between 0 and "
+                          f"1000%, got {value!r}")
+    if not text.endswith("%") and number >= 1:
+        raise ConfigError(f"{name}: {value!r} is a bare number of 1 or more: write a fraction "
+                          f"(0.07) or a percentage ({text}%)")
+    return number
 
 
 def lowering_code(specs: list[str], source: str, backends: list[str]) -> list[str]:

@@ -33,7 +33,9 @@ class Traits:
     ``rewrites``: it rewrites the graph (complex to real, casts around engines), so its rows show
     the dtype path taken; ``uses_profiles``: settings profiles change what it does (a row per
     profile); ``needs_cuda``: it runs on CUDA only; ``subprocess``: it runs code in a process of
-    its own; ``releases``: rows may name a Torch-TensorRT release (``NAME@VERSION``)."""
+    its own; ``releases``: rows may name a Torch-TensorRT release (``NAME@VERSION``);
+    ``from_module``: it compiles the user's module, not the exported program, so a process that
+    gives figures only need not export for it."""
 
     name: str
     kind: Kind
@@ -42,6 +44,7 @@ class Traits:
     needs_cuda: bool = False
     subprocess: bool = False
     releases: bool = False
+    from_module: bool = False
 
 
 TRAITS: Mapping[str, Traits] = {t.name: t for t in (
@@ -49,7 +52,7 @@ TRAITS: Mapping[str, Traits] = {t.name: t for t in (
     Traits("lowering", Kind.LOWERED, rewrites=True, uses_profiles=True, subprocess=True,
            releases=True),
     Traits("emulate", Kind.EMULATED, rewrites=True, uses_profiles=True),
-    Traits("inductor", Kind.MEASURED, rewrites=False, uses_profiles=False),
+    Traits("inductor", Kind.MEASURED, rewrites=False, uses_profiles=False, from_module=True),
     Traits("eager", Kind.MEASURED, rewrites=False, uses_profiles=False),
 )}
 NAMES = tuple(TRAITS)

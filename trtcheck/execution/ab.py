@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from trtcheck.execution.isolate import IsolatedExecutor
 from trtcheck.execution.run import Collection, collect
 from trtcheck.results import ab, environment
 from trtcheck.results.ab import SIDES, Decision, Level, ProcessFigure
+from trtcheck.results.metrics import MAX_REL
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Analysis, BackendClass, Row, RowKey
 
@@ -50,6 +52,7 @@ class Tree:
     tree: str | None
     root: Path
     paths: tuple[Path, ...]
+    dirty: bool = False  # the working tree, with changes not committed on ``commit``
 
 
 @dataclass
@@ -65,6 +68,7 @@ class Process:
     rows: list[Row] = field(default_factory=list)
     problems: list[Row] = field(default_factory=list)
     analyses: dict[str, Any] = field(default_factory=dict)
+    wall_parts: dict[str, float] = field(default_factory=dict)  # seconds, adding up to duration_s
 
     def code_hash(self) -> str | None:
         """A hash of the code every row of the process generated (None: no backend said)."""
@@ -74,6 +78,7 @@ class Process:
     def to_dict(self) -> dict[str, Any]:
         return {"process": self.index, "side": self.side, "seed": self.seed,
                 "cases": list(self.cases), "duration_s": round(self.duration_s, 3),
+                "wall_parts_s": {k: round(v, 3) for k, v in self.wall_parts.items()},
                 "code_hash": self.code_hash()}
 
 
@@ -117,7 +122,7 @@ def checkout(top: Path, side: str, ref: str | None, paths: tuple[Path, ...],
         commit = _git(top, "rev-parse", "HEAD")
         dirty = bool(_git(top, "status", "--porcelain"))
         yield Tree(side, None, commit, None if dirty else _git(top, "rev-parse", "HEAD^{tree}"),
-                   top, paths)
+                   top, paths, dirty)
         return
     commit = commit_of(top, ref)
     where = into / side
@@ -152,12 +157,10 @@ def run_process(tree: Tree, opts: Options, backends: Mapping[str, BackendClass],
     """One fresh worker: collect ``tree``'s zoo, run the ``wanted`` cases (all: None) in an
     order shuffled with the process's seed, and stop it."""
     # The first process of each side gives the side's rows, with every check; the others
-    # give figures, and skip the dtype drift check (a second compile at other dtypes).
-    first = process.index < 2
-    popts, env = cache_setup(replace(opts, paths=tree.paths,
-                                     dtype_drift=opts.dtype_drift and first),
-                             process.index, caches)
-    t0 = time.perf_counter()
+    # give figures and their comparison with eager, without the export where no backend
+    # compiles from it, the analysis and the dtype drift check (a second compile).
+    popts, env = cache_setup(replace(opts, paths=tree.paths, figures_only=process.index >= 2,
+                                     kernels=True), process.index, caches)
     executor = IsolatedExecutor(popts, backends, log, env)
     try:
         collection: Collection = collect(popts, executor)
@@ -173,7 +176,9 @@ def run_process(tree: Tree, opts: Options, backends: Mapping[str, BackendClass],
                     process.rows.append(item)
     finally:
         executor.close()
-    process.duration_s = time.perf_counter() - t0
+        end = time.monotonic()
+    process.duration_s = end - executor.timeline.marks[0][0]
+    process.wall_parts = executor.timeline.parts(end)
     return process
 
 
@@ -182,7 +187,22 @@ def figure(row: Row, process: int) -> ProcessFigure:
     device = lat.backend_device or lat.backend if lat is not None else None
     return ProcessFigure(process, str(row.status), lat.speedup if lat is not None else None,
                          device.median_ms if device is not None else None,
-                         row.evidence.details.get("code_hash"))
+                         row.evidence.details.get("code_hash"), kernel_entry(row),
+                         MAX_REL.of_row(row.outputs))
+
+
+def kernel_entry(row: Row) -> dict[str, Any]:
+    """A row's ``process_kernels`` entry: eager's and the backend's fingerprints, or why there
+    are none (trtcheck.measure.kernels)."""
+    found = row.evidence.details.get("kernels")
+    if not found:
+        return {"reason": "not timed, so no kernels taken" if row.latency is None or row.prediction
+                else "no kernels taken"}
+    prints = {who: found[who].get("fingerprint") for who in ("eager", "backend")}
+    if any(prints.values()):
+        return prints
+    return {"reason": "; ".join(dict.fromkeys(found[who].get("reason", "")
+                                              for who in ("eager", "backend")))}
 
 
 @dataclass
@@ -208,8 +228,10 @@ class Job:
                 run_process(tree, self.opts, self.backends, process, wanted,
                             self.work / "caches", self.opts.out / "worker.log")
             self.processes.append(process)
+            most = sorted(process.wall_parts.items(), key=lambda kv: -kv[1])[:2]
             self.say(f"ab: process {index + 1} ({side}{', ' + tree.ref if tree.ref else ''}): "
-                     f"{len(process.rows)} rows in {process.duration_s:.1f} s")
+                     f"{len(process.rows)} rows in {process.duration_s:.1f} s"
+                     + (f" ({', '.join(f'{k} {v:.1f} s' for k, v in most)})" if most else ""))
 
     def figures(self) -> dict[RowKey, dict[str, list[ProcessFigure]]]:
         found: dict[RowKey, dict[str, list[ProcessFigure]]] = {}
@@ -217,6 +239,20 @@ class Job:
             for row in p.rows:
                 found.setdefault(row.key, {s: [] for s in SIDES})[p.side].append(
                     figure(row, p.index))
+        return found
+
+    def kernel_names(self) -> dict[RowKey, dict[str, dict[str, list[str]]]]:
+        """Each row's kernel sets (by fingerprint): the names of eager's and the backend's
+        kernels, from the first process that ran each."""
+        found: dict[RowKey, dict[str, dict[str, list[str]]]] = {}
+        for p in self.processes:
+            for row in p.rows:
+                key = figure(row, p.index).kernel_set
+                kernels = row.evidence.details.get("kernels") or {}
+                if key is not None:
+                    found.setdefault(row.key, {}).setdefault(key, {
+                        who: list((kernels.get(who) or {}).get("names") or [])
+                        for who in ("eager", "backend")})
         return found
 
     def record(self, side: str) -> Record:
@@ -241,6 +277,7 @@ def run_ab(opts: Options, backends: Mapping[str, BackendClass], base_ref: str,
     settings = opts.ab
     seed = settings.seed if settings.seed is not None else random.SystemRandom().randrange(2**31)
     started = time.monotonic()
+    started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     with tempfile.TemporaryDirectory(prefix="trtcheck-ab-") as tmp:
         work = Path(tmp)
         with checkout(top, "base", base_ref, paths, work) as base, \
@@ -253,13 +290,15 @@ def run_ab(opts: Options, backends: Mapping[str, BackendClass], base_ref: str,
             level = Level(settings.alpha, len(keys),
                           ab.looks(settings.start, settings.cap, STEP))
             decisions = _sequential(job, keys, level, started) if keys else {}
-    figures = job.figures()
+    figures, names = job.figures(), job.kernel_names()
     diff = ab.to_diff(base_rec, head_rec, decisions, figures, metric=opts.gate.metric,
                       threshold=opts.gate.threshold, level=level)
     head_rec.baseline = diff.to_dict()
+    head_rec.environment["started"] = started_at
     head_rec.environment["duration_s"] = round(time.monotonic() - started, 3)
     head_rec.ab = {
         "sides": {t.side: {"ref": t.ref or "working tree", "commit": t.commit, "tree": t.tree,
+                           "dirty": t.dirty,
                            "zoo_paths": [str(p.relative_to(t.root)) for p in t.paths]}
                   for t in (base, head)},
         "same_tree": base.tree is not None and base.tree == head.tree,
@@ -271,10 +310,20 @@ def run_ab(opts: Options, backends: Mapping[str, BackendClass], base_ref: str,
         "base_rows": [r.to_dict() for r in base_rec.rows],
         "rows": [{"case_id": k.case_id, "backend": k.backend, "profile": k.profile,
                   **{side: ab.side_dict(per[side]) for side in SIDES},
+                  "kernel_sets": _kernel_sets(per, names.get(k, {}), opts.gate.metric),
                   "decision": decisions[k].to_dict() if k in decisions else None}
                  for k, per in figures.items()],
     }
     return head_rec
+
+
+def _kernel_sets(per: Mapping[str, list[ProcessFigure]], names: Mapping[str, Any],
+                 metric: str) -> list[dict[str, Any]]:
+    """A row's kernel sets as results.json holds them, each with the kernel names that tell it
+    from the others (none when one set ran throughout)."""
+    sets = ab.kernel_sets(per["base"], per["head"], metric)
+    apart = ab.differing(names) if len(sets) > 1 else {}
+    return [{**k.to_dict(), "differing_names": apart.get(k.fingerprint, {})} for k in sets]
 
 
 def _sequential(job: Job, keys: list[RowKey], level: Level,

@@ -19,7 +19,7 @@ from trtcheck.errors import Unsupported
 from trtcheck.execution.events import Item, StageHook, no_hook
 from trtcheck.execution.stages import STEADY_BACKEND, STEADY_EAGER, StageError, Stages
 from trtcheck.execution.tolerance import precision_lost, tolerance_for
-from trtcheck.measure import device_lock, drift, memory
+from trtcheck.measure import device_lock, drift, kernels, memory
 from trtcheck.measure.compare import (
     NO_NARROWING,
     TRUNCATE_DOUBLE,
@@ -33,6 +33,7 @@ from trtcheck.program.analyze import analyze_program
 from trtcheck.program.export import export
 from trtcheck.program.shapes import ShapePlan, ShapeSet, plan_shapes, resize, shapes_record
 from trtcheck.results import nonfinite
+from trtcheck.results.environment import kernel_settings
 from trtcheck.results.figures import Cost, Latency, Memory
 from trtcheck.results.rows import Analysis, Evidence, Row, Slot, plan, row_for, rows_for
 from trtcheck.status import Status
@@ -155,16 +156,19 @@ def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
             require_tensors(expected)
             eager = Eager(module, inputs_changed(inputs, eager_in), state, tuple(state.changed()))
             eager.restore()  # export, and every backend, start from the state eager started from
-        with stages.stage("export"):
-            program = export(case, built)
-            shapes = plan_shapes(program, inputs)
-        others = _other_shapes(eager, program, inputs, shapes, stages)
+        program, others, shapes = None, [], STATIC
+        if needs_program(case, opts, backends):
+            with stages.stage("export"):
+                program = export(case, built)
+                shapes = plan_shapes(program, inputs)
+            others = _other_shapes(eager, program, inputs, shapes, stages)
     except StageError as err:
         yield from rows_for(case, slots, status=Status.ERROR, stage=err.stage, message=str(err),
                             location=err.location, traceback=err.traceback, timings=stages.timings,
                             memory=stages.memory())
         return
-    yield Analysis(case.case_id, _analyze(program, inputs, stages))
+    if not opts.figures_only and program is not None:
+        yield Analysis(case.case_id, _analyze(program, inputs, stages))
 
     for slot in slots:
         backend = backends[slot.backend]
@@ -184,6 +188,19 @@ def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
         outcome = replace(outcome, memory=_slot_memory(outcome.memory, slot, slot_before,
                                                        opts.device))
         yield outcome.row(case, slot)
+
+
+# The shape plan of a case run without its export: the example alone.
+STATIC = ShapePlan((ShapeSet("example", {}),), {})
+
+
+def needs_program(case: Case, opts: Options, backends: Mapping[str, Backend]) -> bool:
+    """Whether the case is exported: always, but in a process that gives figures only (an
+    ``ab`` process after the first of its side, whose checks the first one ran) where every
+    backend compiles the user's module and the case declares no dynamic shapes."""
+    return (not opts.figures_only
+            or not all(b.traits.from_module for b in backends.values())
+            or case.spec.dynamic_shapes_for(case.variant) is not None)
 
 
 def _slot_memory(figures: Memory | None, slot: Slot, before: int | None,
@@ -309,7 +326,7 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
     if found and status is Status.PASS and opts.nan == "fail":
         status, found = Status.FAIL, f'nan = "fail": {found}'
     message = "; ".join(m for m in (message, found, eager.state_note) if m)
-    if opts.dtype_drift:
+    if opts.dtype_drift and not opts.figures_only:
         try:
             with stages.stage("drift"):
                 drifted = (drift.unchecked((job.args, job.kwargs), STATE_CHANGES)
@@ -336,6 +353,9 @@ def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
             _steady_peaks(eager, compiled, job, stages)
     except StageError as err:  # the outputs were judged already: the row keeps its status
         message = "; ".join(m for m in (message, f"timing failed, no latency: {err}") if m)
+    if opts.kernels and latency is not None:
+        evidence = replace(evidence, details={
+            **evidence.details, "kernels": _kernels(eager, compiled, job, backend, stages)})
     if memory.in_use(opts.device) is not None:  # what the compiled module holds, freed with it
         del actual, backend_in
         memory.release(opts.device)
@@ -385,6 +405,27 @@ def _latency(eager: Eager, compiled: Compiled, job: CompileJob, opts: Options, *
                 (over.ci_low_ms or over.median_ms) - (base.ci_high_ms or base.median_ms),
                 (over.ci_high_ms or over.median_ms) - (base.ci_low_ms or base.median_ms))
     return replace(latency, cost=cost)
+
+
+def _kernels(eager: Eager, compiled: Compiled, job: CompileJob, backend: Backend,
+             stages: Stages) -> dict[str, dict[str, Any]]:
+    """The kernels of one more call of eager and of the backend, each from the state eager
+    started from, on a copy of the inputs (:mod:`trtcheck.measure.kernels`)."""
+    def one(fn: Callable[..., Any]) -> dict[str, Any]:
+        called = clone((job.args, job.kwargs))
+        try:
+            with stages.stage("kernels"):
+                return kernels.fingerprint(lambda: fn(*called[0], **called[1]), job.device)
+        except StageError as err:
+            return kernels.none(f"the call failed: {err}")
+        finally:
+            eager.restore()
+
+    found = {"eager": one(eager.module)}
+    found["backend"] = (kernels.none("its calls run in another process, which the profiler "
+                                     "does not see") if backend.traits.subprocess
+                        else one(compiled.called))
+    return {**found, "settings": kernel_settings()}
 
 
 def _steady_peaks(eager: Eager, compiled: Compiled, job: CompileJob, stages: Stages) -> None:

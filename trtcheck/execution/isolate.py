@@ -28,6 +28,31 @@ def _crash_message(returncode: int | None, where: str) -> str:
     return f"worker {ended(returncode)} {where}"
 
 
+class Timeline:
+    """Where a process's wall time goes: marks of when each part began (``time.monotonic``, one
+    clock for the parent and its workers), each part lasting until the next mark.
+
+    The parent marks the worker's start (``interpreter``), each case's stages as the worker
+    announces them, each row's arrival (``rows``: what follows a slot's last stage), the wait
+    between cases (``idle``) and ``teardown``; a worker sends the marks of its own start (its
+    imports, the zoo's collection, CUDA's start, the backends)."""
+
+    def __init__(self) -> None:
+        self.marks: list[tuple[float, str]] = []
+
+    def mark(self, part: str, at: float | None = None) -> None:
+        self.marks.append((time.monotonic() if at is None else at, part))
+
+    def parts(self, end: float) -> dict[str, float]:
+        """Seconds per part from the first mark to ``end``, in the order each part first came:
+        they add up to ``end`` less the first mark."""
+        ordered = sorted(self.marks)
+        out: dict[str, float] = {}
+        for (at, part), (then, _) in zip(ordered, [*ordered[1:], (end, "")], strict=True):
+            out[part] = out.get(part, 0.0) + max(0.0, min(then, end) - min(at, end))
+        return out
+
+
 class IsolatedExecutor:
     """Runs cases one at a time in a reusable worker, replaced after a crash or timeout.
 
@@ -43,6 +68,8 @@ class IsolatedExecutor:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         self.log_path = log_path
         self.log = log_path.open("a+", encoding="utf-8", errors="replace")
+        self.timeline = Timeline()
+        self.timeline.mark("interpreter")  # the first worker starts now, or at collection
         self.worker: Child | None = self._spawn() if start else None
 
     def collector(self) -> Collector:
@@ -51,6 +78,7 @@ class IsolatedExecutor:
                          adopt=self._adopt)
 
     def _spawn(self) -> Child:
+        self.timeline.mark("interpreter")
         return self._configure(Child(WORKER, log=self.log, env=self.env))
 
     def _adopt(self, child: Child) -> None:
@@ -97,8 +125,11 @@ class IsolatedExecutor:
                 return
             if message is None:
                 continue
-            if message[0] == "started":
+            if message[0] == "marks":
+                self.timeline.marks += message[1]
+            elif message[0] == "started":
                 deadline, started = time.monotonic() + self.opts.timeout, True
+                self.timeline.mark("case start")
             elif message[0] == "waiting":
                 if message[1]:
                     waiting = time.monotonic()
@@ -107,13 +138,16 @@ class IsolatedExecutor:
                     waiting = None
             elif message[0] == "stage":
                 stage = message[1:]
+                self.timeline.mark(stage[2])
                 hook(*stage)
             elif message[0] == "item":
+                self.timeline.mark("rows")
                 item = message[1]
                 if isinstance(item, Row):
                     remaining.pop(item.key, None)
                 yield item
             else:  # "done", and why the worker must be replaced (it then exits), or None
+                self.timeline.mark("idle")
                 if message[1]:
                     self.log.write(f"trtcheck: {message[1]}\n")
                     self.log.flush()
@@ -134,6 +168,7 @@ class IsolatedExecutor:
 
     def close(self) -> None:
         """Stop the worker and close the log, removing it when nothing was written to it."""
+        self.timeline.mark("teardown")
         self.stop()
         self.log.close()
         if self.log_path.is_file() and self.log_path.stat().st_size == 0:

@@ -6,16 +6,21 @@ the files it runs are imported once. Then the requests are ``("options", options
 limit)`` and, for each case, ``("case", Case)``; the replies are ``("started",)``, ``("stage",
 backend, profile, stage)``, ``("waiting", True or False)`` around a wait for another process's
 device lock, ``("item", row or analysis)`` and ``("done", why the worker must be replaced, or
-None)``. A case's file is imported here once (:func:`trtcheck.execution.case.in_full`); one that
-fails to import here gives the case's error rows.
+None)``; once, before the first, ``("marks", [(time, part), ...])``: when each part of the
+worker's own start began (``time.monotonic``), which the parent's timeline places among its
+own. A case's file is imported here once (:func:`trtcheck.execution.case.in_full`); one that
+fails to import here gives the case's error rows. When the parent has gone, the worker exits at
+once, as the kill after :meth:`trtcheck.process.Child.stop`'s grace would end it anyway.
 """
 
 from __future__ import annotations
 
+import os
 import resource
 import sys
+import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 from trtcheck import backends
 from trtcheck.backends import Backend
@@ -27,22 +32,35 @@ from trtcheck.program.export import warm_up
 from trtcheck.zoo import collector
 from trtcheck.zoo.cases import Case
 
+Marks = list[tuple[float, str]]  # (time.monotonic(), the part of the process that starts then)
 
-def serve(parent: Parent, request: Any) -> None:
+
+def serve(parent: Parent, request: Any, marks: Marks) -> None:
     """Run cases with the options of ``request`` until the parent has gone."""
     opts: Options
     _, opts, memory_limit = request
     if memory_limit:
         resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
-    if opts.device.startswith("cuda:"):  # CUDA events and streams then belong to this GPU
+    if opts.device.startswith("cuda"):
         import torch
 
-        torch.cuda.set_device(opts.device)
+        marks.append((time.monotonic(), "cuda start"))
+        if opts.device.startswith("cuda:"):  # CUDA events and streams then belong to this GPU
+            torch.cuda.set_device(opts.device)
+        # The context and the allocator now, so that the first case's build is not charged
+        # with them.
+        torch.ones(1, device=opts.device)
+        torch.cuda.synchronize(opts.device)
+    marks.append((time.monotonic(), "backends"))
     device_lock.listen(lambda waiting: parent.send(("waiting", waiting)))
     chosen = backends.instantiate(opts)
-    warm_up()
     with backends.active(chosen):
+        if not (opts.figures_only and all(b.traits.from_module for b in chosen.values())):
+            warm_up()  # for the export, which such a process leaves out but for dynamic shapes
+        marks.append((time.monotonic(), "idle"))
+        parent.send(("marks", marks))
         _serve_cases(parent, opts, chosen)
+    _exit_now()  # the parent has gone, the backends are released
 
 
 def _serve_cases(parent: Parent, opts: Options, chosen: Mapping[str, Backend]) -> None:
@@ -68,11 +86,23 @@ def _serve_cases(parent: Parent, opts: Options, chosen: Mapping[str, Backend]) -
         parent.send(("done", None))
 
 
+def _exit_now() -> NoReturn:
+    """Exit without Python's shutdown: with torch and inductor loaded it outlasts the parent's
+    grace (:meth:`trtcheck.process.Child.stop`), which then kills the worker; the log is
+    flushed first."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
 def main(argv: list[str]) -> int:
+    # STARTED: when this interpreter began (trtcheck.process.START); up to now, its imports
+    marks: Marks = [(t, "imports") for t in (globals().get("STARTED"),) if t is not None]
+    marks.append((time.monotonic(), "collection"))
     parent = Parent(argv)
     request = collector.serve(parent)
     if request is not None:
-        serve(parent, request)
+        serve(parent, request, marks)
     return 0
 
 

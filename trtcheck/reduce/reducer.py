@@ -18,7 +18,7 @@ import torch
 from trtcheck.backends import Backend, lowering_label
 from trtcheck.backends.torch_tensorrt.compat import adapt_settings, parse_version
 from trtcheck.config.options import Options
-from trtcheck.core.profiles import Profile
+from trtcheck.core.profiles import BUILTIN_PROFILES, Profile
 from trtcheck.core.traits import BackendRef
 from trtcheck.execution.case import in_full
 from trtcheck.execution.run import start
@@ -28,7 +28,9 @@ from trtcheck.reduce import bundle
 from trtcheck.reduce.graph import NotAGraph, Recorded, Subgraph, count_nodes, record, slug, subgraph
 from trtcheck.reduce.shrink import Exhausted, Search, shrink
 from trtcheck.reduce.signature import Signature, reducible, signature
-from trtcheck.results.rows import Row
+from trtcheck.results.rows import NO_PROFILE, Row
+from trtcheck.status import FAILING
+from trtcheck.tensors import StateSnapshot, clone, leaves_with_paths, same_values
 from trtcheck.zoo import discover
 from trtcheck.zoo.cases import Case, build
 from trtcheck.zoo.discover import ImportFailure, ZooFile
@@ -141,6 +143,13 @@ class Reducer:
             runner.close()
         self.tmp.cleanup()
 
+    def _profile(self, row: Row) -> Profile | None:
+        """The profile the row ran under: the run's of that name; for a backend that ignores
+        profiles (``-``), the default one, which its candidates ignore too."""
+        name = "default" if row.profile == NO_PROFILE else row.profile
+        chosen = {p.name: p for p in (*BUILTIN_PROFILES.values(), *self.opts.profiles)}
+        return chosen.get(name)
+
     def _runner(self, row: Row, profile: Profile) -> Candidates:
         key = (row.backend, profile.name)
         if key not in self.runners:
@@ -163,12 +172,19 @@ class Reducer:
             if budget <= 0:
                 return {"reduced": False,
                         "why": f"the run's reduce budget of {self.limits.total_s:g} s was spent"}
-        profile = next(p for p in self.opts.profiles if p.name == row.profile)
+        profile = self._profile(row)
+        if profile is None:
+            return {"reduced": False, "why": f"its profile {row.profile!r} is not one this run "
+                                             "knows"}
         started = time.monotonic()
+        values = signature(row).mismatch == "values"
         try:
-            rec = _record(case)
+            rec, eager_differs = _record(case, twice=values)
         except Exception as exc:  # the row stays as it is; the reason is shown with it
             return {"reduced": False, "why": f"its exported graph could not be recorded: {exc}"}
+        random = _randomness(rec, eager_differs) if values else None
+        if random:
+            return {"reduced": False, "random": True, "why": random}
         runner = self._runner(row, profile)
         name = f"{case.case_id} [{row.backend}/{row.profile}]"
 
@@ -293,7 +309,9 @@ class Reducer:
     def _command(self, row: Row) -> list[str]:
         """``run`` arguments that reproduce the row's backend (every release, for bisection)."""
         base = BackendRef.parse(row.backend).name
-        args = ["run", "--backend", base, "--profile", row.profile]
+        args = ["run", "--backend", base]
+        if row.profile != NO_PROFILE:
+            args += ["--profile", row.profile]
         for spec in self.opts.torch_tensorrt:
             args += ["--torch-tensorrt", spec]
         if self.opts.device != "cpu":
@@ -305,15 +323,51 @@ def _describe(name: str, value: torch.Tensor) -> str:
     return f"{name}: {str(value.dtype).removeprefix('torch.')} {list(value.shape)}"
 
 
-def _record(case: Case) -> Recorded:
+def _record(case: Case, *, twice: bool = False) -> tuple[Recorded, bool]:
+    """The case's recorded graph and, with ``twice``, whether eager gives another result on a
+    second call with the same inputs and state (randomness in the model); each call gets its
+    own copy of the inputs and the module's buffers are put back after it."""
     full = in_full(case)  # collected in the collector process: its factory is imported here
     if isinstance(full, ImportFailure):
         raise RuntimeError(f"{full.location}: {full.message}")
     built = build(full)
     built = replace(built, module=built.module.eval())
+    differs = False
     with torch.no_grad():
+        if twice:
+            state = StateSnapshot(built.module)
+            results = []
+            for _ in range(2):
+                results.append(built.module(*clone(built.args), **clone(built.kwargs)))
+                state.restore()
+            differs = not _same(*results)
         program = export(case, built)
-    return record(program, built.args, built.kwargs)
+    return record(program, built.args, built.kwargs), differs
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two eager results hold the same values, leaf by leaf (NaN equal to NaN)."""
+    first, second = leaves_with_paths(a), leaves_with_paths(b)
+    return len(first) == len(second) and all(
+        p == q and (not isinstance(x, torch.Tensor)
+                    or (isinstance(y, torch.Tensor) and same_values(x, y)))
+        for (p, x), (q, y) in zip(first, second, strict=True))
+
+
+def _randomness(rec: Recorded, eager_differs: bool) -> str | None:
+    """Why a row's wrong values come from randomness in the model, not from its backend: ops
+    that draw new random values on every call (``randn_like``, ``dropout`` in training), or
+    eager itself giving another result on each call; None when neither holds."""
+    seeded = sorted({str(n.target) for n in rec.nodes if n.op == "call_function"
+                     and torch.Tag.nondeterministic_seeded in getattr(n.target, "tags", ())})
+    if seeded:
+        return (f"randomness in the model: {', '.join(seeded)} draw{'s' if len(seeded) == 1 else ''}"
+                " new random values on every call, so no backend can match eager's values; "
+                "seed them or leave them out of the checked model (not a backend bug)")
+    if eager_differs:
+        return ("randomness in the model: eager itself gives another result on each call with "
+                "the same inputs, so no backend can match it (not a backend bug)")
+    return None
 
 
 def _fresh_rows(folder: Path, command: list[str], opts: Options) -> tuple[list[Row], str | None]:
@@ -356,13 +410,22 @@ def reduce_rows(rows: list[Row], cases: Iterable[Case], opts: Options,
     by_id = {case.case_id: case for case in cases}
     todo = [i for i, row in enumerate(rows) if reducible(row) is None and row.case_id in by_id
             and row.backend in backends]
+    # every other failing row keeps its status and says in one line why it was not reduced
+    out = [replace(row, reduction={"reduced": False, "why": reducible(row) or (
+               "its case was not collected in this run" if row.case_id not in by_id
+               else f"its backend {row.backend} was not loaded in this run")})
+           if row.status in FAILING and i not in todo else row for i, row in enumerate(rows)]
     if not todo:
-        return rows
-    out = list(rows)
+        return out
     reducer = Reducer(opts, backends, limits, env, say)
     try:
         for i in todo:
-            out[i] = replace(rows[i], reduction=reducer.reduce(by_id[rows[i].case_id], rows[i]))
+            try:
+                reduction = reducer.reduce(by_id[rows[i].case_id], rows[i])
+            except Exception as exc:  # trtcheck's own fault: the row keeps its status and says so
+                reduction = {"reduced": False, "why": "the reduction stopped on trtcheck's own "
+                             f"error: {type(exc).__name__}: {exc}"}
+            out[i] = replace(rows[i], reduction=reduction)
     finally:
         reducer.close()
     return out

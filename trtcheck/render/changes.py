@@ -3,16 +3,21 @@ changes first, then latency regressions, new and removed rows, improvements, acc
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from typing import Any
 
 from trtcheck.render.text import NONE, PREDICTION_MARK, md, num
-from trtcheck.results.ab import TEST
+from trtcheck.results.ab import SIDES, TEST, side_label
 from trtcheck.results.baseline import (
+    ACCURACY_FACTOR,
+    FAR_APART,
     IMPROVEMENT,
     NOT_COMPARABLE,
+    NOT_GATED,
     PROCESSES,
     REGRESSION,
-    UNCHANGED,
+    SMALL,
     UNDECIDED,
     Diff,
     LatencyChange,
@@ -33,39 +38,61 @@ def render_changes(record: Record, *, heading: str = "##", escape: Escape = md) 
     shown = sorted((c for c in diff.changes if c.shown), key=_order)
     cuda = str(record.environment.get("device", "")).startswith("cuda")
     title = "Head against base" if diff.rule == PROCESSES else "Changes against the baseline"
-    lines = [f"{heading} {title}", "", _gate(diff, escape, cuda)]
+    lines = [f"{heading} {title}", "", _gate(diff, escape, cuda, record.ab)]
     lines += [f"- ⚠️ {escape(w)}" for w in diff.warnings]
     lines += ["", count_line(diff) + "."]
     if diff.rule == PROCESSES:
-        lines += ["", *_process_table(diff, escape)]
+        table = _process_table(diff, escape)
+        lines += ["", *table] if table else []
+        notes = kernel_notes(diff)
+        if notes:
+            lines += ["", KERNEL_SETS, "", *(f"- {escape(n)}" for n in notes)]
+        # the rows the process table holds already: only status and accuracy changes, without
+        # latency columns (their one figure per side is the process table's)
         shown = [c for c in shown if c.status_changed or c.accuracy_changed]
-    if shown:
+        if shown:
+            lines += ["", "| case | backend | profile | status | worst rel err |",
+                      "|---|---|---|---|---|"]
+            lines += [_line(c, escape, latency=False) for c in shown]
+    elif shown:
+        # the backend's ms beside the speedup, as information; under the latency metric they
+        # are the gated figure already
+        speed = diff.metric == "speedup"
+        figure = "speedup" if speed else "backend ms (median)"
         lines += ["", "| case | backend | profile | status | worst rel err | "
-                      f"{'speedup' if diff.metric == 'speedup' else 'backend ms'} [95% interval] "
-                      "| change | backend ms (info) |",
-                  "|---|---|---|---|---|---|---|---|"]
-        lines += [_line(c, escape) for c in shown]
+                      f"{figure} [95% interval], baseline → this run | change |"
+                      + (" backend ms (median), baseline → this run |" if speed else ""),
+                  "|---|---|---|---|---|---|---|" + ("---|" if speed else "")]
+        lines += [_line(c, escape, info=speed) for c in shown]
     return "\n".join(lines)
 
 
 # Each category of :meth:`Diff.tally`, in the singular and the plural.
-_CATEGORIES = {
-    REGRESSION: ("latency regression", "latency regressions"),
-    "status": ("status change", "status changes"),
-    "new": ("new row", "new rows"),
-    "removed": ("removed row", "removed rows"),
-    IMPROVEMENT: ("faster row", "faster rows"),
-    "accuracy": ("accuracy change", "accuracy changes"),
-    NOT_COMPARABLE: ("row with figures not comparable", "rows with figures not comparable"),
-    UNDECIDED: ("row with not enough evidence", "rows with not enough evidence"),
-    "unchanged": ("row unchanged", "rows unchanged"),
-}
+def _categories(metric: str) -> dict[str, tuple[str, str]]:
+    """Each category of :meth:`Diff.tally`, in the singular and the plural, under ``metric``."""
+    other = figure_name("latency" if metric == "speedup" else "speedup")
+    return {
+        REGRESSION: (f"{metric} regression", f"{metric} regressions"),
+        "status": ("status change", "status changes"),
+        "new": ("new row", "new rows"),
+        "removed": ("removed row", "removed rows"),
+        IMPROVEMENT: (f"row with {metric} improved", f"rows with {metric} improved"),
+        "accuracy": ("accuracy change", "accuracy changes"),
+        "other": (f"row whose {other} worsened (not gated)",
+                  f"rows whose {other} worsened (not gated)"),
+        NOT_COMPARABLE: ("row with figures not comparable", "rows with figures not comparable"),
+        UNDECIDED: ("row with not enough evidence", "rows with not enough evidence"),
+        NOT_GATED: ("change not gated (within noise or unstable)",
+                    "changes not gated (within noise or unstable)"),
+        "unchanged": ("row unchanged", "rows unchanged"),
+    }
 
 
 def count_line(diff: Diff) -> str:
     """The changes counted by category: the same words in the terminal and every report. A
     category with no rows is left out, but for regressions, status changes and unchanged rows."""
-    parts = [f"{n} {_CATEGORIES[what][n != 1]}" for what, n in diff.tally().items()
+    names = _categories(diff.metric)
+    parts = [f"{n} {names[what][n != 1]}" for what, n in diff.tally().items()
              if n or what in (REGRESSION, "status", "unchanged")]
     line = ", ".join(parts[:-1]) + f"; {parts[-1]}"
     if diff.rule == PROCESSES:
@@ -83,83 +110,162 @@ def statuses_only(diff: Diff) -> bool:
     return diff.rule == PROCESSES and not (diff.level or {}).get("rows")
 
 
-# How the rule over processes names each latency verdict.
-WORDS = {REGRESSION: "slower", IMPROVEMENT: "faster", UNCHANGED: "unchanged",
-         UNDECIDED: "not enough evidence"}
+def figure_name(metric: str) -> str:
+    """What a metric's figure is called: ``latency``, or ``speedup over eager``."""
+    return "latency" if metric == "latency" else "speedup over eager"
 
 
-def decision_text(lat: LatencyChange) -> str:
-    """A verdict over processes in words, the undecided ones with the processes they had."""
-    word = WORDS.get(lat.verdict, lat.verdict)
-    if lat.verdict == UNDECIDED and lat.processes:
-        word += f" after {max(lat.processes)} processes"
-    return word
+def _pct(metric: str, slowdown: float | None) -> str:
+    """The change of the figure itself in percent (``+524.3%``: the latency grew, or the
+    speedup over eager grew), from how many times slower the head is."""
+    if slowdown is None or slowdown != slowdown or slowdown <= 0 or slowdown == float("inf"):
+        return NONE
+    change = slowdown if metric == "latency" else 1 / slowdown
+    return f"{change - 1:+.1%}"
 
 
-def interval_text(lat: LatencyChange) -> str:
-    """The change over processes, ``+12% [+8%, +16%]`` (positive: slower), in the metric's
-    sense: the speedup's loss, or the time's gain."""
-    def pct(x: float) -> str:
-        return f"{x - 1:+.1%}" if x == x else NONE  # NaN: no figure
+def verdict_words(metric: str, verdict: str) -> str:
+    """A verdict in words: ``slower`` and ``faster`` for the latency alone; a change of the
+    speedup over eager is named as such (``speedup over eager improved``)."""
+    if verdict in (REGRESSION, IMPROVEMENT):
+        if metric == "latency":
+            return "slower" if verdict == REGRESSION else "faster"
+        return f"{figure_name(metric)} {'worsened' if verdict == REGRESSION else 'improved'}"
+    return f"{figure_name(metric)} {verdict}"
 
-    if lat.interval is None:
-        return pct(lat.slowdown)
-    return f"{pct(lat.slowdown)} [{pct(lat.interval[0])}, {pct(lat.interval[1])}]"
+
+def change_text(lat: LatencyChange, *, interval: bool = True, processes: bool = True) -> str:
+    """The change of the gated figure, the one way every report writes it: ``slower +524.3%
+    [+236.2%, +1059.3%]``, ``speedup over eager improved +95.3%``, ``latency +2.1% (below
+    threshold)``; the interval, under the rule over processes, in the same sense. When the other
+    figure moved beyond the threshold too, it follows on the same line (``...; slower +512.6%``).
+    ``interval`` and ``processes`` False leave out the interval and, for an undecided row, the
+    processes it had (where the line says them otherwise)."""
+    text = _said(lat.metric, lat.verdict, lat.slowdown, lat.interval if interval else None,
+                 lat.processes if processes else None)
+    if lat.other_metric and lat.other_verdict in (REGRESSION, IMPROVEMENT):
+        text += "; " + _said(lat.other_metric, lat.other_verdict, lat.other_slowdown, None, None)
+    return text
+
+
+def _said(metric: str, verdict: str, slowdown: float | None,
+          interval: tuple[float, float] | None, processes: tuple[int, int] | None) -> str:
+    figure = _pct(metric, slowdown)
+    if interval is not None:
+        ends = sorted((_value(metric, interval[0]), _value(metric, interval[1])))
+        figure += f" [{ends[0]:+.1%}, {ends[1]:+.1%}]"
+    if verdict in (REGRESSION, IMPROVEMENT):
+        return f"{verdict_words(metric, verdict)} {figure}"
+    if verdict == UNDECIDED and processes:
+        verdict += f" after {max(processes)} processes"
+    return f"{figure_name(metric)} {figure} ({verdict})"
+
+
+def _value(metric: str, slowdown: float) -> float:
+    return (slowdown if metric == "latency" else 1 / slowdown) - 1 if slowdown > 0 else math.inf
 
 
 def decision_lines(diff: Diff) -> list[str]:
-    """One plain line per row judged over processes: what the terminal prints."""
-    return [f"{decision_text(c.latency)}: {c.case_id} {c.backend} {c.profile}: "
-            f"{interval_text(c.latency)} over {'+'.join(map(str, c.latency.processes or ()))} "
-            "processes" for c in sorted(diff.changes, key=_order) if c.latency is not None]
+    """One plain line per row whose latency was judged (under the rule over runs, per row that
+    moved beyond the threshold): what the terminal prints."""
+    lines = []
+    for c in sorted(diff.changes, key=_order):
+        lat = c.latency
+        if lat is None or (diff.rule != PROCESSES and lat.verdict == SMALL
+                           and lat.other_verdict in (SMALL, None)):
+            continue
+        over = (f" over {'+'.join(map(str, lat.processes))} processes" if lat.processes
+                else " between two runs")
+        kernels = f"; {lat.kernels}" if lat.kernels else ""
+        lines.append(f"{c.case_id} {c.backend} {c.profile}: "
+                     f"{change_text(lat, processes=False)}{over}{kernels}")
+    return lines
+
+
+def kernel_notes(diff: Diff) -> list[str]:
+    """One plain line per row whose processes ran several kernel sets, naming them: every
+    report shows these, since a set only one side ran is a change of its own."""
+    return [f"{c.case_id} {c.backend} {c.profile}: {c.latency.kernels}"
+            for c in sorted(diff.changes, key=_order) if c.latency and c.latency.kernels]
+
+
+# How an accuracy change is judged over processes, which every report of an ab job says.
+ACCURACY_OVER_PROCESSES = (
+    "Each side's worst relative error is its worst over its processes; an accuracy change is "
+    f"one where the head's processes fall outside the spread of the base's by more than "
+    f"×{ACCURACY_FACTOR:g}.")
+KERNEL_SETS = ("Processes that ran different kernels (cuDNN's or cuBLAS's choice, another "
+               "generated kernel) are judged like with like: within each kernel set both sides "
+               "ran; a set one side alone ran is a change of its own.")
 
 
 def _process_table(diff: Diff, escape: Escape) -> list[str]:
-    """Every row judged over processes: its figure on each side, the change with its interval
-    and the verdict. Rows not judged (predictions, a side missing) are in the changes table."""
-    figure = "speedup" if diff.metric == "speedup" else "backend ms"
-    lines = [f"| case | backend | profile | {figure} base → head | change (+ slower) "
-             "[interval] | verdict | processes |", "|---|---|---|---|---|---|---|"]
-    for c in sorted(diff.changes, key=_order):
+    """Every row judged over processes: its figure on each side (the geometric mean over that
+    side's processes), the change with its interval and the verdict. Rows not judged
+    (predictions, a side missing) are in the changes table; nothing judged, no table."""
+    judged = [c for c in sorted(diff.changes, key=_order) if c.latency is not None]
+    if not judged:
+        return []
+    unit = "×" if diff.metric == "speedup" else " ms"
+    statistic = ("geometric mean over processes" if diff.metric == "speedup"
+                 else "geometric mean of each process's median")
+    lines = [f"| case | backend | profile | {figure_name(diff.metric)}, base → head ({statistic}) "
+             "| change [interval] | processes |", "|---|---|---|---|---|---|"]
+    for c in judged:
         lat = c.latency
-        if lat is None:
-            continue
-        unit = "×" if lat.metric == "speedup" else ""
-        verdict = decision_text(lat)
+        assert lat is not None
+        text = escape(change_text(lat))
         cells = [escape(c.case_id), escape(c.backend), escape(c.profile),
-                 f"{num(lat.before, unit)} → {num(lat.after, unit)}", interval_text(lat),
-                 f"**{verdict}**" if lat.verdict == REGRESSION else verdict,
+                 f"{num(lat.before, unit)} → {num(lat.after, unit)}",
+                 f"**{text}**" if lat.worsened else text,
                  " + ".join(map(str, lat.processes or ()))]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
-def _gate(diff: Diff, escape: Escape, cuda: bool) -> str:
-    base = diff.base
-    what = ("the speedup (backend normalised by eager in the same run)" if diff.metric == "speedup"
-            else f"the backend's absolute {'GPU' if cuda else 'CPU'} time")
+def gate_rule(diff: Diff, cuda: bool) -> str:
+    """What the gate judged, and by which rule, in one paragraph."""
+    what = ("the speedup over eager (the backend normalised by eager in the same process)"
+            if diff.metric == "speedup"
+            else f"the backend's absolute {'GPU' if cuda else 'CPU'} time (latency)")
+    worse = "falls" if diff.metric == "speedup" else "grows"
     if not diff.comparable:
-        rule = (f"Its speedup, latency and memory figures are {NOT_COMPARABLE} with this run's: "
+        return (f"Its speedup, latency and memory figures are {NOT_COMPARABLE} with this run's: "
                 "nothing is gated on them.")
-    elif statuses_only(diff):
-        rule = STATUSES_ONLY
-    elif diff.rule == PROCESSES:
+    if statuses_only(diff):
+        return STATUSES_ONLY
+    if diff.rule == PROCESSES:
         level = diff.level or {}
-        rule = (f"Base and head measured in one job, in fresh processes. A row is slower when "
-                f"{what} changed by more than {diff.threshold:.0%} and significantly across "
+        return (f"Base and head measured in one job, in fresh processes. A row regresses when "
+                f"{what} {worse} by more than {diff.threshold:.0%} and significantly across "
                 f"processes: {TEST}, each at level {level.get('per_test', 0):.2g} (a "
                 f"{level.get('alpha', 0):g} chance over the whole zoo, "
                 f"{level.get('correction', '')}: {level.get('rows')} rows × "
-                f"{level.get('looks')} looks). Intervals are at that level.")
+                f"{level.get('looks')} looks). Intervals are at that level. The other figure is "
+                "judged the same way and shown, not gated. " + ACCURACY_OVER_PROCESSES)
+    return (f"Rule over runs: a row regresses when {what} {worse} by more than "
+            f"{diff.threshold:.0%} and beyond both runs' 95% intervals. A row whose interval is "
+            "wider than `unstable_ci` in either run is not gated (unstable) unless the "
+            f"intervals' nearest ends alone differ by more than {FAR_APART:g} times. Those "
+            "intervals hold one process each, blind to what moves between processes (compiled kernels, "
+            "memory layout, clocks): a weaker rule than `trtcheck ab`'s over processes.")
+
+
+def _gate(diff: Diff, escape: Escape, cuda: bool, ab: dict[str, Any] | None) -> str:
+    base = diff.base
+    labels = [side_label(ab, side) for side in SIDES]
+    if labels[0] and labels[1]:
+        sides = f"Base: {escape(labels[0])}; head: {escape(labels[1])}"
+        if (ab or {}).get("same_tree"):
+            sides += " (same tree: both sides ran the same code)"
+        where = f"{sides}; on {escape(base.get('device_name') or NONE)}, torch " \
+                f"{escape(base.get('torch') or NONE)}. "
     else:
-        rule = (f"Rule over runs: a row regresses when {what} is more than {diff.threshold:.0%} "
-                "slower and beyond both runs' 95% intervals. Those intervals hold one process "
-                "each, blind to what moves between processes (compiled kernels, memory layout, "
-                "clocks): a weaker rule than `trtcheck ab`'s over processes.")
-    return (f"{'Base' if diff.rule == PROCESSES else 'Baseline'}: commit "
-            f"{escape(base.get('git_commit') or NONE)} on "
-            f"{escape(base.get('device_name') or NONE)}, torch {escape(base.get('torch') or NONE)}. "
-            + rule)
+        where = (f"{'Base' if diff.rule == PROCESSES else 'Baseline'}: commit "
+                 f"{escape(base.get('git_commit') or NONE)} on "
+                 f"{escape(base.get('device_name') or NONE)}, torch "
+                 f"{escape(base.get('torch') or NONE)}. ")
+    return where + gate_rule(diff, cuda)  # trtcheck's own words: nothing to escape
 
 
 def _order(change: RowChange) -> tuple[int, ...]:
@@ -171,14 +277,16 @@ def _order(change: RowChange) -> tuple[int, ...]:
             not (change.latency and change.latency.verdict == IMPROVEMENT))
 
 
-def _line(c: RowChange, escape: Escape) -> str:
+def _line(c: RowChange, escape: Escape, *, latency: bool = True, info: bool = True) -> str:
     lat = c.latency
     cells = [escape(c.case_id), escape(c.backend) + (f" {PREDICTION_MARK}" if c.prediction else ""),
              escape(c.profile), _status(c),
              _arrow(num(c.before_error), num(c.after_error)) if c.accuracy_changed
-             else num(c.after_error if c.after is not None else c.before_error),
-             _figure(lat) if lat else NONE, _verdict(lat) if lat else NONE,
-             _arrow(num(lat.before_ms), num(lat.after_ms)) if lat else NONE]
+             else num(c.after_error if c.after is not None else c.before_error)]
+    if latency:
+        cells += [_figure(lat) if lat else NONE, _verdict(lat, escape) if lat else NONE]
+        if info:
+            cells.append(_arrow(num(lat.before_ms), num(lat.after_ms)) if lat else NONE)
     return "| " + " | ".join(cells) + " |"
 
 
@@ -209,25 +317,6 @@ def _with_interval(value: float, interval: tuple[float, float] | None, unit: str
     return f"{text} [{num(interval[0])}–{num(interval[1])}]" if interval else text
 
 
-def change_text(lat: LatencyChange) -> str:
-    """The change as a ratio to the baseline, then in words: ``0.83× of the baseline, 17%
-    slower`` for a speedup (the new speedup over the old), ``1.2× the baseline's time, 20%
-    longer`` for a time; past a factor of 2, ``N times slower`` (or faster, longer, shorter)."""
-    if not lat.slowdown or lat.slowdown == float("inf"):
-        return NONE
-    speed = lat.metric == "speedup"
-    ratio = 1 / lat.slowdown if speed else lat.slowdown
-    text = num(ratio, "×") + (" of the baseline" if speed else " the baseline's time")
-    more, less = ("faster", "slower") if speed else ("longer", "shorter")
-    if abs(ratio - 1) < 0.0005:
-        return f"{text}, the same"
-    if 0.5 <= ratio <= 2:
-        return f"{text}, {abs(ratio - 1):.0%} {more if ratio > 1 else less}"
-    return f"{text}, {num(max(ratio, 1 / ratio))} times {more if ratio > 1 else less}"
-
-
-def _verdict(lat: LatencyChange) -> str:
-    text = change_text(lat)
-    if lat.verdict == REGRESSION:
-        return f"**{text}: regression**"
-    return f"{text}: improvement" if lat.verdict == IMPROVEMENT else f"{text} ({lat.verdict})"
+def _verdict(lat: LatencyChange, escape: Escape) -> str:
+    text = escape(change_text(lat))
+    return f"**{text}**" if lat.worsened else text

@@ -42,6 +42,7 @@ from trtcheck.render.text import (
     verdict_text,
     warned,
 )
+from trtcheck.results.ab import side_label
 from trtcheck.results.metrics import MAX_ABS, MAX_REL, MIN_ATOL, MIN_RTOL, severity
 from trtcheck.results.record import Record
 from trtcheck.results.rows import NO_PROFILE, Row
@@ -305,7 +306,8 @@ def _reduced(record: Record, link: RunLink | None) -> _Block | None:
 
 def _footer(record: Record | None, link: RunLink | None) -> str:
     sha = (link.sha if link else None) or (record.environment.get("git_commit") if record else None)
-    parts = [f"commit {inert(sha)}" if sha else "commit unknown"]
+    head = side_label(record.ab, "head") if record else None
+    parts = [f"head {inert(head)}" if head else f"commit {inert(sha)}" if sha else "commit unknown"]
     if link and link.url:
         parts.append(f"[run]({link.url})")
     parts.append(ARTIFACT_NOTE)

@@ -19,6 +19,7 @@ from trtcheck.render.text import KIND_NOTES, NONE, PREDICTION_MARK, num
 from trtcheck.results import baseline
 from trtcheck.results.history import Commit, row_keys
 from trtcheck.results.rows import Row, RowKey
+from trtcheck.results.verdict import job_verdict
 
 ROW_LIMIT = 200  # rows drawn; beyond it, those that changed or regressed first, and a line
 
@@ -98,8 +99,8 @@ def _point(at: int, value: float, low: float | None, high: float | None) -> Poin
 def _commits(commits: Sequence[Commit], regressions: list[set[RowKey]]) -> str:
     rows = []
     for i, c in enumerate(commits):
-        verdicts = ", ".join(str(rec.verdict(strict_xfail=bool(rec.options.get("strict_xfail"))))
-                             for rec in c.records)
+        verdicts = ", ".join(str(job_verdict(rec, strict_xfail=bool(rec.options.get(
+            "strict_xfail"))).verdict) for rec in c.records)
         rows.append([esc(i + 1), f"<code>{esc(c.label)}</code>", esc(c.time or NONE),
                      esc(len(c.records)), esc(verdicts),
                      f'<span class="s-fail">{len(regressions[i])}</span>' if regressions[i] else "0"])
@@ -139,7 +140,9 @@ def _row(key: RowKey, commits: Sequence[Commit], index: list[list[dict[RowKey, R
         values = [v for p in points for v in (p.value, p.low, p.high) if v is not None]
         scale = (log_scale(values, around=ref or values[0], width=100.0) if min(values) > 0
                  else Scale(min(values), max(values) or 1.0, width=100.0))
-        chart = SeriesChart([Series(f"{name}: {what}", points, "s0" if ref else "s1")], scale,
+        chart = SeriesChart([Series(f"{name}: {what}", points, "s0" if ref else "s1",
+                                    frozenset(i for i, _ in rows) - {p.at for p in points})],
+                            scale,
                             len(commits), flags, (commits[0].label, commits[-1].label), unit, ref)
         latest_point = points[-1]
         caption = f"{name}: {what} over {len(commits)} commits, latest {num(latest_point.value, unit)}"

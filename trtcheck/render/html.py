@@ -15,11 +15,13 @@ from typing import Any
 
 from trtcheck.errors import innermost
 from trtcheck.render.changes import (
+    ACCURACY_OVER_PROCESSES,
+    KERNEL_SETS,
     STATUSES_ONLY,
     change_text,
     count_line,
-    decision_text,
-    interval_text,
+    figure_name,
+    kernel_notes,
     statuses_only,
 )
 from trtcheck.render.page import num_cell, page, section, table
@@ -52,7 +54,16 @@ from trtcheck.render.text import (
     verdict_text,
     warned,
 )
-from trtcheck.results.baseline import IMPROVEMENT, PROCESSES, REGRESSION, Diff, RowChange, read
+from trtcheck.results.ab import SIDES, side_label
+from trtcheck.results.baseline import (
+    IMPROVEMENT,
+    PROCESSES,
+    REGRESSION,
+    Diff,
+    LatencyChange,
+    RowChange,
+    read,
+)
 from trtcheck.results.figures import LATENCY_FIGURES
 from trtcheck.results.metrics import MAX_ABS, MAX_REL, MIN_ATOL, MIN_RTOL
 from trtcheck.results.record import Record
@@ -120,12 +131,17 @@ def render_html(record: Record, *, strict_xfail: bool, link: RunLink | None = No
     every row, environment and settings."""
     sha = (link.sha if link else None) or record.environment.get("git_commit")
     shares = {id(r): tolerance_used(r.outputs) for r in record.rows}
+    head_label = side_label(record.ab, "head")  # an ab record: what its head ran
     body = [
         '<header><h1>trtcheck report</h1>',
-        f'<p class="facts">commit {esc(sha or NONE)} · {esc(record.environment.get("device_name") or NONE)}'
+        f'<p class="facts">{esc(head_label or f"commit {sha or NONE}")} · '
+        f'{esc(record.environment.get("device_name") or NONE)}'
         f' · started {esc(record.environment.get("started") or NONE)}'
         + (f' · <a href="{esc(link.url)}">run</a>' if link and link.url else "") + "</p>",
-        '<nav><a href="#summary">summary</a><a href="#accuracy">accuracy</a><a href="#speed">speed</a>'
+        '<nav><a href="#summary">summary</a>'
+        + (f'<a href="#changes">{"head against base" if record.ab else "changes"}</a>'
+           if record.baseline else "")
+        + '<a href="#accuracy">accuracy</a><a href="#speed">speed</a>'
         '<a href="#memory">memory</a><a href="#failures">failures</a><a href="#rows">every row</a>'
         '<a href="#environment">environment</a></nav></header>',
         _summary(record, strict_xfail),
@@ -272,22 +288,20 @@ def _changes(record: Record) -> str:
     if diff is None:
         return ""
     if diff.rule == PROCESSES:
-        return _ab_changes(diff)
+        return _ab_changes(record, diff)
     changed = [c for c in diff.changes if c.latency is not None]
     changed.sort(key=lambda c: -(c.latency.slowdown if c.latency else 0.0))
     speed = diff.metric == "speedup"
     marks = [Mark(f"{c.case_id} · {c.backend} · {c.profile}", c.latency.after,
-                  *(c.latency.after_interval or (None, None)),
-                  "fail" if c.latency.verdict == REGRESSION else
-                  "pass" if c.latency.verdict == IMPROVEMENT else "muted",
-                  f"{change_text(c.latency)} ({c.latency.verdict})",
+                  *(c.latency.after_interval or (None, None)), _change_tone(c.latency),
+                  change_text(c.latency),
                   f"{c.case_id} · {c.backend} · {c.profile}: {num(c.latency.before)} → "
-                  f"{num(c.latency.after)}; {change_text(c.latency)} ({c.latency.verdict})",
+                  f"{num(c.latency.after)}; {change_text(c.latency)}",
                   band=c.latency.before_interval)
              for c in changed if c.latency is not None]
     parts = [f"<p>{esc(count_line(diff))}. Baseline: commit "
              f"{esc(diff.base.get('git_commit') or NONE)}, gated on "
-             f"{'the speedup' if speed else 'the backend time'} at {diff.threshold:.0%}.</p>",
+             f"{figure_name(diff.metric)} at {diff.threshold:.0%}.</p>",
              *(f'<p class="box warn">⚠ {esc(w)}</p>' for w in diff.warnings)]
     if marks:
         shown, cut_note = _limited(marks, "most slowed first")
@@ -298,54 +312,77 @@ def _changes(record: Record) -> str:
                                  caption="each row now, with its interval, against the baseline's"),
                   cut_note,
                   '<p class="note">The dot and bar: this run\'s figure and 95% interval; the grey '
-                  "band: the baseline's interval. Red: the gate's regression; green: an "
-                  "improvement beyond both intervals.</p>"]
-    parts.append(_status_changes(diff))
+                  "band: the baseline's interval. Red: the gate's regression; amber: the other "
+                  "figure worsened (not gated); green: an improvement beyond both intervals with "
+                  "nothing worse.</p>"]
+    parts.append(_named_changes(diff))
     return section("changes", "Changes against the baseline", *parts)
 
 
-def _ab_changes(diff: Diff) -> str:
-    """``trtcheck ab``: each judged row's change, head over base (above 1: slower), with its
-    interval over processes against the band the threshold leaves unchanged; then the status
-    changes."""
+def _change_tone(lat: LatencyChange) -> str:
+    """Red for the gate's regression, amber when only the figure not gated worsened, green for
+    an improvement with nothing worse: a model that got slower is never drawn green."""
+    if lat.verdict == REGRESSION:
+        return "fail"
+    if lat.worsened:
+        return "warn"
+    return "pass" if lat.verdict == IMPROVEMENT else "muted"
+
+
+def _ab_changes(record: Record, diff: Diff) -> str:
+    """``trtcheck ab``: when and what it compared, each judged row's change, head over base
+    (above 1: worse), with its interval over processes against the band the threshold leaves
+    unchanged; then the rows whose status or accuracy changed, named."""
     judged = sorted((c for c in diff.changes if c.latency is not None),
                     key=lambda c: -(c.latency.slowdown if c.latency else 0.0))
     marks = [Mark(f"{c.case_id} · {c.backend} · {c.profile}", c.latency.slowdown,
-                  *(c.latency.interval or (None, None)),
-                  "fail" if c.latency.verdict == REGRESSION else
-                  "pass" if c.latency.verdict == IMPROVEMENT else "muted",
-                  f"{decision_text(c.latency)}: {interval_text(c.latency)}",
-                  f"{c.case_id} · {c.backend} · {c.profile}: {decision_text(c.latency)}, "
-                  f"{interval_text(c.latency)} over {' + '.join(map(str, c.latency.processes or ()))}"
-                  " processes", band=(1 / (1 + diff.threshold), 1 + diff.threshold))
+                  *(c.latency.interval or (None, None)), _change_tone(c.latency),
+                  change_text(c.latency, interval=False),
+                  f"{c.case_id} · {c.backend} · {c.profile}: {change_text(c.latency)} over "
+                  f"{' + '.join(map(str, c.latency.processes or ()))} processes",
+                  band=(1 / (1 + diff.threshold), 1 + diff.threshold))
              for c in judged if c.latency is not None and c.latency.slowdown == c.latency.slowdown]
-    parts = [f"<p>{esc(count_line(diff))}. Base: commit "
-             f"{esc(diff.base.get('git_commit') or NONE)}, measured in the same job, process "
-             "against process.</p>"]
+    base, head = (side_label(record.ab, side) for side in SIDES)
+    same = " (same tree: both sides ran the same code)" if (record.ab or {}).get("same_tree") \
+        else ""
+    parts = [f"<p>{esc(count_line(diff))}.</p>",
+             f"<p>Base: {esc(base or diff.base.get('git_commit') or NONE)}; head: "
+             f"{esc(head or NONE)}{esc(same)}; measured in one job started "
+             f"{esc(record.environment.get('started') or NONE)}, process against process, "
+             f"gated on {esc(figure_name(diff.metric))} at {diff.threshold:.0%}.</p>"]
     if statuses_only(diff):
         parts.append(f"<p>{esc(STATUSES_ONLY)}</p>")
     if marks:
-        shown, cut_note = _limited(marks, "most slowed first")
+        shown, cut_note = _limited(marks, "most worsened first")
         values = [v for m in shown for v in (m.value, m.low, m.high, *(m.band or ()))
                   if v is not None]
         parts += [interval_chart(shown, log_scale(values), refs=[Reference(1.0, "1.00×")],
                                  unit="×", caption="each row's change, head over base"),
                   cut_note,
-                  '<p class="note">The dot and bar: how many times slower the head is (above '
-                  "1: slower), with its interval over processes at the corrected level; the grey "
-                  "band: within the threshold, unchanged. Red: slower; green: faster.</p>"]
-    parts.append(_status_changes(diff))
+                  '<p class="note">The dot and bar: how many times worse the head\'s gated '
+                  "figure is (above 1: a longer latency, or a lower speedup over eager), with its "
+                  "interval over processes at the corrected level; the grey band: within the "
+                  "threshold, unchanged. Red: the gate's regression; amber: the figure not gated "
+                  "worsened; green: improved with nothing worse. Hover a row for its interval."
+                  "</p>"]
+    notes = kernel_notes(diff)
+    if notes:
+        parts.append(f"<p>{esc(KERNEL_SETS)}</p><ul>"
+                     + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
+    parts += [f'<p class="note">{esc(ACCURACY_OVER_PROCESSES)}</p>', _named_changes(diff)]
     return section("changes", "Head against base", *parts)
 
 
-def _status_changes(diff: Diff) -> str:
-    """The table of rows whose status changed, empty when none did."""
-    status = [c for c in diff.changes if c.status_changed]
-    if not status:
+def _named_changes(diff: Diff) -> str:
+    """The table of rows whose status or accuracy changed, each named; empty when none did."""
+    changed = [c for c in diff.changes if c.status_changed or c.accuracy_changed]
+    if not changed:
         return ""
-    return table(["case", "backend", "profile", "status"],
-                 [[esc(c.case_id), esc(c.backend), esc(c.profile), _status_change(c)]
-                  for c in status[:TABLE_LIMIT]])
+    return table(["case", "backend", "profile", "status", "worst rel err"],
+                 [[esc(c.case_id), esc(c.backend), esc(c.profile), _status_change(c),
+                   (f"{esc(num(c.before_error))} → <strong>{esc(num(c.after_error))}</strong>"
+                    if c.accuracy_changed else esc(num(c.after_error)))]
+                  for c in changed[:TABLE_LIMIT]])
 
 
 def _status_change(c: RowChange) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from trtcheck.core.traits import NO_BACKEND
+from trtcheck.render.changes import change_text
 from trtcheck.render.text import (
     KIND_NOTES,
     NONE,
@@ -30,9 +31,11 @@ from trtcheck.render.text import (
     plain,
     xml_text,
 )
+from trtcheck.results.baseline import PROCESSES, read
 from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
 from trtcheck.results.record import Record
-from trtcheck.results.rows import NO_PROFILE, Row
+from trtcheck.results.rows import NO_PROFILE, Row, RowKey
+from trtcheck.results.verdict import gate_of
 from trtcheck.status import ERRORS, Status
 
 DEFAULT_SUITE = "trtcheck"
@@ -53,8 +56,10 @@ def render_junit(record: Record, *, strict_xfail: bool) -> str:
     totals: Counter[str | None] = Counter()
     seconds = 0.0
     elements = []
+    regressed = _gated_regressions(record)
     for name, rows in suites.items():
-        cases = [_testcase(record, r, strict_xfail=strict_xfail) for r in rows]
+        cases = [_testcase(record, r, strict_xfail=strict_xfail, regression=regressed.get(r.key))
+                 for r in rows]
         counts = Counter(c.outcome for c in cases)
         time = sum(c.seconds for c in cases if c.seconds)
         totals += counts
@@ -133,11 +138,26 @@ def _prediction(row: Row) -> str:
     return f"[prediction: {row.kind}]" if row.prediction else ""
 
 
-def _testcase(record: Record, row: Row, *, strict_xfail: bool) -> _Case:
+def _gated_regressions(record: Record) -> dict[RowKey, str]:
+    """The rows whose regression fails the job (``--fail-on regression``), each with the words
+    of its change: such a row is a failing testcase whatever its status."""
+    diff = read(record.baseline)
+    if diff is None or not gate_of(record.options)[0]:
+        return {}
+    against = "the base" if diff.rule == PROCESSES else "the baseline"
+    return {RowKey(c.case_id, c.backend, c.profile):
+            f"{diff.metric} regression against {against}: {change_text(c.latency)}"
+            for c in diff.regressions if c.latency is not None}
+
+
+def _testcase(record: Record, row: Row, *, strict_xfail: bool,
+              regression: str | None = None) -> _Case:
     message, kind = plain(f"{_prediction(row)} {headline(row)}".lstrip()), row.status.value
     outcome, detail = None, ""
     if row.status is Status.FAIL or (row.status is Status.XPASS and strict_xfail):
         outcome, detail = "failure", xml_text(_failures(row))
+    elif regression is not None and row.status not in ERRORS:
+        outcome, kind, message, detail = "failure", "regression", plain(regression), ""
     elif row.status in ERRORS:
         outcome, detail = "error", xml_text(row.traceback) if row.traceback else ""
     elif row.status in _SKIPPED:

@@ -39,6 +39,7 @@ from trtcheck.render.text import (
     verdict_text,
     warned,
 )
+from trtcheck.results.ab import side_label
 from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
@@ -50,7 +51,7 @@ def render_markdown(record: Record, *, strict_xfail: bool, link: RunLink | None 
     ``link`` names the commit the run is about (a pull request's head, as the comment does)."""
     sections = [
         "# trtcheck report",
-        _environment(record.environment, link),
+        _environment(record.environment, link, side_label(record.ab, "head")),
         f"> ⚠️ **{md(fallback_text(record))}**" if fallback_text(record) else "",
         render_changes(record),
         _prediction_notice(record),
@@ -67,13 +68,14 @@ def render_markdown(record: Record, *, strict_xfail: bool, link: RunLink | None 
     return "\n\n".join(s for s in sections if s) + "\n"
 
 
-def _environment(env: dict[str, Any], link: RunLink | None) -> str:
+def _environment(env: dict[str, Any], link: RunLink | None, head: str | None) -> str:
+    """The versions, the device and the commit (of an ``ab`` record: what its head ran)."""
     sha = (link.sha if link else None) or env.get("git_commit")
     line = " · ".join([
         f"trtcheck {md(env.get('trtcheck') or NONE)}",
         *stack_facts(env, md),
         f"device {md(env.get('device') or NONE)}",
-        f"commit {md(sha or NONE)}",
+        f"head {md(head)}" if head else f"commit {md(sha or NONE)}",
     ])
     return "\n\n".join([line, *(f"> {w}" for w in stack_warnings(env, md))])
 
@@ -144,6 +146,10 @@ def _latency(record: Record) -> str:
     if not rows:
         return ""
     parts = [f"## Latency\n\n{_table(headers, rows)}", latency_note(record)]
+    if record.ab:
+        parts.append("For `trtcheck ab`, this table is the head's first process alone; each "
+                     "side's figure over all its processes, and the change, are under Head "
+                     "against base.")
     if memory:
         parts.append(f"Memory: {md(', '.join(memory_measures(record)))} of one call after "
                      "warm-up, above what was in use before it (first-call allocations such as "
@@ -162,7 +168,7 @@ def _latency(record: Record) -> str:
 def _drift(record: Record) -> str:
     """The autocast RFC's runtime dtype drift: one line per row that made the call."""
     rows = [[md(r.case_id), _backend(r), md(r.profile), md(r.evidence.drift["change"]),
-             md(r.evidence.drift["outcome"]), md(r.evidence.drift.get("detail") or NONE)]
+             md(r.evidence.drift["outcome"]), _drift_detail(r.evidence.drift.get("detail"))]
             for r in record.rows if r.evidence.drift]
     if not rows:
         return ""
@@ -175,6 +181,18 @@ def _drift(record: Record) -> str:
             + _table(["case", "backend", "profile", "inputs", "outcome", "detail"], rows))
 
 
+DETAIL_WIDTH = 200  # a drift detail's characters in its table cell; results.json keeps it whole
+
+
+def _drift_detail(text: str | None) -> str:
+    """A drift detail for one table cell: cut, with a pointer to the whole text."""
+    if not text:
+        return NONE
+    if len(text) <= DETAIL_WIDTH:
+        return md(text)
+    return f"{md(cut(text, DETAIL_WIDTH))} (whole in results.json, the row's evidence.drift.detail)"
+
+
 def _shapes(record: Record) -> str:
     """The input shapes each row of a case declaring dynamic shapes ran at."""
     rows = [[md(r.case_id), _backend(r), md(r.profile), md(shapes_text(r.shapes))]
@@ -182,8 +200,9 @@ def _shapes(record: Record) -> str:
     if not rows:
         return ""
     return ("## Dynamic shapes\n\nA case declaring dynamic shapes runs at its example shape, then "
-            "at the lowest and the highest of each declared range (the highest at most twice the "
-            "example); a row stops at the first shape that fails.\n\n"
+            "at the lowest and the highest of each declared range (its declared max; for a "
+            "dimension declared without a max, twice the example); a row stops at the first "
+            "shape that fails.\n\n"
             + _table(["case", "backend", "profile", "shapes run (example first)"], rows))
 
 

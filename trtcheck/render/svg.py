@@ -21,7 +21,9 @@ from trtcheck.render.text import cut, plain
 ROW_HEIGHT = 16
 LABEL_WIDTH = 330  # px for a row's label, left of the plot
 NOTE_WIDTH = 190  # px at least for a row's note, right of the plot
-NOTE_CHAR = 7.2  # px a note's character may take (11 px sans-serif, ⚠ and × wider than most)
+NOTE_CHAR = 7.2  # px a note's character may take (11 px sans-serif)
+NOTE_WIDE = 11.0  # px for the characters wider than that: % alone is about 10 px
+WIDE_CHARS = frozenset("%@MW—…×⚠")
 PLOT_WIDTH = 420
 LABEL_CHARS = 52  # a longer label is cut; its <title> keeps it whole
 
@@ -115,14 +117,20 @@ class Reference:
     label: str
 
 
+def note_width(text: str) -> float:
+    """The px a note may take, each character at the most it may: the chart is made that much
+    wider, so that no note is cut at its edge."""
+    return sum(NOTE_WIDE if c in WIDE_CHARS else NOTE_CHAR for c in plain(text))
+
+
 def interval_chart(marks: Sequence[Mark], scale: Scale, *, refs: Sequence[Reference] = (),
                    unit: str = "", caption: str = "", css: str = "chart") -> str:
     """A horizontal chart, a row per mark: its interval as a bar, its value as a dot, with
     reference lines across every row and an axis of ticks at the top."""
     top = 22
     height = top + ROW_HEIGHT * len(marks) + 18  # the reference lines' labels go below the rows
-    notes = max((len(plain(m.note)) for m in marks), default=0)
-    width = LABEL_WIDTH + scale.width + max(NOTE_WIDTH, 8 + NOTE_CHAR * notes)
+    notes = max((note_width(m.note) for m in marks), default=0.0)
+    width = LABEL_WIDTH + scale.width + max(NOTE_WIDTH, 8 + notes)
     x0 = LABEL_WIDTH
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="{css}" width="{_f(width)}" '
              f'height="{height}" viewBox="0 0 {_f(width)} {height}" role="img" '
@@ -194,9 +202,13 @@ class Flag:
 
 @dataclass(frozen=True)
 class Series:
+    """A row's figure over commits; ``breaks``: commits where the row ran without a figure (it
+    errored there), at which its line is broken, not drawn through."""
+
     name: str
     points: Sequence[Point]
     css: str = "s0"
+    breaks: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -253,10 +265,15 @@ def series_chart(chart: SeriesChart, caption: str) -> str:
         by_commit: dict[int, list[float]] = {}
         for p in s.points:
             by_commit.setdefault(p.at, []).append(p.value)
-        line = " ".join(f"{_f(x(at))},{_f(y(sorted(vs)[len(vs) // 2]))}"
-                        for at, vs in sorted(by_commit.items()))
-        if line:
-            parts.append(f'<polyline class="{s.css} line" points="{line}"/>')
+        segments: list[list[str]] = []
+        previous = None
+        for at, vs in sorted(by_commit.items()):
+            if previous is None or any(previous < b < at for b in s.breaks):
+                segments.append([])
+            segments[-1].append(f"{_f(x(at))},{_f(y(sorted(vs)[len(vs) // 2]))}")
+            previous = at
+        for segment in segments:
+            parts.append(f'<polyline class="{s.css} line" points="{" ".join(segment)}"/>')
         dots = "".join(f"M{_f(x(p.at))} {_f(y(p.value))}h0.01" for p in s.points)
         parts.append(f'<path class="{s.css} dots" d="{dots}"><title>{esc(s.name)}</title></path>')
     first, last = chart.ends

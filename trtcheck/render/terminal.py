@@ -19,7 +19,8 @@ from trtcheck.render.text import (
     warned,
 )
 from trtcheck.results.record import Record
-from trtcheck.status import Status, Verdict, is_failure
+from trtcheck.results.verdict import job_verdict, regression_words
+from trtcheck.status import Status, is_failure
 
 MESSAGE_WIDTH = 120
 
@@ -46,16 +47,26 @@ def render_summary(record: Record, *, strict_xfail: bool, failing_only: bool = F
         lines.append("")
     counts = ", ".join(f"{n} {s}" for s, n in status_counts(record))
     failing = n_failing(record, strict_xfail=strict_xfail)
-    result, why = verdict_text(record, strict_xfail=strict_xfail)
+    headline = render_headline(record, strict_xfail=strict_xfail)
     if failing_only:
-        return "\n".join([*lines, f"result: {result.title}: {why}"])
-    lines.append(f"total {len(record.rows)}: {counts or 'no rows'}; {failing} fail the run")
-    if result is Verdict.INTERRUPTED:  # the counts alone would read as a pass
-        lines.append(f"result: {result.title}: {why}")
+        return "\n".join([*lines, headline])
+    total = f"total {len(record.rows)}: {counts or 'no rows'}; {failing} fail the run"
+    judged = job_verdict(record, strict_xfail=strict_xfail)
+    if judged.gated and judged.regressions:  # the rows' count alone would read as a pass
+        total += (f"; {regression_words(judged.regressions, judged.metric)} "
+                  f"fail{'s' if judged.regressions == 1 else ''} it too")
+    lines.append(total)
     if any(warned(r) for r in record.rows):
         lines.append(NONFINITE_NOTE.replace("`", ""))
     for kind in kinds_present(record):
         lines.append(f"{PREDICTION_MARK} on a row of kind {kind} marks {KIND_NOTES[kind]}")
+    lines.append(headline)  # last, where the eye looks for the exit code
     return "\n".join(lines)
+
+
+def render_headline(record: Record, *, strict_xfail: bool) -> str:
+    """The job's verdict in one line, starting with PASS or FAIL as the exit code says."""
+    result, why = verdict_text(record, strict_xfail=strict_xfail)
+    return plain(f"{result.title}: {why}")
 
 

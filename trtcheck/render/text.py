@@ -25,7 +25,8 @@ from trtcheck.results.figures import (
 from trtcheck.results.nonfinite import MARK as NONFINITE_MARK
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
-from trtcheck.status import ORDER, Status, Verdict, is_failure, nothing_tested
+from trtcheck.results.verdict import job_verdict
+from trtcheck.status import ORDER, Status, Verdict, is_failure
 
 NONE = "—"
 
@@ -348,19 +349,10 @@ def latency_note(record: Record, escape: Callable[[object], str] = md) -> str:
 
 
 def verdict_text(record: Record, *, strict_xfail: bool) -> tuple[Verdict, str]:
-    """The run's verdict and one line saying what it rests on."""
-    result = record.verdict(strict_xfail=strict_xfail)
-    failing = n_failing(record, strict_xfail=strict_xfail)
-    fails = f"{failing} of {len(record.rows)} rows fail the run"
-    if result is Verdict.INTERRUPTED:
-        return result, ("the run was stopped before every case finished; the rows cover what "
-                        "finished, the rest are skipped: interrupted"
-                        + (f"; {fails}" if failing else ""))
-    if result is Verdict.EMPTY:
-        return result, nothing_tested(r.status for r in record.rows)
-    if result is Verdict.FAIL:
-        return result, fails
-    return result, f"{len(record.rows)} rows, none fails the run"
+    """The job's verdict (:func:`trtcheck.results.verdict.job_verdict`, regressions gated by the
+    record's options included) and one line saying what it rests on."""
+    result = job_verdict(record, strict_xfail=strict_xfail)
+    return result.verdict, result.why
 
 
 def reduction_text(row: Row, escape: Callable[[object], str] = plain) -> str | None:

@@ -11,7 +11,6 @@ point estimate beyond the threshold. No torch, no scipy: the t distribution is c
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
@@ -24,6 +23,7 @@ from trtcheck.results.baseline import (
     UNDECIDED,
     Diff,
     LatencyChange,
+    RowChange,
     compare,
 )
 from trtcheck.results.jsontext import finite
@@ -134,6 +134,13 @@ def decide(base: Sequence[float], head: Sequence[float], *, metric: str, thresho
     return Decision(verdict, math.exp(d), math.exp(low), math.exp(high), n, p, level)
 
 
+def geometric_mean(values: Sequence[float]) -> float:
+    """The geometric mean of a side's per-process figures: the statistic the rule's change is
+    the ratio of, and the one figure each side's reports show; NaN without a figure."""
+    logs = [math.log(v) for v in values if v > 0 and math.isfinite(v)]
+    return math.exp(_mean(logs)) if logs else math.nan
+
+
 def _trimmed(xs: Sequence[float]) -> tuple[float, float, int]:
     """Yuen's figures of one side: the mean of what is left after cutting ``TRIM`` of the
     values off each end, the squared standard error of that mean (from the winsorized
@@ -217,14 +224,27 @@ def _betainc(a: float, b: float, x: float) -> float:
 @dataclass(frozen=True)
 class ProcessFigure:
     """One row's figures in one process: its status, speedup (eager ÷ backend, interleaved in
-    that process), the backend's latency (device median, ms) and the hash of the code the
-    backend generated there."""
+    that process), the backend's latency (device median, ms), the hash of the code the
+    backend generated there, the fingerprints of the kernels eager and the backend ran
+    (``{"eager": …, "backend": …}``, or ``{"reason": …}`` where none was taken) and the worst
+    relative error of its comparison with eager."""
 
     process: int
     status: str
     speedup: float | None = None
     latency_ms: float | None = None
     code_hash: str | None = None
+    kernels: Mapping[str, Any] | None = None
+    max_rel: float | None = None
+
+    @property
+    def kernel_set(self) -> str | None:
+        """The kernels this process ran, eager's and the backend's fingerprints together; None
+        where neither was taken."""
+        k = self.kernels or {}
+        if not (k.get("eager") or k.get("backend")):
+            return None
+        return f"{k.get('eager') or '-'}/{k.get('backend') or '-'}"
 
 
 def figures_of(per_process: Sequence[ProcessFigure], metric: str) -> list[float]:
@@ -241,17 +261,145 @@ def side_dict(per_process: Sequence[ProcessFigure]) -> dict[str, list[Any]]:
             "process_speedups": [finite(f.speedup) if f.speedup is not None else None
                                  for f in per_process],
             "process_latency_ms": [f.latency_ms for f in per_process],
-            "process_code_hashes": [f.code_hash for f in per_process]}
+            "process_code_hashes": [f.code_hash for f in per_process],
+            "process_kernels": [dict(f.kernels) if f.kernels is not None else None
+                                for f in per_process],
+            "process_max_rel": [finite(f.max_rel) if f.max_rel is not None else None
+                                for f in per_process]}
 
 
 def side_from_dict(d: Mapping[str, Any]) -> list[ProcessFigure]:
-    """Undo :func:`side_dict`."""
+    """Undo :func:`side_dict` (a record written before a list was added has None for it)."""
     def number(v: Any) -> float | None:
         return float(v) if isinstance(v, str) else v
 
-    return [ProcessFigure(p, s, number(sp), number(ms), h) for p, s, sp, ms, h in zip(
-        d.get("process_ids", []), d.get("process_statuses", []), d.get("process_speedups", []),
-        d.get("process_latency_ms", []), d.get("process_code_hashes", []), strict=True)]
+    ids = d.get("process_ids", [])
+
+    def column(key: str) -> list[Any]:
+        return d.get(key) or [None] * len(ids)
+
+    return [ProcessFigure(p, s, number(sp), number(ms), h, k, number(e))
+            for p, s, sp, ms, h, k, e in zip(
+                ids, d.get("process_statuses", []), d.get("process_speedups", []),
+                d.get("process_latency_ms", []), column("process_code_hashes"),
+                column("process_kernels"), column("process_max_rel"), strict=True)]
+
+
+@dataclass(frozen=True)
+class KernelSet:
+    """The processes of a row that ran one set of kernels: its letter (A, B, … in the order the
+    sets first ran), fingerprint, the processes of each side, and its geometric mean of the
+    gated figure over them."""
+
+    letter: str
+    fingerprint: str
+    processes: Mapping[str, tuple[int, ...]]
+    figure: float | None
+
+    @property
+    def shared(self) -> bool:
+        """Whether both sides ran it."""
+        return all(self.processes.get(side) for side in SIDES)
+
+    def count(self) -> int:
+        return sum(len(v) for v in self.processes.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"set": self.letter, "fingerprint": self.fingerprint,
+                "processes": {side: list(v) for side, v in self.processes.items()},
+                "figure": finite(self.figure) if self.figure is not None else None}
+
+
+def kernel_sets(base: Sequence[ProcessFigure], head: Sequence[ProcessFigure],
+                metric: str) -> list[KernelSet]:
+    """The row's kernel sets over both sides' processes, in the order they first ran; one set
+    or none (no fingerprints) means every process ran the same kernels as far as can be told."""
+    ordered = sorted([(f, side) for side, per in zip(SIDES, (base, head), strict=True)
+                      for f in per], key=lambda fs: fs[0].process)
+    found: dict[str, dict[str, list[ProcessFigure]]] = {}
+    for f, side in ordered:
+        if f.kernel_set is not None:
+            found.setdefault(f.kernel_set, {s: [] for s in SIDES})[side].append(f)
+    sets = []
+    for i, (key, per) in enumerate(found.items()):
+        values = [v for side in SIDES for v in figures_of(per[side], metric) if v > 0]
+        mean = math.exp(_mean([math.log(v) for v in values])) if values else None
+        sets.append(KernelSet(_letter(i), key,
+                              {side: tuple(f.process for f in per[side]) for side in SIDES},
+                              mean))
+    return sets
+
+
+def differing(names: Mapping[str, Mapping[str, Sequence[str]]]) -> dict[str, dict[str, list[str]]]:
+    """For each kernel set (by fingerprint), the names of eager's and the backend's kernels
+    that not every set ran: what tells the sets apart."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for who in ("eager", "backend"):
+        lists = [set(per.get(who) or ()) for per in names.values()]
+        common = set.intersection(*lists) if lists else set()
+        for key, per in names.items():
+            out.setdefault(key, {})[who] = sorted(set(per.get(who) or ()) - common)
+    return out
+
+
+def _letter(i: int) -> str:
+    return chr(ord("A") + i) if i < 26 else f"S{i + 1}"
+
+
+def kernel_line(sets: Sequence[KernelSet], metric: str) -> str:
+    """``2 kernel sets: A in 7 processes, 1.05×; B in 5 processes, 1.48× (head only)``, or
+    ``""`` when every process ran one set."""
+    if len(sets) < 2:
+        return ""
+    def one(k: KernelSet) -> str:
+        where = "" if k.shared else f" ({'base' if k.processes.get('base') else 'head'} only)"
+        n = k.count()
+        figure = ("" if k.figure is None else f", {k.figure:.2f}×" if metric == "speedup"
+                  else f", {k.figure:.3g} ms")
+        return f"{k.letter} in {n} process{'es' if n != 1 else ''}{figure}{where}"
+
+    return f"{len(sets)} kernel sets: " + "; ".join(one(k) for k in sets)
+
+
+def decide_row(base: Sequence[ProcessFigure], head: Sequence[ProcessFigure], *, metric: str,
+               threshold: float, level: float) -> Decision:
+    """Judge one row like with like. Where its processes ran several kernel sets and some ran
+    on both sides, the change is judged within each such set (at ``level`` split over them,
+    Bonferroni), the processes of a set one side alone ran left out (a change in itself, which
+    :func:`kernel_line` names); the row is slower (faster) when a set says so and none says the
+    opposite, unchanged when every set says so. Where no set ran on both sides (the head's
+    code changed the kernels everywhere), or one set ran throughout, all processes are judged
+    together (:func:`decide`)."""
+    sets = kernel_sets(base, head, metric)
+    shared = [k for k in sets if k.shared]
+    if len(sets) < 2 or not shared:
+        return decide(figures_of(base, metric), figures_of(head, metric), metric=metric,
+                      threshold=threshold, level=level)
+    judged = []
+    for k in shared:
+        b = [f for f in base if f.kernel_set == k.fingerprint]
+        h = [f for f in head if f.kernel_set == k.fingerprint]
+        judged.append((k, decide(figures_of(b, metric), figures_of(h, metric), metric=metric,
+                                 threshold=threshold, level=level / len(shared))))
+    usable = [(k, d) for k, d in judged if d.p_slower is not None]
+    verdicts = {d.verdict for _, d in usable}
+    if not usable:
+        verdict = UNDECIDED
+    elif SLOWER in verdicts and FASTER not in verdicts:
+        verdict = SLOWER
+    elif FASTER in verdicts and SLOWER not in verdicts:
+        verdict = FASTER
+    elif verdicts == {UNCHANGED} and len(usable) == len(judged):
+        verdict = UNCHANGED
+    else:
+        verdict = UNDECIDED
+    # the figure shown: the set that decided, else the one with the most processes
+    _, shown = max(usable or judged, key=lambda kd: (kd[1].verdict == verdict,
+                                                     sum(kd[1].processes)))
+    why = "judged within the kernel sets both sides ran: " + "; ".join(
+        f"{k.letter} {d.verdict} over {d.processes[0]}+{d.processes[1]}" for k, d in judged)
+    n = (sum(d.processes[0] for _, d in judged), sum(d.processes[1] for _, d in judged))
+    return replace(shown, verdict=verdict, processes=n, level=level, why=why)
 
 
 def row_entries(section: Mapping[str, Any]) -> dict[RowKey, dict[str, list[ProcessFigure]]]:
@@ -284,22 +432,49 @@ def to_diff(base: Record, head: Record, decisions: Mapping[RowKey, Decision],
     changes = []
     for c in diff.changes:
         key = RowKey(c.case_id, c.backend, c.profile)
+        c = _accuracy_over_processes(c, figures.get(key))
         decision = decisions.get(key)
         if decision is None or c.before is None or c.after is None:
             changes.append(replace(c, latency=None))
             continue
-        sides = [figures_of(figures[key][side], metric) for side in SIDES]
-        before, after = (math.exp(_mean([math.log(v) for v in values])) if values else math.nan
-                         for values in sides)
-        ms = [figures_of(figures[key][side], "latency") for side in SIDES]
-        before_ms, after_ms = (statistics.median(v) if v else None for v in ms)
+        before, after = (geometric_mean(figures_of(figures[key][side], metric)) for side in SIDES)
+        before_ms, after_ms = (ms if ms == ms else None for ms in (  # NaN: no figure
+            geometric_mean(figures_of(figures[key][side], "latency")) for side in SIDES))
         interval = ((decision.low, decision.high)
                     if decision.low is not None and decision.high is not None else None)
+        other = "latency" if metric == "speedup" else "speedup"
+        # the figure not gated, judged by the same test at the same level, never gated
+        seen = decide(*(figures_of(figures[key][side], other) for side in SIDES), metric=other,
+                      threshold=threshold, level=level.per_test)
         changes.append(replace(c, latency=LatencyChange(
             metric, before, after, decision.change if decision.change is not None else math.nan,
             _VERDICTS.get(decision.verdict, decision.verdict), before_ms=before_ms, after_ms=after_ms,
-            interval=interval, processes=decision.processes)))
+            interval=interval, processes=decision.processes, other_metric=other,
+            other_slowdown=seen.change, other_verdict=_VERDICTS.get(seen.verdict, seen.verdict),
+            kernels=kernel_line(kernel_sets(figures[key]["base"], figures[key]["head"], metric),
+                                metric))))
     return replace(diff, changes=changes, rule=PROCESSES, level=level.to_dict())
+
+
+def _accuracy_over_processes(change: RowChange,
+                             per: Mapping[str, Sequence[ProcessFigure]] | None) -> RowChange:
+    """The change with each side's worst relative error over its processes, and the spread
+    of each side's errors, by which an accuracy change is judged
+    (:attr:`~trtcheck.results.baseline.RowChange.accuracy_changed`): like with like, over the
+    processes of the kernel sets both sides ran where some did (another kernel gives other
+    rounding: a set one side alone ran is named as a change of its own)."""
+    if not per:
+        return change
+    worst = [[f.max_rel for f in per[side] if f.max_rel is not None] for side in SIDES]
+    shared = {k.fingerprint for k in kernel_sets(per["base"], per["head"], "speedup")
+              if k.shared}
+    alike = [[f.max_rel for f in per[side] if f.max_rel is not None
+              and (not shared or f.kernel_set in shared)] for side in SIDES]
+    if not all(worst) or not all(alike):
+        return change
+    b, h = ((min(v), max(v)) for v in alike)
+    return replace(change, before_error=max(worst[0]), after_error=max(worst[1]),
+                   before_errors=b, after_errors=h)
 
 
 def judge(base: Record, head: Record,
@@ -307,9 +482,8 @@ def judge(base: Record, head: Record,
           threshold: float, level: Level) -> tuple[dict[RowKey, Decision], Diff]:
     """Every gated row decided at once on the figures it has (no sequential step: ``trtcheck
     diff`` of ``ab`` records), and the diff those decisions give."""
-    decisions = {key: decide(figures_of(figures[key]["base"], metric),
-                             figures_of(figures[key]["head"], metric), metric=metric,
-                             threshold=threshold, level=level.per_test)
+    decisions = {key: decide_row(figures[key]["base"], figures[key]["head"], metric=metric,
+                                 threshold=threshold, level=level.per_test)
                  for key in gated(base, head) if key in figures}
     return decisions, to_diff(base, head, decisions, figures, metric=metric,
                               threshold=threshold, level=level)
@@ -332,14 +506,27 @@ def sequential(keys: Sequence[RowKey], figures: Callable[[], Figures],
         for key in keys:
             if key not in decisions or decisions[key].verdict == UNDECIDED:
                 per = now.get(key) or {side: [] for side in SIDES}
-                decisions[key] = decide(figures_of(per["base"], metric),
-                                        figures_of(per["head"], metric), metric=metric,
-                                        threshold=threshold, level=level.per_test)
+                decisions[key] = decide_row(per["base"], per["head"], metric=metric,
+                                            threshold=threshold, level=level.per_test)
         undecided = [k for k in keys if decisions[k].verdict == UNDECIDED]
         more = min(step, cap - per_side)
         if not undecided or more <= 0 or not measure_more(undecided, more):
             return decisions
         per_side += more
+
+
+def side_label(section: Mapping[str, Any] | None, side: str) -> str | None:
+    """What a side of an ``ab`` record ran, in the words every report uses: ``v0 (COMMIT)``,
+    ``working tree (COMMIT)``, or ``working tree (uncommitted changes on COMMIT)``; None for a
+    record not made by ``ab``."""
+    entry = ((section or {}).get("sides") or {}).get(side)
+    if not entry:
+        return None
+    ref, commit = entry.get("ref") or "working tree", entry.get("commit") or "unknown commit"
+    # records before "dirty" was kept: the working tree's hash was kept only when it was clean
+    if entry.get("dirty", ref == "working tree" and entry.get("tree") is None):
+        return f"{ref} (uncommitted changes on {commit})"
+    return f"{ref} ({commit})"
 
 
 def sides(record: Record) -> tuple[Record, Record, dict[RowKey, dict[str, list[ProcessFigure]]]]:

@@ -5,7 +5,11 @@ The latency verdict compares the speedup (the backend normalised by eager in the
 which cancels the drift of the machine between runs) or, with metric ``latency``, the
 backend's absolute time (GPU time on CUDA). A row regresses only when it is slower by more than the
 threshold *and* the two runs' intervals do not overlap. A row whose interval, in either run, is
-too wide to decide (its latency is flagged unstable) is not gated. Against a baseline whose
+wider than ``[timing] unstable_ci`` (its latency is flagged unstable) is set aside as
+:data:`UNSTABLE` unless the intervals lie so far apart that even their nearest ends differ by more
+than :data:`FAR_APART` times (:func:`far_apart`): such a change is judged. The other figure (the
+latency under metric speedup, the speedup under metric latency) is judged the same way and shown
+beside the gated one, never gated. Against a baseline whose
 figures meant something else (a record schema before :data:`FIGURES_SCHEMA`), changed figures
 are marked "not comparable" and never gated, while status changes still count."""
 
@@ -18,15 +22,20 @@ from typing import Any
 from trtcheck.results.metrics import MAX_REL
 from trtcheck.results.record import FIGURES_SCHEMA, Record
 from trtcheck.results.rows import Row, RowKey
-from trtcheck.status import Verdict
 
 # Environment facts that make absolute figures, and even speedups, incomparable when they differ.
 COMPARABLE = {"device_name": "GPU", "driver": "driver", "torch": "torch",
               "torch_tensorrt": "torch_tensorrt"}
 ACCURACY_FACTOR = 2.0  # a worst relative error that moved by more than this factor is shown
+# An unstable row is judged when the nearest ends of its two intervals differ by more than this
+# factor (or the threshold, if larger): between two fresh runs of identical code on the shared
+# 2-core CPU, one torch thread a process, a row's latency moved up to 3.3 times, its intervals
+# apart (benchmarks/bench_pairs.py); a change beyond 4 times is not that noise.
+FAR_APART = 4.0
 
 REGRESSION, IMPROVEMENT, NOISE, SMALL = "regression", "improvement", "within noise", "below threshold"
 UNSTABLE = "not gated: unstable"  # an interval too wide to decide, in either run
+NOT_GATED = "not gated"  # the tally's name for changes within noise or unstable
 NOT_COMPARABLE = "not comparable"  # the baseline's figures meant something else: never gated
 # The verdicts only the rule over processes (trtcheck.results.ab) gives: within the threshold
 # both ways, and still undecided when the processes ran out.
@@ -57,6 +66,18 @@ class LatencyChange:
     # Under the rule over processes: the slowdown's interval, and the figures each side gave.
     interval: tuple[float, float] | None = None
     processes: tuple[int, int] | None = None
+    # The figure not gated (the latency under metric speedup, and the other way round), judged
+    # by the same rule and shown beside the gated one: its slowdown and verdict.
+    other_metric: str | None = None
+    other_slowdown: float | None = None
+    other_verdict: str | None = None
+
+    @property
+    def worsened(self) -> bool:
+        """Whether either figure regressed: such a row is never shown as an improvement."""
+        return REGRESSION in (self.verdict, self.other_verdict)
+    # Under the rule over processes, where they ran several kernel sets: the sets, in words.
+    kernels: str = ""
 
 
 @dataclass(frozen=True)
@@ -72,6 +93,11 @@ class RowChange:
     after_error: float | None = None
     latency: LatencyChange | None = None
     prediction: bool = False  # a prediction backend's row (emulate, lowering)
+    # Under the rule over processes: each side's lowest and worst relative error over its
+    # processes of the kernel sets both sides ran (``before_error``/``after_error`` are then
+    # each side's worst over all its processes).
+    before_errors: tuple[float, float] | None = None
+    after_errors: tuple[float, float] | None = None
 
     @property
     def status_changed(self) -> bool:
@@ -83,6 +109,11 @@ class RowChange:
 
     @property
     def accuracy_changed(self) -> bool:
+        """The worst relative error moved by more than :data:`ACCURACY_FACTOR`; over
+        processes, a head's error outside the base's processes' spread by that factor."""
+        if self.before_errors is not None and self.after_errors is not None:
+            (b_low, b_high), (h_low, h_high) = self.before_errors, self.after_errors
+            return h_high > b_high * ACCURACY_FACTOR or h_low * ACCURACY_FACTOR < b_low
         a, b = self.before_error, self.after_error
         if a is None or b is None:
             return False
@@ -94,8 +125,18 @@ class RowChange:
         """Whether the change is worth a line: anything but an unchanged row."""
         return (self.status_changed or self.accuracy_changed
                 or (self.latency is not None
-                    and self.latency.verdict in (REGRESSION, IMPROVEMENT, NOT_COMPARABLE,
-                                                 UNDECIDED)))
+                    and (self.latency.verdict in (REGRESSION, IMPROVEMENT, NOT_COMPARABLE,
+                                                  UNDECIDED, NOISE, UNSTABLE)
+                         or self.latency.other_verdict in (REGRESSION, IMPROVEMENT))))
+
+    @property
+    def unchanged(self) -> bool:
+        """Whether the row was judged unchanged: the same status and accuracy, and a latency
+        within the threshold (or none to judge: a prediction's)."""
+        return (not self.status_changed and not self.accuracy_changed
+                and (self.latency is None or (self.latency.verdict in (SMALL, UNCHANGED)
+                                              and self.latency.other_verdict
+                                              not in (REGRESSION, IMPROVEMENT))))
 
 
 @dataclass(frozen=True)
@@ -135,9 +176,12 @@ class Diff:
             "removed": sum(c.after is None for c in self.changes),
             IMPROVEMENT: latency(IMPROVEMENT),
             "accuracy": sum(c.accuracy_changed for c in self.changes),
+            "other": sum(c.latency is not None and c.latency.other_verdict == REGRESSION
+                         and c.latency.verdict != REGRESSION for c in self.changes),
             NOT_COMPARABLE: latency(NOT_COMPARABLE),
             UNDECIDED: latency(UNDECIDED),
-            "unchanged": sum(not c.shown for c in self.changes),
+            NOT_GATED: latency(NOISE) + latency(UNSTABLE),
+            "unchanged": sum(c.unchanged for c in self.changes),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -149,13 +193,17 @@ class Diff:
             if not lat:
                 return None
             # infinities come back from JSON as strings
-            numbers = {k: float(v) if isinstance(v, str) and k not in ("metric", "verdict") else v
+            numbers = {k: float(v) if isinstance(v, str) and k not in _TEXT else v
                        for k, v in lat.items() if k in _LATENCY_FIELDS}
             intervals = {k: tuple(lat[k]) if lat.get(k) else None
                          for k in ("before_interval", "after_interval", "interval", "processes")}
             return LatencyChange(**{**numbers, **intervals})
 
-        changes = [RowChange(**{**c, "latency": latency(c.get("latency"))})
+        def spread(v: Any) -> tuple[float, float] | None:
+            return (float(v[0]), float(v[1])) if v else None
+
+        changes = [RowChange(**{**c, "latency": latency(c.get("latency")),
+                                **{k: spread(c.get(k)) for k in ("before_errors", "after_errors")}})
                    for c in d.get("changes", [])]
         return cls(d["metric"], float(d["threshold"]), dict(d.get("base") or {}), changes,
                    list(d.get("warnings", [])), bool(d.get("comparable", True)),
@@ -163,6 +211,7 @@ class Diff:
 
 
 _LATENCY_FIELDS = frozenset(f.name for f in fields(LatencyChange))
+_TEXT = frozenset({"metric", "verdict", "other_metric", "other_verdict", "kernels"})
 
 
 def compare(base: Record, head: Record, *, metric: str = "speedup",
@@ -220,38 +269,64 @@ def latency_change(before: Row, after: Row, metric: str, threshold: float, *,
     """The latency verdict for one row; None for predictions (their latency is PyTorch running a
     rewritten graph) and rows without latency in either run. Without both intervals, the
     threshold alone decides. Not ``comparable``: a change beyond the threshold is marked
-    :data:`NOT_COMPARABLE` instead of judged."""
+    :data:`NOT_COMPARABLE` instead of judged. The other metric's verdict comes with it."""
     if before.prediction or after.prediction or not (before.latency and after.latency):
         return None
+    b_dev = before.latency.backend_device or before.latency.backend
+    a_dev = after.latency.backend_device or after.latency.backend
+    old, new, old_iv, new_iv, slowdown, verdict = _judged(before, after, metric, threshold,
+                                                          comparable)
+    other = "latency" if metric == "speedup" else "speedup"
+    *_, other_slowdown, other_verdict = _judged(before, after, other, threshold, comparable)
+    return LatencyChange(metric, old, new, slowdown, verdict, old_iv, new_iv,
+                         b_dev.median_ms, a_dev.median_ms, other_metric=other,
+                         other_slowdown=other_slowdown, other_verdict=other_verdict)
+
+
+def _judged(before: Row, after: Row, metric: str, threshold: float, comparable: bool) -> tuple[
+        float, float, tuple[float, float] | None, tuple[float, float] | None, float, str]:
+    """One metric's figures for a row in both runs, their intervals, the slowdown and verdict."""
     b, a = before.latency, after.latency
+    assert b is not None and a is not None
     b_dev, a_dev = b.backend_device or b.backend, a.backend_device or a.backend
+    old_iv: tuple[float, float] | None
+    new_iv: tuple[float, float] | None
     if metric == "speedup":
         old, new = b.speedup, a.speedup
         old_iv, new_iv = b.interval, a.interval
         slowdown = old / new if new > 0 else float("inf")
-        # slower beyond noise: the new interval lies wholly below the old one
-        apart_slower = old_iv is not None and new_iv is not None and new_iv[1] < old_iv[0]
-        apart_faster = old_iv is not None and new_iv is not None and new_iv[0] > old_iv[1]
+        # in the slowdown's sense: how much slower the nearest and the farthest ends say
+        near = (old_iv[0] / new_iv[1], old_iv[1] / new_iv[0]) if old_iv and new_iv else None
     else:
         old, new = b_dev.median_ms, a_dev.median_ms
         old_iv, new_iv = _ms_interval(b_dev.ci_low_ms, b_dev.ci_high_ms), \
             _ms_interval(a_dev.ci_low_ms, a_dev.ci_high_ms)
         slowdown = new / old if old > 0 else float("inf")
-        apart_slower = old_iv is not None and new_iv is not None and new_iv[0] > old_iv[1]
-        apart_faster = old_iv is not None and new_iv is not None and new_iv[1] < old_iv[0]
-    no_interval = old_iv is None or new_iv is None
+        near = (new_iv[0] / old_iv[1], new_iv[1] / old_iv[0]) if old_iv and new_iv else None
+    apart_slower = near is not None and near[0] > 1  # the new interval wholly on the slow side
+    apart_faster = near is not None and near[1] < 1
     if slowdown > 1 + threshold:
-        verdict = REGRESSION if apart_slower or no_interval else NOISE
+        verdict = REGRESSION if apart_slower or near is None else NOISE
     elif slowdown < 1 / (1 + threshold):
-        verdict = IMPROVEMENT if apart_faster or no_interval else NOISE
+        verdict = IMPROVEMENT if apart_faster or near is None else NOISE
     else:
         verdict = SMALL
-    if verdict != SMALL and (b.unstable or a.unstable):  # too wide to decide: never flagged
+    if verdict != SMALL and (b.unstable or a.unstable) and not far_apart(near, threshold):
         verdict = UNSTABLE
     if not comparable and verdict != SMALL:
         verdict = NOT_COMPARABLE
-    return LatencyChange(metric, old, new, slowdown, verdict, old_iv, new_iv,
-                         b_dev.median_ms, a_dev.median_ms)
+    return old, new, old_iv, new_iv, slowdown, verdict
+
+
+def far_apart(near: tuple[float, float] | None, threshold: float) -> bool:
+    """Whether two intervals lie so far apart that their nearest ends alone differ by more than
+    :data:`FAR_APART` times (or the threshold, if larger), either way (``near``: the slowdown the
+    nearest ends give, then the one the farthest give): then however wide they are, the change
+    is no run-to-run noise."""
+    if near is None:
+        return False
+    far = max(FAR_APART, 1 + threshold)
+    return near[0] > far or near[1] < 1 / far
 
 
 def _ms_interval(low: float | None, high: float | None) -> tuple[float, float] | None:
@@ -262,12 +337,3 @@ def read(data: Mapping[str, Any] | None) -> Diff | None:
     """The diff a record carries, if any."""
     return Diff.from_dict(data) if data else None
 
-
-def gated_verdict(rec: Record, *, strict_xfail: bool, fail_on_regression: bool) -> Verdict:
-    """The run's verdict under the regression gate: a run that would pass fails when
-    ``fail_on_regression`` and a row regressed against the baseline recorded in ``rec``."""
-    result = rec.verdict(strict_xfail=strict_xfail)
-    diff = read(rec.baseline)
-    if result is Verdict.PASS and fail_on_regression and diff and diff.regressions:
-        return Verdict.FAIL
-    return result

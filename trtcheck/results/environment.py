@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import platform
 import subprocess
 from pathlib import Path
@@ -51,6 +52,20 @@ def gpu_driver() -> str | None:
     return lines[0] if out.returncode == 0 and lines else None
 
 
+def kernel_settings() -> dict[str, Any]:
+    """The settings that steer which kernels cuDNN and cuBLAS choose: cuDNN's benchmark mode,
+    TF32 in convolutions and matrix products, deterministic algorithms, cuBLAS's workspace."""
+    import torch
+
+    return {"cudnn_benchmark": torch.backends.cudnn.benchmark,
+            "cudnn_deterministic": torch.backends.cudnn.deterministic,
+            "cudnn_allow_tf32": torch.backends.cudnn.allow_tf32,
+            "matmul_allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+            "float32_matmul_precision": torch.get_float32_matmul_precision(),
+            "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
+            "CUBLAS_WORKSPACE_CONFIG": os.environ.get("CUBLAS_WORKSPACE_CONFIG")}
+
+
 def describe(device: str, where: Path) -> dict[str, Any]:
     """The versions, device and commit of a run; torch is loaded only for a GPU's name (and where
     its build cannot be read without it)."""
@@ -78,6 +93,9 @@ def describe(device: str, where: Path) -> dict[str, Any]:
         "device_name": name or platform.processor() or "cpu",
         "cuda": build["cuda"],
         "driver": gpu_driver() if cuda else None,
+        # what steers the kernels CUDA's libraries choose, as a process starts (a zoo file may
+        # change them: each row's kernels record those its calls ran under)
+        "kernel_settings": kernel_settings() if cuda else None,
         "git_commit": git_commit(where),
         "git_commit_time": git_commit_time(where),
     }

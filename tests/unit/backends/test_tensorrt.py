@@ -8,7 +8,8 @@ Three kinds of test:
    on the real Torch-TensorRT releases, in one subprocess per release, is in
    tests/e2e/test_tensorrt.py;
 3. real tests (``@pytest.mark.tensorrt``) that compile with the real Torch-TensorRT on CUDA and
-   skip, with the reason, where it cannot run.
+   skip, with the reason, where it cannot run. A real ``dynamo.compile`` (no dryrun) of each
+   release through the behaving TensorRT stand-in is in tests/e2e/test_tensorrt.py too.
 """
 
 from __future__ import annotations

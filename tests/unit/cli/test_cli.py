@@ -283,7 +283,7 @@ def test_ci_logs_fold_each_file_and_say_what_is_still_running(
 def test_quiet_prints_no_progress(make_zoo, tmp_path: Path, capsys) -> None:
     code, out, _ = run(capsys, "run", str(make_zoo(SLOW_TWO_FILES)), "--backend", "eager",
                        "--no-isolate", "-q", "--out", str(tmp_path / "o"))
-    assert code == 0 and out == "result: PASS: 3 rows, none fails the run\n"
+    assert code == 0 and out == "PASS: 3 rows, none fails the run\n"
 
 
 MIXED = {"m.py": """
@@ -306,7 +306,7 @@ def test_quiet_still_prints_the_failing_rows_and_the_verdict(make_zoo, tmp_path:
     lines = out.splitlines()
     assert [line.split()[:2] for line in lines[2:-2]] == [["error", "m::boom[default]"]]  # no xfail
     assert "RuntimeError: kaput" in lines[2]
-    assert lines[-1] == "result: FAIL: 1 of 3 rows fail the run"
+    assert lines[-1] == "FAIL: 1 of 3 rows fail the run"
 
 
 def test_verbose_adds_a_line_per_stage(make_zoo, tmp_path: Path, capsys) -> None:

@@ -48,6 +48,7 @@ def test_report_writes_outputs_annotations_and_comment(
     out = read_outputs(actions_env)
     assert out == {
         "status": "fail", "exit-code": "1", "passed": "67", "failed": "1", "errors": "0",
+        "verdict": "FAIL: 1 of 78 rows fail the run", "regressions": "0",
         "report-dir": str(results.parent), "comment-file": str(results.parent / "comment.md"),
         "results-json": str(results),
     }

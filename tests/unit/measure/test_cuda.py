@@ -5,11 +5,9 @@ Marked ``gpu``; they skip on machines without CUDA (CI here has none)."""
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
-import textwrap
+import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,8 +18,9 @@ from trtcheck import backends
 from trtcheck.config import cascade, options
 from trtcheck.config.timing import Timing
 from trtcheck.execution.case import iter_rows
+from trtcheck.execution.isolate import IsolatedExecutor
 from trtcheck.execution.run import collect
-from trtcheck.measure import memory
+from trtcheck.measure import kernels, memory
 from trtcheck.measure.timing import measure
 from trtcheck.results.metrics import MAX_REL
 from trtcheck.results.rows import Row
@@ -142,82 +141,6 @@ def test_rows_on_cuda_carry_allocator_peaks_with_a_ratio_on_measured_rows_only()
         assert rows["emulate"].to_dict()["memory"]["backend"] is not None
 
 
-# A case that holds GPU memory in chunks until the allocator fails (one oversized torch.empty
-# would fail without holding anything), a case that leaks 512 MiB into a module global, and a
-# small case after each that must pass.
-_OOM_ZOO = """
-import torch
-import trtcheck
-
-LEAKED = []
-
-
-class Hog(torch.nn.Module):
-    def forward(self, x):
-        self.held = []
-        while True:
-            self.held.append(torch.empty(2**30, dtype=torch.uint8, device=x.device))
-
-
-class Leak(torch.nn.Module):
-    def forward(self, x):
-        if not LEAKED:  # once, in the eager stage
-            LEAKED.append(torch.ones(2**27, device=x.device))
-        return x + 1
-
-
-class Small(torch.nn.Module):
-    def forward(self, x):
-        return x @ x.T
-
-
-@trtcheck.model
-def a_hog(variant):
-    return Hog(), (torch.randn(4, 4),)
-
-
-@trtcheck.model
-def b_after_hog(variant):
-    return Small(), (torch.randn(64, 64),)
-
-
-@trtcheck.model
-def c_leak(variant):
-    return Leak(), (torch.randn(4, 4),)
-
-
-@trtcheck.model
-def d_after_leak(variant):
-    return Small(), (torch.randn(64, 64),)
-"""
-
-
-def test_out_of_gpu_memory_is_an_error_and_the_next_case_passes(tmp_path: Path) -> None:
-    zoo = tmp_path / "zoo"
-    zoo.mkdir()
-    (zoo / "hogs.py").write_text(textwrap.dedent(_OOM_ZOO))
-    out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "trtcheck", "run", str(zoo), "--device", "cuda",
-                           "--backend", "eager", "--out", str(out)],
-                          capture_output=True, text=True, timeout=600)
-    assert "Traceback" not in proc.stdout + proc.stderr
-    rows = {r["model"]: r for r in json.loads((out / "results.json").read_text())["rows"]}
-    hog = rows["a_hog"]
-    assert hog["status"] == "error" and hog["stage"] == "eager"
-    assert hog["message"].startswith("out of GPU memory at eager: requested 1024.00 MiB, "
-                                     "reserved by PyTorch "), hog["message"]
-    assert "total " in hog["message"] and "unknown" not in hog["message"]
-    assert rows["b_after_hog"]["status"] == "pass", rows["b_after_hog"]["message"]
-    leak = rows["c_leak"]
-    assert leak["status"] == "pass"
-    (note,) = leak["memory"]["notes"]
-    assert re.match(r"case hogs::c_leak\[default\] left 51\d\.\d MiB allocated on cuda", note), note
-    log = (out / "worker.log").read_text()
-    assert re.search(r"worker replaced: 51\d\.\d MiB of GPU memory still allocated after "
-                     r"hogs::c_leak\[default\]", log), log
-    assert rows["d_after_leak"]["status"] == "pass"
-
-
 @pytest.mark.parametrize("dtype", [torch.float32, torch.complex64, torch.int64])
 def test_compare_stays_on_the_device_within_twice_the_pair(dtype: torch.dtype) -> None:
     from trtcheck.core.profiles import Tolerance
@@ -239,3 +162,48 @@ def test_compare_stays_on_the_device_within_twice_the_pair(dtype: torch.dtype) -
     assert extra < 2 * (eager.nbytes + actual.nbytes)
     assert torch.equal(eager, eager_before)
     assert result.leaves[0].max_abs is not None
+
+
+def test_kernel_fingerprints_on_cuda_name_cublas_and_cudnn_kernels() -> None:
+    x = torch.randn(256, 256, device="cuda")
+    conv = torch.nn.Conv2d(3, 16, 3).cuda()
+    image = torch.randn(4, 3, 64, 64, device="cuda")
+    mm = kernels.fingerprint(lambda: x @ x, "cuda")
+    cv = kernels.fingerprint(lambda: conv(image), "cuda")
+    assert mm["of"] == cv["of"] == "GPU kernels"
+    # cuBLAS's kernels (gemm, cutlass, Hopper's nvjet) and cuDNN's (implicit gemm, fprop, ...)
+    assert any(re.search(r"gemm|cutlass|xmma|cublas|nvjet", n, re.I) for n in mm["names"]), \
+        mm["names"]
+    assert any(re.search(r"conv|cudnn|implicit|winograd|xmma|fft|fprop", n, re.I)
+               for n in cv["names"]), cv["names"]
+    assert mm["fingerprint"] == kernels.fingerprint(lambda: x @ x, "cuda")["fingerprint"]
+    assert mm["fingerprint"] != cv["fingerprint"]
+
+
+def test_rows_on_cuda_carry_the_kernels_of_eager_and_the_backend_with_their_settings() -> None:
+    # relax_grid: elementwise, one generated kernel compiled against several eager ones
+    opts = replace(_opts("relax_grid", names=("eager", "inductor")), kernels=True)
+    chosen = {n: backends.get(n) for n in opts.backends}
+    for case in collect(opts).cases:
+        rows = {r.backend: r for r in iter_rows(case, opts, chosen) if isinstance(r, Row)}
+        found = rows["inductor"].evidence.details["kernels"]
+        assert found["eager"]["of"] == found["backend"]["of"] == "GPU kernels"
+        assert any(n.startswith("triton_") for n in found["backend"]["names"]), found["backend"]
+        assert found["eager"]["fingerprint"] != found["backend"]["fingerprint"]
+        assert set(found["settings"]) >= {"cudnn_benchmark", "cudnn_allow_tf32",
+                                          "matmul_allow_tf32", "CUBLAS_WORKSPACE_CONFIG"}
+
+
+def test_a_worker_on_cuda_marks_its_cuda_start_apart_from_the_first_case(tmp_path: Path) -> None:
+    opts = _opts("seed_rope", names=("eager",))
+    executor = IsolatedExecutor(opts, {"eager": backends.get("eager")}, tmp_path / "worker.log")
+    try:
+        for case in collect(opts, executor).cases:
+            rows = [r for r in executor.rows(case) if isinstance(r, Row)]
+            assert rows and all(r.status is Status.PASS for r in rows)
+    finally:
+        executor.close()
+    parts = executor.timeline.parts(time.monotonic())
+    assert {"interpreter", "imports", "collection", "cuda start", "backends", "build",
+            "teardown"} <= parts.keys(), parts
+    assert parts["cuda start"] > 0

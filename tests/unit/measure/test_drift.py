@@ -127,3 +127,21 @@ def test_a_wrong_drift_result_fails_the_row_and_is_recorded(make_zoo) -> None:
 def test_dtype_drift_can_be_turned_off(make_zoo) -> None:
     [row] = _rows(make_zoo, dtype_drift=False)
     assert row.status is Status.PASS and row.evidence.drift is None
+
+
+def test_a_long_drift_detail_is_cut_in_its_table_cell_with_a_pointer_to_the_whole() -> None:
+    """A 1,500-character dynamo error in the drift table's one cell is cut, saying where the
+    whole text is; results.json keeps it whole."""
+    from trtcheck.render import render_markdown
+    from trtcheck.results.record import Record
+    from trtcheck.results.rows import Evidence
+
+    long = "torch._dynamo.exc.Unsupported: " + "x" * 1500
+    row = Row("zoo::m[float32]", "zoo", "m", "float32", "inductor", status=Status.PASS,
+              evidence=Evidence(drift={"change": "float32 → float64", "outcome": "error",
+                                       "detail": long}))
+    table = render_markdown(Record({}, {}, [row]), strict_xfail=False).split(
+        "## Runtime dtype drift")[1].split("\n## ")[0]
+    (line,) = [li for li in table.splitlines() if li.startswith("| zoo::m")]
+    assert len(line) < 400 and "(whole in results.json, the row's evidence.drift.detail)" in line
+    assert Row.from_dict(row.to_dict()).evidence.drift["detail"] == long

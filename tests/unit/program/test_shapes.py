@@ -104,6 +104,9 @@ def test_report_shows_the_shapes_each_row_ran() -> None:
     rows = _rows("attention", ("eager",)) + _rows("example_batch_mean", ("eager",))
     report = render_markdown(Record({}, {}, rows, {}), strict_xfail=False)
     assert "## Dynamic shapes" in report
+    # the highest shape is the declared max where one is declared, not "at most twice the example"
+    assert "(its declared max; for a dimension declared without a max, twice the example)" in report
+    assert "at most twice" not in report
     lines = [" ".join(line.split()) for line in report.splitlines()]
     assert "| models::attention\\[int64\\] | eager | - | ids 4×8, 1×2, 16×64 |" in lines
     assert "- shapes run: x 4×8, 1×8" in lines

@@ -162,3 +162,21 @@ def test_decomposing_a_program_raises_no_leafspec_warning() -> None:
         warnings.simplefilter("always")
         assert count_nodes(program) >= 1
     assert not [w for w in caught if "LeafSpec" in str(w.message)]
+
+
+def test_random_ops_and_an_eager_that_differs_call_to_call_are_randomness_not_a_bug() -> None:
+    from trtcheck.reduce.reducer import _randomness
+
+    class Noisy(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x.sin() + torch.randn_like(x)
+
+    x = torch.ones(3)
+    rec = record(torch.export.export(Noisy(), (x,)), (x,), {})
+    why = _randomness(rec, eager_differs=True)
+    assert why is not None and why.startswith("randomness in the model: aten.randn_like.default")
+    plain = record(torch.export.export(torch.nn.Tanh(), (x,)), (x,), {})
+    assert _randomness(plain, eager_differs=False) is None
+    assert "eager itself gives another result" in (_randomness(plain, eager_differs=True) or "")
+
+

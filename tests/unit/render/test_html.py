@@ -132,10 +132,11 @@ def test_a_diff_draws_each_change_with_both_intervals_and_the_verdict() -> None:
     head.baseline = compare(_record(_row("m", latency=_latency(2.0, 0.01)),
                                     _row("n", latency=_latency(2.0, 0.01))), head).to_dict()
     changes = render_html(head, strict_xfail=False).split('id="changes"')[1].split("</section>")[0]
-    assert "1 latency regression" in changes
+    assert "1 speedup regression" in changes
     (chart,) = _svgs(changes)
     rows = [g for g in chart.iter("{http://www.w3.org/2000/svg}g")]
-    assert rows[0].get("class") == "fail" and "regression" in "".join(rows[0].itertext())
+    assert rows[0].get("class") == "fail"
+    assert "speedup over eager worsened -50.0%" in "".join(rows[0].itertext())
     assert rows[0].find("{http://www.w3.org/2000/svg}rect[@class='band']") is not None
 
 
@@ -189,6 +190,21 @@ def test_the_history_marks_regressions_status_changes_and_repeats() -> None:
     assert svgs[0].find(".//{http://www.w3.org/2000/svg}path[@class='s0 dots']").get("d").count("M") == 4
 
 
+def test_a_row_that_errored_at_a_commit_breaks_its_line_there() -> None:
+    def rec(n: int, row: Row) -> Record:
+        return _at(f"{n:040x}", f"2026-01-0{n + 1}T00:00:00+00:00",
+                   f"2026-01-0{n + 1}T00:00:00+00:00", row)
+
+    errored = _row("m", Status.ERROR)  # no latency: it failed before its timing
+    assert errored.latency is None
+    commits = order([(str(i), r) for i, r in enumerate(
+        [rec(0, _row("m", latency=_latency(2.0))), rec(1, errored),
+         rec(2, _row("m", latency=_latency(2.1)))])])
+    speed = _svgs(render_history(commits))[0]
+    lines = speed.findall(".//{http://www.w3.org/2000/svg}polyline")
+    assert [len(li.get("points").split()) for li in lines] == [1, 1]  # not one line through
+
+
 def test_a_prediction_row_gets_no_speedup_over_commits() -> None:
     row = _row("p", backend="emulate", kind=Kind.EMULATED, latency=_latency(3.0))
     page = render_history(order([("x", _at("a" * 40, None, "2026-01-01", row))]))
@@ -219,9 +235,10 @@ def test_the_history_command_skips_a_record_it_cannot_read(tmp_path: Path,
     good = tmp_path / "good" / "results.json"
     save(_record(_row("m", latency=_latency(2.0))), good)
     (tmp_path / "bad.json").write_text("{not json")
-    assert main(["history", str(good.parent), str(tmp_path / "bad.json"), "--out",
-                 str(tmp_path / "h")]) == 0
+    assert main(["history", str(good.parent), str(tmp_path / "bad.json"),
+                 str(tmp_path / "." / "bad.json"), "--out", str(tmp_path / "h")]) == 0
     err = capsys.readouterr().err
-    assert "bad.json" in err and "bad.json" in (tmp_path / "h" / "history.html").read_text()
+    assert err.count("bad.json") == 1  # named twice, warned about once
+    assert "bad.json" in (tmp_path / "h" / "history.html").read_text()
     assert main(["history", str(tmp_path / "bad.json"), "--out", str(tmp_path / "h2")]) == 2
     assert "no record could be read" in capsys.readouterr().err

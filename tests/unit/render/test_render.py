@@ -1,6 +1,6 @@
 """Renderers: golden JUnit and Markdown, the status mapping, and hostile text from user code.
 
-Regenerate the golden files with ``TRTCHECK_UPDATE_GOLDEN=1 pytest tests/test_render.py``.
+Regenerate the golden files with ``TRTCHECK_UPDATE_GOLDEN=1 pytest tests/unit/render/test_render.py``.
 """
 
 from __future__ import annotations
@@ -314,7 +314,7 @@ def test_an_interrupted_record_says_so_everywhere(record: Record) -> None:
     assert "**Result: INTERRUPTED**" in render_markdown(passing, strict_xfail=False)
     assert "PASS" not in render_markdown(passing, strict_xfail=False)
     summary = render_summary(passing, strict_xfail=False)
-    assert summary.splitlines()[-1].startswith("result: INTERRUPTED: the run was stopped")
+    assert summary.splitlines()[-1].startswith("INTERRUPTED: the run was stopped")
 
 
 def test_profiles_section_lists_used_profiles_with_what_they_predict(record: Record) -> None:
@@ -357,17 +357,20 @@ def test_summary_lists_non_passing_rows_and_counts(record: Record) -> None:
     text = render_summary(record, strict_xfail=True)
     lines = text.splitlines()
     assert len([r for r in record.rows if r.status is not Status.PASS]) == 9
-    assert len(lines) == 2 + 9 + 1 + 2  # header, rule, rows, blank, counts, prediction note
-    assert lines[-2] == ("total 11: 1 crash, 1 timeout, 1 error, 2 fail, 1 xpass, 1 unsupported,"
+    # header, rule, rows, blank, counts, prediction note, the job's verdict
+    assert len(lines) == 2 + 9 + 1 + 3
+    assert lines[-3] == ("total 11: 1 crash, 1 timeout, 1 error, 2 fail, 1 xpass, 1 unsupported,"
                          " 1 xfail, 1 skipped, 2 pass; 6 fail the run")
-    assert lines[-1].startswith("† ") and "not a TensorRT measurement" in lines[-1]
+    assert lines[-2].startswith("† ") and "not a TensorRT measurement" in lines[-2]
+    assert lines[-1] == "FAIL: 6 of 11 rows fail the run"
     assert "rope_attention" not in text
     assert not re.search("[\x00-\x1f\x7f-\x9f]", text.replace("\n", ""))
 
 
 def test_summary_of_an_all_passing_record(record: Record) -> None:
     passing = dataclasses.replace(record, rows=record.rows[:1])
-    assert render_summary(passing, strict_xfail=False) == "total 1: 1 pass; 0 fail the run"
+    assert render_summary(passing, strict_xfail=False) == ("total 1: 1 pass; 0 fail the run\n"
+                                                           "PASS: 1 rows, none fails the run")
 
 
 def test_write_reports(record: Record, tmp_path: Path) -> None:

@@ -2,8 +2,9 @@
 
 A child of :mod:`trtcheck.process`, started with the code directory of one release as its argument
 (empty for an installed ``torch_tensorrt``). It puts the release's code on ``sys.path``, installs the
-``tensorrt`` stand-in and CUDA shims (:mod:`trtcheck.backends.lowering.standin`; they patch torch,
-which is why this is a separate process), imports ``torch_tensorrt`` and serves requests:
+``tensorrt`` stand-in and CUDA shims (:mod:`trtcheck.backends.lowering.standin`, or with ``behaving``
+the one that builds and runs engines, :mod:`trtcheck.backends.lowering.trt`; they patch torch, which
+is why this is a separate process), imports ``torch_tensorrt`` and serves requests:
 
 - ``("compile", key, program_bytes, call, settings, device)``: ``dynamo.compile(program, **call,
   **settings, dryrun=True)`` with what a real compile does differently reproduced (see
@@ -39,6 +40,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from trtcheck.backends.lowering import standin as ttrt_standin
+from trtcheck.backends.lowering import trt as behaving_standin
 from trtcheck.backends.torch_tensorrt.compat import torch_tensorrt_inputs
 from trtcheck.backends.torch_tensorrt.inspection import partition_summary
 from trtcheck.process import Parent
@@ -72,15 +74,17 @@ class Sources:
         return f"no line of this release reads {needle!r}"
 
 
-def load(code_dir: str) -> tuple[ModuleType, dict[str, Any]]:
-    """Import torch_tensorrt from ``code_dir`` (installed when empty) over the stand-in and shims."""
+def load(code_dir: str, behaving: bool = False) -> tuple[ModuleType, dict[str, Any]]:
+    """Import torch_tensorrt from ``code_dir`` (installed when empty) over the stand-in and shims;
+    ``behaving``: the stand-in that builds and runs engines (:mod:`trtcheck.backends.lowering.trt`)."""
     started = time.perf_counter()
     standin = True
     if code_dir:
         sys.path.insert(0, code_dir)
         text = (Path(code_dir) / "torch_tensorrt" / "_version.py").read_text()
         match = re.search(r"""__tensorrt_version__\s*=\s*["']([^"']+)""", text)
-        ttrt_standin.install(match[1] if match else "0.0.0", shim_cuda=not torch.cuda.is_available())
+        installer = behaving_standin.install if behaving else ttrt_standin.install
+        installer(match[1] if match else "0.0.0", shim_cuda=not torch.cuda.is_available())
     elif importlib.util.find_spec("tensorrt") is None:
         ttrt_standin.install("0.0.0", shim_cuda=not torch.cuda.is_available())
     else:
@@ -308,11 +312,12 @@ class Compiler:
 Handler = Callable[[tuple[Any, ...], Compiler, dict[int, Any]], Any]
 
 
-def serve(parent: Parent, code_dir: str, handle: Handler | None = None) -> None:
-    """Load the release, reply how that went, then answer requests with ``handle``."""
+def serve(parent: Parent, code_dir: str, handle: Handler | None = None, behaving: bool = False) -> None:
+    """Load the release (over the behaving stand-in with ``behaving``), reply how that went, then
+    answer requests with ``handle``."""
     handle = handle or _handle
     try:
-        ttrt, info = load(code_dir)
+        ttrt, info = load(code_dir, behaving)
         compiler = Compiler(ttrt)
     except BaseException as exc:  # reported to the parent, which decides
         parent.fail(exc)
@@ -349,9 +354,9 @@ def _handle(request: tuple[Any, ...], compiler: Compiler, modules: dict[int, Any
     return outputs, (args, kwargs)
 
 
-def main(argv: list[str], handle: Handler | None = None) -> int:
+def main(argv: list[str], handle: Handler | None = None, behaving: bool = False) -> int:
     parent = Parent(argv)
-    serve(parent, parent.args[0] if parent.args else "", handle)
+    serve(parent, parent.args[0] if parent.args else "", handle, behaving)
     return 0
 
 

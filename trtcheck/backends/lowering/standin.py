@@ -95,12 +95,13 @@ def make_tensorrt(version: str) -> types.ModuleType:
     return module
 
 
-def install(tensorrt_version: str, shim_cuda: bool = True) -> types.ModuleType:
-    """Put the stand-in in ``sys.modules["tensorrt"]`` and, with ``shim_cuda`` (a torch without a
-    usable GPU), shim ``torch.cuda``'s device queries.
+def install(tensorrt_version: str, shim_cuda: bool = True,
+            module: types.ModuleType | None = None) -> types.ModuleType:
+    """Put the stand-in (``module``, else a new inert one) in ``sys.modules["tensorrt"]`` and, with
+    ``shim_cuda`` (a torch without a usable GPU), shim ``torch.cuda``'s device queries.
 
     Call :func:`shim_device` after importing torch_tensorrt for its ``Device.to``."""
-    module = make_tensorrt(tensorrt_version)
+    module = module or make_tensorrt(tensorrt_version)
     sys.modules["tensorrt"] = module
     if not shim_cuda:
         return module

@@ -1,0 +1,309 @@
+"""Control flow of the behaving stand-in: ``ILoop`` and its boundary layers, running a loop's
+body, and the if-conditional.
+
+NOT TensorRT (see :mod:`trtcheck.backends.lowering.trt`). Written from TensorRT's loop API
+(Graph/Loops.html of the Python API; operators/Loop.html): a trip limit, iterators (one slice of
+a tensor per iteration), recurrences (a value carried from one iteration to the next, input 1 its
+next value) and loop outputs (the last value, or every iteration's value concatenated along an
+axis). The body is every layer that depends on an iterator or a recurrence of the loop.
+Pages cited as ``Section/Page.html`` are of TensorRT's Python API reference,
+https://docs.nvidia.com/deeplearning/tensorrt/latest/_static/python-api/infer/.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from trtcheck.backends.lowering.trt.network import ILayer, INetworkDefinition, ITensor, LayerError, Meta
+from trtcheck.backends.lowering.trt.types import INTS, DataType, LayerType, LoopOutput, TripLimit
+
+
+class _Boundary(ILayer):
+    """A layer of a loop's boundary; the loop runs it (``run`` is never called on its own)."""
+
+    def __init__(self, network: INetworkDefinition, inputs: list[ITensor | None], loop: ILoop) -> None:
+        super().__init__(network, inputs)
+        object.__setattr__(self, "loop", loop)
+
+    def run(self, ins: list[Any]) -> list[torch.Tensor]:
+        raise AssertionError("a loop's layers run with their loop")
+
+
+class ITripLimitLayer(_Boundary):
+    """``tensorrt.ITripLimitLayer``: a 0-D INT32/INT64 count (COUNT) or BOOL condition (WHILE)."""
+
+    kind = LayerType.TRIP_LIMIT
+    num_outputs_of = 0
+
+    def infer(self, ins: list[Meta | None]) -> list[Meta]:
+        (meta,) = ins[:1]
+        assert meta is not None
+        if self.kind_of == TripLimit.COUNT and (meta.dtype not in INTS or meta.rank != 0):
+            raise LayerError(f"Error Code 4: API Usage Error (ITripLimitLayer: a COUNT trip limit must be a "
+                             f"0-D INT32 or INT64 tensor, got {meta.dtype.name} of shape {meta.shape})")
+        return []
+
+
+class IIteratorLayer(_Boundary):
+    """``tensorrt.IIteratorLayer``: slice ``axis`` of its input, one index per iteration."""
+
+    kind = LayerType.ITERATOR
+
+    def infer(self, ins: list[Meta | None]) -> list[Meta]:
+        meta = ins[0]
+        assert meta is not None
+        axis = self.axis % meta.rank
+        return [Meta(meta.shape[:axis] + meta.shape[axis + 1:], meta.dtype)]
+
+
+class IRecurrenceLayer(_Boundary):
+    """``tensorrt.IRecurrenceLayer``: input 0 the first value, input 1 the next iteration's."""
+
+    kind = LayerType.RECURRENCE
+
+    def dependencies(self) -> list[ITensor | None]:
+        return self.inputs[:1]
+
+    def infer(self, ins: list[Meta | None]) -> list[Meta]:
+        first = ins[0]
+        assert first is not None
+        following = ins[1] if len(ins) > 1 else None
+        if following is not None and (following.dtype != first.dtype or following.rank != first.rank):
+            raise LayerError("Error Code 4: API Usage Error (IRecurrenceLayer: the next value must have "
+                             "the first value's type and rank)")
+        return [Meta(first.shape, first.dtype)]
+
+
+class ILoopOutputLayer(_Boundary):
+    """``tensorrt.ILoopOutputLayer``: LAST_VALUE, or each iteration's value stacked along ``axis``
+    (CONCATENATE, REVERSE), its length input 1 or the trip count."""
+
+    kind = LayerType.LOOP_OUTPUT
+
+    def infer(self, ins: list[Meta | None]) -> list[Meta]:
+        meta = ins[0]
+        assert meta is not None
+        if self.kind_of == LoopOutput.LAST_VALUE:
+            return [meta]
+        count = ins[1] if len(ins) > 1 and ins[1] is not None else (ins[2] if len(ins) > 2 else None)
+        length = count.value[0] if count is not None and count.value and count.value[0] is not None else -1
+        axis = self.axis % (meta.rank + 1)
+        return [Meta((*meta.shape[:axis], length, *meta.shape[axis:]), meta.dtype)]
+
+
+class ILoop:
+    """``tensorrt.ILoop`` (Graph/Loops.html): adds the boundary layers of one loop."""
+
+    def __init__(self, network: INetworkDefinition) -> None:
+        self.network = network
+        self.name = f"(Loop) [{len(network.layers)}]"
+        self.trip: ITripLimitLayer | None = None
+        self.members: list[_Boundary] = []
+        self.body: list[ILayer] = []
+        self.parent: ILoop | None = None
+
+    def _add(self, layer: _Boundary, **attributes: Any) -> Any:
+        for key, value in attributes.items():
+            object.__setattr__(layer, key, value)
+        self.members.append(layer)
+        return self.network.add(layer)
+
+    def add_trip_limit(self, tensor: ITensor, kind: Any) -> ITripLimitLayer:
+        self.trip = self._add(ITripLimitLayer(self.network, [tensor], self), kind_of=kind)
+        return self.trip
+
+    def add_iterator(self, tensor: ITensor, axis: int = 0, reverse: bool = False) -> IIteratorLayer:
+        return self._add(IIteratorLayer(self.network, [tensor], self), axis=axis, reverse=reverse)
+
+    def add_recurrence(self, initial_value: ITensor) -> IRecurrenceLayer:
+        return self._add(IRecurrenceLayer(self.network, [initial_value], self))
+
+    def add_loop_output(self, tensor: ITensor, kind: Any, axis: int = 0) -> ILoopOutputLayer:
+        # The trip limit's count rides as a third input, so that the output's length can be
+        # inferred from it (an implementation detail: TensorRT's layer has two inputs).
+        count = self.trip.inputs[0] if self.trip is not None else None
+        return self._add(ILoopOutputLayer(self.network, [tensor, None, count], self), kind_of=kind, axis=axis)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("network", None)
+        return state
+
+
+def add_loop(network: INetworkDefinition) -> ILoop:
+    """``INetworkDefinition.add_loop``."""
+    loop = ILoop(network)
+    network.loops.append(loop)
+    return loop
+
+
+def find_bodies(loops: list[ILoop], order: list[ILayer]) -> None:
+    """Each loop's body (the layers, in ``order``, that depend on its iterators or recurrences; a
+    loop inside it comes whole) and its parent loop; each layer's ``loop``, the innermost loop it
+    belongs to."""
+    member_of = {id(m): loop for loop in loops for m in loop.members}
+    inside: dict[int, set[int]] = {}
+    for loop in loops:
+        carried = {out.uid for m in loop.members if isinstance(m, (IIteratorLayer, IRecurrenceLayer))
+                   for out in m.outputs}
+        body: set[int] = set()
+        changed = True
+        while changed:
+            changed = False
+            for layer in order:
+                if id(layer) in body or member_of.get(id(layer)) is loop:
+                    continue
+                if any(t is not None and t.uid in carried for t in layer.inputs):
+                    other = member_of.get(id(layer))
+                    for each in (other.members if other is not None else [layer]):
+                        body.add(id(each))
+                        carried.update(out.uid for out in each.outputs)
+                    changed = True
+        loop.body = [layer for layer in order if id(layer) in body]
+        inside[id(loop)] = body
+    for loop in loops:
+        outer = [other for other in loops if other is not loop
+                 and all(id(m) in inside[id(other)] for m in loop.members)]
+        loop.parent = min(outer, key=lambda other: len(other.body), default=None)
+    for layer in order:
+        owners = [loop for loop in loops if id(layer) in inside[id(loop)]]
+        innermost = member_of.get(id(layer)) or min(owners, key=lambda loop: len(loop.body), default=None)
+        object.__setattr__(layer, "loop", innermost)
+
+
+def _child(layer: ILayer, level: ILoop | None) -> ILoop | None:
+    """The loop directly inside ``level`` (None: the network) that ``layer`` belongs to, if any."""
+    loop = getattr(layer, "loop", None)
+    while loop is not None and loop is not level and loop.parent is not level:
+        loop = loop.parent
+    return None if loop is level else loop
+
+
+def run_layers(layers: list[ILayer], values: dict[int, torch.Tensor], level: ILoop | None = None) -> None:
+    """Run ``layers`` (in order) over ``values``: each loop directly inside ``level`` runs whole, at
+    its first output, when everything it reads is ready."""
+    ran: set[int] = set()
+    for layer in layers:
+        child = _child(layer, level)
+        if child is None:
+            outs = layer.run([None if t is None else values[t.uid] for t in layer.inputs])
+            for tensor, value in zip(layer.outputs, outs, strict=True):
+                values[tensor.uid] = value
+        elif isinstance(layer, ILoopOutputLayer) and layer.loop is child and id(child) not in ran:
+            ran.add(id(child))
+            run_loop(child, values)
+
+
+def run_loop(loop: ILoop, values: dict[int, torch.Tensor]) -> None:
+    """Run ``loop`` over ``values`` (every tensor its boundary reads from outside is there); put its
+    outputs in ``values``."""
+    assert loop.trip is not None, "a loop needs a trip limit"
+    trips = int(values[loop.trip.inputs[0].uid].reshape(()))  # type: ignore[union-attr]
+    iterators = [m for m in loop.members if isinstance(m, IIteratorLayer)]
+    recurrences = [m for m in loop.members if isinstance(m, IRecurrenceLayer)]
+    outputs = [m for m in loop.members if isinstance(m, ILoopOutputLayer)]
+    current = {r.outputs[0].uid: values[r.inputs[0].uid] for r in recurrences}  # type: ignore[union-attr]
+    seen: dict[int, list[torch.Tensor]] = {o.outputs[0].uid: [] for o in outputs}
+    for i in range(trips):
+        values.update(current)
+        for it in iterators:
+            source = values[it.inputs[0].uid]  # type: ignore[union-attr]
+            axis = it.axis % source.dim()
+            values[it.outputs[0].uid] = source.select(axis, source.shape[axis] - 1 - i if it.reverse else i)
+        run_layers(loop.body, values, loop)
+        for o in outputs:
+            seen[o.outputs[0].uid].append(values[o.inputs[0].uid])  # type: ignore[union-attr]
+        current = {r.outputs[0].uid: values[r.inputs[1].uid] for r in recurrences}  # type: ignore[union-attr]
+    for o in outputs:
+        stack = seen[o.outputs[0].uid]
+        if o.kind_of == LoopOutput.LAST_VALUE:
+            values[o.outputs[0].uid] = stack[-1] if stack else values[o.inputs[0].uid]  # type: ignore[union-attr]
+            continue
+        if o.kind_of == LoopOutput.REVERSE:
+            stack = stack[::-1]
+        axis = o.axis % (stack[0].dim() + 1) if stack else 0
+        values[o.outputs[0].uid] = torch.stack(stack, dim=axis)
+
+
+class IConditionLayer(ILayer):
+    """``tensorrt.IConditionLayer``: the 0-D BOOL condition of an if-conditional."""
+
+    kind = LayerType.CONDITION
+    num_outputs_of = 0
+
+    def infer(self, ins: list[Meta | None]) -> list[Meta]:
+        (cond,) = ins
+        assert cond is not None
+        if cond.dtype != DataType.BOOL or cond.rank != 0:
+            raise LayerError(f"Error Code 4: API Usage Error (IConditionLayer: the condition must be a 0-D "
+                             f"BOOL tensor, got {cond.dtype.name} of shape {cond.shape})")
+        return []
+
+    def run(self, ins: list[Any]) -> list[torch.Tensor]:
+        return []
+
+
+class IIfConditionalInputLayer(ILayer):
+    """``tensorrt.IIfConditionalInputLayer``: a tensor entering the conditional's branches."""
+
+    kind = LayerType.CONDITIONAL_INPUT
+
+    def infer(self, ins: list[Meta | None]) -> list[Meta]:
+        (meta,) = ins
+        assert meta is not None
+        return [meta]
+
+    def run(self, ins: list[Any]) -> list[torch.Tensor]:
+        return [ins[0]]
+
+
+class IIfConditionalOutputLayer(ILayer):
+    """``tensorrt.IIfConditionalOutputLayer``: the true branch's value where the condition holds,
+    else the false branch's; both of one type and rank, a dimension they disagree on dynamic.
+    Both branches are computed here (TensorRT runs only the one taken): a branch that could not
+    run is an error here that TensorRT would not raise."""
+
+    kind = LayerType.CONDITIONAL_OUTPUT
+
+    def infer(self, ins: list[Meta | None]) -> list[Meta]:
+        cond, then, other = ins
+        assert then is not None and other is not None
+        if then.dtype != other.dtype or then.rank != other.rank:
+            raise LayerError("Error Code 4: API Usage Error (IIfConditionalOutputLayer: both branches must "
+                             "give one type and rank)")
+        if cond is not None and cond.value is not None and cond.value[0] is not None:
+            return [then if cond.value[0] else other]
+        return [Meta(tuple(a if a == b else -1 for a, b in zip(then.shape, other.shape, strict=True)),
+                     then.dtype)]
+
+    def run(self, ins: list[Any]) -> list[torch.Tensor]:
+        return [ins[1] if bool(ins[0]) else ins[2]]
+
+
+class IIfConditional:
+    """``tensorrt.IIfConditional`` (Graph/Conditional.html): a condition, inputs and outputs."""
+
+    def __init__(self, network: INetworkDefinition) -> None:
+        self.network = network
+        self.name = f"(IfConditional) [{len(network.layers)}]"
+        self.condition: ITensor | None = None
+
+    def set_condition(self, condition: ITensor) -> IConditionLayer:
+        self.condition = condition
+        return self.network.add(IConditionLayer(self.network, [condition]))  # type: ignore[return-value]
+
+    def add_input(self, input: ITensor) -> IIfConditionalInputLayer:
+        return self.network.add(IIfConditionalInputLayer(self.network, [input]))  # type: ignore[return-value]
+
+    def add_output(self, true_subgraph_output: ITensor,
+                   false_subgraph_output: ITensor) -> IIfConditionalOutputLayer:
+        layer = IIfConditionalOutputLayer(self.network, [self.condition, true_subgraph_output,
+                                                         false_subgraph_output])
+        return self.network.add(layer)  # type: ignore[return-value]
+
+
+def add_if_conditional(network: INetworkDefinition) -> IIfConditional:
+    """``INetworkDefinition.add_if_conditional``."""
+    return IIfConditional(network)

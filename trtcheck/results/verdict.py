@@ -1,0 +1,93 @@
+"""The job's verdict, decided once: what the exit code will be and why (failing rows, gated
+regressions, an interrupted run). The terminal, every report and the Action's step outputs
+headline it with :attr:`JobVerdict.headline`, which starts with the exit code's word."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from trtcheck.errors import Exit
+from trtcheck.results.baseline import read
+from trtcheck.results.record import Record
+from trtcheck.status import Verdict, is_failure, nothing_tested
+
+
+@dataclass(frozen=True)
+class JobVerdict:
+    """A run's verdict with what it rests on: ``failing`` rows of ``rows``, ``regressions``
+    flagged against the baseline (or ``ab``'s base) under ``metric``, counted in the verdict
+    when ``gated`` (``fail_on`` ``regression``); ``empty`` why nothing was tested."""
+
+    verdict: Verdict
+    rows: int
+    failing: int
+    regressions: int
+    gated: bool
+    metric: str
+    empty: str = ""
+    same_tree: bool = False  # an ``ab`` job whose base and head are one tree
+
+    @property
+    def exit_code(self) -> Exit:
+        return self.verdict.exit_code
+
+    @property
+    def why(self) -> str:
+        """What the verdict rests on, in one line; an ``ab`` job of one tree says so."""
+        return self._why() + ("; same tree: base and head ran the same code" if self.same_tree
+                              else "")
+
+    def _why(self) -> str:
+        fails = f"{self.failing} of {self.rows} rows fail the run"
+        regressions = regression_words(self.regressions, self.metric)
+        if self.verdict is Verdict.INTERRUPTED:
+            return ("the run was stopped before every case finished; the rows cover what "
+                    "finished, the rest are skipped: interrupted"
+                    + (f"; {fails}" if self.failing else ""))
+        if self.verdict is Verdict.EMPTY:
+            return self.empty
+        if self.verdict is Verdict.FAIL:
+            parts = [fails] if self.failing else []
+            if self.gated and self.regressions:
+                parts.append(regressions)
+            return "; ".join(parts)
+        why = f"{self.rows} rows, none fails the run"
+        if self.regressions:
+            why += f"; {regressions} not gated (--fail-on failures)"
+        return why
+
+    @property
+    def headline(self) -> str:
+        """``FAIL: 1 latency regression``: the exit code's word, then why."""
+        return f"{self.verdict.title}: {self.why}"
+
+
+def regression_words(n: int, metric: str) -> str:
+    """``1 latency regression``, ``2 speedup regressions``: regressions of the gated figure."""
+    return f"{n} {metric} regression{'s' if n != 1 else ''}"
+
+
+def gate_of(options: dict[str, Any]) -> tuple[bool, str]:
+    """Whether a record's run failed on regressions, and its metric, from its options."""
+    gate = options.get("gate") or {}
+    return gate.get("fail_on") == "regression", str(gate.get("metric") or "speedup")
+
+
+def job_verdict(record: Record, *, strict_xfail: bool) -> JobVerdict:
+    """The verdict of ``record`` under the gate its options hold (``gate``: ``fail_on`` and the
+    metric): the exit code ``trtcheck`` gives for it, and every headline."""
+    statuses = [r.status for r in record.rows]
+    result = record.verdict(strict_xfail=strict_xfail)
+    gated, metric = gate_of(record.options)
+    diff = read(record.baseline)
+    regressions = len(diff.regressions) if diff else 0
+    if diff:
+        metric = diff.metric
+    if result is Verdict.PASS and gated and regressions:
+        result = Verdict.FAIL
+    return JobVerdict(result, len(statuses),
+                      sum(is_failure(s, strict_xfail=strict_xfail) for s in statuses),
+                      regressions, gated, metric,
+                      nothing_tested(statuses) if result is Verdict.EMPTY else "",
+                      bool((record.ab or {}).get("same_tree")))
