@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO
+from tests.helpers import REPO, trtcheck
 from trtcheck import distribution
 from trtcheck.config.files import tomllib
 
@@ -78,8 +78,7 @@ def test_no_collision_without_the_other_distribution(tmp_path: Path) -> None:
 def test_version_and_start_up_warn_of_the_collision(tmp_path: Path) -> None:
     site = other_dist(tmp_path / "site")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(REPO)])}
-    proc = subprocess.run([sys.executable, "-m", "trtcheck", "--version"], capture_output=True,
-                          text=True, check=False, env=env)
+    proc = trtcheck("--version", env=env)
     assert proc.returncode == 0, proc.stderr
     assert re.fullmatch(r"trtcheck \S+ \(distribution torch-trtcheck\)\n", proc.stdout)
     assert proc.stdout.split()[1] == distribution.version() != distribution.UNKNOWN_VERSION
@@ -89,8 +88,7 @@ def test_version_and_start_up_warn_of_the_collision(tmp_path: Path) -> None:
     # both distributions' metadata: theirs, and our own version
     assert f"whichever of it and torch-trtcheck {distribution.version()} was installed" in warning
     # every command warns at start-up, before it does anything else
-    listing = subprocess.run([sys.executable, "-m", "trtcheck", "list", str(tmp_path / "none")],
-                             capture_output=True, text=True, check=False, env=env)
+    listing = trtcheck("list", tmp_path / "none", env=env)
     assert listing.stderr.splitlines()[0] == warning
 
 

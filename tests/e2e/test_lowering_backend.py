@@ -8,14 +8,12 @@ Loading is checked on every release trtcheck knows (2.12.1, 2.13.0, 2.14.0).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
-from tests.helpers import TESTS
+from tests.helpers import TESTS, trtcheck
 from trtcheck.backends.base import CompileJob
 from trtcheck.backends.lowering.lowering_backend import LoweringBackend
 from trtcheck.config.options import Options
@@ -238,11 +236,9 @@ def test_unknown_code_is_unavailable_with_the_fix(tmp_path: Path) -> None:
 
 def test_run_end_to_end(ttrt_releases: dict[str, Path], tmp_path: Path) -> None:
     """``trtcheck run ZOO --backend lowering`` in a subprocess (isolated worker, host inside it)."""
-    done = subprocess.run([sys.executable, "-m", "trtcheck", "run", str(ZOO), str(STAGES), "--backend",
-                           "lowering", "-k", "guide_rope or one_minus or float64_affine or "
-                           "complex_plus_real or returns_a_string", "--out", str(tmp_path),
-                           "--time-predictions"],
-                          capture_output=True, text=True, timeout=600, check=False)
+    done = trtcheck("run", ZOO, STAGES, "--backend", "lowering", "-k", "guide_rope or one_minus or "
+                    "float64_affine or complex_plus_real or returns_a_string", "--out", tmp_path,
+                    "--time-predictions")
     assert done.returncode == 1, done.stdout + done.stderr  # one_minus fails
     record = json.loads((tmp_path / "results.json").read_text())
     statuses = {r["case_id"].split("::")[1]: r["status"] for r in record["rows"]}
