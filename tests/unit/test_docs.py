@@ -154,7 +154,7 @@ def test_the_benchmarks_page_counts_the_sample_cases() -> None:
 
 def test_every_listing_of_the_exit_codes_is_the_enum() -> None:
     from trtcheck import errors
-    from trtcheck.cli import RUN_EPILOG
+    from trtcheck.cli.commands.run import RUN_EPILOG
     from trtcheck.status import Verdict
 
     codes = {int(e) for e in errors.Exit}

@@ -154,3 +154,42 @@ def test_a_package_cycle_is_caught_directly_and_through_others() -> None:
     assert _package_cycle({"trtcheck.config.options": {"trtcheck.config.settings"},
                            "trtcheck.config.settings": {"trtcheck.core.traits"}}) is None
     assert _package_cycle({**through, "trtcheck.status": {"trtcheck.errors"}}) is None
+
+
+def test_results_imports_no_torch_and_runs_no_process() -> None:
+    """``trtcheck report``, ``diff`` and ``merge`` read records where torch cannot be imported:
+    nothing under results/ imports torch (or a backend, by the layers) or subprocess."""
+    for path in (REPO / "trtcheck" / "results").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            for name in names:
+                assert name.split(".")[0] not in ("torch", "subprocess"), \
+                    f"{path.relative_to(REPO)}:{node.lineno} imports {name}"
+
+
+def test_renderers_take_a_record_and_nothing_else() -> None:
+    """The record answers its own questions (strictness among them): nothing under render/
+    imports from config/ or names the strict_xfail setting."""
+    imports = _all_imports()
+    for path in (REPO / "trtcheck" / "render").rglob("*.py"):
+        module = _module(path)
+        assert not {m for m in imports[module] if _unit(m) == "config"}, module
+        assert "strict_xfail" not in path.read_text(encoding="utf-8"), module
+
+
+def test_the_cli_is_a_module_per_command_each_short_and_none_judging() -> None:
+    """Every module under cli/ is at most 200 lines; a command parses, calls a job of
+    execution/ (or a record of results/) and finishes through cli/common.py: none writes the
+    reports or compares records itself."""
+    cli = REPO / "trtcheck" / "cli"
+    for path in cli.rglob("*.py"):
+        assert len(path.read_text(encoding="utf-8").splitlines()) <= 200, path.relative_to(REPO)
+    imports = _all_imports()
+    for path in (cli / "commands").glob("*.py"):
+        names = {n.id if isinstance(n, ast.Name) else n.attr
+                 for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                 if isinstance(n, (ast.Name, ast.Attribute))}
+        assert not names & {"write_reports", "compare", "rejudge"}, path.name
+        assert not imports[_module(path)] & {"trtcheck.results.baseline", "trtcheck.results.ab",
+                                             "trtcheck.execution.run.run"}, path.name

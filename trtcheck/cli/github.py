@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING
 
 from trtcheck.errors import Exit
 from trtcheck.process import WORKFLOW_VARIABLES
-from trtcheck.render.text import RunLink, n_failing, plain
+from trtcheck.render.escape import plain
+from trtcheck.render.link import RunLink
 from trtcheck.results.verdict import job_verdict
 from trtcheck.status import ERRORS, Status
 
@@ -88,7 +89,7 @@ def _head_sha(env: Mapping[str, str]) -> str | None:
 
 
 def write_outputs(code: int, out_dir: Path | None, record: Record | None, *,
-                  strict_xfail: bool = False, env: Mapping[str, str] | None = None) -> None:
+                  env: Mapping[str, str] | None = None) -> None:
     """Append the step outputs to ``$GITHUB_OUTPUT`` (``env``: this process's environment and
     what :func:`withheld` keeps).
 
@@ -98,8 +99,8 @@ def write_outputs(code: int, out_dir: Path | None, record: Record | None, *,
         return
     rows = record.rows if record else []
     errors = sum(r.status in ERRORS for r in rows)
-    failing = n_failing(record, strict_xfail=strict_xfail) if record else 0
-    judged = job_verdict(record, strict_xfail=strict_xfail) if record else None
+    failing = len(record.failing_rows()) if record else 0
+    judged = job_verdict(record) if record else None
     outputs = {
         "status": Exit(code).status if code in set(Exit) else "error",
         "exit-code": str(int(code)),

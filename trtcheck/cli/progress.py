@@ -44,10 +44,6 @@ class Progress:
         self.stop = threading.Event()
         self.bar: Any = None
         self.ticker: threading.Thread | None = None
-        # Where the time goes: seconds by stage, from each stage's start to the next stage of
-        # its case (or the case's end), as the workers announce them.
-        self.stage_s: Counter[str] = Counter()
-        self.open: dict[str, tuple[str, float]] = {}  # case id -> (stage, started)
 
     def __enter__(self) -> Progress:
         if self.mode == "bar":
@@ -67,7 +63,7 @@ class Progress:
             self.bar.__exit__(None, None, None)
 
     def collection(self, c: Collection) -> None:
-        from trtcheck.render.text import plain
+        from trtcheck.render.escape import plain
 
         if self.verbosity >= 0:
             for rel in c.empty_files:
@@ -81,21 +77,16 @@ class Progress:
     def stage(self, case: Case, backend: str, profile: str | None, stage: str) -> None:
         where = "" if backend == NO_BACKEND else f" ({backend}{':' + profile if profile else ''})"
         with self.lock:
-            self._close(case.case_id)
-            self.open[case.case_id] = (stage, time.monotonic())
             self.running = (case.case_id, f"{stage}{where}", time.monotonic())
             self.noted = time.monotonic()
             if self.verbosity >= 1 and self.mode != "quiet":  # -v: a line per stage
-                from trtcheck.render.text import plain
+                from trtcheck.render.escape import plain
 
                 self._say(f"    {plain(case.case_id)}: {stage}{where}")
 
     def case(self, case: Case | None, rows: list[Row]) -> None:
-        from trtcheck.render.text import plain
+        from trtcheck.render.escape import plain
 
-        if case is not None:
-            with self.lock:
-                self._close(case.case_id)
         if self.mode == "quiet":
             return
         with self.lock:
@@ -119,19 +110,9 @@ class Progress:
             else:
                 self._fold(case.file.rel, lines)
 
-    def _close(self, case_id: str) -> None:
-        stage = self.open.pop(case_id, None)
-        if stage is not None:
-            self.stage_s[stage[0]] += time.monotonic() - stage[1]
-
-    def where_time_went(self) -> dict[str, float]:
-        """Seconds spent in each stage, summed over cases (and over workers running at once),
-        the longest first."""
-        return {stage: round(s, 3) for stage, s in self.stage_s.most_common()}
-
     def _fold(self, rel: str, lines: list[str]) -> None:
         """CI: keep a file's lines until its last case finishes, then print them in one fold."""
-        from trtcheck.render.text import plain
+        from trtcheck.render.escape import plain
 
         self.fold.setdefault(rel, []).extend(lines)
         self.left_in_file[rel] -= 1
@@ -145,7 +126,7 @@ class Progress:
         echo(f"\r\x1b[K{line}" if self.mode == "bar" else line)
 
     def _running_text(self, _: object) -> str:
-        from trtcheck.render.text import plain
+        from trtcheck.render.escape import plain
 
         if self.running is None:
             return ""

@@ -8,7 +8,7 @@ No torch here: ``--help`` reads this module."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -27,8 +27,11 @@ CACHE_DEFAULTS = {"inductor": "shared", "tensorrt": "shared"}
 CHOICE_OF_TORCH_TENSORRT = "PATH|VERSION"
 
 # The commands whose options come from here; ``select`` is what every command that collects a
-# zoo takes (run, list, analyze).
+# zoo takes (run, list, analyze, reduce, ab).
 RUN, SELECT, ANALYZE, DIFF, REDUCE, AB = "run", "select", "analyze", "diff", "reduce", "ab"
+# The commands that run cases: a setting takes all three unless its entry names fewer.
+RUNS = (RUN, AB, REDUCE)
+_COLLECTS = (RUN, ANALYZE, SELECT, REDUCE, AB)
 
 SAME = object()  # Setting.undecided: Options holds the default itself
 
@@ -42,7 +45,8 @@ class Setting:
     say). ``config``: whether the config file may set it (under ``key``). ``flag``: its option
     (``--isolate/--no-isolate`` for a switch), or None; ``short`` a one-letter alias.
     ``multiple``: the flag repeats; ``count``: the flag counts. ``action``: the Action input
-    that maps to the flag. ``commands``: which commands take the flag. ``field``: the
+    that maps to the flag. ``commands``: which commands take the flag (run, ab and reduce unless
+    it names fewer; ``select`` for every command that collects a zoo). ``field``: the
     :class:`~trtcheck.config.options.Options` field it resolves into (None: ``key``).
     ``rows``: whether it changes which rows a run has or what they hold, so that a resumed run
     and merged shards must share it. ``undecided``: what ``Options`` holds when built without
@@ -59,7 +63,7 @@ class Setting:
     count: bool = False
     metavar: str | None = None
     action: str | None = None
-    commands: tuple[str, ...] = (RUN,)
+    commands: tuple[str, ...] = RUNS
     field: str | None = None
     rows: bool = False
     undecided: Any = SAME
@@ -105,36 +109,38 @@ SETTINGS: tuple[Setting, ...] = (
             "with [tool.trtcheck], at or above the first path].", config=False, flag="--config",
             metavar="FILE", action="config", commands=(SELECT,), field="config_file"),
     Setting("out", Path, "trtcheck-report", "Report directory [trtcheck-report].", flag="--out",
-            metavar="DIR", action="out", commands=(RUN, ANALYZE)),
+            metavar="DIR", action="out", commands=(*RUNS, ANALYZE)),
     Setting("device", str, "auto", "cpu, cuda, cuda:N, a list of GPUs cuda:0,cuda:1 (one worker "
             "each) or auto [auto: cuda when available].", flag="--device", metavar="DEV",
             action="device", rows=True, undecided="cpu"),
     Setting("isolate", bool, True, "Run each case in a worker subprocess [isolate]; --no-isolate "
-            "runs them in-process, for debugging (no timeouts).", flag="--isolate/--no-isolate"),
+            "runs them in-process, for debugging (no timeouts).", flag="--isolate/--no-isolate",
+            commands=(RUN, REDUCE)),
     Setting("workers", int, None, "Isolated workers running cases at once [1; on CUDA one per "
             "listed GPU, never two cases timed on one GPU].", flag="--workers", metavar="N",
-            undecided=1),
+            undecided=1, commands=(RUN,)),
     Setting("shard", str, None, "Run only the I-th of N shards of the cases (from 1), for a CI "
             "matrix; 'trtcheck merge' combines the shards' results.", config=False,
-            flag="--shard", metavar="I/N", rows=True),
+            flag="--shard", metavar="I/N", rows=True, commands=(RUN,)),
     Setting("baseline", Path, None, "A results.json of the base branch: report each row's "
             "changes against it, and --shard balances cases by its recorded stage times [none: "
-            "shards by count].", flag="--baseline", metavar="FILE", action="baseline"),
+            "shards by count].", flag="--baseline", metavar="FILE", action="baseline",
+            commands=(RUN,)),
     Setting("cache_dir", Path, None, "Torch-TensorRT engine cache directory; turns the engine "
-            "cache on [none].", flag="--cache-dir", metavar="DIR"),
+            "cache on [none].", flag="--cache-dir", metavar="DIR", commands=(RUN,)),
     Setting("engine_cache", bool, None, "Torch-TensorRT's engine cache: build engines "
             "refittable, save and reuse them [on when cache_dir is set].",
-            flag="--cache/--no-cache", rows=True, undecided=False),
+            flag="--cache/--no-cache", rows=True, undecided=False, commands=(RUN,)),
     Setting("timeout", (int, float), None, "Seconds per case before it is stopped (time spent "
             "waiting for another trtcheck on the device not counted), and per zoo file's import "
             "[900 on CUDA, 300 on CPU].", flag="--timeout", metavar="S",
             commands=(SELECT,), undecided=300.0),
     Setting("memory_limit_mb", int, None, "Address-space limit of the worker, in MiB (CPU runs "
             "only) [none].", flag="--memory-limit", metavar="MIB",
-            field="memory_limit"),
+            field="memory_limit", commands=(RUN, AB)),
     Setting("resume", bool, False, "Skip cases already recorded in OUT/results.jsonl, and say "
             "how many; other options than the run it resumes exit 2, naming the first.",
-            config=False, flag="--resume"),
+            config=False, flag="--resume", commands=(RUN,)),
     Setting("fail_on", FAIL_ON, "failures", "failures: exit 1 on failing rows; regression: also "
             "on regressions of the gated figure (--metric) against --baseline (trtcheck ab: "
             "against the base) [failures].",
@@ -168,21 +174,22 @@ SETTINGS: tuple[Setting, ...] = (
             "tensorrt=shared].", flag="--compile-cache", multiple=True,
             metavar="BACKEND=MODE", commands=(AB,), field="ab"),
     Setting("allow_empty", bool, False, "Exit 0, not 5, when no case is selected [false].",
-            flag="--allow-empty"),
+            flag="--allow-empty", commands=(RUN, AB)),
     Setting("allow_skipped", bool, False, "Exit 0, not 5, when every row is skipped [false].",
-            flag="--allow-skipped"),
+            flag="--allow-skipped", commands=(RUN, AB)),
     Setting("nan", NAN_POLICIES, "warn", "NaN or Inf in eager's or the backend's output: warn "
             "(matching ones pass, marked ⚠, the counts in every report) or fail every such row "
-            "[warn].", flag="--nan", action="nan", rows=True),
+            "[warn].", flag="--nan", action="nan", rows=True, commands=(RUN, AB)),
     Setting("fallback", FALLBACKS, None, "No backend named and lowering's code neither cached "
             "nor fetchable: emulate runs instead (every report's headline says so), or none: "
             "exit 2 with the fix [none when CI is set, else emulate].", flag="--fallback",
-            undecided="emulate"),
+            undecided="emulate", commands=(RUN, AB)),
     Setting("reduce", bool, False, "After the run, reduce each failing row to the smallest graph "
             "that fails the same way, a bundle each under OUT/repro/ (the verdict stays the "
-            "run's) [false].", flag="--reduce/--no-reduce", action="reduce"),
+            "run's) [false].", flag="--reduce/--no-reduce", action="reduce", commands=(RUN,)),
     Setting("reduce_budget", (int, float), 600, "Seconds every reduction of a run may take "
-            "together, with --reduce [600].", flag="--reduce-budget", metavar="S"),
+            "together, with --reduce [600].", flag="--reduce-budget", metavar="S",
+            commands=(RUN,)),
     Setting("reduce_row_budget", (int, float), 120, "Seconds one row's reduction may take [120].",
             flag="--budget", metavar="S", commands=(REDUCE,)),
     Setting("reduce_attempts", int, 200, "Candidate graphs one row's reduction may try [200].",
@@ -192,7 +199,7 @@ SETTINGS: tuple[Setting, ...] = (
             "sharing [false].", flag="--keep-real-values", commands=(RUN, REDUCE)),
     Setting("time_predictions", bool, False, "Time the rows of prediction backends (lowering, "
             "emulate) too: PyTorch running a rewritten graph, shown apart, never a speedup "
-            "[false].", flag="--time-predictions", rows=True),
+            "[false].", flag="--time-predictions", rows=True, commands=(RUN, AB)),
     Setting("strict_xfail", bool, False, "An xpass (a declared expected failure that passed) "
             "fails the run [false].", rows=True),
     Setting("dtype_drift", bool, True, "After the comparison, call the compiled module once more "
@@ -218,20 +225,21 @@ CONFIG_SCHEMA: Mapping[str, Any] = {s.key: (str if s.type is Path else s.type)
 
 
 def for_command(command: str) -> list[Setting]:
-    """The settings whose flag the command takes (``select`` ones too for run and analyze)."""
-    names = {command, SELECT} if command in (RUN, ANALYZE, SELECT) else {command}
+    """The settings whose flag the command takes, by their entries (``select`` ones too for the
+    commands that collect a zoo), in the table's order."""
+    names = {command, SELECT} if command in _COLLECTS else {command}
     return [s for s in SETTINGS if s.flag and names & set(s.commands)]
 
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def click_options(command: str, only: Iterable[str] | None = None) -> Callable[[F], F]:
-    """Decorate a click command with the options of ``command`` (or only the keys ``only``);
-    each arrives under its key, None (or an empty tuple) when not given."""
+def click_options(command: str) -> Callable[[F], F]:
+    """Decorate a click command with the options its settings' entries give ``command``; each
+    arrives under its key, None (or an empty tuple) when not given."""
     import click
 
-    chosen = [s for s in for_command(command) if only is None or s.key in set(only)]
+    taken = for_command(command)
 
     def option(s: Setting) -> Callable[[F], F]:
         names = [s.flag, *([s.short] if s.short else []), s.key]
@@ -256,7 +264,7 @@ def click_options(command: str, only: Iterable[str] | None = None) -> Callable[[
         return click.option(*names, **kw)
 
     def decorate(f: F) -> F:
-        for s in reversed(chosen):
+        for s in reversed(taken):
             f = option(s)(f)
         return f
 

@@ -16,11 +16,10 @@ import hashlib
 import os
 import random
 import shutil
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,12 +30,13 @@ from trtcheck.config.options import Options
 from trtcheck.core.traits import Kind
 from trtcheck.errors import UsageError
 from trtcheck.execution.isolate import IsolatedExecutor
+from trtcheck.execution.probe import describe, git
 from trtcheck.execution.run import Collection, collect
-from trtcheck.results import ab, environment
+from trtcheck.results import ab
 from trtcheck.results.ab import SIDES, Decision, Level, ProcessFigure
 from trtcheck.results.metrics import MAX_REL
 from trtcheck.results.record import Record
-from trtcheck.results.rows import Analysis, BackendClass, Row, RowKey
+from trtcheck.results.rows import Analysis, BackendTraits, Row, RowKey
 
 Say = Callable[[str], None]
 
@@ -87,19 +87,11 @@ def side_of(index: int) -> str:
     return SIDES[index % 4 in (1, 2)]
 
 
-def _git(root: Path, *args: str) -> str:
-    out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
-                         check=False)
-    if out.returncode != 0:
-        raise UsageError(f"git {' '.join(args)}: {out.stderr.strip() or 'failed'}")
-    return out.stdout.strip()
-
-
 def top_level(path: Path) -> Path:
     """The root of the git working tree holding ``path``; UsageError outside one."""
     where = path if path.is_dir() else path.parent
     try:
-        return Path(_git(where, "rev-parse", "--show-toplevel")).resolve()
+        return Path(git(where, "rev-parse", "--show-toplevel")).resolve()
     except UsageError:
         raise UsageError(f"trtcheck ab compares two commits of a git repository: {path} is not "
                          "in one") from None
@@ -107,7 +99,7 @@ def top_level(path: Path) -> Path:
 
 def commit_of(top: Path, ref: str) -> str:
     try:
-        return _git(top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+        return git(top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     except UsageError:
         raise UsageError(f"--base/--head {ref!r} names no commit of {top}") from None
 
@@ -119,21 +111,21 @@ def checkout(top: Path, side: str, ref: str | None, paths: tuple[Path, ...],
     its tree hash known only when nothing in it is changed), removed afterwards; its zoo paths
     are ``paths`` at the same place relative to the root."""
     if ref is None:
-        commit = _git(top, "rev-parse", "HEAD")
-        dirty = bool(_git(top, "status", "--porcelain"))
-        yield Tree(side, None, commit, None if dirty else _git(top, "rev-parse", "HEAD^{tree}"),
+        commit = git(top, "rev-parse", "HEAD")
+        dirty = bool(git(top, "status", "--porcelain"))
+        yield Tree(side, None, commit, None if dirty else git(top, "rev-parse", "HEAD^{tree}"),
                    top, paths, dirty)
         return
     commit = commit_of(top, ref)
     where = into / side
-    _git(top, "worktree", "add", "--detach", "--quiet", str(where), commit)
+    git(top, "worktree", "add", "--detach", "--quiet", str(where), commit)
     try:
         moved = tuple(where / p.relative_to(top) for p in paths)
-        yield Tree(side, ref, commit, _git(top, "rev-parse", f"{commit}^{{tree}}"), where,
+        yield Tree(side, ref, commit, git(top, "rev-parse", f"{commit}^{{tree}}"), where,
                    tuple(p for p in moved if p.exists()))
     finally:
-        subprocess.run(["git", "-C", str(top), "worktree", "remove", "--force", str(where)],
-                       capture_output=True, check=False)
+        with suppress(UsageError):  # removed below in any case
+            git(top, "worktree", "remove", "--force", str(where))
         shutil.rmtree(where, ignore_errors=True)
 
 
@@ -152,7 +144,7 @@ def cache_setup(opts: Options, process: int, caches: Path) -> tuple[Options, dic
     return opts, env
 
 
-def run_process(tree: Tree, opts: Options, backends: Mapping[str, BackendClass],
+def run_process(tree: Tree, opts: Options, backends: Mapping[str, BackendTraits],
                 process: Process, wanted: set[str] | None, caches: Path, log: Path) -> Process:
     """One fresh worker: collect ``tree``'s zoo, run the ``wanted`` cases (all: None) in an
     order shuffled with the process's seed, and stop it."""
@@ -210,7 +202,7 @@ class Job:
     """The processes of one ``ab`` job, and what they gave."""
 
     opts: Options
-    backends: Mapping[str, BackendClass]
+    backends: Mapping[str, BackendTraits]
     trees: Mapping[str, Tree]
     work: Path
     say: Say
@@ -259,13 +251,13 @@ class Job:
         """A side's record: the rows and analyses of its first process."""
         first = next((p for p in self.processes if p.side == side), None)
         tree = self.trees[side]
-        env = environment.describe(self.opts.device, tree.root)
+        env = describe(self.opts.device, tree.root)
         env["git_commit"] = tree.commit
         rows = (first.problems + first.rows) if first else []
         return Record(env, self.opts.to_dict(), rows, dict(first.analyses) if first else {})
 
 
-def run_ab(opts: Options, backends: Mapping[str, BackendClass], base_ref: str,
+def run_ab(opts: Options, backends: Mapping[str, BackendTraits], base_ref: str,
            head_ref: str | None, say: Say) -> Record:
     """Measure base and head in one job; the head's record, holding both sides
     (``Record.ab``) and the head's changes against the base (``Record.baseline``)."""

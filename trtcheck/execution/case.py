@@ -17,6 +17,7 @@ from trtcheck.core.profiles import Tolerance
 from trtcheck.core.traits import Kind
 from trtcheck.errors import Unsupported
 from trtcheck.execution.events import Item, StageHook, no_hook
+from trtcheck.execution.probe import kernel_settings
 from trtcheck.execution.stages import STEADY_BACKEND, STEADY_EAGER, StageError, Stages
 from trtcheck.execution.tolerance import precision_lost, tolerance_for
 from trtcheck.measure import device_lock, drift, kernels, memory
@@ -33,7 +34,6 @@ from trtcheck.program.analyze import analyze_program
 from trtcheck.program.export import export
 from trtcheck.program.shapes import ShapePlan, ShapeSet, plan_shapes, resize, shapes_record
 from trtcheck.results import nonfinite
-from trtcheck.results.environment import kernel_settings
 from trtcheck.results.figures import Cost, Latency, Memory
 from trtcheck.results.rows import Analysis, Evidence, Row, Slot, plan, row_for, rows_for
 from trtcheck.status import Status
@@ -182,9 +182,10 @@ def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
                          str(opts.cache_dir.resolve()) if opts.cache_dir else None, shapes.ranges,
                          module=module)
         slot_before = memory.in_use(opts.device)
-        outcome = _run_backend(case, backend, job, expected, eager_in, eager, opts,
-                               truncate_double=bool(slot.profile and slot.profile.truncate_double),
-                               stages=stages.for_slot(slot), others=others, shapes=shapes)
+        example = AtShape(shapes.sets[0], (job.args, job.kwargs), expected, eager_in)
+        run = SlotRun(case, eager, opts, stages.for_slot(slot), shapes, (example, *others),
+                      truncate_double=bool(slot.profile and slot.profile.truncate_double))
+        outcome = _run_backend(run, backend, job)
         outcome = replace(outcome, memory=_slot_memory(outcome.memory, slot, slot_before,
                                                        opts.device))
         yield outcome.row(case, slot)
@@ -252,7 +253,7 @@ class Eager:
 
 @dataclass(frozen=True)
 class AtShape:
-    """A case's inputs at one of its other shapes, and eager's outputs and inputs after its call."""
+    """A case's inputs at one of its shapes, and eager's outputs and inputs after its call."""
 
     shapes: ShapeSet
     inputs: Any
@@ -280,108 +281,171 @@ def _other_shapes(eager: Eager, program: ExportedProgram, inputs: Any, shapes: S
     return others
 
 
-def _run_backend(case: Case, backend: Backend, job: CompileJob, expected: Any,
-                 eager_after: Any, eager: Eager, opts: Options, *,
-                 truncate_double: bool, stages: Stages, others: Sequence[AtShape],
-                 shapes: ShapePlan) -> SlotOutcome:
-    evidence = Evidence()
-    engine = None
-    ran = 1
-    pick = tolerance_for(case, opts.tolerances, truncate_double)
-    narrowing = TRUNCATE_DOUBLE if truncate_double else NO_NARROWING
+@dataclass
+class Judgement:
+    """A slot's status so far and the messages that explain it, in the order a report shows
+    them, joined once (:attr:`message`)."""
+
+    status: Status = Status.PASS
+    messages: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.status is Status.PASS
+
+    @property
+    def message(self) -> str:
+        return "; ".join(m for m in self.messages if m)
+
+    def note(self, *messages: str) -> None:
+        """Messages that change no status (NaN counts, a failed timing)."""
+        self.messages.extend(messages)
+
+    def fail_first(self, cause: str) -> None:
+        """A passing row fails by ``cause``, said before what was noted already."""
+        if self.passed:
+            self.status = Status.FAIL
+            self.messages.insert(0, cause)
+
+
+@dataclass(frozen=True)
+class SlotRun:
+    """What one slot's backend is run with: the case, eager's module and its outputs at every
+    shape (the example first), the options and the slot's stages."""
+
+    case: Case
+    eager: Eager
+    opts: Options
+    stages: Stages
+    shapes: ShapePlan
+    at: Sequence[AtShape]  # the example shape first, then the others
+    truncate_double: bool
+
+
+def _run_backend(run: SlotRun, backend: Backend, job: CompileJob) -> SlotOutcome:
+    """Compile, run and compare at every shape (the others only while the row passes; a
+    failure at one names it), judge the outputs, check dtype drift, time, and release what the
+    compiled module holds."""
+    evidence, engine, stages, ran = Evidence(), None, run.stages, 1
+    pick = tolerance_for(run.case, run.opts.tolerances, run.truncate_double)
+    narrowing = TRUNCATE_DOUBLE if run.truncate_double else NO_NARROWING
     try:
-        eager.restore()
+        run.eager.restore()
         with stages.stage("compile"):
             compiled = backend.compile(job)
         evidence, engine = compiled.evidence, compiled.memory
-        eager.restore()  # a compile may call the module once (inductor does)
-        result, status, message, backend_in, actual = _run_and_compare(
-            compiled, (job.args, job.kwargs), expected, eager_after, pick, narrowing, stages)
+        run.eager.restore()  # a compile may call the module once (inductor does)
+        example, *others = run.at
+        result, judged, backend_in, actual = _run_and_compare(compiled, example, pick,
+                                                              narrowing, stages)
         for at in others:
-            if status is not Status.PASS:
+            if not judged.passed:
                 break
             ran += 1
             try:
-                eager.restore()
-                result, status, message, _, _ = _run_and_compare(
-                    compiled, at.inputs, at.expected, at.eager_after, pick, narrowing, stages,
-                    example=False)
+                run.eager.restore()
+                result, judged, _, _ = _run_and_compare(compiled, at, pick, narrowing, stages,
+                                                        example=False)
             except StageError as err:
                 err.args = (f"at shape {at.shapes.describe()}: {err}",)
                 raise
-            if status is not Status.PASS:
-                message = f"at shape {at.shapes.describe()}: {message}"
-        eager.restore()
+            if not judged.passed:
+                judged.messages = [f"at shape {at.shapes.describe()}: {judged.message}"]
+        run.eager.restore()
     except Unsupported as exc:
         return SlotOutcome(Status.UNSUPPORTED, stages.timings, evidence, stages.memory(engine),
                            message=str(exc), stage="compile")
     except StageError as err:
         return SlotOutcome(Status.ERROR, stages.timings, evidence, stages.memory(engine),
                            message=str(err), stage=err.stage, location=err.location,
-                           traceback=err.traceback, shapes=shapes_record(shapes, ran))
-    if status is Status.PASS and truncate_double:
-        message = precision_lost(result)
+                           traceback=err.traceback, shapes=shapes_record(run.shapes, ran))
+    outputs = _judge_outputs(run, result, judged)
+    if run.opts.dtype_drift and not run.opts.figures_only:
+        evidence = _drift(run, compiled, job, evidence, judged)
+    latency = _time(run, backend, compiled, job, backend_in, judged)
+    if run.opts.kernels and latency is not None:
+        evidence = replace(evidence, details={
+            **evidence.details, "kernels": _kernels(run.eager, compiled, job, backend, stages)})
+    del actual, backend_in
+    owned, device = None, run.opts.device
+    if memory.in_use(device) is not None:  # what the compiled module holds, freed with it
+        memory.release(device)
+        alive = memory.in_use(device)
+        del compiled  # the last reference
+        memory.release(device)
+        owned = max(0, (alive or 0) - (memory.in_use(device) or 0))
+    return SlotOutcome(judged.status, stages.timings, evidence, stages.memory(engine, owned),
+                       message=judged.message, stage=None if judged.passed else "compare",
+                       outputs=outputs, latency=latency, shapes=shapes_record(run.shapes, ran))
+
+
+def _judge_outputs(run: SlotRun, result: Comparison, judged: Judgement) -> list[dict[str, Any]]:
+    """The outputs as recorded; a passing row notes the precision truncate_double cost, NaN
+    and Inf are noted (failing the row under ``nan = "fail"``), then eager's state note."""
+    if judged.passed and run.truncate_double:
+        judged.note(precision_lost(result))
     outputs = [leaf.to_dict() for leaf in result.leaves]
     found = nonfinite.describe(outputs)
-    if found and status is Status.PASS and opts.nan == "fail":
-        status, found = Status.FAIL, f'nan = "fail": {found}'
-    message = "; ".join(m for m in (message, found, eager.state_note) if m)
-    if opts.dtype_drift and not opts.figures_only:
-        try:
-            with stages.stage("drift"):
-                drifted = (drift.unchecked((job.args, job.kwargs), STATE_CHANGES)
-                           if eager.changes_state else
-                           drift.check(eager.module, compiled.fn, (job.args, job.kwargs),
-                                       opts.tolerances["float32"]))
-        except StageError as err:  # the outputs were judged already: the row keeps its status
-            drifted = drift.Drift(drift.CHECK_FAILED, "", str(err))
-        if drifted is not None:
-            evidence = replace(evidence, drift=drifted.to_dict())
-            if drifted.fails and status is Status.PASS:  # a failing row says its own cause first
-                status = Status.FAIL
-                message = "; ".join(m for m in (drifted.describe(), message) if m)
-    latency, owned = None, None
-    # A prediction's latency is PyTorch running a rewritten graph, never shown as a speedup:
-    # timed only when asked for (time_predictions).
-    timed = backend.traits.kind is Kind.MEASURED or opts.time_predictions
+    if found and judged.passed and run.opts.nan == "fail":
+        judged.status, found = Status.FAIL, f'nan = "fail": {found}'
+    judged.note(found, run.eager.state_note)
+    return outputs
+
+
+def _drift(run: SlotRun, compiled: Compiled, job: CompileJob, evidence: Evidence,
+           judged: Judgement) -> Evidence:
+    """The compiled module called once more with int32/int64 and float32/float64 swapped: the
+    evidence with what it found; a passing row fails by a drift that fails, said first."""
+    eager = run.eager
     try:
-        with (stages.stage("timing") if timed else nullcontext()), \
-                device_lock.lock_for(opts.device).exclusive():
-            latency = _latency(eager, compiled, job, opts,
+        with run.stages.stage("drift"):
+            drifted = (drift.unchecked((job.args, job.kwargs), STATE_CHANGES)
+                       if eager.changes_state else
+                       drift.check(eager.module, compiled.fn, (job.args, job.kwargs),
+                                   run.opts.tolerances["float32"]))
+    except StageError as err:  # the outputs were judged already: the row keeps its status
+        drifted = drift.Drift(drift.CHECK_FAILED, "", str(err))
+    if drifted is None:
+        return evidence
+    if drifted.fails:
+        judged.fail_first(drifted.describe())
+    return replace(evidence, drift=drifted.to_dict())
+
+
+def _time(run: SlotRun, backend: Backend, compiled: Compiled, job: CompileJob, backend_in: Any,
+          judged: Judgement) -> Latency | None:
+    """Eager and the backend timed together, and their steady memory peaks taken, under the
+    device's exclusive lock. A prediction's latency is PyTorch running a rewritten graph,
+    never shown as a speedup: timed only when asked for (time_predictions)."""
+    timed = backend.traits.kind is Kind.MEASURED or run.opts.time_predictions
+    try:
+        with (run.stages.stage("timing") if timed else nullcontext()), \
+                device_lock.lock_for(run.opts.device).exclusive():
+            latency = _latency(run.eager, compiled, job, run.opts,
                                fresh=inputs_changed((job.args, job.kwargs), backend_in),
                                interleave=not backend.traits.subprocess) if timed else None
-            _steady_peaks(eager, compiled, job, stages)
+            _steady_peaks(run.eager, compiled, job, run.stages)
     except StageError as err:  # the outputs were judged already: the row keeps its status
-        message = "; ".join(m for m in (message, f"timing failed, no latency: {err}") if m)
-    if opts.kernels and latency is not None:
-        evidence = replace(evidence, details={
-            **evidence.details, "kernels": _kernels(eager, compiled, job, backend, stages)})
-    if memory.in_use(opts.device) is not None:  # what the compiled module holds, freed with it
-        del actual, backend_in
-        memory.release(opts.device)
-        alive = memory.in_use(opts.device)
-        del compiled
-        memory.release(opts.device)
-        owned = max(0, (alive or 0) - (memory.in_use(opts.device) or 0))
-    return SlotOutcome(status, stages.timings, evidence, stages.memory(engine, owned),
-                       message=message, stage=None if status is Status.PASS else "compare",
-                       outputs=outputs, latency=latency, shapes=shapes_record(shapes, ran))
+        judged.note(f"timing failed, no latency: {err}")
+        return None
+    return latency
 
 
-def _run_and_compare(compiled: Compiled, inputs: tuple[tuple[Any, ...], dict[str, Any]],
-                     expected: Any, eager_after: Any, pick: Callable[[torch.dtype], Tolerance],
+def _run_and_compare(compiled: Compiled, at: AtShape, pick: Callable[[torch.dtype], Tolerance],
                      narrowing: Mapping[torch.dtype, torch.dtype], stages: Stages, *,
-                     example: bool = True) -> tuple[Comparison, Status, str, Any, Any]:
-    """Call the compiled module on a copy of ``inputs`` and judge it against eager (its output
-    ``expected``, its inputs after the call ``eager_after``): the comparison, the status and
-    message, the copy of the inputs it was called with, and its output."""
+                     example: bool = True) -> tuple[Comparison, Judgement, Any, Any]:
+    """Call the compiled module on a copy of ``at``'s inputs and judge it against eager's
+    output and inputs after its call there: the comparison, its judgement, the copy of the
+    inputs it was called with, and its output."""
+    inputs, expected, eager_after = at.inputs, at.expected, at.eager_after
     with stages.stage("run", example=example), torch.no_grad():
         called = clone(inputs)
         actual = compiled.fn(*called[0], **called[1])
     with stages.stage("compare", example=example):
         result = compare(expected, actual, pick, narrowing)
-        status, message = _verdict(result, mutation_problem(inputs, eager_after, called, pick))
-    return result, status, message, called, actual
+        problems = [m for m in (result.message, mutation_problem(inputs, eager_after, called,
+                                                                  pick)) if m]
+    return result, Judgement(Status.FAIL if problems else Status.PASS, problems), called, actual
 
 
 def _latency(eager: Eager, compiled: Compiled, job: CompileJob, opts: Options, *,
@@ -437,10 +501,5 @@ def _steady_peaks(eager: Eager, compiled: Compiled, job: CompileJob, stages: Sta
     for name, peak in zip((STEADY_EAGER, STEADY_BACKEND), found, strict=True):
         if peak is not None:
             stages.peaks[name] = peak
-
-
-def _verdict(outputs: Comparison, mutation: str) -> tuple[Status, str]:
-    problems = [m for m in (outputs.message, mutation) if m]
-    return (Status.FAIL, "; ".join(problems)) if problems else (Status.PASS, "")
 
 

@@ -9,13 +9,13 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from trtcheck.config.options import Options
 from trtcheck.core.traits import NO_BACKEND
 from trtcheck.execution.events import Item, StageHook, no_hook
 from trtcheck.process import STARTUP_S, Child, ended, send_or_start
-from trtcheck.results.rows import BackendClass, Row, plan, rows_for
+from trtcheck.results.rows import BackendTraits, Row, plan, rows_for
 from trtcheck.status import Status
 from trtcheck.zoo.cases import Case
 from trtcheck.zoo.collector import Collector
@@ -60,7 +60,7 @@ class IsolatedExecutor:
     zoo's files imported already; with ``start``, one starts at once instead, so that it
     imports torch while the cases are collected."""
 
-    def __init__(self, opts: Options, backends: Mapping[str, BackendClass], log_path: Path,
+    def __init__(self, opts: Options, backends: Mapping[str, BackendTraits], log_path: Path,
                  env: Mapping[str, str] | None = None, *, start: bool = False) -> None:
         self.opts = opts
         self.backends = backends
@@ -155,6 +155,10 @@ class IsolatedExecutor:
                     self.worker = None
                 return
 
+    def run(self, cases: Sequence[Case], on_stage: StageListener | None = None) -> Iterator[Event]:
+        """Every case's items, one case after the other (:func:`serially`)."""
+        return serially(self, cases, on_stage)
+
     def _send(self, request: tuple[Any, ...]) -> Child:
         """Hand a case to a live worker, starting a new one if the last has gone."""
         self.worker = send_or_start(self.worker, self._spawn, request)
@@ -189,6 +193,19 @@ def hook_for(case: Case, on_stage: StageListener | None) -> StageHook:
 Event = tuple[int, Item | None]  # (index of the case, one of its items, or None when it is done)
 
 
+class CaseRunner(Protocol):
+    def rows(self, case: Case, hook: StageHook = ...) -> Iterator[Item]: ...
+
+
+def serially(executor: CaseRunner, cases: Sequence[Case],
+             on_stage: StageListener | None) -> Iterator[Event]:
+    """Each case's items, one case at a time, each case followed by ``(index, None)``."""
+    for i, case in enumerate(cases):
+        for item in executor.rows(case, hook_for(case, on_stage)):
+            yield i, item
+        yield i, None
+
+
 class Schedule:
     """Which case a free worker takes next: one of the zoo file it has imported while that file
     has cases left, else the first of a file no other worker is on, else the first left."""
@@ -220,7 +237,7 @@ class WorkerPool:
     On CUDA each worker owns one of the listed GPUs, so no two cases are timed on one GPU at
     once; on CPU the workers split the cores between them. Cases go out by :class:`Schedule`."""
 
-    def __init__(self, opts: Options, backends: Mapping[str, BackendClass], log_path: Path) -> None:
+    def __init__(self, opts: Options, backends: Mapping[str, BackendTraits], log_path: Path) -> None:
         devices = opts.devices or (opts.device,) * opts.workers
         env = None
         if not opts.device.startswith("cuda") and "OMP_NUM_THREADS" not in os.environ:

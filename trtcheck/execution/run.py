@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -16,12 +16,12 @@ from trtcheck.config.options import Options
 from trtcheck.config.settings import ROW_SETTINGS
 from trtcheck.core.traits import NAMES, BackendRef
 from trtcheck.errors import OutputError, RecordError, UsageError, did_you_mean
-from trtcheck.execution import shard
+from trtcheck.execution import probe, shard
 from trtcheck.execution.events import Item, StageHook, no_hook
-from trtcheck.execution.isolate import Event, IsolatedExecutor, StageListener, WorkerPool, hook_for
-from trtcheck.results import environment, record
+from trtcheck.execution.isolate import Event, IsolatedExecutor, StageListener, WorkerPool, serially
+from trtcheck.results import record
 from trtcheck.results.record import Journal, Record
-from trtcheck.results.rows import Analysis, BackendClass, Row, RowKey, file_row, plan, rows_for
+from trtcheck.results.rows import Analysis, BackendTraits, Row, RowKey, file_row, plan, rows_for
 from trtcheck.status import Status
 from trtcheck.zoo import discover
 from trtcheck.zoo.api import ModelSpec
@@ -126,8 +126,10 @@ def _problem(rel: str, *, case_id: str | None = None, **fields: object) -> Row:
 
 
 class Executor(Protocol):
+    """What runs the cases: in this process, in one worker, or in several at once."""
+
     def collector(self) -> Collector: ...
-    def rows(self, case: Case, hook: StageHook = ...) -> Iterator[Item]: ...
+    def run(self, cases: Sequence[Case], on_stage: StageListener | None = None) -> Iterator[Event]: ...
     def close(self) -> None: ...
 
 
@@ -152,25 +154,20 @@ class InProcessExecutor:
 
         return iter_rows(case, self.opts, self.backends, hook)
 
+    def run(self, cases: Sequence[Case], on_stage: StageListener | None = None) -> Iterator[Event]:
+        return serially(self, cases, on_stage)
+
     def close(self) -> None:
         self._active.close()
 
 
-def start(opts: Options, backends: Mapping[str, BackendClass]) -> Executor | WorkerPool:
+def start(opts: Options, backends: Mapping[str, BackendTraits]) -> Executor:
     """The executor a run uses; collect the cases with it (:func:`collect`), so that an
     isolated run's first worker is the collector's child."""
     if not opts.isolate:
         return InProcessExecutor(opts, backends)
     log = opts.out / "worker.log"
     return WorkerPool(opts, backends, log) if opts.workers > 1 else IsolatedExecutor(opts, backends, log)
-
-
-def _serially(executor: Executor, cases: list[Case],
-              on_stage: StageListener | None) -> Iterator[Event]:
-    for i, case in enumerate(cases):
-        for item in executor.rows(case, hook_for(case, on_stage)):
-            yield i, item
-        yield i, None
 
 
 class Interrupted(KeyboardInterrupt):
@@ -226,19 +223,20 @@ def _shown(value: Any) -> str:
     return repr(value)
 
 
-def run(opts: Options, backends: Mapping[str, BackendClass], collection: Collection,
+def run(opts: Options, backends: Mapping[str, BackendTraits], collection: Collection,
         on_case: Callable[[Case | None, list[Row]], None],
         on_stage: StageListener | None = None,
-        executor: Executor | WorkerPool | None = None) -> tuple[Record, bool]:
+        executor: Executor | None = None) -> Record:
     """Execute every case (on ``executor``, by default :func:`start`'s), appending rows to the
     journal as they finish; ``on_case`` hears each case's rows, ``on_stage`` each stage as it
     starts. Closes the executor.
 
     Returns the record, its rows in collection order whatever order the workers finished
-    in, and whether the run was interrupted (remaining rows are then ``skipped: interrupted``)."""
+    in; an interrupted run's record says so (``Record.interrupted``), its remaining rows
+    ``skipped: interrupted``."""
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
-    env = environment.describe(opts.device, opts.paths[0])
+    env = probe.describe(opts.device, opts.paths[0])
     env["started"] = started.isoformat(timespec="seconds")
     if opts.devices:
         env["devices"] = list(opts.devices)
@@ -265,10 +263,8 @@ def run(opts: Options, backends: Mapping[str, BackendClass], collection: Collect
     if opts.resume:
         env["resumed"] = {"reused": len(done), "cases": len(collection.cases)}
     partial: dict[str, list[Row]] = {}
-    interrupted = False
     stopped = "interrupted"
-    events = (executor.run(todo, on_stage) if isinstance(executor, WorkerPool)
-              else _serially(executor, todo, on_stage))
+    events = executor.run(todo, on_stage)
     try:
         with _sigterm_interrupts():
             for i, item in events:
@@ -283,7 +279,6 @@ def run(opts: Options, backends: Mapping[str, BackendClass], collection: Collect
                     partial.setdefault(case_id, []).append(item)
                 journal.append([item])
     except KeyboardInterrupt:
-        interrupted = True
         env["interrupted"] = True  # the reports say INTERRUPTED and ``report`` exits 130
     except OutputError as exc:  # a full disk: what finished is kept for the reports
         stopped = STOPPED.format(exc)
@@ -302,7 +297,7 @@ def run(opts: Options, backends: Mapping[str, BackendClass], collection: Collect
         # Not journalled: --resume must run these cases, not take them as finished.
         rows += finished + rows_for(case, left, status=Status.SKIPPED, message=stopped)
     env["duration_s"] = round(time.perf_counter() - t0, 3)
-    return Record(env, opts.to_dict(), rows, analyses), interrupted
+    return Record(env, opts.to_dict(), rows, analyses)
 
 
 def analyze(opts: Options, collection: Collection) -> Record:
@@ -317,4 +312,4 @@ def analyze(opts: Options, collection: Collection) -> Record:
                 analyses[item.case_id] = item.data
             else:
                 rows.append(item)
-    return Record(environment.describe(opts.device, opts.paths[0]), opts.to_dict(), rows, analyses)
+    return Record(probe.describe(opts.device, opts.paths[0]), opts.to_dict(), rows, analyses)

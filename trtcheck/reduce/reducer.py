@@ -21,13 +21,14 @@ from trtcheck.config.options import Options
 from trtcheck.core.profiles import BUILTIN_PROFILES, Profile
 from trtcheck.core.traits import BackendRef
 from trtcheck.execution.case import in_full
-from trtcheck.execution.run import start
+from trtcheck.execution.run import Collection, start
 from trtcheck.process import child_env, python_command
 from trtcheck.program.export import export
 from trtcheck.reduce import bundle
 from trtcheck.reduce.graph import NotAGraph, Recorded, Subgraph, count_nodes, record, slug, subgraph
 from trtcheck.reduce.shrink import Exhausted, Search, shrink
 from trtcheck.reduce.signature import Signature, reducible, signature
+from trtcheck.results.record import Record
 from trtcheck.results.rows import NO_PROFILE, Row
 from trtcheck.status import FAILING
 from trtcheck.tensors import StateSnapshot, clone, leaves_with_paths, same_values
@@ -429,3 +430,18 @@ def reduce_rows(rows: list[Row], cases: Iterable[Case], opts: Options,
     finally:
         reducer.close()
     return out
+
+
+def reducing(total: float | None, say: Say) -> Callable[[Options, Mapping[str, Any], Record,
+                                                          Collection], None]:
+    """The step a ``run --reduce`` or ``reduce`` job takes after its cases
+    (:data:`trtcheck.execution.job.After`): each failing row of the record reduced in place,
+    ``total`` the seconds all reductions may take together (None: no cap), ``say`` hearing how
+    each goes."""
+    def after(opts: Options, backends: Mapping[str, Any], rec: Record,
+              collection: Collection) -> None:
+        limits = Limits(opts.reduce_row_budget, opts.reduce_attempts, opts.keep_real_values, total)
+        rec.rows = reduce_rows(rec.rows, collection.cases, opts, backends, limits,
+                               rec.environment, say)
+
+    return after

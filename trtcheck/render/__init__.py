@@ -11,9 +11,9 @@ from trtcheck.render.changes import render_changes
 from trtcheck.render.comment import inert, render_comment
 from trtcheck.render.html import render_html
 from trtcheck.render.junit import render_junit
+from trtcheck.render.link import RunLink
 from trtcheck.render.markdown import render_markdown
 from trtcheck.render.terminal import render_summary
-from trtcheck.render.text import RunLink
 from trtcheck.results.record import Record, gc_paused, save, write_atomic
 
 __all__ = ["render_annotations", "render_changes", "render_comment", "render_html", "render_junit",
@@ -21,19 +21,18 @@ __all__ = ["render_annotations", "render_changes", "render_comment", "render_htm
 
 
 @gc_paused()  # a big record's reports are many small objects, none in a cycle
-def write_reports(record: Record, out_dir: Path, *, strict_xfail: bool,
-                  link: RunLink | None) -> list[Path]:
+def write_reports(record: Record, out_dir: Path, *, link: RunLink | None) -> list[Path]:
     """Write ``results.json``, ``junit.xml``, ``report.md``, ``comment.md`` and ``report.html``
     into ``out_dir``, each atomically, ``link`` (the commit and run) in the Markdown and HTML
     reports; where one cannot be written, the others still are, then :class:`OutputError` names
     each."""
     reports = {
-        out_dir / "junit.xml": render_junit(record, strict_xfail=strict_xfail),
-        out_dir / "report.md": render_markdown(record, strict_xfail=strict_xfail, link=link),
+        out_dir / "junit.xml": render_junit(record),
+        out_dir / "report.md": render_markdown(record, link=link),
         out_dir / "comment.md": render_comment(
-            record, strict_xfail=strict_xfail, link=link,
+            record, link=link,
             changes=render_changes(record, heading="####", escape=inert)),
-        out_dir / "report.html": render_html(record, strict_xfail=strict_xfail, link=link),
+        out_dir / "report.html": render_html(record, link=link),
     }
     results = out_dir / "results.json"
     writes = {results: lambda: save(record, results),

@@ -6,7 +6,8 @@ from typing import Any
 
 from tabulate import tabulate
 
-from trtcheck.render.text import NONE, headline, plain
+from trtcheck.render.escape import plain
+from trtcheck.render.text import NONE, headline
 from trtcheck.results.record import Record
 
 

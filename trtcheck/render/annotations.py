@@ -3,10 +3,10 @@ per row that passed with NaN or Inf in an output, at the model's declaration."""
 
 from __future__ import annotations
 
-from trtcheck.render.text import headline, plain, warned
+from trtcheck.render.escape import plain
+from trtcheck.render.text import headline, warned
 from trtcheck.results.record import Record
 from trtcheck.results.rows import NO_PROFILE, Row
-from trtcheck.status import is_failure
 
 # GitHub shows at most 10 error annotations per step; the rest are counted in one notice.
 MAX_ANNOTATIONS = 10
@@ -22,10 +22,10 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def render_annotations(record: Record, *, strict_xfail: bool) -> list[str]:
+def render_annotations(record: Record) -> list[str]:
     """``::error file=…,line=…,title=…::message`` lines for the failing rows, then ``::warning``
     lines for the rows that passed with NaN or Inf, each in record order."""
-    failing = [r for r in record.rows if is_failure(r.status, strict_xfail=strict_xfail)]
+    failing = record.failing_rows()
     lines = [_annotation(r) for r in failing[:MAX_ANNOTATIONS]]
     if len(failing) > MAX_ANNOTATIONS:
         lines.append(f"::notice title=trtcheck::{len(failing) - MAX_ANNOTATIONS} more failing rows "

@@ -7,7 +7,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from trtcheck.render.text import NONE, PREDICTION_MARK, md, num
+from trtcheck.render.escape import md
+from trtcheck.render.text import NONE, PREDICTION_MARK, num
 from trtcheck.results.ab import SIDES, TEST, side_label
 from trtcheck.results.baseline import (
     ACCURACY_FACTOR,

@@ -21,23 +21,21 @@ from importlib import resources
 from typing import Any
 
 from trtcheck.core.traits import NO_BACKEND
+from trtcheck.render.escape import md
+from trtcheck.render.link import RunLink, commit_of
 from trtcheck.render.text import (
     NONE,
     NONFINITE_MARK,
     NONFINITE_NOTE,
     PREDICTION_MARK,
-    RunLink,
     fallback_text,
     headline,
-    md,
     num,
     reduction_text,
-    releases,
     shortened,
     speedup_text,
     stack_facts,
     stack_warnings,
-    status_counts,
     status_text,
     verdict_text,
     warned,
@@ -46,7 +44,7 @@ from trtcheck.results.ab import side_label
 from trtcheck.results.metrics import MAX_ABS, MAX_REL, MIN_ATOL, MIN_RTOL, severity
 from trtcheck.results.record import Record
 from trtcheck.results.rows import NO_PROFILE, Row
-from trtcheck.status import Status, Verdict, is_failure
+from trtcheck.status import Status, Verdict
 
 # The comment's size limit, shared with comment/sticky.js.
 LIMIT: int = json.loads(resources.files("trtcheck").joinpath("limits.json").read_text("utf-8"))["comment"]
@@ -82,14 +80,14 @@ class _Block:
         return "\n".join(self.head + self.rows[:n_rows] + more + self.tail)
 
 
-def render_comment(record: Record, *, strict_xfail: bool, link: RunLink | None = None,
+def render_comment(record: Record, *, link: RunLink | None = None,
                    changes: str = "", limit: int = LIMIT) -> str:
     """The comment for ``record``; ``changes`` is Markdown on changes against a baseline,
     placed first after the headline (empty: no baseline)."""
     blocks = [
-        _Block([_headline(record, strict_xfail=strict_xfail), "", _facts(record)], [], []),
+        _Block([_headline(record), "", _facts(record)], [], []),
         _Block([changes], [], []) if changes else None,
-        _attention(record, strict_xfail=strict_xfail),
+        _attention(record),
         _accuracy(record),
         _latency(record),
         _chart(record),
@@ -120,11 +118,11 @@ def _fit(blocks: list[_Block], limit: int) -> str:
     return text if len(text) <= limit else text[:limit - len(ARTIFACT_NOTE) - 4] + f"\n\n{ARTIFACT_NOTE}\n"
 
 
-def _headline(record: Record, *, strict_xfail: bool) -> str:
-    result, why = verdict_text(record, strict_xfail=strict_xfail)
+def _headline(record: Record) -> str:
+    result, why = verdict_text(record)
     mark = {Verdict.PASS: "✅", Verdict.FAIL: "❌"}.get(result, "⚠️")
     verdict = f"{mark} {result.title}: {why}"
-    counts = " · ".join(f"{s} {n}" for s, n in status_counts(record))
+    counts = " · ".join(f"{s} {n}" for s, n in record.status_counts())
     fallback = f"\n\n⚠️ **{inert(fallback_text(record))}**" if fallback_text(record) else ""
     return f"### {TITLE}: {verdict}" + (f"\n\n{counts}" if counts else "") + fallback
 
@@ -137,7 +135,7 @@ def _facts(record: Record) -> str:
     for row in record.rows:
         if row.backend != NO_BACKEND:
             kinds[row.backend] = kinds.get(row.backend, False) or row.prediction
-    ran = releases(record)
+    ran = record.releases()
 
     def described(backend: str, predicted: bool) -> str:
         code = ", ".join(ran.get(backend, []))
@@ -157,7 +155,7 @@ def _row_name(row: Row) -> str:
     return f"{inert(row.backend)}{mark}{profile}"
 
 
-def _attention(record: Record, *, strict_xfail: bool) -> _Block | None:
+def _attention(record: Record) -> _Block | None:
     """Failing rows, then rows that passed with NaN or Inf in an output."""
     rows = [r for r in record.rows if r.status in ATTENTION or warned(r)]
     if not rows:
@@ -166,14 +164,15 @@ def _attention(record: Record, *, strict_xfail: bool) -> _Block | None:
                                          Status.FAIL, Status.XPASS, Status.PASS))}
     rows.sort(key=lambda r: order[r.status])
     lines = [f"| {inert(r.case_id)} | {_row_name(r)} | "
-             f"{_bold(r, strict_xfail)} | {inert(shortened(r, headline(r), _MESSAGE_CHARS))} |" for r in rows]
+             f"{_bold(r, record.fails(r))} | {inert(shortened(r, headline(r), _MESSAGE_CHARS))} |"
+             for r in rows]
     tail = ["", NONFINITE_NOTE] if any(warned(r) for r in rows) else []
     return _Block(["#### Needs attention", "", "| case | backend | status | what happened |",
                    "|---|---|---|---|"], lines, tail)
 
 
-def _bold(row: Row, strict_xfail: bool) -> str:
-    return f"**{row.status}**" if is_failure(row.status, strict_xfail=strict_xfail) else status_text(row)
+def _bold(row: Row, failing: bool) -> str:
+    return f"**{row.status}**" if failing else status_text(row)
 
 
 def _cases(record: Record) -> dict[str, list[Row]]:
@@ -305,7 +304,7 @@ def _reduced(record: Record, link: RunLink | None) -> _Block | None:
 
 
 def _footer(record: Record | None, link: RunLink | None) -> str:
-    sha = (link.sha if link else None) or (record.environment.get("git_commit") if record else None)
+    sha = commit_of(link, record.environment if record else None)
     head = side_label(record.ab, "head") if record else None
     parts = [f"head {inert(head)}" if head else f"commit {inert(sha)}" if sha else "commit unknown"]
     if link and link.url:

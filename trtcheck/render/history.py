@@ -12,11 +12,9 @@ import math
 from collections.abc import Sequence
 from itertools import pairwise
 
-from trtcheck.config.cascade import saved_gate
 from trtcheck.render.page import page, section, table
 from trtcheck.render.svg import Flag, Point, Scale, Series, SeriesChart, esc, log_scale, series_chart
 from trtcheck.render.text import KIND_NOTES, NONE, PREDICTION_MARK, num
-from trtcheck.results import baseline
 from trtcheck.results.history import Commit, row_keys
 from trtcheck.results.rows import Row, RowKey
 from trtcheck.results.verdict import job_verdict
@@ -24,28 +22,12 @@ from trtcheck.results.verdict import job_verdict
 ROW_LIMIT = 200  # rows drawn; beyond it, those that changed or regressed first, and a line
 
 
-def flagged(commits: Sequence[Commit]) -> list[set[RowKey]]:
-    """Per commit, the rows the gate flagged as regressions in any of its records."""
-    found: list[set[RowKey]] = []
-    for i, commit in enumerate(commits):
-        keys: set[RowKey] = set()
-        for rec in commit.records:
-            diff = baseline.read(rec.baseline)
-            if diff is None and i > 0:
-                gate = saved_gate(rec.options)
-                diff = baseline.compare(commits[i - 1].records[0], rec, metric=gate.metric,
-                                        threshold=gate.threshold)
-            if diff is not None:
-                keys |= {(c.case_id, c.backend, c.profile) for c in diff.regressions}
-        found.append({RowKey(*k) for k in keys})
-    return found
-
-
 def render_history(commits: Sequence[Commit], *, unread: Sequence[str] = ()) -> str:
-    """The page for ``commits`` (in order, :func:`trtcheck.results.history.order`); ``unread``
+    """The page for ``commits`` (in order, :func:`trtcheck.results.history.order`, the rows
+    the gate flagged marked by :func:`~trtcheck.results.history.flag`); ``unread``
     names the records that could not be read, and why."""
     index = [[{r.key: r for r in rec.rows} for rec in c.records] for c in commits]
-    regressions = flagged(commits)
+    regressions = [c.regressions for c in commits]
     keys = row_keys(commits)
     statuses = {k: [_statuses(at, k) for at in index] for k in keys}
     changes = {k: _status_changes(statuses[k]) for k in keys}
@@ -99,8 +81,7 @@ def _point(at: int, value: float, low: float | None, high: float | None) -> Poin
 def _commits(commits: Sequence[Commit], regressions: list[set[RowKey]]) -> str:
     rows = []
     for i, c in enumerate(commits):
-        verdicts = ", ".join(str(job_verdict(rec, strict_xfail=bool(rec.options.get(
-            "strict_xfail"))).verdict) for rec in c.records)
+        verdicts = ", ".join(str(job_verdict(rec).verdict) for rec in c.records)
         rows.append([esc(i + 1), f"<code>{esc(c.label)}</code>", esc(c.time or NONE),
                      esc(len(c.records)), esc(verdicts),
                      f'<span class="s-fail">{len(regressions[i])}</span>' if regressions[i] else "0"])

@@ -24,6 +24,8 @@ from trtcheck.render.changes import (
     kernel_notes,
     statuses_only,
 )
+from trtcheck.render.escape import plain
+from trtcheck.render.link import RunLink, commit_of
 from trtcheck.render.page import num_cell, page, section, table
 from trtcheck.render.svg import Mark, Reference, Scale, esc, interval_chart, log_scale
 from trtcheck.render.text import (
@@ -35,7 +37,6 @@ from trtcheck.render.text import (
     PREDICTION_MARK,
     ROW_FIGURES,
     UNSTABLE_MARK,
-    RunLink,
     fallback_text,
     headline,
     kinds_present,
@@ -44,12 +45,9 @@ from trtcheck.render.text import (
     memory_measures,
     nonfinite_text,
     num,
-    plain,
-    releases,
     speedup_text,
     stack_facts,
     stack_warnings,
-    status_counts,
     status_text,
     verdict_text,
     warned,
@@ -68,7 +66,7 @@ from trtcheck.results.figures import LATENCY_FIGURES
 from trtcheck.results.metrics import MAX_ABS, MAX_REL, MIN_ATOL, MIN_RTOL
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
-from trtcheck.status import Status, is_failure
+from trtcheck.status import Status
 
 CHART_LIMIT = 300  # rows per chart; beyond it, the most telling ones and a line saying so
 TABLE_LIMIT = 5000  # rows in the table of every row; beyond it, failing rows first
@@ -126,10 +124,10 @@ def _ratio(x: float | None, tol: float, missing: float) -> float:
     return x / tol if tol else (0.0 if x == 0 else math.inf)
 
 
-def render_html(record: Record, *, strict_xfail: bool, link: RunLink | None = None) -> str:
+def render_html(record: Record, *, link: RunLink | None = None) -> str:
     """The record as one HTML page: headline, changes, accuracy, speed, memory, failures,
     every row, environment and settings."""
-    sha = (link.sha if link else None) or record.environment.get("git_commit")
+    sha = commit_of(link, record.environment)
     shares = {id(r): tolerance_used(r.outputs) for r in record.rows}
     head_label = side_label(record.ab, "head")  # an ab record: what its head ran
     body = [
@@ -144,20 +142,20 @@ def render_html(record: Record, *, strict_xfail: bool, link: RunLink | None = No
         + '<a href="#accuracy">accuracy</a><a href="#speed">speed</a>'
         '<a href="#memory">memory</a><a href="#failures">failures</a><a href="#rows">every row</a>'
         '<a href="#environment">environment</a></nav></header>',
-        _summary(record, strict_xfail),
+        _summary(record),
         _changes(record),
-        _accuracy(record, shares, strict_xfail),
+        _accuracy(record, shares),
         _speed(record),
         _memory(record),
-        _failures(record, strict_xfail),
-        _rows(record, shares, strict_xfail),
+        _failures(record),
+        _rows(record, shares),
         _environment(record),
     ]
     return page("trtcheck report", body)
 
 
-def _tone(row: Row, strict_xfail: bool) -> str:
-    if is_failure(row.status, strict_xfail=strict_xfail):
+def _tone(row: Row, failing: bool) -> str:
+    if failing:
         return "fail"
     if row.prediction:
         return "pred"
@@ -175,14 +173,14 @@ def _status_html(row: Row) -> str:
     return f'<span class="s-{esc(row.status.value)}">{esc(status_text(row))}</span>'
 
 
-def _summary(record: Record, strict_xfail: bool) -> str:
-    result, why = verdict_text(record, strict_xfail=strict_xfail)
-    counts = status_counts(record)
+def _summary(record: Record) -> str:
+    result, why = verdict_text(record)
+    counts = record.status_counts()
     parts = [f'<p><span class="verdict v-{esc(result.value)}">{esc(result.title)}</span> '
-             f'{esc(why)} (strict xfail {"on" if strict_xfail else "off"}).</p>',
+             f'{esc(why)} (strict xfail {"on" if record.xpass_fails else "off"}).</p>',
              table([esc(s) for s, _ in counts] + ["total"],
                    [[esc(n) for _, n in counts] + [esc(len(record.rows))]])]
-    ran = releases(record)
+    ran = record.releases()
     backends = list(dict.fromkeys(r.backend for r in record.rows if r.backend != "-"))
     kinds = {r.backend: r.kind for r in record.rows}
     items = []
@@ -210,7 +208,7 @@ def _limited(marks: list[Mark], what: str) -> tuple[list[Mark], str]:
                                  "hold them all.</p>")
 
 
-def _accuracy(record: Record, shares: dict[int, Used | None], strict_xfail: bool) -> str:
+def _accuracy(record: Record, shares: dict[int, Used | None]) -> str:
     marks: list[tuple[tuple[bool, float], Mark]] = []
     for r in record.rows:
         used = shares[id(r)]
@@ -225,7 +223,7 @@ def _accuracy(record: Record, shares: dict[int, Used | None], strict_xfail: bool
         order = (used is None or used.passed, -value if math.isfinite(value) else -math.inf)
         marks.append((order, Mark(
             _name(r), value, None if used is None or used.exact else used.low,
-            None if used is None or used.exact else used.high, _tone(r, strict_xfail), note, title,
+            None if used is None or used.exact else used.high, _tone(r, record.fails(r)), note, title,
             symbol="⚠" if nonfinite else "")))
     if not marks:
         return section("accuracy", "Accuracy", '<p class="note">No row compared an output.</p>')
@@ -426,8 +424,8 @@ def _memory(record: Record) -> str:
 _BUNDLE_PATH = re.compile(r"[^A-Za-z0-9._/-]")
 
 
-def _failures(record: Record, strict_xfail: bool) -> str:
-    failing = [r for r in record.rows if is_failure(r.status, strict_xfail=strict_xfail)]
+def _failures(record: Record) -> str:
+    failing = record.failing_rows()
     if not failing:
         return section("failures", "Failures", '<p class="note">No row fails the run.</p>')
     parts = [_failure(r) for r in failing[:FAILURE_LIMIT]]
@@ -475,8 +473,8 @@ def _reduction(row: Row) -> str:
             f"bundle <code>{esc(bundle)}/</code>: {links}</p>")
 
 
-def _rows(record: Record, shares: dict[int, Used | None], strict_xfail: bool) -> str:
-    ordered = sorted(record.rows, key=lambda r: not is_failure(r.status, strict_xfail=strict_xfail))
+def _rows(record: Record, shares: dict[int, Used | None]) -> str:
+    ordered = sorted(record.rows, key=lambda r: not record.fails(r))
     shown = ordered[:TABLE_LIMIT]
     headers = ["case", "backend", "profile", "status", "tolerance used", "speedup [95% interval]",
                *(esc(f.label) for f in LATENCY_FIGURES), "memory ratio"]

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from trtcheck.core.traits import NO_BACKEND
 from trtcheck.render.changes import change_text
+from trtcheck.render.escape import plain, xml_text
 from trtcheck.render.text import (
     KIND_NOTES,
     NONE,
@@ -28,8 +29,6 @@ from trtcheck.render.text import (
     nonfinite_text,
     num,
     path_text,
-    plain,
-    xml_text,
 )
 from trtcheck.results.baseline import PROCESSES, read
 from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
@@ -43,7 +42,7 @@ _UNSET = (NO_PROFILE, "default")
 _SKIPPED = frozenset({Status.SKIPPED, Status.UNSUPPORTED, Status.XFAIL})
 
 
-def render_junit(record: Record, *, strict_xfail: bool) -> str:
+def render_junit(record: Record) -> str:
     """The record as a JUnit XML document: fail (and xpass under strict xfail) are failures;
     error, timeout and crash are errors; skipped, unsupported and xfail are skipped."""
     suites: dict[str, list[Row]] = {}
@@ -58,7 +57,7 @@ def render_junit(record: Record, *, strict_xfail: bool) -> str:
     elements = []
     regressed = _gated_regressions(record)
     for name, rows in suites.items():
-        cases = [_testcase(record, r, strict_xfail=strict_xfail, regression=regressed.get(r.key))
+        cases = [_testcase(record, r, regression=regressed.get(r.key))
                  for r in rows]
         counts = Counter(c.outcome for c in cases)
         time = sum(c.seconds for c in cases if c.seconds)
@@ -150,11 +149,11 @@ def _gated_regressions(record: Record) -> dict[RowKey, str]:
             for c in diff.regressions if c.latency is not None}
 
 
-def _testcase(record: Record, row: Row, *, strict_xfail: bool,
+def _testcase(record: Record, row: Row, *,
               regression: str | None = None) -> _Case:
     message, kind = plain(f"{_prediction(row)} {headline(row)}".lstrip()), row.status.value
     outcome, detail = None, ""
-    if row.status is Status.FAIL or (row.status is Status.XPASS and strict_xfail):
+    if row.status is Status.FAIL or (row.status is Status.XPASS and record.xpass_fails):
         outcome, detail = "failure", xml_text(_failures(row))
     elif regression is not None and row.status not in ERRORS:
         outcome, kind, message, detail = "failure", "regression", plain(regression), ""
@@ -163,7 +162,7 @@ def _testcase(record: Record, row: Row, *, strict_xfail: bool,
     elif row.status in _SKIPPED:
         outcome, kind = "skipped", "skipped"
     children = [_element(outcome, {"type": kind, "message": message or None}, detail)] if outcome else []
-    stdout = xml_text(_system_out(record, row, strict_xfail=strict_xfail))
+    stdout = xml_text(_system_out(record, row))
     if stdout:
         children.append(_element("system-out", {}, stdout))
     seconds = sum(row.timings.values())
@@ -178,7 +177,7 @@ def _testcase(record: Record, row: Row, *, strict_xfail: bool,
     return _Case(_element("testcase", attributes, children, depth=2), outcome, seconds)
 
 
-def _system_out(record: Record, row: Row, *, strict_xfail: bool) -> str:
+def _system_out(record: Record, row: Row) -> str:
     nonfinite = nonfinite_text(row)
     facts = {
         "status": str(row.status),
@@ -196,7 +195,7 @@ def _system_out(record: Record, row: Row, *, strict_xfail: bool) -> str:
     lines = [f"{key}: {value}" for key, value in facts.items() if value != NONE]
     if row.memory:
         lines += [f"memory ({row.memory.measure}) note: {n}" for n in row.memory.notes]
-    if row.status is Status.XPASS and not strict_xfail:
+    if row.status is Status.XPASS and not record.xpass_fails:
         lines.append("note: xpass does not fail the run without strict xfail")
     if row.prediction:
         lines.append(f"PREDICTION: this row is {KIND_NOTES[row.kind]}.")

@@ -7,6 +7,8 @@ from typing import Any
 
 from trtcheck.core.traits import TTRT_MIN_BLOCK_SIZE, BackendRef, Kind
 from trtcheck.render.changes import render_changes
+from trtcheck.render.escape import md
+from trtcheck.render.link import RunLink, commit_of
 from trtcheck.render.text import (
     DRIFT_MEANING,
     KIND_NOTES,
@@ -15,7 +17,6 @@ from trtcheck.render.text import (
     NONFINITE_NOTE,
     PREDICTION_MARK,
     ROW_FIGURES,
-    RunLink,
     cost_text,
     cut,
     failing_outputs,
@@ -23,18 +24,15 @@ from trtcheck.render.text import (
     headline,
     kinds_present,
     latency_note,
-    md,
     memory_floors,
     memory_measures,
     num,
     one_clock,
     path_text,
     reduction_text,
-    releases,
     shapes_text,
     stack_facts,
     stack_warnings,
-    status_counts,
     status_text,
     verdict_text,
     warned,
@@ -43,10 +41,10 @@ from trtcheck.results.ab import side_label
 from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
-from trtcheck.status import Status, is_failure
+from trtcheck.status import FAILING, Status
 
 
-def render_markdown(record: Record, *, strict_xfail: bool, link: RunLink | None = None) -> str:
+def render_markdown(record: Record, *, link: RunLink | None = None) -> str:
     """The record as a Markdown report: environment, counts, accuracy, latency, details.
     ``link`` names the commit the run is about (a pull request's head, as the comment does)."""
     sections = [
@@ -55,9 +53,9 @@ def render_markdown(record: Record, *, strict_xfail: bool, link: RunLink | None 
         f"> ⚠️ **{md(fallback_text(record))}**" if fallback_text(record) else "",
         render_changes(record),
         _prediction_notice(record),
-        _summary(record, strict_xfail=strict_xfail),
+        _summary(record),
         _profiles(record),
-        _accuracy(record, strict_xfail=strict_xfail),
+        _accuracy(record),
         _latency(record),
         _drift(record),
         _shapes(record),
@@ -70,7 +68,7 @@ def render_markdown(record: Record, *, strict_xfail: bool, link: RunLink | None 
 
 def _environment(env: dict[str, Any], link: RunLink | None, head: str | None) -> str:
     """The versions, the device and the commit (of an ``ab`` record: what its head ran)."""
-    sha = (link.sha if link else None) or env.get("git_commit")
+    sha = commit_of(link, env)
     line = " · ".join([
         f"trtcheck {md(env.get('trtcheck') or NONE)}",
         *stack_facts(env, md),
@@ -109,19 +107,19 @@ def _min_block_size(record: Record) -> str:
             "a compile with the default leaves them (or a whole small graph) to PyTorch.")
 
 
-def _summary(record: Record, *, strict_xfail: bool) -> str:
-    counts = status_counts(record)
+def _summary(record: Record) -> str:
+    counts = record.status_counts()
     table = _table([str(s) for s, _ in counts] + ["total"],
                    [[str(n) for _, n in counts] + [str(len(record.rows))]])
-    result, why = verdict_text(record, strict_xfail=strict_xfail)
-    mode = "on" if strict_xfail else "off"
+    result, why = verdict_text(record)
+    mode = "on" if record.xpass_fails else "off"
     return (f"## Summary\n\n{table}\n\n**Result: {result.title}**: {md(why)} "
             f"(strict xfail {mode}).")
 
 
-def _accuracy(record: Record, *, strict_xfail: bool) -> str:
+def _accuracy(record: Record) -> str:
     rows = [
-        [md(r.case_id), _backend(r), md(r.profile), _status(r, strict_xfail=strict_xfail),
+        [md(r.case_id), _backend(r), md(r.profile), _status(r, record.fails(r)),
          md(path_text(record, r) or NONE), *(num(r.worst[m.field]) for m in ROW_METRICS)]
         for r in record.rows
     ]
@@ -215,7 +213,7 @@ def _releases(record: Record) -> str:
     cells: dict[tuple[str, str], dict[str, str]] = {}
     for r in record.rows:
         if r.backend in releases:
-            cells.setdefault((r.case_id, r.profile), {})[r.backend] = _status(r, strict_xfail=False)
+            cells.setdefault((r.case_id, r.profile), {})[r.backend] = _status(r, r.status in FAILING)
     rows = [[md(case), md(profile), *(cells[(case, profile)].get(b, NONE) for b in releases)]
             for case, profile in cells]
     headers = ["case", "profile", *(md(BackendRef.parse(b).release or "") for b in releases)]
@@ -231,7 +229,7 @@ def _disagreements(record: Record) -> str:
     for r in record.rows:
         if r.kind in (Kind.EMULATED, Kind.LOWERED):
             found.setdefault((r.case_id, r.profile), {}).setdefault(r.kind, []).append(r)
-    lines, ran = [], releases(record)
+    lines, ran = [], record.releases()
     for (case, profile), rows in found.items():
         for low in rows.get(Kind.LOWERED, []):
             for rule in rows.get(Kind.EMULATED, []):
@@ -337,8 +335,7 @@ def _backend(row: Row) -> str:
     return md(row.backend) + (f" {PREDICTION_MARK}" if row.prediction else "")
 
 
-def _status(row: Row, *, strict_xfail: bool) -> str:
-    failing = is_failure(row.status, strict_xfail=strict_xfail)
+def _status(row: Row, failing: bool) -> str:
     return f"**{row.status}**" if failing else status_text(row)
 
 

@@ -16,7 +16,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from trtcheck.render.text import cut, plain
+from trtcheck.render.escape import plain
+from trtcheck.render.text import cut
 
 ROW_HEIGHT = 16
 LABEL_WIDTH = 330  # px for a row's label, left of the plot

@@ -4,32 +4,30 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
+from trtcheck.render.escape import plain
 from trtcheck.render.text import (
     KIND_NOTES,
     NONFINITE_NOTE,
     PREDICTION_MARK,
     fallback_text,
     kinds_present,
-    n_failing,
-    plain,
     shortened,
-    status_counts,
     status_text,
     verdict_text,
     warned,
 )
 from trtcheck.results.record import Record
 from trtcheck.results.verdict import job_verdict, regression_words
-from trtcheck.status import Status, is_failure
+from trtcheck.status import Status
 
 MESSAGE_WIDTH = 120
 
 
-def render_summary(record: Record, *, strict_xfail: bool, failing_only: bool = False) -> str:
+def render_summary(record: Record, *, failing_only: bool = False) -> str:
     """One line per row that did not pass or passed with NaN or Inf, then the counts by
     status and how many fail the run; first, which backend ran instead of the default.
     ``failing_only`` (``-q``): only the rows that fail the run, and the verdict."""
-    shown = [r for r in record.rows if (is_failure(r.status, strict_xfail=strict_xfail)
+    shown = [r for r in record.rows if (record.fails(r)
                                         if failing_only else r.status is not Status.PASS or warned(r))]
     rows = [
         [status_text(r), plain(r.case_id),
@@ -45,13 +43,13 @@ def render_summary(record: Record, *, strict_xfail: bool, failing_only: bool = F
             lines.append(f"(messages cut at {MESSAGE_WIDTH} characters: report.md and "
                          "results.json hold them whole)")
         lines.append("")
-    counts = ", ".join(f"{n} {s}" for s, n in status_counts(record))
-    failing = n_failing(record, strict_xfail=strict_xfail)
-    headline = render_headline(record, strict_xfail=strict_xfail)
+    counts = ", ".join(f"{n} {s}" for s, n in record.status_counts())
+    failing = len(record.failing_rows())
+    headline = render_headline(record)
     if failing_only:
         return "\n".join([*lines, headline])
     total = f"total {len(record.rows)}: {counts or 'no rows'}; {failing} fail the run"
-    judged = job_verdict(record, strict_xfail=strict_xfail)
+    judged = job_verdict(record)
     if judged.gated and judged.regressions:  # the rows' count alone would read as a pass
         total += (f"; {regression_words(judged.regressions, judged.metric)} "
                   f"fail{'s' if judged.regressions == 1 else ''} it too")
@@ -64,9 +62,9 @@ def render_summary(record: Record, *, strict_xfail: bool, failing_only: bool = F
     return "\n".join(lines)
 
 
-def render_headline(record: Record, *, strict_xfail: bool) -> str:
+def render_headline(record: Record) -> str:
     """The job's verdict in one line, starting with PASS or FAIL as the exit code says."""
-    result, why = verdict_text(record, strict_xfail=strict_xfail)
+    result, why = verdict_text(record)
     return plain(f"{result.title}: {why}")
 
 

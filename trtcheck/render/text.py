@@ -1,19 +1,17 @@
-"""Text shared by the renderers: untrusted text made safe, numbers and row facts made short.
-
-Model names, variants, messages and tracebacks come from user code. Every renderer passes
-them through ``plain``, ``md`` or ``xml_text`` before they reach a report.
-"""
+"""Text shared by the renderers: numbers and row facts made short, the words every report uses
+(prediction marks, the verdict's line, the latency columns). Untrusted text is made safe by
+:mod:`trtcheck.render.escape`."""
 
 from __future__ import annotations
 
 import functools
 import re
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from trtcheck.core.traits import NO_BACKEND, Kind, traits_of
+from trtcheck.core.traits import Kind, traits_of
+from trtcheck.render.escape import md, plain
 from trtcheck.results.figures import (
     ALLOCATOR,
     LATENCY_FIGURES,
@@ -26,17 +24,9 @@ from trtcheck.results.nonfinite import MARK as NONFINITE_MARK
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
 from trtcheck.results.verdict import job_verdict
-from trtcheck.status import ORDER, Status, Verdict, is_failure
+from trtcheck.status import Status, Verdict
 
 NONE = "—"
-
-
-@dataclass(frozen=True)
-class RunLink:
-    """The commit a report is about and, under GitHub Actions, the run that made it."""
-
-    sha: str | None
-    url: str | None = None
 
 
 PREDICTION_MARK = "†"
@@ -57,50 +47,6 @@ SOURCE_WORDS = {"runner": "from the runner", "action": "installed by the Action"
 STACK = (("torch", "torch"), ("torch_tensorrt", "Torch-TensorRT"), ("tensorrt", "TensorRT"))
 
 UNSTABLE_MARK = "⚠ unstable"
-# The complement of XML 1.0's Char production.
-_XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-_BREAKS = re.compile("[\t\n\v\f\r\x85\u2028\u2029]+")
-# Control characters (C0, DEL, C1), lone surrogates, U+FFFE/U+FFFF, and the bidirectional
-# overrides that can make text display in a different order from how it reads.
-_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u202a-\u202e\u2066-\u2069]")
-# Characters with an inline meaning in GitHub Markdown (``$`` starts math).
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]()!|~$])")
-_HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
-
-
-def plain(text: object) -> str:
-    """One line of printable text: line breaks become spaces, control characters are dropped.
-
-    The result is also valid XML 1.0 and safe to print on a terminal.
-    """
-    text = str(text)
-    if text.isprintable():  # most text: no line break and no character either pattern finds
-        return text.strip()
-    return _INVISIBLE.sub("", _BREAKS.sub(" ", text)).strip()
-
-
-def md(text: object) -> str:
-    """Inline GitHub Markdown that shows ``text`` literally, also inside a table cell.
-
-    Block syntax (``#``, ``-``, ``>``) only acts at the start of a line, so callers never
-    start a line with the result.
-    """
-    return _md(str(text))
-
-
-@functools.lru_cache(maxsize=1 << 16)  # a big report escapes the same ids and names many times
-def _md(text: str) -> str:
-    return _MD_SPECIAL.sub(r"\\\1", plain(text).translate(_HTML))
-
-
-def xml_text(text: object) -> str:
-    """``text`` without the characters XML 1.0 forbids; the JUnit writer escapes ``&<>"`` itself."""
-    text = str(text)
-    if text.replace("\n", "").isprintable():  # every character XML forbids is unprintable
-        return text
-    return _XML_ILLEGAL.sub("", text)
-
-
 def num(x: float | str | None, unit: str = "") -> str:
     """A number to three significant digits, or ``—`` when there is none."""
     if x is None:
@@ -266,18 +212,6 @@ def fallback_text(record: Record) -> str:
     return str(record.options.get("fallback_note") or "")
 
 
-def releases(record: Record) -> dict[str, list[str]]:
-    """Each backend's Torch-TensorRT releases whose code ran, from its rows' evidence."""
-    found: dict[str, list[str]] = {}
-    for row in record.rows:
-        if row.backend != NO_BACKEND:
-            versions = found.setdefault(row.backend, [])
-            version = row.evidence.versions.get("torch_tensorrt")
-            if version and version not in versions:
-                versions.append(str(version))
-    return found
-
-
 def kinds_present(record: Record) -> list[Kind]:
     """The prediction kinds among the record's rows, in a fixed order."""
     present = {r.kind for r in record.rows}
@@ -287,17 +221,6 @@ def kinds_present(record: Record) -> list[Kind]:
 def failing_outputs(row: Row) -> list[dict[str, Any]]:
     """The outputs of a row that did not match eager."""
     return [o for o in row.outputs if not o.get("passed")]
-
-
-def status_counts(record: Record) -> list[tuple[Status, int]]:
-    """How many rows have each status, worst first, statuses with no rows left out."""
-    counts = Counter(r.status for r in record.rows)
-    return [(s, counts[s]) for s in ORDER if counts[s]]
-
-
-def n_failing(record: Record, *, strict_xfail: bool) -> int:
-    """How many rows make the run exit 1."""
-    return sum(is_failure(r.status, strict_xfail=strict_xfail) for r in record.rows)
 
 
 def one_clock(record: Record) -> bool:
@@ -348,10 +271,10 @@ def latency_note(record: Record, escape: Callable[[object], str] = md) -> str:
     return " ".join(parts)
 
 
-def verdict_text(record: Record, *, strict_xfail: bool) -> tuple[Verdict, str]:
+def verdict_text(record: Record) -> tuple[Verdict, str]:
     """The job's verdict (:func:`trtcheck.results.verdict.job_verdict`, regressions gated by the
     record's options included) and one line saying what it rests on."""
-    result = job_verdict(record, strict_xfail=strict_xfail)
+    result = job_verdict(record)
     return result.verdict, result.why
 
 

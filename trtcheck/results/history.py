@@ -1,15 +1,17 @@
 """Records of successive commits put in order for ``trtcheck history``: by the commit's time,
 then by the record's start time; several records of one commit are that commit's repeats.
 
-A record written before ``git_commit_time`` was recorded is placed by its start time."""
+A record written before ``git_commit_time`` was recorded is placed by its start time. Each
+commit knows the rows the gate flagged (:func:`flag`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Protocol
 
+from trtcheck.results import baseline
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row, RowKey
 
@@ -24,6 +26,7 @@ class Commit:
     time: str | None  # the commit's time, else its first record's start time
     records: list[Record] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
+    regressions: set[RowKey] = field(default_factory=set)  # flagged in any record, by :func:`flag`
 
     @property
     def label(self) -> str:
@@ -65,3 +68,27 @@ def order(records: Iterable[tuple[str, Record]]) -> list[Commit]:
 def row_keys(commits: Iterable[Commit]) -> list[RowKey]:
     """Every row's key over the history, in the order first seen."""
     return list(dict.fromkeys(r.key for c in commits for rec in c.records for r in rec.rows))
+
+
+class Gated(Protocol):
+    """The gate a record's run used: its metric and threshold."""
+
+    metric: str
+    threshold: float
+
+
+def flag(commits: Sequence[Commit], gate_of: Callable[[Record], Gated]) -> None:
+    """Fill each commit's ``regressions``: the rows the gate flagged in any of its records, by
+    the record's own baseline comparison where it has one, else against the commit before (its
+    first record) under the gate ``gate_of`` reads from the record's options."""
+    for i, commit in enumerate(commits):
+        keys: set[RowKey] = set()
+        for rec in commit.records:
+            diff = baseline.read(rec.baseline)
+            if diff is None and i > 0:
+                gate = gate_of(rec)
+                diff = baseline.compare(commits[i - 1].records[0], rec, metric=gate.metric,
+                                        threshold=gate.threshold)
+            if diff is not None:
+                keys |= {RowKey(c.case_id, c.backend, c.profile) for c in diff.regressions}
+        commit.regressions = keys

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import tempfile
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, fields
@@ -20,10 +21,11 @@ from typing import Any
 
 import trtcheck
 from trtcheck.core.profiles import Profile
+from trtcheck.core.traits import NO_BACKEND
 from trtcheck.errors import LockedError, OutputError, RecordError
 from trtcheck.results.jsontext import dumps, json_safe
 from trtcheck.results.rows import PREDICTION_TIMING, Analysis, Row
-from trtcheck.status import Verdict, verdict
+from trtcheck.status import ORDER, Status, Verdict, is_failure, verdict
 
 LOCK_FILE = ".trtcheck.lock"
 SCHEMA_VERSION = 3
@@ -58,9 +60,39 @@ class Record:
         """Whether the run was stopped (Ctrl-C or SIGTERM) before every case finished."""
         return bool(self.environment.get("interrupted"))
 
-    def verdict(self, *, strict_xfail: bool) -> Verdict:
-        """The run's verdict, with the options it ran under (``allow_empty``, ``allow_skipped``)."""
-        return verdict((r.status for r in self.rows), strict_xfail=strict_xfail,
+    @property
+    def xpass_fails(self) -> bool:
+        """Whether an xpass fails the run: the ``strict_xfail`` setting it ran under."""
+        return bool(self.options.get("strict_xfail"))
+
+    def fails(self, row: Row) -> bool:
+        """Whether ``row`` makes the run exit 1 (an xpass only where :attr:`xpass_fails`)."""
+        return is_failure(row.status, strict_xfail=self.xpass_fails)
+
+    def failing_rows(self) -> list[Row]:
+        """The rows that make the run exit 1, in order."""
+        return [r for r in self.rows if self.fails(r)]
+
+    def status_counts(self) -> list[tuple[Status, int]]:
+        """How many rows have each status, worst first, statuses with no rows left out."""
+        counts = Counter(r.status for r in self.rows)
+        return [(s, counts[s]) for s in ORDER if counts[s]]
+
+    def releases(self) -> dict[str, list[str]]:
+        """Each backend's Torch-TensorRT releases whose code ran, from its rows' evidence."""
+        found: dict[str, list[str]] = {}
+        for row in self.rows:
+            if row.backend != NO_BACKEND:
+                versions = found.setdefault(row.backend, [])
+                version = row.evidence.versions.get("torch_tensorrt")
+                if version and version not in versions:
+                    versions.append(str(version))
+        return found
+
+    def verdict(self) -> Verdict:
+        """The rows' verdict, under the options the record ran with (``strict_xfail``,
+        ``allow_empty``, ``allow_skipped``); the job's is :func:`trtcheck.results.verdict.job_verdict`."""
+        return verdict((r.status for r in self.rows), strict_xfail=self.xpass_fails,
                        interrupted=self.interrupted,
                        allow_empty=bool(self.options.get("allow_empty")),
                        allow_skipped=bool(self.options.get("allow_skipped")))

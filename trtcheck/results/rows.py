@@ -37,8 +37,9 @@ class RowKey(NamedTuple):
     profile: str
 
 
-class BackendClass(Protocol):
-    """What planning needs of a backend: whether profiles change it, and what its results are."""
+class BackendTraits(Protocol):
+    """What planning needs of a backend, which its traits line (an isolated run's parent loads
+    no backend) and a loaded backend both hold: whether profiles change it, and its kind."""
 
     uses_profiles: bool
     kind: Kind
@@ -60,7 +61,7 @@ class Slot:
         return RowKey(case_id, self.backend, self.profile_name)
 
 
-def plan(backends: Mapping[str, BackendClass], profiles: Iterable[Profile]) -> list[Slot]:
+def plan(backends: Mapping[str, BackendTraits], profiles: Iterable[Profile]) -> list[Slot]:
     """The slots of every case: a backend that ignores profiles gets one, profile ``-``."""
     profiles = tuple(profiles)
     return [Slot(name, p, backend.kind) for name, backend in backends.items()

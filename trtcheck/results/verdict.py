@@ -10,7 +10,7 @@ from typing import Any
 from trtcheck.errors import Exit
 from trtcheck.results.baseline import read
 from trtcheck.results.record import Record
-from trtcheck.status import Verdict, is_failure, nothing_tested
+from trtcheck.status import Verdict, nothing_tested
 
 
 @dataclass(frozen=True)
@@ -74,11 +74,11 @@ def gate_of(options: dict[str, Any]) -> tuple[bool, str]:
     return gate.get("fail_on") == "regression", str(gate.get("metric") or "speedup")
 
 
-def job_verdict(record: Record, *, strict_xfail: bool) -> JobVerdict:
-    """The verdict of ``record`` under the gate its options hold (``gate``: ``fail_on`` and the
-    metric): the exit code ``trtcheck`` gives for it, and every headline."""
+def job_verdict(record: Record) -> JobVerdict:
+    """The verdict of ``record`` under the options it holds (``strict_xfail``; ``gate``:
+    ``fail_on`` and the metric): the exit code ``trtcheck`` gives for it, and every headline."""
     statuses = [r.status for r in record.rows]
-    result = record.verdict(strict_xfail=strict_xfail)
+    result = record.verdict()
     gated, metric = gate_of(record.options)
     diff = read(record.baseline)
     regressions = len(diff.regressions) if diff else 0
@@ -87,7 +87,7 @@ def job_verdict(record: Record, *, strict_xfail: bool) -> JobVerdict:
     if result is Verdict.PASS and gated and regressions:
         result = Verdict.FAIL
     return JobVerdict(result, len(statuses),
-                      sum(is_failure(s, strict_xfail=strict_xfail) for s in statuses),
+                      len(record.failing_rows()),
                       regressions, gated, metric,
                       nothing_tested(statuses) if result is Verdict.EMPTY else "",
                       bool((record.ab or {}).get("same_tree")))

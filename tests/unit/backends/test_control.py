@@ -71,6 +71,6 @@ def test_report_names_how_inductor_compiled_and_the_export_cost() -> None:
             Row("z::m[float32]", "z.py", "m", "float32", "inductor", "-", Kind.MEASURED,
                 latency=lat, evidence=Evidence(details={
                     "compiled_as": "torch.compile on the module (backend inductor, default mode)"}))]
-    report = render_markdown(Record({"device": "cuda:0"}, {}, rows, {}), strict_xfail=False)
+    report = render_markdown(Record({"device": "cuda:0"}, {}, rows, {}))
     assert "export adds 0.12 ms a call" in report and "not a speedup" in report
     assert "inductor compiled as torch.compile on the module" in report

@@ -55,6 +55,11 @@ def test_run_writes_reports_and_xpass_exits_0(make_zoo, tmp_path: Path, capsys) 
     record = json.loads((out_dir / "results.json").read_text())
     assert [r["status"] for r in record["rows"]] == ["pass", "pass", "xpass"]
     assert (out_dir / "junit.xml").exists() and (out_dir / "report.md").exists()
+    # where the time went, measured by the job (not the printer) and said on the time line
+    stage_s = record["environment"]["stage_s"]
+    assert {"eager", "export", "compile", "compare"} <= set(stage_s), stage_s
+    assert 0 < sum(stage_s.values()) <= record["environment"]["duration_s"]
+    assert "time: " in out
 
 
 def test_strict_xfail_makes_xpass_fail(make_zoo, tmp_path: Path, capsys) -> None:
@@ -445,7 +450,7 @@ def test_fetch_names_its_argument_without_braces(capsys) -> None:
     assert "Invalid value for 'PACKAGE': 'tensorrt' is not 'torch-tensorrt'" in err
     assert "{" not in err
 def test_the_time_line_says_where_a_runs_time_went() -> None:
-    from trtcheck.cli import time_line
+    from trtcheck.cli.common import time_line
 
     env = {"duration_s": 40.0, "stage_s": {"compile": 20.0, "timing": 8.0, "export": 0.01}}
     assert time_line(env) == ("time: 40.0 s: compile 20.0 s (50%), timing 8.0 s (20%), "

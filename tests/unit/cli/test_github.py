@@ -117,7 +117,7 @@ def test_annotation_escaping() -> None:
     assert escape_property("a:b,c%") == "a%3Ab%2Cc%25"
     row = Row("z::m,x:y[int64]", "z", "m,x:y", "int64", "emulate", status=Status.ERROR,
               message="boom\n::error::forged", source="dir,with:odd%/z.py", line=7)
-    (line,) = render_annotations(Record({}, {}, [row]), strict_xfail=False)
+    (line,) = render_annotations(Record({}, {}, [row]))
     props, message = line.removeprefix("::error ").split("::", 1)
     assert props == ("file=dir%2Cwith%3Aodd%25/z.py,line=7,"
                      "title=trtcheck%3A z%3A%3Am%2Cx%3Ay[int64] emulate")
@@ -128,29 +128,27 @@ def test_annotations_only_for_failing_rows_and_capped() -> None:
     rows = [Row(f"z::m{i}[int64]", "z", f"m{i}", "int64", "eager", status=Status.FAIL)
             for i in range(15)]
     rows.append(Row("z::ok[int64]", "z", "ok", "int64", "eager", status=Status.XPASS))
-    lines = render_annotations(Record({}, {}, rows), strict_xfail=False)
+    lines = render_annotations(Record({}, {}, rows))
     assert MAX_ANNOTATIONS == 10 and len(lines) == 11
     assert all(re.match(r"::error title=trtcheck%3A z%3A%3Am\d+\[int64\] eager::fail$", x)
                for x in lines[:-1])
     assert lines[-1] == ("::notice title=trtcheck::5 more failing rows are not annotated (GitHub "
                          "shows 10 errors per step): they are in the job summary and in report.md "
                          "of the report artifact")
-    assert len(render_annotations(Record({}, {}, rows[-1:]), strict_xfail=True)) == 1
+    assert len(render_annotations(Record({}, {"strict_xfail": True}, rows[-1:]))) == 1
 
 
 @pytest.mark.parametrize("strict", [False, True])
 def test_the_failed_and_errors_outputs_add_up_to_the_rows_that_fail_the_run(
         actions_env: Path, tmp_path: Path, strict: bool) -> None:
-    from trtcheck.render.text import n_failing
-
     rows = [Row(f"m::c{i}", "m", f"c{i}", "v", "eager", status=s)
             for i, s in enumerate([Status.PASS, Status.FAIL, Status.XPASS, Status.ERROR,
                                    Status.TIMEOUT, Status.CRASH, Status.XFAIL])]
-    record = Record({}, {}, rows)
-    github.write_outputs(1, tmp_path, record, strict_xfail=strict)
+    record = Record({}, {"strict_xfail": strict}, rows)
+    github.write_outputs(1, tmp_path, record)
     out = read_outputs(actions_env)
     assert (out["failed"], out["errors"]) == (("2", "3") if strict else ("1", "3"))
-    assert int(out["failed"]) + int(out["errors"]) == n_failing(record, strict_xfail=strict)
+    assert int(out["failed"]) + int(out["errors"]) == len(record.failing_rows())
 
 
 # --- the zoo's code and the workflow's files --------------------------------------------------

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from tests.helpers import REPO
-from trtcheck.cli import _AB_TAKES, cli
+from trtcheck.cli import cli
 from trtcheck.config import cascade, settings
 from trtcheck.config.options import Gate, Options
 from trtcheck.config.settings import SETTINGS
@@ -38,7 +38,7 @@ def _flags(command: str) -> dict[str, str]:
     return found
 
 
-@pytest.mark.parametrize("command", ["run", "list", "analyze", "diff", "ab"])
+@pytest.mark.parametrize("command", ["run", "list", "analyze", "diff", "ab", "reduce"])
 def test_every_flag_of_a_command_is_a_declared_setting(command: str) -> None:
     declared = {s.key: s for s in settings.for_command(
         {"list": settings.SELECT}.get(command, command))}
@@ -47,7 +47,7 @@ def test_every_flag_of_a_command_is_a_declared_setting(command: str) -> None:
         assert key in flags, f"{command}: {s.flag} is declared but not an option"
         assert set(flags[key].split("/")) >= set(s.flag.split("/")), (key, flags[key])
     own = {"analyze": {"help", "out", "verbose"}, "diff": {"help", "out", "verbose"},
-           "ab": {"help", "base_ref", "head_ref", *_AB_TAKES}}.get(command, {"help"})
+           "ab": {"help", "base_ref", "head_ref"}}.get(command, {"help"})
     assert set(flags) - set(declared) <= own, f"{command} has undeclared options"
 
 
@@ -177,6 +177,32 @@ def test_a_new_setting_reaches_the_cli_the_config_the_record_and_the_docs(
     (tmp_path / "trtcheck.toml").write_text("shiny = true\n")
     assert cascade.resolve((tmp_path,)).to_dict()["shiny"] is True  # the config file
     assert cascade.resolve((tmp_path,), shiny=False).shiny is False  # the command line wins
+
+
+@pytest.mark.parametrize("commands", [settings.RUNS, (settings.RUN, settings.REDUCE)])
+def test_a_table_only_setting_reaches_every_command_its_entry_names(
+        monkeypatch: pytest.MonkeyPatch, commands: tuple[str, ...]) -> None:
+    """run, ab and reduce read which flags they take from the table alone: a new run setting
+    reaches all three, and one whose entry leaves a command out is refused by it."""
+    extra = {"commands": commands} if commands != settings.RUNS else {}
+    new = settings.Setting("shiny", bool, False, "A setting only this test declares.",
+                           flag="--shiny/--no-shiny", **extra)
+    monkeypatch.setattr(settings, "SETTINGS", (*SETTINGS, new))
+    for command in settings.RUNS:
+        @click.command()
+        @settings.click_options(command)
+        def probe(**given: object) -> dict[str, object]:
+            return given
+
+        if command in commands:
+            assert probe.main(["--shiny"], standalone_mode=False)["shiny"] is True, command
+        else:
+            with pytest.raises(click.NoSuchOption):
+                probe.main(["--shiny"], standalone_mode=False)
+    # the commands themselves are built by the same call, with nothing of their own beside it
+    for command in settings.RUNS:
+        assert set(_flags(command)) - {"help", "base_ref", "head_ref"} == {
+            s.key for s in settings.for_command(command) if s.key != "shiny"}
 
 
 def test_the_actions_environment_names_are_the_declared_ones() -> None:

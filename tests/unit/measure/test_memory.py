@@ -115,13 +115,13 @@ def test_reports_show_peaks_ratio_and_notes() -> None:
                 latency=Latency(stats, stats)) for b, k in (("inductor", Kind.MEASURED),
                                                              ("emulate", Kind.EMULATED))]
     record = Record({"device": "cuda:0"}, {}, rows, {})
-    report = render_markdown(record, strict_xfail=False)
+    report = render_markdown(record)
     assert "| eager peak MiB | backend peak MiB | memory ratio |" in report
     assert "| 4 | 2 | 0.5× |" in report
     assert "| 4 | 2 | — |" in report  # emulate
     assert "PyTorch allocator peak of one call after warm-up" in report
     assert "left 100.0 MiB allocated" in report
-    junit = render_junit(record, strict_xfail=False)
+    junit = render_junit(record)
     assert "memory ratio: 0.5×" in junit and "backend peak MiB: 2" in junit
     assert "memory (PyTorch allocator peak) note: case z::m" in junit
 

@@ -102,7 +102,7 @@ def test_a_model_wrong_only_away_from_its_example_fails_naming_the_shape() -> No
 
 def test_report_shows_the_shapes_each_row_ran() -> None:
     rows = _rows("attention", ("eager",)) + _rows("example_batch_mean", ("eager",))
-    report = render_markdown(Record({}, {}, rows, {}), strict_xfail=False)
+    report = render_markdown(Record({}, {}, rows, {}))
     assert "## Dynamic shapes" in report
     # the highest shape is the declared max where one is declared, not "at most twice the example"
     assert "(its declared max; for a dimension declared without a max, twice the example)" in report

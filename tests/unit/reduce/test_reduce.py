@@ -9,7 +9,8 @@ from tests.helpers import REPO
 from trtcheck.reduce.graph import count_nodes, record, slug, subgraph
 from trtcheck.reduce.reducer import random_like
 from trtcheck.reduce.signature import Signature, exception_of, reducible, signature
-from trtcheck.render.text import md, reduction_text
+from trtcheck.render.escape import md
+from trtcheck.render.text import reduction_text
 from trtcheck.results.rows import Row
 from trtcheck.status import Status
 

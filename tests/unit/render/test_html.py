@@ -12,15 +12,16 @@ from typing import Any
 
 import pytest
 
+from trtcheck.config.cascade import saved_gate
 from trtcheck.core.traits import Kind
 from trtcheck.render import html as report_html
-from trtcheck.render.history import flagged, render_history
+from trtcheck.render.history import render_history
 from trtcheck.render.html import render_html, tolerance_used
 from trtcheck.render.page import CSP, SCRIPT, STYLE
 from trtcheck.render.text import KIND_NOTES, PREDICTION_MARK
 from trtcheck.results.baseline import compare
 from trtcheck.results.figures import ALLOCATOR, Latency, Memory, Stats
-from trtcheck.results.history import order
+from trtcheck.results.history import flag, order
 from trtcheck.results.record import Record, save
 from trtcheck.results.rows import Row, RowKey
 from trtcheck.status import Status
@@ -80,7 +81,7 @@ def test_the_page_is_self_contained_under_a_strict_policy_and_escapes_the_zoo() 
     rows = [_row(p, Status.FAIL, stage="compare", message=f"bad {p}", latency=_latency(1.5),
                  outputs=[_out(False, min_atol=0.02, min_rtol=1.0, max_abs=0.03, max_rel=1.0)])
             for p in PAYLOADS]
-    page = render_html(_record(*rows, device_name=PAYLOADS[0]), strict_xfail=False)
+    page = render_html(_record(*rows, device_name=PAYLOADS[0]))
     assert f'<meta http-equiv="Content-Security-Policy" content="{CSP}">' in page
     assert "default-src 'none'" in CSP and "unsafe-inline" not in CSP
     assert re.findall(r"<script>", page) == ["<script>"] and SCRIPT in page and STYLE in page
@@ -97,7 +98,7 @@ def test_the_page_marks_predictions_as_the_other_reports_do() -> None:
     rows = [_row("m", latency=_latency(2.0), outputs=[_out(min_atol=0.0, min_rtol=0.0, max_abs=0.0,
                                                             max_rel=0.0)]),
             _row("m", backend="emulate", kind=Kind.EMULATED, latency=_latency(9.0))]
-    page = render_html(_record(*rows), strict_xfail=False)
+    page = render_html(_record(*rows))
     assert f"emulate</code> {PREDICTION_MARK} (emulated)" in page
     assert KIND_NOTES[Kind.EMULATED].replace("'", "&#x27;") in page
     assert "n/a (prediction)" in page
@@ -109,7 +110,7 @@ def test_memory_shows_the_ratio_only_above_the_floor() -> None:
     big, small = 64 * 2**20, 2**19
     rows = [_row("big", memory=Memory(ALLOCATOR, eager=big, backend=big // 2)),
             _row("small", memory=Memory(ALLOCATOR, eager=small, backend=small))]
-    memory = render_html(_record(*rows), strict_xfail=False).split('id="memory"')[1]
+    memory = render_html(_record(*rows)).split('id="memory"')[1]
     assert "0.5×" in memory and "—" in memory
     assert "1 MiB (allocator) or 16 MiB (resident)" in memory
 
@@ -121,7 +122,7 @@ def test_failures_name_the_torch_tensorrt_frame_and_link_the_reduce_bundle() -> 
                reduction={"reduced": True, "bundle": "repro/zoo-r", "original_nodes": 9,
                           "reduced_nodes": 2, "reproduced": True,
                           "files": ["ISSUE.md", "repro.py", "<x>.py"]})
-    failures = render_html(_record(row), strict_xfail=False).split('id="failures"')[1]
+    failures = render_html(_record(row)).split('id="failures"')[1]
     assert "torch_tensorrt/dynamo/conversion/impl.py:42" in failures
     assert '<a href="repro/zoo-r/ISSUE.md">ISSUE.md</a>' in failures
     assert '<a href="repro/zoo-r/-x-.py">' in failures  # a file name is kept to safe characters
@@ -131,7 +132,7 @@ def test_a_diff_draws_each_change_with_both_intervals_and_the_verdict() -> None:
     head = _record(_row("m", latency=_latency(1.0, 0.01)), _row("n", latency=_latency(2.0, 0.01)))
     head.baseline = compare(_record(_row("m", latency=_latency(2.0, 0.01)),
                                     _row("n", latency=_latency(2.0, 0.01))), head).to_dict()
-    changes = render_html(head, strict_xfail=False).split('id="changes"')[1].split("</section>")[0]
+    changes = render_html(head).split('id="changes"')[1].split("</section>")[0]
     assert "1 speedup regression" in changes
     (chart,) = _svgs(changes)
     rows = [g for g in chart.iter("{http://www.w3.org/2000/svg}g")]
@@ -144,7 +145,7 @@ def test_a_big_record_is_cut_and_says_so(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(report_html, "CHART_LIMIT", 5)
     monkeypatch.setattr(report_html, "TABLE_LIMIT", 7)
     rows = [_row(f"m{i}", latency=_latency(1 + i / 10)) for i in range(12)]
-    page = render_html(_record(*rows), strict_xfail=False)
+    page = render_html(_record(*rows))
     assert "Showing the first 5 of 12 rows" in page
     assert "The first 7 of 12 rows" in page
     speed = _svgs(page.split('id="speed"')[1])[0]
@@ -177,7 +178,9 @@ def test_the_history_marks_regressions_status_changes_and_repeats() -> None:
     commits = order([(str(i), r) for i, r in enumerate(
         [rec(0, 2.0), rec(1, 2.0), rec(1, 2.02, started=1), rec(2, 1.4, Status.FAIL)])])
     assert [len(c.records) for c in commits] == [1, 2, 1]
-    assert flagged(commits) == [set(), set(), {RowKey("zoo::m[float32]", "inductor", "-")}]
+    flag(commits, lambda rec: saved_gate(rec.options))
+    assert [c.regressions for c in commits] == [set(), set(),
+                                                {RowKey("zoo::m[float32]", "inductor", "-")}]
     page = render_history(commits, unread=["broken.json: not a record <b>"])
     assert "not read: broken.json: not a record &lt;b&gt;" in page
     assert page.index("zoo::m[float32]") < page.index("zoo::n[float32]")  # flagged rows first
@@ -219,7 +222,7 @@ def test_non_finite_figures_are_drawn_at_the_edge_or_left_out() -> None:
             _row("nan", latency=dataclasses.replace(lat, paired_speedup=math.nan)),
             _row("out", Status.FAIL, outputs=[_out(False, min_atol=math.nan, max_abs=math.nan,
                                                    max_rel=math.nan, nan=3)])]
-    page = render_html(_record(*rows), strict_xfail=False)
+    page = render_html(_record(*rows))
     speed = _svgs(page.split('id="speed"')[1])[0]
     assert "»" in "".join(speed.itertext())  # an infinite speedup sits at the axis's end
     assert "backend output holds 3 NaN" in page

@@ -176,7 +176,7 @@ def test_every_report_counts_the_rows_decided_and_names_the_verdicts() -> None:
     assert "**speedup over eager worsened -" in text and "slower" not in text
     assert "not enough evidence after 6 processes" in text
     assert "Bonferroni" in text
-    page = render_html(head, strict_xfail=False)
+    page = render_html(head)
     assert "1 of 2 rows decided" in page and "speedup over eager worsened -" in page
 
 
@@ -288,16 +288,16 @@ def test_each_side_is_labelled_for_what_it_ran(tmp_path: Path) -> None:
 
     record = _planted("latency")
     label = f"working tree (uncommitted changes on {'b' * 40})"
-    for text in (render_markdown(record, strict_xfail=False), render_html(record, strict_xfail=False),
-                 render_comment(record, strict_xfail=False, changes=render_changes(record))):
+    for text in (render_markdown(record), render_html(record),
+                 render_comment(record, changes=render_changes(record))):
         text = text.replace("\\", "")  # Markdown's escapes
         assert label in text and f"v0 ({'b' * 40})" in text
     same = _planted("latency", sides={s: {"ref": r, "commit": c * 40, "tree": "1" * 40}
                                       for s, r, c in (("base", "v0", "b"), ("head", "v1", "c"))})
     same.ab["same_tree"] = True
-    assert render_summary(same, strict_xfail=False).splitlines()[-1].endswith(
+    assert render_summary(same).splitlines()[-1].endswith(
         "; same tree: base and head ran the same code")
-    assert "same tree" in render_markdown(same, strict_xfail=False).split("**Result:")[1][:300]
+    assert "same tree" in render_markdown(same).split("**Result:")[1][:300]
 
 
 # --- the kernel lottery: rows judged like with like ------------------------------------------
@@ -370,7 +370,7 @@ def test_a_kernel_set_one_side_alone_ran_is_named_and_left_out_of_the_verdict() 
                        metric="speedup", threshold=THRESHOLD, level=Level(ALPHA, 1, 1))
     after.baseline = diff.to_dict()
     assert "2 kernel sets: A in 10 processes, 1.50×; B in 3 processes" in render_changes(after)
-    assert line in render_html(after, strict_xfail=False)
+    assert line in render_html(after)
     assert any(line in text for text in decision_lines(Diff.from_dict(after.baseline)))
 
 

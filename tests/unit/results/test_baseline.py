@@ -62,7 +62,7 @@ def _record(*rows: Row, env: dict | None = None) -> Record:
 def _gated(record: Record, fail_on: str = "regression") -> Verdict:
     """The job's verdict of ``record`` run with ``--fail-on fail_on``."""
     record.options["gate"] = {"fail_on": fail_on, "metric": "speedup", "threshold": 0.07}
-    return job_verdict(record, strict_xfail=False).verdict
+    return job_verdict(record).verdict
 
 
 def _verdict(before: Latency, after: Latency, **kw) -> str:
@@ -148,16 +148,16 @@ def test_reports_show_the_changes_first_and_a_status_change_always(tmp_path: Pat
     save(head, tmp_path / "results.json")
     again = load(tmp_path / "results.json")
     assert Diff.from_dict(again.baseline) == Diff.from_dict(head.baseline)
-    report = render_markdown(again, strict_xfail=False)
+    report = render_markdown(again)
     assert report.index("## Changes against the baseline") < report.index("## Summary")
     changes = report.split("## Changes against the baseline")[1].split("## ")[0]
     assert "1 speedup regression, 1 status change, 1 accuracy change; 0 rows unchanged" in changes
     assert "| zoo::a\\[float32\\] | inductor | - | pass → **fail** | 1e-06 → 0.3 |" in changes
     assert "**speedup over eager worsened -16.7%; slower +20.0%**" in changes
-    comment = render_comment(again, strict_xfail=False,
+    comment = render_comment(again,
                              changes=render_changes(again, heading="####"))
     assert comment.index("#### Changes against the baseline") < comment.index("Needs attention")
-    tiny = render_comment(again, strict_xfail=False, limit=2500,
+    tiny = render_comment(again, limit=2500,
                           changes=render_changes(again, heading="####"))
     assert "pass → **fail**" in tiny and len(tiny) <= 2500
 
@@ -166,11 +166,11 @@ def test_prediction_rows_show_no_speedup_anywhere() -> None:
     row = _row("m", _latency(3.0, 0.01), backend="emulate", kind=Kind.EMULATED)
     record = _record(row)
     record.baseline = compare(_record(row), record).to_dict()
-    report = render_markdown(record, strict_xfail=False)
+    report = render_markdown(record)
     latency_table = report.split("## Latency")[1]
     assert "n/a (prediction)" in latency_table and "3×" not in latency_table
-    assert "speedup [95% interval]: n/a (prediction)" in render_junit(record, strict_xfail=False)
-    comment = render_comment(record, strict_xfail=False, changes=render_changes(record))
+    assert "speedup [95% interval]: n/a (prediction)" in render_junit(record)
+    comment = render_comment(record, changes=render_changes(record))
     assert "No speedup: every backend of this run predicts" in comment and "3×" not in comment
 
 
@@ -275,7 +275,7 @@ def test_a_tenfold_latency_change_with_intervals_apart_is_gated_however_wide_the
     head = _record(_row("m", after))
     head.baseline = compare(_record(_row("m", before)), head, metric="latency").to_dict()
     head.options["gate"] = {"fail_on": "regression", "metric": "latency", "threshold": 0.07}
-    judged = job_verdict(head, strict_xfail=False)
+    judged = job_verdict(head)
     assert judged.exit_code == 1 and judged.headline == "FAIL: 1 latency regression"
 
 
@@ -367,7 +367,7 @@ def test_a_model_slower_in_eager_and_compiled_alike_is_never_faster_nor_green() 
         assert "slower +500.0%" in line and "faster" not in text
         assert "speedup over eager improved +139.0%" in line
         assert text.count("backend ms (median)") == 1  # one column of the backend's ms
-        page = render_html(head, strict_xfail=False)
+        page = render_html(head)
         assert '<g class="pass">' not in page.split('id="changes"')[1].split("</section>")[0]
 
 
@@ -383,7 +383,7 @@ def test_terminal_and_reports_count_the_same_changes() -> None:
     line = count_line(diff)
     assert line == "0 speedup regressions, 1 status change, 1 new row, 1 removed row; 1 row unchanged"
     head.baseline = diff.to_dict()
-    assert f"{line}." in render_markdown(head, strict_xfail=False)
+    assert f"{line}." in render_markdown(head)
     assert f"{line}." in render_changes(head, heading="####")
 
 

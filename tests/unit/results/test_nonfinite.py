@@ -68,20 +68,20 @@ def _record(status: Status = Status.PASS, message: str = WORDS) -> Record:
 
 def test_every_report_says_nan_and_inf_with_counts_for_a_passing_row() -> None:
     record = _record()
-    terminal = render_summary(record, strict_xfail=False)
+    terminal = render_summary(record)
     assert "pass ⚠    zoo::logm[float32]" in terminal and WORDS in terminal
-    report = render_markdown(record, strict_xfail=False)
+    report = render_markdown(record)
     accuracy = report.split("## Accuracy")[1].split("## ")[0]
     assert "| pass ⚠ " in accuracy and 'nan = "fail"' in accuracy
     assert f"- pass ⚠: {WORDS}" in report.split("## Details")[1]
-    comment = render_comment(record, strict_xfail=False)
+    comment = render_comment(record)
     attention = comment.split("#### Needs attention")[1].split("####")[0]
     assert f"| pass ⚠ | pass ⚠: {WORDS} |" in attention
     assert "| within ⚠ |" in comment.split("#### Accuracy")[1]
-    [case] = ET.fromstring(render_junit(record, strict_xfail=False)).iter("testcase")
+    [case] = ET.fromstring(render_junit(record)).iter("testcase")
     assert case.find("failure") is None
     assert f"NaN/Inf: ⚠ {WORDS}" in (case.findtext("system-out") or "")
-    [annotation] = render_annotations(record, strict_xfail=False)
+    [annotation] = render_annotations(record)
     assert annotation.startswith("::warning file=zoo.py,line=7,")
     assert annotation.endswith(f"::pass ⚠: {WORDS}")
 
@@ -90,11 +90,11 @@ def test_a_failing_row_keeps_the_counts_whole_in_short_messages() -> None:
     long = "1 of 1 outputs failed; worst: out: NaN/Inf placement differs at 3 of 22 positions; " \
            + "x" * 300
     record = _record(Status.FAIL, f"{long}; {WORDS}")
-    assert WORDS in render_summary(record, strict_xfail=False)
-    assert WORDS in render_comment(record, strict_xfail=False).split("#### Needs attention")[1]
-    [case] = ET.fromstring(render_junit(record, strict_xfail=False)).iter("testcase")
+    assert WORDS in render_summary(record)
+    assert WORDS in render_comment(record).split("#### Needs attention")[1]
+    [case] = ET.fromstring(render_junit(record)).iter("testcase")
     assert WORDS in (case.find("failure").get("message") or "")
-    [annotation] = render_annotations(record, strict_xfail=False)
+    [annotation] = render_annotations(record)
     assert annotation.startswith("::error ") and annotation.endswith(WORDS)
 
 

@@ -1,4 +1,6 @@
-"""What a results record says about the machine and software it ran on."""
+"""The probe of the machine and software a run runs on (versions, device, driver, commit), which
+its record's ``environment`` holds, and the one way trtcheck asks git. It imports torch for a
+GPU's name and runs git and nvidia-smi, so it lives here rather than in ``results/``."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from typing import Any
 import trtcheck
 from trtcheck import stack
 from trtcheck.core.build import torch_build
+from trtcheck.errors import UsageError
 
 
 def version_of(dist: str) -> str | None:
@@ -21,24 +24,26 @@ def version_of(dist: str) -> str | None:
         return None
 
 
-def git_commit(where: Path) -> str | None:
-    return _git(where, "rev-parse", "HEAD")
-
-
-def git_commit_time(where: Path) -> str | None:
-    """The commit's time (ISO 8601), which ``trtcheck history`` orders records by."""
-    return _git(where, "show", "-s", "--format=%cI", "HEAD")
-
-
-def _git(where: Path, *args: str) -> str | None:
+def git(where: Path, *args: str, timeout: float = 300) -> str:
+    """``git ARGS`` run in ``where``, its output stripped; UsageError when git is missing, takes
+    longer than ``timeout`` seconds or fails (a caller that can do without the answer catches
+    it, as :func:`describe` does)."""
     try:
-        out = subprocess.run(["git", *args], cwd=where, capture_output=True,
-                             text=True, timeout=10, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
+        out = subprocess.run(["git", "-C", str(where), *args], capture_output=True, text=True,
+                             timeout=timeout, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise UsageError(f"git {' '.join(args)}: {exc}") from None
     if out.returncode != 0:
+        raise UsageError(f"git {' '.join(args)}: {out.stderr.strip() or 'failed'}")
+    return out.stdout.strip()
+
+
+def _git_or_none(where: Path, *args: str) -> str | None:
+    """A record's commit and its time are None outside a repository (or without git)."""
+    try:
+        return git(where, *args, timeout=10) or None
+    except UsageError:
         return None
-    return out.stdout.strip() or None
 
 
 def gpu_driver() -> str | None:
@@ -96,6 +101,7 @@ def describe(device: str, where: Path) -> dict[str, Any]:
         # what steers the kernels CUDA's libraries choose, as a process starts (a zoo file may
         # change them: each row's kernels record those its calls ran under)
         "kernel_settings": kernel_settings() if cuda else None,
-        "git_commit": git_commit(where),
-        "git_commit_time": git_commit_time(where),
+        "git_commit": _git_or_none(where, "rev-parse", "HEAD"),
+        # the commit's time (ISO 8601), which ``trtcheck history`` orders records by
+        "git_commit_time": _git_or_none(where, "show", "-s", "--format=%cI", "HEAD"),
     }
