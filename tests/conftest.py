@@ -1,14 +1,14 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parent.parent
+from filelock import FileLock
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -21,22 +21,6 @@ def pytest_configure(config: pytest.Config) -> None:
         folder.mkdir(exist_ok=True)
         os.environ["TMPDIR"] = str(folder)
         tempfile.tempdir = None
-
-
-# The slowest files, slowest first (seconds of one CI run): the test workers take files in the
-# order they were collected, so a slow file collected last would leave one worker running it
-# alone at the end while the other waits.
-SLOWEST_FIRST = ("test_reduce_buried.py",  # 255 s
-                 "test_reduce.py",  # 285 s
-                 "test_benchmarks.py",  # 230 s
-                 "test_e2e.py",  # 215 s
-                 "test_ab.py",  # 180 s
-                 "test_benchmarks_gate.py")  # 67 s
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    rank = {name: i for i, name in enumerate(SLOWEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
 
 
 @pytest.fixture
@@ -53,6 +37,29 @@ def make_zoo(tmp_path: Path) -> Callable[[dict[str, str]], Path]:
         return root
 
     return make
+
+
+@pytest.fixture(scope="session")
+def once(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, Callable[[Path], None]], Path]:
+    """``once(name, build)``: the folder ``build`` filled, built by one test worker for all of
+    them. A worker that needs it while another builds it waits for that build instead of
+    repeating it: a module fixture costing minutes (the buried zoo's reductions, the serial run)
+    is built once however the scheduler shares its module's tests out."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's folder, above each worker's own
+
+    def get(name: str, build: Callable[[Path], None]) -> Path:
+        folder, done = root / name, root / f"{name}.done"
+        with FileLock(str(root / f"{name}.lock")):
+            if not done.exists():
+                shutil.rmtree(folder, ignore_errors=True)
+                folder.mkdir()
+                build(folder)
+                done.touch()
+        return folder
+
+    return get
 
 
 @pytest.fixture(scope="session")
@@ -82,20 +89,3 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(f"{len(skipped)} browser tests skipped: {reason}", yellow=True)
 
 
-def assert_headlines(out: Path, code: int, terminal: str) -> None:
-    """Every headline of a job's reports in ``out`` says what its exit ``code`` says: the
-    terminal's last verdict line, report.md, comment.md and report.html start with PASS (0) or
-    FAIL (1), and junit.xml holds a failing testcase exactly when the job failed."""
-    import xml.etree.ElementTree as ET
-
-    word = {0: "PASS", 1: "FAIL"}[code]
-    said = [line for line in terminal.splitlines() if line.startswith(("PASS: ", "FAIL: "))]
-    assert said and said[-1].startswith(f"{word}: "), terminal
-    assert f"**Result: {word}**" in (out / "report.md").read_text(encoding="utf-8")
-    comment = (out / "comment.md").read_text(encoding="utf-8").splitlines()[0]
-    assert comment.startswith(f"### trtcheck: {'✅' if code == 0 else '❌'} {word}: "), comment
-    page = (out / "report.html").read_text(encoding="utf-8")
-    assert f'<span class="verdict v-{word.lower()}">{word}</span>' in page
-    junit = ET.parse(out / "junit.xml").getroot()
-    failing = int(junit.get("failures") or 0) + int(junit.get("errors") or 0)
-    assert (failing >= 1) == (code == 1), ET.tostring(junit, encoding="unicode")[:2000]

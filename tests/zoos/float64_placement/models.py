@@ -1,4 +1,5 @@
-"""float64 inside the graph, in PyTorch or in TensorRT blocks (tests/test_float64_placement.py).
+"""float64 inside the graph, in PyTorch or in TensorRT blocks
+(tests/unit/emulation/test_float64_placement.py).
 
 Torch-TensorRT refuses float64 only in a TensorRT block: where every op holding float64 runs in
 PyTorch (no converter, or a validator that refuses the node) the model passes without

@@ -16,7 +16,7 @@ and the ops the release decomposes before partitioning. Run::
 
     python -m trtcheck.backends.lowering.converter_table [--release 2.13.0] [--out PATH]
 
-``tests/test_float64_placement.py`` checks that the committed table is what this writes.
+``tests/e2e/test_float64_placement.py`` checks that the committed table is what this writes.
 """
 
 from __future__ import annotations

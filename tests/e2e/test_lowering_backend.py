@@ -1,0 +1,306 @@
+"""The ``lowering`` backend on Torch-TensorRT's real Python code (fetched wheels, no TensorRT).
+
+Each pattern of ``tests/zoos/lowering_patterns`` runs through the real 2.13.0 lowering; the
+expectations below are what that code was observed to do, each row's message naming the cause.
+Loading is checked on every release trtcheck knows (2.12.1, 2.13.0, 2.14.0).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.helpers import TESTS, trtcheck
+from trtcheck.backends.base import CompileJob
+from trtcheck.backends.lowering.lowering_backend import LoweringBackend
+from trtcheck.config.options import Options
+from trtcheck.config.timing import Timing
+from trtcheck.core.profiles import BUILTIN_PROFILES, Profile
+from trtcheck.core.traits import Kind
+from trtcheck.errors import Unsupported
+from trtcheck.execution.case import iter_rows
+from trtcheck.execution.run import collect
+from trtcheck.results.rows import Evidence, Row
+from trtcheck.status import Status
+
+pytestmark = pytest.mark.slow
+
+ZOO = TESTS / "zoos" / "lowering_patterns"
+STAGES = TESTS / "zoos" / "faults" / "stages.py"  # a model returning a str
+QUICK = Timing(warmup=1, warmup_s=0.0, repeats=1, min_time_s=0.0, max_repeats=1)
+EARLY_RETURN = "compile_module returns the lowered graph unpartitioned (torch_tensorrt/dynamo/_compiler.py:"
+TRUNCATED = ("float64_affine[float64]", "float64_made_inside[float32]", "product[complex128]",
+             "guide_rope[complex64]")
+# Raised in torch's broadcast check while Torch-TensorRT's complex rewrite propagates shapes.
+REWRITE_BROADCAST = "Attempting to broadcast a dimension of length 16"
+IN_REWRITE = ("(raised in torch, called from Torch-TensorRT's complex-to-real rewrite at torch_tensorrt/"
+              "dynamo/lowering/passes/complex_graph_rewrite.py:1838 in propagate_metadata)")
+
+
+def _complete(evidence: Evidence) -> bool:
+    """Whether the lowering backend filled every part of the evidence it knows."""
+    return bool(evidence.path and evidence.settings and evidence.engines is not None
+                and evidence.versions.get("torch_tensorrt") and evidence.details.get("complex_path"))
+
+# (case, profile) -> (status, stage, words the message must hold); observed on Torch-TensorRT 2.13.0.
+EXPECTED: dict[tuple[str, str], tuple[Status, str | None, str]] = {
+    ("one_minus[complex64]", "default"): (Status.FAIL, "compare", "max abs err 1,"),
+    ("times_2j[complex64]", "default"): (Status.PASS, None, ""),
+    ("over_complex_scalar[complex64]", "default"): (Status.PASS, None, ""),
+    ("times_2j_as_real[complex64]", "default"):
+        (Status.FAIL, "compare", "dtype torch.complex64 != eager torch.float32; shape [2, 8, 16] != eager"),
+    ("over_complex_scalar_as_real[complex64]", "default"):
+        (Status.FAIL, "compare", "dtype torch.complex64 != eager torch.float32"),
+    ("plus_1j[complex64]", "default"):
+        (Status.ERROR, "run", "view_as_complex is only supported for half, float and double tensors, "
+                              "but got a tensor of scalar type: ComplexFloat"),
+    **{(case, "default"): (Status.ERROR, "compile", REWRITE_BROADCAST) for case in (
+        "complex_plus_real[complex64]", "complex_of_reals[complex64]",
+        "real_part_as_complex[complex64]")},
+    ("two_complex_outputs[complex64]", "default"):
+        (Status.FAIL, "compare", "2 of 2 outputs failed; worst: out[0]: dtype torch.float32 != eager "
+                                 "torch.complex64; shape [2, 8, 16, 2]"),
+    ("float64_affine[float64]", "default"): (Status.UNSUPPORTED, "compile", "TensorRT has no FP64"),
+    ("float64_affine[float64]", "truncate_double"): (Status.PASS, None, "precision lost"),
+    ("float64_made_inside[float32]", "default"): (Status.UNSUPPORTED, "compile", "TensorRT has no FP64"),
+    ("float64_made_inside[float32]", "truncate_double"):
+        (Status.PASS, None, "returned out as float32"),
+    ("product[complex128]", "default"): (Status.UNSUPPORTED, "compile", "TensorRT has no FP64"),
+    ("product[complex128]", "truncate_double"):
+        (Status.PASS, None, "returned out as complex64"),
+    **{(case, "default"): (Status.PASS, None, "") for case in (
+        "guide_rope[complex64]", "product[complex64]", "quotient[complex64]",
+        "conjugate_product[complex64]", "buffer_product[complex64]", "llama_freqs[complex64]")},
+    ("guide_rope[complex64]", "truncate_double"): (Status.PASS, None, ""),
+    # Torch-TensorRT's own validator reads a dim the exported node does not hold.
+    ("sort_default_dim[float32]", "default"):
+        (Status.ERROR, "compile", "IndexError: tuple index out of range (raised inside Torch-TensorRT "
+                                  "at torch_tensorrt/dynamo/conversion/aten_ops_converters.py:3003 "
+                                  "in sort_validator: `dim = node.args[1]`: a bug in "
+                                  "Torch-TensorRT; report it to Torch-TensorRT with this frame)"),
+}
+
+
+@pytest.fixture(scope="module")
+def rows(ttrt_releases: dict[str, Path]) -> dict[tuple[str, str], Row]:
+    """Every pattern under the default profile, and those in TRUNCATED under truncate_double, on 2.13.0."""
+    backend = {"lowering": LoweringBackend("2.13.0")}
+    found: dict[tuple[str, str], Row] = {}
+    for profile in (BUILTIN_PROFILES["default"], BUILTIN_PROFILES["truncate_double"]):
+        opts = Options(paths=(ZOO,), profiles=(profile,), timing=QUICK)
+        for case in collect(opts).cases:
+            name = case.case_id.split("::")[1]
+            if profile.name == "default" or name in TRUNCATED:
+                for row in iter_rows(case, opts, backend):
+                    if not isinstance(row, Row):
+                        continue
+                    found[(name, row.profile)] = row
+    return found
+
+
+def test_every_expectation_has_its_row(rows: dict[tuple[str, str], Row]) -> None:
+    assert set(EXPECTED) <= set(rows)
+
+
+@pytest.mark.parametrize("key", list(EXPECTED), ids=[f"{c}-{p}" for c, p in EXPECTED])
+def test_pattern(rows: dict[tuple[str, str], Row], key: tuple[str, str]) -> None:
+    status, stage, words = EXPECTED[key]
+    row = rows[key]
+    assert (row.status, row.stage) == (status, stage), row.message
+    assert words in row.message
+    if row.stage != "compile":  # compiled: the backend's evidence is in the row
+        assert _complete(row.evidence), row.evidence
+        assert row.evidence.versions["torch_tensorrt"] == "2.13.0" and row.kind is Kind.LOWERED
+
+
+def test_an_error_inside_the_complex_rewrite_names_the_rewrite_and_its_frame(
+        rows: dict[tuple[str, str], Row]) -> None:
+    for case in ("complex_plus_real[complex64]", "complex_of_reals[complex64]",
+                 "real_part_as_complex[complex64]"):
+        assert rows[(case, "default")].message.endswith(IN_REWRITE), rows[(case, "default")].message
+
+
+def test_scalar_patterns_pass_because_nothing_is_converted(rows: dict[tuple[str, str], Row]) -> None:
+    """z * 2j alone: no op is TensorRT-convertible, so the real compile leaves the graph to PyTorch;
+    returned through view_as_real, the same early return hands back a graph whose input was
+    retyped to (..., 2) with no adapter, and the result is wrong."""
+    for case in ("times_2j[complex64]", "times_2j_as_real[complex64]"):
+        evidence = rows[(case, "default")].evidence
+        assert evidence.engines == 0 and "no op is TensorRT-convertible" in " ".join(evidence.notes)
+        assert EARLY_RETURN in " ".join(evidence.notes)
+
+
+@pytest.fixture(scope="module")
+def dryrun(ttrt_releases: dict[str, Path]) -> Iterator[LoweringBackend]:
+    """The graph level (``--lowering-dryrun``) on 2.13.0: one host for this module's tests of it."""
+    backend = LoweringBackend("2.13.0", dryrun=True)
+    yield backend
+    backend.deactivate()
+
+
+class Affine64(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale = torch.nn.Parameter(torch.randn(8, dtype=torch.float64), requires_grad=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (x * self.scale + 1).sum(-1)
+
+
+def test_fp64_rejection_cites_the_release(rows: dict[tuple[str, str], Row], dryrun: LoweringBackend) -> None:
+    """Through the converters the refusal is Torch-TensorRT's own, with its file and line; at the
+    graph level trtcheck names the float64 values the block holds, citing the same file."""
+    message = rows[("float64_affine[float64]", "default")].message
+    assert message.startswith("TensorRT has no FP64 and truncate_double is off: TensorRT does not "
+                              "support float64 (double) precision")
+    assert "(torch_tensorrt/dynamo/conversion/converter_utils.py:" in message
+    x = torch.randn(2, 8, dtype=torch.float64)
+    job = CompileJob(torch.export.export(Affine64(), (x,)), (x,), {}, Profile("default"), "cpu")
+    with pytest.raises(Unsupported) as graph:
+        dryrun.compile(job)
+    assert "constant scale" in str(graph.value) and "truncate_double is off" in str(graph.value)
+    assert "torch_tensorrt/dynamo/conversion/converter_utils.py:" in str(graph.value)
+
+
+def test_truncate_double_evidence(rows: dict[tuple[str, str], Row], dryrun: LoweringBackend) -> None:
+    """Through the converters: the engine hands the float64 output back as float32, named in a note
+    on the row; at the graph level, trtcheck's own rule says the same and names the constant."""
+    evidence = rows[("float64_made_inside[float32]", "truncate_double")].evidence
+    assert "output 0 comes back float32 where eager gives float64" in " ".join(evidence.notes)
+    assert evidence.settings["truncate_double"] is True and evidence.settings["dryrun"] is False
+    assert evidence.details["level"] == "converters and engine (TensorRT stand-in)"
+    assert evidence.details["stage"].startswith("converters: 1 engine(s)")
+    assert evidence.details["engine_layers"]["_run_on_acc_0"]
+    assert "float64 → float32" in evidence.path
+    x = torch.randn(2, 8, dtype=torch.float64)
+    job = CompileJob(torch.export.export(Affine64(), (x,)), (x,), {},
+                     BUILTIN_PROFILES["truncate_double"], "cpu")
+    graph = dryrun.compile(job).evidence
+    notes = " ".join(graph.notes)
+    assert "float64 constant scale" in notes and "truncated to float32" in notes
+    assert "as float32: TensorRT builds float64 outputs as float32" in notes
+    assert graph.settings["dryrun"] is True and graph.details["level"] == "graph (dryrun)"
+
+
+def test_handled_patterns_build_one_engine(rows: dict[tuple[str, str], Row]) -> None:
+    evidence = rows[("llama_freqs[complex64]", "default")].evidence
+    assert evidence.engines == 1 and evidence.details["complex_path"] == "complex_graph_rewrite"
+    assert evidence.path == ["complex → real (complex_graph_rewrite)", "1 TensorRT engine"]
+
+
+def test_host_traceback_is_kept(rows: dict[tuple[str, str], Row]) -> None:
+    trace = rows[("complex_plus_real[complex64]", "default")].traceback
+    assert "lowering host" not in rows[("complex_plus_real[complex64]", "default")].message
+    assert "torch_tensorrt/dynamo/_compiler.py" in trace  # the host's frames, chained
+
+
+class ComplexProduct(torch.nn.Module):
+    def forward(self, z: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return z * w
+
+
+def test_real_compile_early_return_is_reproduced(ttrt_releases: dict[str, Path]) -> None:
+    """Fewer convertible ops than min_block_size: dryrun would partition, a real compile returns the
+    lowered graph, whose complex inputs are already (..., 2) placeholders."""
+    z, w = (torch.randn(2, 8, dtype=torch.complex64) for _ in range(2))
+    job = CompileJob(torch.export.export(ComplexProduct(), (z, w)), (z, w), {},
+                     Profile("big_blocks", min_block_size=50), "cpu")
+    compiled = LoweringBackend("2.13.0").compile(job)
+    notes = " ".join(compiled.evidence.notes)
+    assert "fewer than min_block_size 50 (dryrun alone would partition it)" in notes and EARLY_RETURN in notes
+    assert compiled.evidence.engines == 0
+    assert compiled.fn(z, w).shape != (z * w).shape  # the retyped graph misreads complex inputs
+    assert LoweringBackend.traits.subprocess  # its calls run in the host: timed after eager
+
+
+class Doubler(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x.mul_(2)
+        return x + 1
+
+
+def test_input_mutation_is_dropped_by_the_lowering(ttrt_releases: dict[str, Path]) -> None:
+    """Torch-TensorRT's decompositions make ``x.mul_(2)`` functional, partitioned or not: the
+    caller's tensor comes back untouched (eager doubles it), which the run reports as an input
+    difference."""
+    x = torch.randn(4, 8)
+    backend = LoweringBackend("2.13.0")
+    for profile in (Profile("default"), Profile("unpartitioned", min_block_size=50)):
+        compiled = backend.compile(CompileJob(torch.export.export(Doubler(), (x.clone(),)), (x.clone(),),
+                                              {}, profile, "cpu"))
+        mine = x.clone()
+        torch.testing.assert_close(compiled.fn(mine), x * 2 + 1)
+        assert torch.equal(mine, x)
+
+
+class GuideRoPE(torch.nn.Module):
+    def forward(self, x: torch.Tensor, freqs: torch.Tensor) -> torch.Tensor:
+        x_complex = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2))
+        return torch.view_as_real(x_complex * freqs).flatten(2)
+
+
+@pytest.mark.parametrize("version", ["2.12.1", "2.13.0", "2.14.0"])
+def test_each_release_loads_and_lowers(ttrt_releases: dict[str, Path], version: str) -> None:
+    backend = LoweringBackend(version)
+    assert backend.unavailable_reason("cpu") is None
+    args = (torch.randn(1, 16, 64), torch.randn(1, 16, 32, dtype=torch.complex64))
+    compiled = backend.compile(CompileJob(torch.export.export(GuideRoPE(), args), args, {},
+                                          Profile("default"), "cpu"))
+    torch.testing.assert_close(compiled.fn(*args), GuideRoPE()(*args))
+    evidence = compiled.evidence
+    assert _complete(evidence)
+    assert evidence.versions["torch_tensorrt"] == version and evidence.engines == 1
+    assert evidence.boundaries == ["aten.view_as_real.default"]
+    mismatched = [n for n in evidence.notes if n.startswith("mismatched pairing")]
+    assert bool(mismatched) == (version != "2.13.0"), evidence.notes
+
+
+def test_fp64_without_truncate_is_unsupported_not_error(ttrt_releases: dict[str, Path]) -> None:
+    x = torch.randn(3, dtype=torch.float64)
+    job = CompileJob(torch.export.export(Doubler(), (x.clone(),)), (x.clone(),), {}, Profile("default"),
+                     "cpu")
+    # Through the converters the float64 input reaches the float32 engine input Torch-TensorRT
+    # built for it, and its runtime refuses it (dryrun: trtcheck's rule named the block instead).
+    with pytest.raises(Unsupported, match=r"TensorRT has no FP64 and truncate_double is off: Dtype "
+                                          r"mismatch for input x\. Expect torch\.float32, got "
+                                          r"torch\.float64\..*\(torch_tensorrt/dynamo/runtime/"):
+        LoweringBackend("2.13.0").compile(job)
+
+
+def test_unknown_code_is_unavailable_with_the_fix(tmp_path: Path) -> None:
+    reason = LoweringBackend(str(tmp_path)).unavailable_reason("cpu")
+    assert reason is not None and "holds no torch_tensorrt package" in reason
+
+
+def test_run_end_to_end(ttrt_releases: dict[str, Path], tmp_path: Path) -> None:
+    """``trtcheck run ZOO --backend lowering`` in a subprocess (isolated worker, host inside it)."""
+    done = trtcheck("run", ZOO, STAGES, "--backend", "lowering", "-k", "guide_rope or one_minus or "
+                    "float64_affine or complex_plus_real or returns_a_string", "--out", tmp_path,
+                    "--time-predictions")
+    assert done.returncode == 1, done.stdout + done.stderr  # one_minus fails
+    record = json.loads((tmp_path / "results.json").read_text())
+    statuses = {r["case_id"].split("::")[1]: r["status"] for r in record["rows"]}
+    assert statuses == {"one_minus[complex64]": "fail", "float64_affine[float64]": "unsupported",
+                        "guide_rope[complex64]": "pass", "complex_plus_real[complex64]": "error",
+                        "returns_a_string[default]": "error"}
+    string = next(r for r in record["rows"] if r["case_id"].endswith("returns_a_string[default]"))
+    assert (string["stage"], string["message"]) == (
+        "compare", "TypeError: the model returned str, not a tensor or a structure of tensors")
+    # an error inside the complex rewrite names the rewrite and its frame, in every report
+    rewrite = next(r for r in record["rows"] if r["case_id"].endswith("complex_plus_real[complex64]"))
+    assert rewrite["message"].endswith(IN_REWRITE), rewrite["message"]
+    junit = " ".join((tmp_path / "junit.xml").read_text().split())
+    assert f'message="[prediction: lowered] error at compile: RuntimeError: {REWRITE_BROADCAST}' in junit
+    report = (tmp_path / "report.md").read_text().replace("\\", "")  # Markdown's escapes
+    for shown in (junit, report):
+        assert "complex-to-real rewrite at torch_tensorrt/dynamo/lowering/passes/" \
+               "complex_graph_rewrite.py:1838 in propagate_metadata" in shown
+    one_minus = next(r for r in record["rows"] if r["case_id"].endswith("one_minus[complex64]"))
+    assert one_minus["evidence"]["versions"]["torch_tensorrt"] == "2.13.0"
+    assert "max abs err 1," in one_minus["message"]
+    timed = next(r for r in record["rows"] if r["case_id"].endswith("guide_rope[complex64]"))
+    assert timed["prediction_timing"]["schedule"] == "serial"  # never beside the busy host

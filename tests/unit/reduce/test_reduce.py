@@ -1,0 +1,183 @@
+"""``trtcheck reduce``: the signature rules, the recorded graph and its subgraphs (in-process),
+and reductions on Torch-TensorRT's real lowering code (slow: the CLI in a subprocess)."""
+
+from __future__ import annotations
+
+import torch
+
+from tests.helpers import REPO
+from trtcheck.reduce.graph import count_nodes, record, slug, subgraph
+from trtcheck.reduce.reducer import random_like
+from trtcheck.reduce.signature import Signature, exception_of, reducible, signature
+from trtcheck.render.escape import md
+from trtcheck.render.text import reduction_text
+from trtcheck.results.rows import Row
+from trtcheck.status import Status
+
+ZOO = REPO / "tests" / "zoos" / "reduce"
+FRAME = '  File "/c/torch-tensorrt/2.13.0/torch_tensorrt/dynamo/conversion/{f}.py", line {n}, in {fn}\n'
+
+
+def _trace(exc: str, frames: str) -> str:
+    return f"Traceback (most recent call last):\n{frames}    x = y\n{exc}\n"
+
+
+def _error(exc: str, frames: str = "", message: str = "boom", stage: str = "compile") -> Row:
+    return Row("z::m[v]", "z", "m", "v", "lowering", status=Status.ERROR, stage=stage,
+               message=message, traceback=_trace(exc, frames))
+
+
+def _leaf(passed: bool, dtype: str = "torch.complex64", eager: str = "torch.complex64",
+          shape: tuple[int, ...] = (2,), eager_shape: tuple[int, ...] = (2,)) -> dict:
+    return {"path": "", "passed": passed, "dtype": dtype, "eager_dtype": eager,
+            "shape": list(shape), "eager_shape": list(eager_shape)}
+
+
+def _fail(*leaves: dict, message: str = "outputs differ") -> Row:
+    return Row("z::m[v]", "z", "m", "v", "lowering", status=Status.FAIL, stage="compare",
+               message=message, outputs=list(leaves))
+
+
+def test_an_exception_is_its_type_and_torch_tensorrt_frame() -> None:
+    frames = FRAME.format(f="converter_utils", n=310, fn="get_trt_tensor")
+    first = signature(_error("AssertionError: Cannot convert 1j", frames))
+    assert first == Signature("error", "compile", error="AssertionError",
+                              frame="torch_tensorrt/dynamo/conversion/converter_utils.py:310 in "
+                                    "get_trt_tensor")
+    # Another message, the same type and frame: the same bug.
+    assert first.same(signature(_error("AssertionError: Cannot convert 2j", frames,
+                                       message="other words")))
+    # Another exception type, another frame, another stage: each a different bug.
+    assert not first.same(signature(_error("TypeError: Cannot convert 1j", frames)))
+    other_frame = FRAME.format(f="impl/elementwise", n=12, fn="add")
+    assert not first.same(signature(_error("AssertionError: Cannot convert 1j", other_frame)))
+    assert not first.same(signature(_error("AssertionError: Cannot convert 1j", frames, stage="run")))
+
+
+def test_a_remote_exception_keeps_its_name_and_a_cited_line_stands_for_a_frame() -> None:
+    error, frame = exception_of(_trace("RuntimeError: UnsupportedOperatorException: no converter", ""),
+                                "refused (torch_tensorrt/dynamo/_compiler.py:812)")
+    assert (error, frame) == ("UnsupportedOperatorException", "torch_tensorrt/dynamo/_compiler.py:812")
+
+
+def test_a_mismatch_is_its_kind_and_the_op_of_the_earliest_failing_output() -> None:
+    ops = {"mul": "aten.mul.Tensor", "sub": "aten.sub.Tensor", "add": "aten.add.Tensor"}
+    values = signature(_fail(_leaf(True), _leaf(False), _leaf(False)), ["add", "sub", "mul"], ops)
+    assert values == Signature("fail", "compare", mismatch="values", op="aten.mul.Tensor")
+    dtype = signature(_fail(_leaf(False, dtype="torch.float32")), ["mul"], ops)
+    shape = signature(_fail(_leaf(False, shape=(2, 2))), ["mul"], ops)
+    assert (dtype.mismatch, shape.mismatch) == ("dtype", "shape")
+    # The same kind on another op, or another kind on the same op: rejected.
+    assert not values.same(signature(_fail(_leaf(False)), ["sub"], ops))
+    assert not values.same(dtype)
+    # While bisecting from the output end the op is not yet known: only it is left out.
+    assert values.same(signature(_fail(_leaf(False)), ["sub"], ops), op=False)
+    assert not values.same(dtype, op=False)
+    inputs = signature(_fail(_leaf(True), message="inputs after the call differ from eager's"))
+    assert inputs.mismatch == "inputs" and not inputs.same(values, op=False)
+
+
+def test_only_failures_with_a_graph_are_reducible() -> None:
+    assert reducible(_fail(_leaf(False))) is None
+    assert "before there was an exported graph" in str(reducible(_error("X: y", stage="export")))
+    passing = Row("z::m[v]", "z", "m", "v", "lowering")
+    assert "not a failure" in str(reducible(passing))
+
+
+class Chain(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(4))
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        a = torch.tanh(x * self.w)
+        b = torch.relu(a) + 1
+        return b * 2, torch.sigmoid(a)
+
+
+def test_a_subgraph_feeds_recorded_values_and_holds_weights_as_buffers() -> None:
+    x = torch.randn(3, 4)
+    model = Chain().eval()
+    rec = record(torch.export.export(model, (x,)), (x,), {})
+    assert len(rec.nodes) == count_nodes(torch.export.export(model, (x,))) == 6
+    first, _ = rec.outputs
+    torch.testing.assert_close(rec.values[first.name], model(x)[0])
+    # The first output's cone leaves the sigmoid out.
+    cone = rec.cone([first.name])
+    assert "sigmoid" not in cone and first.name in cone
+    # Cut after tanh: its recorded value comes in as an input; the weight was cut away too.
+    later = [n for n in rec.ordered(cone) if rec.op(n) != "aten.mul.Tensor" or n == first.name]
+    later = [n for n in later if rec.op(n) != "aten.tanh.default"]
+    sub = subgraph(rec, later)
+    assert len(sub.inputs) == 1 and not sub.weights and sub.outputs == [first.name]
+    torch.testing.assert_close(sub.inputs[0], rec.values["tanh"])
+    torch.testing.assert_close(sub.module(*sub.inputs)[0], model(x)[0])
+    head = subgraph(rec, rec.ordered(["mul", "tanh"]))
+    assert list(head.weights) == ["w0"] and head.outputs == ["tanh"]
+    assert count_nodes(head.export()) == 2
+
+
+def test_random_values_keep_dtype_shape_and_integer_range() -> None:
+    real = [torch.randn(3, 2, dtype=torch.complex64), torch.arange(5, 15), torch.tensor([True, False])]
+    fake = random_like(real)
+    assert [(t.dtype, t.shape) for t in fake] == [(t.dtype, t.shape) for t in real]
+    assert not torch.equal(fake[0], real[0])
+    assert int(fake[1].min()) >= 5 and int(fake[1].max()) <= 14
+
+
+def test_slug_is_safe_for_artifacts() -> None:
+    assert slug("zoo/a::m[complex64] lowering@2.13.0") == "zoo-a-m-complex64-lowering-2.13.0"
+    assert slug("::") == "case"
+
+
+def test_reports_say_how_far_a_reduction_got() -> None:
+    row = _fail(_leaf(False))
+    done = {"reduced": True, "bundle": "repro/x", "original_nodes": 571, "reduced_nodes": 1,
+            "seconds": 50.3, "attempts": 16, "reproduced": True, "complete": True,
+            "releases": {"2.12.1": "fails the same way", "2.14.0": "pass"}}
+    text = reduction_text(Row(**{**row.__dict__, "reduction": done}))
+    assert text is not None and "1 of 571 nodes" in text and "`repro/x/`" in text
+    assert "2.14.0 pass" in text and "fails the same way in a fresh process" in text
+    early = {**done, "complete": False, "stopped": "attempt cap of 4 reached", "reduced_nodes": 9}
+    text = reduction_text(Row(**{**row.__dict__, "reduction": early}))
+    assert text is not None and "stopped early (attempt cap of 4 reached)" in text
+    unchecked = {**done, "reproduced": False, "unchecked": "exit code 1: ImportError: no"}
+    text = reduction_text(Row(**{**row.__dict__, "reduction": unchecked}))
+    assert text is not None and "the check in a fresh process could not run (exit code 1: " in text
+    assert reduction_text(row) is None
+    # In Markdown, the path stays code while the text around it is escaped.
+    shown = reduction_text(Row(**{**row.__dict__, "reduction": {**done, "bundle": "repro/a_b"}}), md)
+    assert shown is not None and "bundle `repro/a_b/`" in shown
+
+
+# -- on Torch-TensorRT's real lowering code ------------------------------------------------------
+
+
+def test_decomposing_a_program_raises_no_leafspec_warning() -> None:
+    """torch 2.13 warns of an isinstance check no one made whenever run_decompositions copies
+    a program's tree specs: reduce decomposes every candidate, and must not print it."""
+    import warnings
+
+    program = torch.export.export(torch.nn.Linear(3, 2), (torch.ones(1, 3),))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert count_nodes(program) >= 1
+    assert not [w for w in caught if "LeafSpec" in str(w.message)]
+
+
+def test_random_ops_and_an_eager_that_differs_call_to_call_are_randomness_not_a_bug() -> None:
+    from trtcheck.reduce.reducer import _randomness
+
+    class Noisy(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x.sin() + torch.randn_like(x)
+
+    x = torch.ones(3)
+    rec = record(torch.export.export(Noisy(), (x,)), (x,), {})
+    why = _randomness(rec, eager_differs=True)
+    assert why is not None and why.startswith("randomness in the model: aten.randn_like.default")
+    plain = record(torch.export.export(torch.nn.Tanh(), (x,)), (x,), {})
+    assert _randomness(plain, eager_differs=False) is None
+    assert "eager itself gives another result" in (_randomness(plain, eager_differs=True) or "")
+
+
