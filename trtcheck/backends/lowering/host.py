@@ -369,11 +369,12 @@ class Compiler:
 
 def _raise_no_fp64(exc: Exception) -> None:
     """Raise Torch-TensorRT's own refusal of float64 with truncate_double off (a float64
-    constant, or a float64 input its runtime refuses for the float32 engine input built for it)
-    as the ``unsupported`` row dryrun gives, naming the frame that refused; else nothing."""
+    constant, or a float64 input its runtime refuses for the float32 engine input built for it:
+    2.13's ``Dtype mismatch for input x``, 2.12's ``Dtype mismatch for 0th input(x)``) as the
+    ``unsupported`` row dryrun gives, naming the frame that refused; else nothing."""
     message = str(exc)
     if not ("does not support float64" in message
-            or ("Dtype mismatch for input" in message and "got torch.float64" in message)):
+            or ("Dtype mismatch for" in message and "got torch.float64" in message)):
         return
     frames = [f for f in traceback.extract_tb(exc.__traceback__)
               if "torch_tensorrt" in Path(f.filename).parts]
