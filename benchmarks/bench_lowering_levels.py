@@ -7,7 +7,9 @@ results.json: build, export, compile, run, compare, drift...), the slowest case,
 command's wall time, and the load average it ran under, as a Markdown table for
 docs/benchmarks.md. The first case of each run pays the host's import of Torch-TensorRT.
 
-    python benchmarks/bench_lowering_levels.py [--zoo fixtures/]
+    python benchmarks/bench_lowering_levels.py [--zoo fixtures/] [-k EXPR] [--quick]
+
+``--quick`` (CI's check that the script runs) measures one case, ``seed_rope[complex64]``.
 """
 
 from __future__ import annotations
@@ -26,13 +28,14 @@ REPO = Path(__file__).resolve().parent.parent
 LEVELS = {"converters and engine (default)": [], "graph only (--lowering-dryrun)": ["--lowering-dryrun"]}
 
 
-def level(zoo: str, extra: list[str]) -> tuple[list[float], float]:
+def level(zoo: str, extra: list[str], keyword: str | None) -> tuple[list[float], float]:
     """Seconds per case (a case's rows' stage seconds summed) and the command's wall time."""
     with tempfile.TemporaryDirectory() as out:
         t0 = time.perf_counter()
+        select = ["-k", keyword] if keyword else []
         proc = subprocess.run([sys.executable, "-m", "trtcheck", "run", zoo, "--backend", "lowering",
-                               *extra, "--out", out], cwd=REPO, capture_output=True, text=True,
-                              check=False)
+                               *extra, *select, "--out", out], cwd=REPO, capture_output=True,
+                              text=True, check=False)
         wall = time.perf_counter() - t0
         if proc.returncode not in (0, 1):
             raise SystemExit(f"trtcheck exited {proc.returncode}:\n{proc.stderr[-2000:]}")
@@ -46,12 +49,15 @@ def level(zoo: str, extra: list[str]) -> tuple[list[float], float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--zoo", default="fixtures/")
+    parser.add_argument("-k", dest="keyword", help="only the cases this selects, as trtcheck's -k")
+    parser.add_argument("--quick", action="store_true", help="one case: seed_rope[complex64]")
     args = parser.parse_args()
+    keyword = "seed_rope and complex64" if args.quick else args.keyword
     print("| level | cases | median s/case | slowest case s | command wall s | load before |")
     print("|---|---|---|---|---|---|")
     for name, extra in LEVELS.items():
         load = os.getloadavg()[0]
-        cases, wall = level(args.zoo, extra)
+        cases, wall = level(args.zoo, extra, keyword)
         print(f"| {name} | {len(cases)} | {statistics.median(cases):.2f} | {max(cases):.2f} | "
               f"{wall:.1f} | {load:.2f} |", flush=True)
     return 0

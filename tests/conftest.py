@@ -23,6 +23,13 @@ def pytest_configure(config: pytest.Config) -> None:
         tempfile.tempdir = None
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that share a folder built :func:`once` (minutes of work) first, the rest in their
+    order: started last, such a build would leave one worker running it alone at the end while
+    the other has nothing left to steal."""
+    items.sort(key=lambda item: "once" not in getattr(item, "fixturenames", ()))
+
+
 @pytest.fixture
 def make_zoo(tmp_path: Path) -> Callable[[dict[str, str]], Path]:
     """Write a zoo of files (relative path -> source) under tmp_path/zoo and return its root."""

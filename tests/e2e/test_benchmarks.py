@@ -30,6 +30,7 @@ QUICK: dict[str, tuple[list[str], str]] = {
     "bench_html.py": (["--quick"], TABLE),
     "bench_latency_gpu.py": (["--device", "cpu", "--quick", "--json", "{work}/latency.json"], TABLE),
     "bench_latency_stability.py": (["--quick"], TABLE),
+    "bench_lowering_levels.py": (["--quick"], TABLE),
     "bench_merge.py": (["--quick"], TABLE),
     "bench_overhead.py": (["--quick"], TABLE),
     "bench_pairs.py": (["--quick", "--work", "{work}"], TABLE),
