@@ -27,6 +27,7 @@ from trtcheck.backends.lowering.trt.network import (
     ITensor,
     LayerError,
     Meta,
+    PassThroughLayer,
     Value,
 )
 from trtcheck.backends.lowering.trt.types import (
@@ -174,19 +175,11 @@ class IShapeLayer(ILayer):
         return [torch.tensor(ins[0].shape, dtype=torch.int64)]
 
 
-class IIdentityLayer(ILayer):
+class IIdentityLayer(PassThroughLayer):
     """``tensorrt.IIdentityLayer`` (Layers.html#iidentitylayer; operators/Identity.html): in a
     strongly typed network its output has its input's type."""
 
     kind = LayerType.IDENTITY
-
-    def infer(self, ins: list[Meta | None]) -> list[Meta]:
-        (meta,) = ins
-        assert meta is not None
-        return [meta]
-
-    def run(self, ins: list[Any]) -> list[torch.Tensor]:
-        return [ins[0]]
 
 
 class ICastLayer(ILayer):

@@ -16,7 +16,14 @@ from typing import Any
 
 import torch
 
-from trtcheck.backends.lowering.trt.network import ILayer, INetworkDefinition, ITensor, LayerError, Meta
+from trtcheck.backends.lowering.trt.network import (
+    ILayer,
+    INetworkDefinition,
+    ITensor,
+    LayerError,
+    Meta,
+    PassThroughLayer,
+)
 from trtcheck.backends.lowering.trt.types import INTS, DataType, LayerType, LoopOutput, TripLimit
 
 
@@ -245,18 +252,10 @@ class IConditionLayer(ILayer):
         return []
 
 
-class IIfConditionalInputLayer(ILayer):
+class IIfConditionalInputLayer(PassThroughLayer):
     """``tensorrt.IIfConditionalInputLayer``: a tensor entering the conditional's branches."""
 
     kind = LayerType.CONDITIONAL_INPUT
-
-    def infer(self, ins: list[Meta | None]) -> list[Meta]:
-        (meta,) = ins
-        assert meta is not None
-        return [meta]
-
-    def run(self, ins: list[Any]) -> list[torch.Tensor]:
-        return [ins[0]]
 
 
 class IIfConditionalOutputLayer(ILayer):

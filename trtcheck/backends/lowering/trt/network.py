@@ -236,6 +236,18 @@ class IInputLayer(ILayer):
     """A network input (INetworkDefinition.add_input); it runs nothing."""
 
 
+class PassThroughLayer(ILayer):
+    """A layer whose one output is its input, of its type and shape (identity, a conditional's
+    input)."""
+
+    def infer(self, ins: list[Meta | None]) -> list[Meta]:
+        (meta,) = ins
+        assert meta is not None
+        return [meta]
+
+    def run(self, ins: list[Any]) -> list[torch.Tensor]:
+        return [ins[0]]
+
 class INetworkDefinition:
     """``tensorrt.INetworkDefinition`` (Graph/Network.html): the layers and tensors a converter
     records, created strongly typed as Torch-TensorRT creates it. ``add_*`` methods are in
