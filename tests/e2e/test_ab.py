@@ -37,12 +37,15 @@ class Chain(torch.nn.Module):
 def chain(variant):
     return Chain(), (torch.randn(256, 256),)
 '''
-# About a third more work, done only by the compiled module: eager, and so the speedup's
-# numerator, is untouched.
+# Eight more matrix products, done only by the compiled module (each on the last one's result,
+# so that none can be shared): about 3.7 times its work, where eager, and so the speedup's
+# numerator, is untouched. A slowdown that size is decided at 4 processes a side whatever the
+# machine's load; the rule's power for smaller ones is measured by benchmarks/bench_gate.py.
 PLANT = ("        y = torch.tanh(y @ self.w)\n        return y\n",
          "        y = torch.tanh(y @ self.w)\n"
          "        if torch.compiler.is_compiling():\n"
-         "            y = y + (x @ self.w) * 0.0\n"
+         "            for _ in range(8):\n"
+         "                y = y + (y @ self.w) * 0.0\n"
          "        return y\n")
 QUICK = ("--backend", "inductor", "--device", "cpu", "--fail-on", "regression", "--seed", "1")
 
@@ -78,7 +81,8 @@ def _ab(repo: Path, out: Path, processes: int) -> subprocess.CompletedProcess:
 @pytest.mark.slow
 def test_ab_flags_a_compiled_only_slowdown_and_names_the_row(tmp_path: Path) -> None:
     out = tmp_path / "report"
-    proc = _ab(_repo(tmp_path, planted=True), out, 5)  # 5 a side: one disturbed one is cut
+    processes = 4
+    proc = _ab(_repo(tmp_path, planted=True), out, processes)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "mm::chain[float32] inductor -: speedup over eager worsened -" in proc.stdout
     assert "1 of 1 rows decided" in proc.stdout
@@ -87,13 +91,14 @@ def test_ab_flags_a_compiled_only_slowdown_and_names_the_row(tmp_path: Path) -> 
     assert "FAIL: 1 speedup regression" in proc.stdout
     record = json.loads((out / "results.json").read_text())
     section = record["ab"]
+    # the sides alternate, base first: base head, head base, base head, ...
     assert [p["side"] for p in section["processes"]] == [
-        "base", "head", "head", "base", "base", "head", "head", "base", "base", "head"]
+        side for k in range(processes) for side in (("base", "head"), ("head", "base"))[k % 2]]
     assert all(p["code_hash"] for p in section["processes"])
     assert section["settings"]["compile_cache"]["inductor"] == "shared"
     (row,) = section["rows"]
     for side in ("base", "head"):
-        assert len(row[side]["process_speedups"]) == len(row[side]["process_latency_ms"]) == 5
+        assert len(row[side]["process_speedups"]) == len(row[side]["process_latency_ms"]) == processes
     assert row["decision"]["verdict"] == "slower"
     assert record["baseline"]["rule"] == "processes"
     for report in ("report.md", "comment.md"):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from dataclasses import asdict
 
 import pytest
@@ -93,10 +92,18 @@ def test_speedup_is_the_paired_figure_else_eager_over_backend() -> None:
     assert Latency.from_dict(old) == Latency(stats(4.0), stats(2.0))
 
 
-def _spin(ms: float) -> None:
-    end = time.perf_counter() + ms / 1e3
-    while time.perf_counter() < end:
-        pass
+class _Clock:
+    """``perf_counter`` for the timing module that moves only when a timed call spends time:
+    the figures then follow what each call costs, whatever the machine's load."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+    def spend(self, ms: float) -> None:
+        self.now += ms / 1e3
 
 
 def test_measure_interleaves_alternating_and_gives_a_mutating_callable_fresh_inputs() -> None:
@@ -142,18 +149,19 @@ def test_control_interval_covers_both_call_orders() -> None:
     assert lat.interval[0] <= 1.0 / 1.1 + 1e-9 and lat.interval[1] >= 1.1 - 1e-9
 
 
-def test_measure_calibrates_blocks_and_brackets_the_speedup() -> None:
+def test_measure_calibrates_blocks_and_brackets_the_speedup(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = _Clock()
+    monkeypatch.setattr("trtcheck.measure.timing.time", clock)
     timing = Timing(warmup=2, repeats=30, warmup_s=0.0, min_time_s=0.0, block_ms=2.0,
                     method="blocks")
-    lat = measure((lambda: _spin(0.6), lambda: _spin(0.2)), (), {}, timing=timing,
+    lat = measure((lambda: clock.spend(0.6), lambda: clock.spend(0.3)), (), {}, timing=timing,
                   device="cpu", fresh_inputs=(False, False))
-    # A spin lasts at least its nominal time, so a block reaches 2 ms at 4 (0.6 ms) or 10
-    # (0.2 ms) calls; a first guess from a warm-up slowed by the machine can fall short and be
-    # doubled once past that: 3 → 6 calls, 9 → 18. Never more.
-    assert 1 <= lat.eager_device.block <= 6 and 1 <= lat.backend_device.block <= 18
+    # the warm-up's per-call time gives the block: 2 ms / 0.6 ms -> 4 calls, 2 / 0.3 -> 7
+    assert (lat.eager_device.block, lat.backend_device.block) == (4, 7)
+    assert lat.speedup == pytest.approx(2.0)
     low, high = lat.interval
     assert low <= lat.speedup <= high
-    assert 1.5 < lat.speedup < 6.0  # 0.6 ms / 0.2 ms; a preempted spin only lasts longer
     assert lat.eager_device.ci_low_ms <= lat.eager_device.median_ms <= lat.eager_device.ci_high_ms
 
 
