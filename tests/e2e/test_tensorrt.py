@@ -354,11 +354,13 @@ def test_standin_compiled_module_is_timed_as_a_user_calls_it(
 
 @pytest.mark.slow
 @pytest.mark.parametrize("version", REAL)
-def test_standin_engine_cache_saves_the_built_engines(release: Callable[[str], RealRelease],
-                                                     version: str, tmp_path: Path) -> None:
-    """The engine cache's settings and outcome through a real compile: each engine built is saved
-    in the cache's directory, read from Torch-TensorRT's own log. (Reuse refits the cached engine
-    through ``tensorrt.Refitter``, which the stand-in does not have: not exercised here.)"""
+def test_standin_engine_cache_saves_then_refits_the_cached_engines(release: Callable[[str], RealRelease],
+                                                                   version: str, tmp_path: Path) -> None:
+    """The engine cache's settings and outcome through real compiles: the first saves each engine
+    it builds (weight-stripped, ``SerializationFlag.EXCLUDE_WEIGHTS``) in the cache's directory;
+    a fresh compile of the same model, then of one with the same architecture and other weights,
+    loads them from the cache and refits them through the stand-in's ``Refitter`` with that
+    model's weights (a stripped engine cannot run unrefitted), read from Torch-TensorRT's log."""
     torch.manual_seed(0)
     model, args = Vision().eval(), (torch.randn(2, 3, 8, 8),)
     result = release(version).compile(model, args, dryrun=False, cache_dir=str(tmp_path))
@@ -371,3 +373,17 @@ def test_standin_engine_cache_saves_the_built_engines(release: Callable[[str], R
     with torch.no_grad():
         _close(result.outputs, model(*args))
     assert result.memory == result.evidence.details["engine_memory"]["plan_bytes"] > 0
+    reused = ("2 of 2 TensorRT engines loaded from Torch-TensorRT's engine cache (refitted with this "
+              "model's weights)")
+    assert reused not in result.evidence.notes
+
+    other = Vision().eval()  # the same architecture, other weights: the same cache entries
+    for again in (model, other):
+        hit = release(version).compile(again, args, dryrun=False, cache_dir=str(tmp_path))
+        assert hit.evidence.details["engine_cache"] == {"from_cache": 2, "saved": 0}
+        assert reused in hit.evidence.notes and hit.evidence.engines == 2
+        with torch.no_grad():
+            _close(hit.outputs, again(*args))
+            _close(hit.timed_outputs, again(*args))
+    with torch.no_grad():
+        assert not torch.allclose(other(*args), model(*args), atol=1e-3)  # the refit changed the outputs

@@ -7,7 +7,9 @@ layers over tensors whose shapes (-1 for dynamic dimensions) and types are infer
 documented rules for a strongly typed network; a layer TensorRT refuses is logged at ERROR and the
 build returns None, as TensorRT's builder does. The builder serializes the recorded network, and the
 runtime's execution context runs it layer by layer with PyTorch on the memory at the addresses it
-is given. It reports the TensorRT version the Torch-TensorRT release was built against.
+is given. A refittable engine's weights are replaced by name through its ``Refitter``, and a
+weight-stripped plan holds none of them until it is refitted. It reports the TensorRT version the
+Torch-TensorRT release was built against.
 
 Everything made through it is a prediction with PyTorch's numbers: TensorRT's kernels, tactics,
 fusions, FP16/TF32 numerics and the builder's own failures are not here. It is installed only inside
@@ -16,7 +18,8 @@ a host subprocess (:func:`install`), since it patches ``sys.modules`` and torch.
 Modules: ``types`` (enums, ``DataType``, ``Dims``, ``Weights``), ``network`` (the network, its
 tensors, the layer base and the inference driver), ``layers`` (each layer's shape and type rules
 and its computation), ``engine`` (builder, serialization, runtime, engine, execution context),
-``memory`` (addresses as tensors, without copies), ``install`` (the module and the CUDA shims).
+``memory`` (addresses as tensors, without copies), ``refit`` (refittable weights, weight-stripped
+plans and the refitter), ``install`` (the module and the CUDA shims).
 """
 
 from trtcheck.backends.lowering.trt.install import install, make_tensorrt

@@ -6,22 +6,34 @@ TensorRT's shape and type rules (a refusal is logged at ERROR, as TensorRT's bui
 build returns None) and serializes the recorded network; the runtime deserializes it, and its
 execution context runs the layers one by one with PyTorch on the memory at the addresses it was
 given. Shapes at run time are inferred the same way as at build time, from the bound input shapes.
+An engine built with ``BuilderFlag.REFIT`` is refittable, and its plan can leave out its refittable
+weights (``BuilderFlag.STRIP_PLAN``, ``SerializationFlag.EXCLUDE_WEIGHTS``): see :mod:`.refit`.
 Pages cited as ``Section/Page.html`` are of TensorRT's Python API reference,
 https://docs.nvidia.com/deeplearning/tensorrt/latest/_static/python-api/infer/.
 """
 
 from __future__ import annotations
 
+import copy
 import pickle
 from collections.abc import Sequence
 from typing import Any
 
 import torch
 
-from trtcheck.backends.lowering.trt import memory
+from trtcheck.backends.lowering.trt import memory, refit
 from trtcheck.backends.lowering.trt.loops import find_bodies, run_layers
 from trtcheck.backends.lowering.trt.network import ILayer, INetworkDefinition, ITensor, Meta, infer_layer
-from trtcheck.backends.lowering.trt.types import TORCH, DataType, Dims, ILogger, Severity, TensorIOMode
+from trtcheck.backends.lowering.trt.types import (
+    TORCH,
+    BuilderFlag,
+    DataType,
+    Dims,
+    ILogger,
+    SerializationFlag,
+    Severity,
+    TensorIOMode,
+)
 
 MAGIC = b"trtcheck-tensorrt-standin-plan\n"  # a serialized stand-in engine starts so; TensorRT's never does
 DEVICE = {"device": torch.device("cpu")}  # where the context's addresses live: set by install
@@ -53,8 +65,9 @@ class IOptimizationProfile:
 
 class IBuilderConfig:
     """``tensorrt.IBuilderConfig`` (Core/BuilderConfig.html): the settings a build is given. The
-    stand-in keeps them (flags, memory pools, profiles); none changes what it builds but the
-    optimization profiles, which bound the run-time input shapes."""
+    stand-in keeps them (flags, memory pools, profiles); what it builds depends on the optimization
+    profiles, which bound the run-time input shapes, and the refit flags (REFIT, REFIT_IDENTICAL,
+    STRIP_PLAN), no others."""
 
     def __init__(self) -> None:
         self.flags = 0
@@ -208,6 +221,11 @@ class Plan:
         # Shape-tensor inputs: their values, read from host memory, are what shapes depend on.
         self.shape_inputs = {name for p in config.profiles for name in p.values}
         self.name = network.name
+        # REFIT_IDENTICAL promises refits with the build's own weights; TensorRT may rely on it,
+        # the stand-in does not (a refit with other weights runs with them).
+        self.refittable = config.get_flag(BuilderFlag.REFIT) or config.get_flag(BuilderFlag.REFIT_IDENTICAL)
+        if self.refittable and config.get_flag(BuilderFlag.STRIP_PLAN):
+            refit.strip(self.layers)
 
 
 class Runtime:
@@ -271,7 +289,8 @@ class ICudaEngine:
         self.device_memory_size = 0
         self.num_optimization_profiles = len(plan.profiles)
         self.num_aux_streams = 0
-        self.refittable = False
+        self.refittable = plan.refittable
+        self.refits = 0  # how many refits changed its weights: a context moves them anew
         self.hardware_compatibility_level = None
 
     @property
@@ -327,7 +346,22 @@ class ICudaEngine:
         return IHostMemory(MAGIC + pickle.dumps(self.plan))
 
     def serialize_with_config(self, config: ISerializationConfig) -> IHostMemory:
-        return self.serialize()
+        """The plan with EXCLUDE_WEIGHTS: without its refittable weights' values. It stays
+        refittable with INCLUDE_REFIT ("remain refittable if originally so") or EXCLUDE_WEIGHTS
+        (a plan without its weights is refitted or useless), else it is not."""
+        exclude = config.get_flag(SerializationFlag.EXCLUDE_WEIGHTS)
+        plan = copy.copy(self.plan)
+        plan.refittable = self.refittable and (exclude or config.get_flag(SerializationFlag.INCLUDE_REFIT))
+        blob = pickle.dumps(plan)
+        if exclude and self.refittable:
+            plan = pickle.loads(blob)
+            refit.strip(plan.layers)
+            blob = pickle.dumps(plan)
+        return IHostMemory(MAGIC + blob)
+
+    def refitted(self) -> None:
+        """Told by :class:`.refit.Refitter` once it has changed the weights."""
+        self.refits += 1
 
     def create_engine_inspector(self) -> EngineInspector:
         return EngineInspector(self)
@@ -389,7 +423,7 @@ class IExecutionContext:
         self.nvtx_verbosity = None
         self.persistent_cache_limit = 0
         self._metas: dict[int, Meta] | None = None
-        self._weights_on: torch.device | None = None
+        self._weights_on: tuple[torch.device, int] | None = None
 
     def _error(self, message: str) -> None:
         if self.engine.logger is not None:
@@ -511,6 +545,12 @@ class IExecutionContext:
         device = DEVICE["device"]
         plan = self.engine.plan
         values: dict[int, torch.Tensor] = {}
+        missing = refit.stripped(plan.layers) if self._weights_on is None else []
+        if missing:
+            self._error(f"IExecutionContext::enqueueV3: Error Code 3: API Usage Error (the engine's plan "
+                        f"was stripped of {len(missing)} refittable weights, {missing[0]} first: refit "
+                        "them before inference)")
+            return False
         for t in plan.inputs:
             if t.name not in self.addresses:
                 self._error(f"IExecutionContext::enqueueV3: Error Code 3: API Usage Error (no address set "
@@ -533,13 +573,13 @@ class IExecutionContext:
 
     def _place_weights(self, device: torch.device) -> None:
         """Move the layers' weights to ``device`` once (they are built on the host)."""
-        if self._weights_on == device:
+        if self._weights_on == (device, self.engine.refits):
             return
         for layer in self.engine.plan.layers:
             for key, value in list(vars(layer).items()):
                 if isinstance(value, torch.Tensor) and value.device != device:
                     object.__setattr__(layer, key, value.to(device))
-        self._weights_on = device
+        self._weights_on = (device, self.engine.refits)
 
     def _write(self, name: str, result: torch.Tensor, device: torch.device, stream: int) -> None:
         allocator = self.allocators.get(name)

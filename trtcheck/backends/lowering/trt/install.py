@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from trtcheck.backends.lowering import standin
-from trtcheck.backends.lowering.trt import engine, layers, loops, network
+from trtcheck.backends.lowering.trt import engine, layers, loops, network, refit
 from trtcheck.backends.lowering.trt import types as trt_types
 
 # Names of the stand-in besides the enums (Graph/*, Core/*, FoundationalTypes/* of the Python API).
@@ -31,7 +31,8 @@ _CLASSES: dict[str, Any] = {
     "ITimingCache": engine.ITimingCache, "Runtime": engine.Runtime, "ICudaEngine": engine.ICudaEngine,
     "IExecutionContext": engine.IExecutionContext, "IOutputAllocator": engine.IOutputAllocator,
     "IHostMemory": engine.IHostMemory, "ISerializationConfig": engine.ISerializationConfig,
-    "EngineInspector": engine.EngineInspector, **layers.LAYER_CLASSES, "ILoop": loops.ILoop,
+    "EngineInspector": engine.EngineInspector, "Refitter": refit.Refitter, **layers.LAYER_CLASSES,
+    "ILoop": loops.ILoop,
     "ITripLimitLayer": loops.ITripLimitLayer,
     "IIteratorLayer": loops.IIteratorLayer, "IRecurrenceLayer": loops.IRecurrenceLayer,
     "ILoopOutputLayer": loops.ILoopOutputLayer, "IIfConditional": loops.IIfConditional,

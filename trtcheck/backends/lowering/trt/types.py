@@ -221,6 +221,20 @@ NetworkDefinitionCreationFlag = _enum("NetworkDefinitionCreationFlag", "EXPLICIT
 ExecutionContextAllocationStrategy = _enum("ExecutionContextAllocationStrategy",
                                            "STATIC ON_PROFILE_CHANGE USER_MANAGED")
 SerializationFlag = _enum("SerializationFlag", "EXCLUDE_WEIGHTS EXCLUDE_LEAN_RUNTIME INCLUDE_REFIT")
+# Core/BuilderConfig.html: the builder's flags, in TensorRT 10's order (the members 10.x, 11.0 and 11.1
+# share; STRICT_TYPES, gone since TensorRT 10, is not one). REFIT and REFIT_IDENTICAL make an engine
+# refittable and STRIP_PLAN leaves its refittable weights out of the plan (engine.Plan); the others
+# change nothing the stand-in builds.
+BuilderFlag = _enum("BuilderFlag",
+                    "FP16 INT8 DEBUG GPU_FALLBACK REFIT DISABLE_TIMING_CACHE TF32 SPARSE_WEIGHTS "
+                    "SAFETY_SCOPE OBEY_PRECISION_CONSTRAINTS PREFER_PRECISION_CONSTRAINTS DIRECT_IO "
+                    "REJECT_EMPTY_ALGORITHMS VERSION_COMPATIBLE EXCLUDE_LEAN_RUNTIME FP8 "
+                    "ERROR_ON_TIMING_CACHE_MISS BF16 DISABLE_COMPILATION_CACHE STRIP_PLAN REFIT_IDENTICAL "
+                    "WEIGHT_STREAMING INT4 REFIT_INDIVIDUAL STRICT_NANS MONITOR_MEMORY FP4 "
+                    "EDITABLE_TIMING_CACHE DISTRIBUTIVE_INDEPENDENCE")
+# FoundationalTypes/WeightsRole.html: what a layer's weights are to it (a refittable weight's name
+# ends with its role's name, see refit.py).
+WeightsRole = _enum("WeightsRole", "KERNEL BIAS SHIFT SCALE CONSTANT ANY")
 LayerInformationFormat = _enum("LayerInformationFormat", "ONELINE JSON")
 DeviceType = _enum("DeviceType", "GPU DLA")
 AttentionNormalizationOp = _enum("AttentionNormalizationOp", "NONE SOFTMAX")
@@ -283,8 +297,9 @@ ENUMS: dict[str, Any] = {e.__name__: e for e in (
     PoolingType, MatrixOperation, GatherMode, ScatterMode, SampleMode, InterpolationMode,
     ResizeCoordinateTransformation, ResizeSelector, ResizeRoundMode, PaddingMode, ScaleMode,
     FillOperation, TensorIOMode, TensorLocation, LayerType, NetworkDefinitionCreationFlag,
-    ExecutionContextAllocationStrategy, SerializationFlag, LayerInformationFormat, DeviceType,
-    EngineCapability, TensorFormat, AttentionNormalizationOp, CausalMaskKind, TripLimit, LoopOutput)}
+    ExecutionContextAllocationStrategy, SerializationFlag, BuilderFlag, WeightsRole,
+    LayerInformationFormat, DeviceType, EngineCapability, TensorFormat, AttentionNormalizationOp,
+    CausalMaskKind, TripLimit, LoopOutput)}
 # The module-level aliases of DataType members (tensorrt.float32, tensorrt.int64, ...).
 ALIASES = {"float32": DataType.FLOAT, "float16": DataType.HALF, "bfloat16": DataType.BF16,
            "int8": DataType.INT8, "int32": DataType.INT32, "int64": DataType.INT64,
