@@ -288,11 +288,16 @@ class Compiler:
         interpreter = importlib.import_module("torch_tensorrt.dynamo.conversion._TRTInterpreter")
         cls = interpreter.TRTInterpreter
         original = cls.run_node
+        values: set[Any] = set()  # the tensors holding the graph's int64 values
 
         def run_node(this: Any, n: torch.fx.Node) -> Any:
             start = this.ctx.net.num_layers
             out = original(this, n)
-            found.extend(int64_narrowed(n, out, this.ctx.net, start))
+            found.extend(int64_narrowed(n, out, this.ctx.net, start, values))
+            values.update(t for v, t in zip(pytree.tree_leaves(_val(n)), pytree.tree_leaves(out),
+                                            strict=False)
+                          if isinstance(v, torch.Tensor) and v.dtype == torch.int64
+                          and getattr(t, "dtype", None) == DataType.INT64)
             return out
 
         cls.run_node = run_node
@@ -430,13 +435,16 @@ _EXACT = {DataType.INT32: "|value| < 2**31", DataType.FLOAT: "|value| <= 2**24",
           DataType.INT8: "-2**7 <= value < 2**7", DataType.UINT8: "0 <= value < 2**8"}
 
 
-def int64_narrowed(node: torch.fx.Node, made: Any, network: Any, start: int) -> list[str]:
+def int64_narrowed(node: torch.fx.Node, made: Any, network: Any, start: int,
+                   values: set[Any]) -> list[str]:
     """What converting ``node`` did to the graph's int64 values, read from the network it built
-    (``made``: what the converter returned; its layers are those from index ``start`` on): a
-    result the graph holds as int64 built as a narrower tensor (TopK's INT32 indices), and a cast
-    of an int64 tensor to a narrower type other than the node's own result type (an index cast
-    to int32, an int64 operand promoted to float32). Casts to BOOL are comparisons, not
-    narrowings; a getitem only picks a result already looked at."""
+    (``made``: what the converter returned; its layers are those from index ``start`` on;
+    ``values``: the tensors holding the graph's int64 values so far): a result the graph holds as
+    int64 built as a narrower tensor (TopK's INT32 indices), and a cast to a narrower type, other
+    than the node's own result type, of an int64 tensor made from those values (an index cast to
+    int32, an int64 operand promoted to float32). Not narrowings: a cast to BOOL (a condition),
+    a cast of shape values (IShapeLayer's INT64 dimensions); a getitem only picks a result
+    already looked at."""
     if node.op != "call_function" or node.target is operator.getitem:
         return []
     vals = pytree.tree_leaves(_val(node))
@@ -450,12 +458,28 @@ def int64_narrowed(node: torch.fx.Node, made: Any, network: Any, start: int) -> 
         layer = network.get_layer(i)
         source = layer.get_input(0) if layer.type == LayerType.CAST else None
         if (source is not None and source.dtype == DataType.INT64 and layer.to_type in _EXACT
-                and TORCH[layer.to_type] not in own):
+                and TORCH[layer.to_type] not in own and _made_from(source, values)):
             narrowed.setdefault(layer.to_type, []).append(f"layer '{layer.name}' casts an int64 "
                                                           f"input to {_short(layer.to_type)}")
     return [f"int64 narrowed to {_short(dtype)} inside the engine by {node.name} "
             f"({_name(node.target)}): {'; '.join(dict.fromkeys(how))} (exact while {_EXACT[dtype]})"
             for dtype, how in narrowed.items()]
+
+
+def _made_from(tensor: Any, values: set[Any]) -> bool:
+    """Whether ``tensor`` is one of ``values`` or made from one by the layers before it, not
+    counting a shape layer (its output holds dimensions, not the values)."""
+    stack, seen = [tensor], set()
+    while stack:
+        t = stack.pop()
+        if t in values:
+            return True
+        layer = getattr(t, "layer", None)
+        if id(t) in seen or layer is None or layer.type == LayerType.SHAPE:
+            continue
+        seen.add(id(t))
+        stack.extend(i for i in layer.inputs if i is not None)
+    return False
 
 
 def _short(dtype: DataType) -> str:
