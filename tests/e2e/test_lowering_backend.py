@@ -76,6 +76,10 @@ EXPECTED: dict[tuple[str, str], tuple[Status, str | None, str]] = {
         "guide_rope[complex64]", "product[complex64]", "quotient[complex64]",
         "conjugate_product[complex64]", "buffer_product[complex64]", "llama_freqs[complex64]")},
     ("guide_rope[complex64]", "truncate_double"): (Status.PASS, None, ""),
+    # int64 results the converters narrow inside the engine, each named in a note (see below).
+    ("top_ids[float32]", "default"): (Status.PASS, None, ""),
+    ("running_total[int64]", "default"):
+        (Status.FAIL, "compare", "30 of 30 int64 values differ"),
     # Torch-TensorRT's own validator reads a dim the exported node does not hold.
     ("sort_default_dim[float32]", "default"):
         (Status.ERROR, "compile", "IndexError: tuple index out of range (raised inside Torch-TensorRT "
@@ -186,6 +190,23 @@ def test_truncate_double_evidence(rows: dict[tuple[str, str], Row], dryrun: Lowe
     assert graph.settings["dryrun"] is True and graph.details["level"] == "graph (dryrun)"
 
 
+ARGMAX_AS_INT32 = ("int64 narrowed to int32 inside the engine by argmax (aten.argmax.default): its "
+                   "int64 result is built as int32 (exact while |value| < 2**31)")
+
+
+def test_int64_narrowed_inside_the_engine_is_a_note(rows: dict[tuple[str, str], Row]) -> None:
+    """The engine hands both outputs back as int64 (no dtype note), but argmax's converter builds
+    TopK's INT32 indices (values survive: a note on a pass) and cumsum's adds the int64 ids in
+    float32 (ids near 2**40 do not survive: a note on a failure)."""
+    top = rows[("top_ids[float32]", "default")].evidence.notes
+    assert ARGMAX_AS_INT32 in top and not any("comes back" in n for n in top)
+    (total,) = [n for n in rows[("running_total[int64]", "default")].evidence.notes if "int64" in n]
+    assert total.startswith("int64 narrowed to float32 inside the engine by cumsum "
+                            "(aten.cumsum.default): its int64 result is built as float32; layer '")
+    assert "cumsum_elementwise_add_cast_lhs_val]' casts an int64 input to float32 (exact while " \
+           "|value| <= 2**24)" in total
+
+
 def test_handled_patterns_build_one_engine(rows: dict[tuple[str, str], Row]) -> None:
     evidence = rows[("llama_freqs[complex64]", "default")].evidence
     assert evidence.engines == 1 and evidence.details["complex_path"] == "complex_graph_rewrite"
@@ -237,6 +258,11 @@ def test_input_mutation_is_dropped_by_the_lowering(ttrt_releases: dict[str, Path
         assert torch.equal(mine, x)
 
 
+class TopIds(torch.nn.Module):
+    def forward(self, scores: torch.Tensor) -> torch.Tensor:
+        return torch.argmax(scores, dim=-1)
+
+
 class GuideRoPE(torch.nn.Module):
     def forward(self, x: torch.Tensor, freqs: torch.Tensor) -> torch.Tensor:
         x_complex = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2))
@@ -257,6 +283,12 @@ def test_each_release_loads_and_lowers(ttrt_releases: dict[str, Path], version: 
     assert evidence.boundaries == ["aten.view_as_real.default"]
     mismatched = [n for n in evidence.notes if n.startswith("mismatched pairing")]
     assert bool(mismatched) == (version != "2.13.0"), evidence.notes
+    # every release's argmax converter builds the int64 result as TopK's INT32 indices
+    scores = torch.randn(4, 1000)
+    ids = backend.compile(CompileJob(torch.export.export(TopIds(), (scores,)), (scores,), {},
+                                     Profile("default"), "cpu"))
+    assert torch.equal(ids.fn(scores), TopIds()(scores))
+    assert ARGMAX_AS_INT32 in ids.evidence.notes
 
 
 def test_fp64_without_truncate_is_unsupported_not_error(ttrt_releases: dict[str, Path]) -> None:
@@ -279,14 +311,14 @@ def test_unknown_code_is_unavailable_with_the_fix(tmp_path: Path) -> None:
 def test_run_end_to_end(ttrt_releases: dict[str, Path], tmp_path: Path) -> None:
     """``trtcheck run ZOO --backend lowering`` in a subprocess (isolated worker, host inside it)."""
     done = trtcheck("run", ZOO, STAGES, "--backend", "lowering", "-k", "guide_rope or one_minus or "
-                    "float64_affine or complex_plus_real or returns_a_string", "--out", tmp_path,
+                    "float64_affine or complex_plus_real or returns_a_string or top_ids", "--out", tmp_path,
                     "--time-predictions")
     assert done.returncode == 1, done.stdout + done.stderr  # one_minus fails
     record = json.loads((tmp_path / "results.json").read_text())
     statuses = {r["case_id"].split("::")[1]: r["status"] for r in record["rows"]}
     assert statuses == {"one_minus[complex64]": "fail", "float64_affine[float64]": "unsupported",
                         "guide_rope[complex64]": "pass", "complex_plus_real[complex64]": "error",
-                        "returns_a_string[default]": "error"}
+                        "returns_a_string[default]": "error", "top_ids[float32]": "pass"}
     string = next(r for r in record["rows"] if r["case_id"].endswith("returns_a_string[default]"))
     assert (string["stage"], string["message"]) == (
         "compare", "TypeError: the model returned str, not a tensor or a structure of tensors")
@@ -302,5 +334,8 @@ def test_run_end_to_end(ttrt_releases: dict[str, Path], tmp_path: Path) -> None:
     one_minus = next(r for r in record["rows"] if r["case_id"].endswith("one_minus[complex64]"))
     assert one_minus["evidence"]["versions"]["torch_tensorrt"] == "2.13.0"
     assert "max abs err 1," in one_minus["message"]
+    # an int64 result the converters narrow inside the engine: a note on its row
+    top = next(r for r in record["rows"] if r["case_id"].endswith("top_ids[float32]"))
+    assert ARGMAX_AS_INT32 in top["evidence"]["notes"]
     timed = next(r for r in record["rows"] if r["case_id"].endswith("guide_rope[complex64]"))
     assert timed["prediction_timing"]["schedule"] == "serial"  # never beside the busy host

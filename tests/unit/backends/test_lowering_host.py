@@ -1,10 +1,19 @@
-"""The lowering host's reading of Torch-TensorRT's errors, in-process (no release loaded)."""
+"""The lowering host's reading of Torch-TensorRT's errors and of the networks its converters build
+(over the behaving stand-in's network, built by hand), in-process (no release loaded)."""
 
 from __future__ import annotations
 
-import pytest
+from typing import Any
 
-from trtcheck.backends.lowering.host import Rejected, _raise_no_fp64
+import numpy as np
+import pytest
+import torch
+
+from trtcheck.backends.lowering.host import Rejected, _raise_no_fp64, int64_narrowed, summarize
+from trtcheck.backends.lowering.trt import engine, layers
+from trtcheck.backends.lowering.trt.types import DataType, TopKOperation
+
+layers.bind()
 
 
 @pytest.mark.parametrize("message", [
@@ -26,3 +35,61 @@ def test_every_release_s_float64_refusal_is_unsupported(message: str) -> None:
 ])
 def test_other_errors_are_left_to_the_row(message: str) -> None:
     _raise_no_fp64(RuntimeError(message))  # returns: the caller re-raises it as it was
+
+
+def _node(graph: torch.fx.Graph, target: Any, dtype: torch.dtype, name: str) -> torch.fx.Node:
+    node = graph.create_node("call_function", target, name=name)
+    node.meta["val"] = torch.empty(4, dtype=dtype)
+    return node
+
+
+def test_an_int64_result_built_as_int32_is_named() -> None:
+    """argmax's converter returns TopK's INT32 indices for the graph's int64 result."""
+    net = engine.Builder(None).create_network(1 << 1)
+    x = net.add_input("x", DataType.FLOAT, (2, 4))
+    topk = net.add_topk(x, TopKOperation.MAX, 1, 1 << 1)
+    node = _node(torch.fx.Graph(), torch.ops.aten.argmax.default, torch.int64, "argmax")
+    assert int64_narrowed(node, topk.get_output(1), net, 0, set()) == [
+        "int64 narrowed to int32 inside the engine by argmax (aten.argmax.default): its int64 "
+        "result is built as int32 (exact while |value| < 2**31)"]
+
+
+def test_a_cast_of_an_int64_value_is_named_with_its_layer_and_the_node_s_own_cast_is_not() -> None:
+    net = engine.Builder(None).create_network(1 << 1)
+    ids = net.add_input("ids", DataType.INT64, (4,))
+    values = {ids}  # the graph's int64 values
+    start = net.num_layers
+    cast = net.add_cast(net.add_identity(ids).get_output(0), DataType.FLOAT)
+    cast.name = "ids_as_float"
+    graph = torch.fx.Graph()
+    # cumsum's converter adds in float32: a narrowing of the int64 values it sums
+    summed = _node(graph, torch.ops.aten.cumsum.default, torch.int64, "cumsum")
+    (note,) = int64_narrowed(summed, net.add_cast(cast.get_output(0), DataType.INT64).get_output(0),
+                             net, start, values)
+    assert note == ("int64 narrowed to float32 inside the engine by cumsum (aten.cumsum.default): "
+                    "layer 'ids_as_float' casts an int64 input to float32 (exact while |value| <= "
+                    "2**24)")
+    # ids.float(): the graph's own conversion, not the converter's
+    converted = _node(graph, torch.ops.aten._to_copy.default, torch.float32, "to")
+    assert int64_narrowed(converted, cast.get_output(0), net, start, values) == []
+    # a BOOL cast (a condition made from int64 values) narrows nothing
+    later = net.num_layers
+    net.add_cast(ids, DataType.BOOL)
+    where = _node(graph, torch.ops.aten.where.self, torch.int64, "where")
+    assert int64_narrowed(where, None, net, later, values) == []
+    # nor is a cast of the int64 dimensions a shape layer reads (expand's target shape)
+    later = net.num_layers
+    net.add_cast(net.add_shape(ids).get_output(0), DataType.INT32)
+    expand = _node(graph, torch.ops.aten.expand.default, torch.int64, "expand")
+    assert int64_narrowed(expand, None, net, later, values) == []
+    # nor a cast of an int64 constant the converter made itself, not a value of the graph
+    later = net.num_layers
+    made = net.add_constant((3,), np.array([0, 1, 2], dtype=np.int64)).get_output(0)
+    net.add_cast(made, DataType.INT32)
+    assert int64_narrowed(expand, None, net, later, values) == []
+    assert int64_narrowed(expand, None, net, later, values | {made})  # were it one, it would be
+
+
+def test_narrowings_are_summarized() -> None:
+    assert summarize(["a", "b", "a", "c", "d", "e"]) == [
+        "a", "b", "c", "int64 narrowed inside the engine by 2 more nodes"]

@@ -1,7 +1,8 @@
-"""Complex and float64 patterns, each a model, for the ``lowering`` backend's tests.
+"""Complex, float64 and int64 patterns, each a model, for the ``lowering`` backend's tests.
 
 The first group is what Torch-TensorRT's real lowering gets wrong (or refuses); the second is what
-it handles and must pass. Inputs are complex64 (the ``complex64`` variant) unless the name says.
+it handles and must pass; the last, int64 results its converters narrow inside the engine. Inputs
+are complex64 (the ``complex64`` variant) unless the name says.
 """
 
 from __future__ import annotations
@@ -251,3 +252,25 @@ class SortDefaultDim(torch.nn.Module):
 def sort_default_dim(variant: str):
     """``torch.sort(x)``: exported as ``aten.sort.default(x)``, the dim left to its default."""
     return SortDefaultDim(), (torch.randn(4, 8),)
+
+
+class TopIds(torch.nn.Module):
+    def forward(self, scores: torch.Tensor) -> torch.Tensor:
+        return torch.argmax(scores, dim=-1)
+
+
+@trtcheck.model(variants=("float32",), tags=("int64",))
+def top_ids(variant: str):
+    """argmax's int64 result: TopK's INT32 indices in the engine, cast back to int64 at its output."""
+    return TopIds(), (torch.randn(4, 1000),)
+
+
+class RunningTotal(torch.nn.Module):
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return torch.cumsum(ids, dim=-1)
+
+
+@trtcheck.model(variants=("int64",), tags=("int64", "wrong"))
+def running_total(variant: str):
+    """cumsum of int64 ids near 2**40: the converter sums them in float32."""
+    return RunningTotal(), (torch.randint(2**40, 2**40 + 2**20, (3, 10)),)

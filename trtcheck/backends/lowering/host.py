@@ -32,6 +32,7 @@ import importlib.util
 import inspect
 import io
 import logging
+import operator
 import re
 import sys
 import time
@@ -47,6 +48,7 @@ from torch.utils import _pytree as pytree
 
 from trtcheck.backends.lowering import standin as ttrt_standin
 from trtcheck.backends.lowering import trt as behaving_standin
+from trtcheck.backends.lowering.trt.types import TORCH, DataType, LayerType
 from trtcheck.backends.torch_tensorrt.compat import torch_tensorrt_inputs
 from trtcheck.backends.torch_tensorrt.inspection import partition_summary
 from trtcheck.process import Parent
@@ -243,9 +245,11 @@ class Compiler:
         root = logging.getLogger()
         root.addHandler(errors)
         seen: dict[str, Any] = {}
+        narrowed: list[str] = []
         try:
             # as_real: the real compile returns early by itself; this names why in a note.
-            with self.as_real(seen), warnings.catch_warnings(record=True) as caught, \
+            with self.as_real(seen), self.watching_int64(narrowed), \
+                    warnings.catch_warnings(record=True) as caught, \
                     contextlib.redirect_stdout(io.StringIO()):
                 warnings.simplefilter("always")
                 module = self.ttrt.dynamo.compile(program, **torch_tensorrt_inputs(call, self.ttrt),
@@ -260,6 +264,7 @@ class Compiler:
         notes = list(dict.fromkeys(f"Torch-TensorRT warned: {w.message}" for w in caught
                                    if "torch_tensorrt" in Path(w.filename).parts))
         notes += [f"TensorRT logged at ERROR: {m}" for m in errors.messages]
+        notes += summarize(narrowed)
         layers = engine_layers(module)
         split = partition_summary(module)
         if "early_return" in seen:
@@ -275,6 +280,31 @@ class Compiler:
                         "details": {"level": "converters and engine (TensorRT stand-in)",
                                     "stage": converter_stage(layers),
                                     "engine_layers": layers}}
+
+    @contextlib.contextmanager
+    def watching_int64(self, found: list[str]) -> Iterator[None]:
+        """Within this, each node the interpreter converts adds to ``found`` what its converter
+        did to the graph's int64 values (:func:`int64_narrowed`)."""
+        interpreter = importlib.import_module("torch_tensorrt.dynamo.conversion._TRTInterpreter")
+        cls = interpreter.TRTInterpreter
+        original = cls.run_node
+        values: set[Any] = set()  # the tensors holding the graph's int64 values
+
+        def run_node(this: Any, n: torch.fx.Node) -> Any:
+            start = this.ctx.net.num_layers
+            out = original(this, n)
+            found.extend(int64_narrowed(n, out, this.ctx.net, start, values))
+            values.update(t for v, t in zip(pytree.tree_leaves(_val(n)), pytree.tree_leaves(out),
+                                            strict=False)
+                          if isinstance(v, torch.Tensor) and v.dtype == torch.int64
+                          and getattr(t, "dtype", None) == DataType.INT64)
+            return out
+
+        cls.run_node = run_node
+        try:
+            yield
+        finally:
+            cls.run_node = original
 
     @contextlib.contextmanager
     def as_real(self, seen: dict[str, Any]) -> Iterator[None]:
@@ -397,6 +427,70 @@ class _ErrorLog(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.messages.append(record.getMessage())
+
+
+# The integers each type narrower than int64 that TensorRT's Cast takes holds exactly.
+_EXACT = {DataType.INT32: "|value| < 2**31", DataType.FLOAT: "|value| <= 2**24",
+          DataType.HALF: "|value| <= 2**11", DataType.BF16: "|value| <= 2**8",
+          DataType.INT8: "-2**7 <= value < 2**7", DataType.UINT8: "0 <= value < 2**8"}
+
+
+def int64_narrowed(node: torch.fx.Node, made: Any, network: Any, start: int,
+                   values: set[Any]) -> list[str]:
+    """What converting ``node`` did to the graph's int64 values, read from the network it built
+    (``made``: what the converter returned; its layers are those from index ``start`` on;
+    ``values``: the tensors holding the graph's int64 values so far): a result the graph holds as
+    int64 built as a narrower tensor (TopK's INT32 indices), and a cast to a narrower type, other
+    than the node's own result type, of an int64 tensor made from those values (an index cast to
+    int32, an int64 operand promoted to float32). Not narrowings: a cast to BOOL (a condition),
+    a cast of shape values (IShapeLayer's INT64 dimensions); a getitem only picks a result
+    already looked at."""
+    if node.op != "call_function" or node.target is operator.getitem:
+        return []
+    vals = pytree.tree_leaves(_val(node))
+    narrowed: dict[DataType, list[str]] = {}
+    for val, tensor in zip(vals, pytree.tree_leaves(made), strict=False):
+        dtype = getattr(tensor, "dtype", None)
+        if isinstance(val, torch.Tensor) and val.dtype == torch.int64 and dtype in _EXACT:
+            narrowed.setdefault(dtype, []).append(f"its int64 result is built as {_short(dtype)}")
+    own = {v.dtype for v in vals if isinstance(v, torch.Tensor)}
+    for i in range(start, network.num_layers):
+        layer = network.get_layer(i)
+        source = layer.get_input(0) if layer.type == LayerType.CAST else None
+        if (source is not None and source.dtype == DataType.INT64 and layer.to_type in _EXACT
+                and TORCH[layer.to_type] not in own and _made_from(source, values)):
+            narrowed.setdefault(layer.to_type, []).append(f"layer '{layer.name}' casts an int64 "
+                                                          f"input to {_short(layer.to_type)}")
+    return [f"int64 narrowed to {_short(dtype)} inside the engine by {node.name} "
+            f"({_name(node.target)}): {'; '.join(dict.fromkeys(how))} (exact while {_EXACT[dtype]})"
+            for dtype, how in narrowed.items()]
+
+
+def _made_from(tensor: Any, values: set[Any]) -> bool:
+    """Whether ``tensor`` is one of ``values`` or made from one by the layers before it, not
+    counting a shape layer (its output holds dimensions, not the values)."""
+    stack, seen = [tensor], set()
+    while stack:
+        t = stack.pop()
+        if t in values:
+            return True
+        layer = getattr(t, "layer", None)
+        if id(t) in seen or layer is None or layer.type == LayerType.SHAPE:
+            continue
+        seen.add(id(t))
+        stack.extend(i for i in layer.inputs if i is not None)
+    return False
+
+
+def _short(dtype: DataType) -> str:
+    return str(TORCH[dtype]).removeprefix("torch.")
+
+
+def summarize(notes: list[str], most: int = 3) -> list[str]:
+    """``notes`` without repeats, at most ``most`` of them and a count of the rest."""
+    unique = list(dict.fromkeys(notes))
+    rest = len(unique) - most
+    return unique[:most] + ([f"int64 narrowed inside the engine by {rest} more nodes"] if rest > 0 else [])
 
 
 def engine_layers(module: torch.nn.Module) -> dict[str, list[str]]:
