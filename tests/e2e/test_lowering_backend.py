@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
+from torch.utils import _pytree as pytree
 
 from tests.helpers import TESTS, trtcheck
 from trtcheck.backends.base import CompileJob
@@ -78,6 +80,8 @@ EXPECTED: dict[tuple[str, str], tuple[Status, str | None, str]] = {
     ("guide_rope[complex64]", "truncate_double"): (Status.PASS, None, ""),
     # int64 results the converters narrow inside the engine, each named in a note (see below).
     ("top_ids[float32]", "default"): (Status.PASS, None, ""),
+    # A structseq output: sent to the host flat, rebuilt here, compared leaf by leaf.
+    ("top_three[float32]", "default"): (Status.PASS, None, ""),
     ("running_total[int64]", "default"):
         (Status.FAIL, "compare", "30 of 30 int64 values differ"),
     # Torch-TensorRT's own validator reads a dim the exported node does not hold.
@@ -168,6 +172,23 @@ def test_fp64_rejection_cites_the_release(rows: dict[tuple[str, str], Row], dryr
         dryrun.compile(job)
     assert "constant scale" in str(graph.value) and "truncate_double is off" in str(graph.value)
     assert "torch_tensorrt/dynamo/conversion/converter_utils.py:" in str(graph.value)
+
+
+class Structured(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> dict[str, Any]:
+        return {"top": torch.topk(x, 3), "max": torch.max(x, dim=1)}
+
+
+def test_structseq_outputs_come_back_in_eager_s_structure(dryrun: LoweringBackend) -> None:
+    """``torch.export.save`` has no name for a structseq: the host gets the program with flat
+    outputs, and the module's outputs are rebuilt into the user's structure."""
+    x = torch.randn(4, 8)
+    compiled = dryrun.compile(CompileJob(torch.export.export(Structured(), (x,)), (x,), {},
+                                         Profile("default"), "cpu"))
+    got, eager = compiled.fn(x), Structured()(x)
+    assert type(got["top"]) is torch.return_types.topk and type(got["max"]) is torch.return_types.max
+    assert all(torch.equal(a, b) for a, b in zip(pytree.tree_leaves(got), pytree.tree_leaves(eager),
+                                                  strict=True))
 
 
 def test_truncate_double_evidence(rows: dict[tuple[str, str], Row], dryrun: LoweringBackend) -> None:

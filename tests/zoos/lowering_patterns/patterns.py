@@ -254,6 +254,17 @@ def sort_default_dim(variant: str):
     return SortDefaultDim(), (torch.randn(4, 8),)
 
 
+class TopThree(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.topk(x, 3)
+
+
+@trtcheck.model(variants=("float32",))
+def top_three(variant: str):
+    """``torch.topk``'s structseq as the output: a type ``torch.export.save`` has no name for."""
+    return TopThree(), (torch.randn(4, 8),)
+
+
 class TopIds(torch.nn.Module):
     def forward(self, scores: torch.Tensor) -> torch.Tensor:
         return torch.argmax(scores, dim=-1)

@@ -55,10 +55,11 @@ class LoweringHost:
             raise self._died() from exc
         return self._reply()
 
-    def compile(self, *request: Any) -> tuple[Module, Any]:
-        """Compile in the host; the module it keeps, and the evidence."""
+    def compile(self, *request: Any, structure: pytree.TreeSpec | None = None) -> tuple[Module, Any]:
+        """Compile in the host; the module it keeps, and the evidence. ``structure``: the output
+        structure the module's flat outputs are rebuilt into (None: they come back as they are)."""
         key = next(self.keys)
-        return Module(self, key), self.request("compile", key, *request)
+        return Module(self, key, structure), self.request("compile", key, *request)
 
     def _reply(self) -> Any:
         try:
@@ -85,11 +86,13 @@ class LoweringHost:
 
 class Module:
     """A compiled module kept by the host: a call sends the inputs there, runs it, and copies the
-    values the module changed back into the caller's tensors."""
+    values the module changed back into the caller's tensors; with a ``structure``, its outputs
+    are rebuilt into it, leaf by leaf."""
 
-    def __init__(self, host: LoweringHost, key: int) -> None:
+    def __init__(self, host: LoweringHost, key: int, structure: pytree.TreeSpec | None = None) -> None:
         self.host = host
         self.key = key
+        self.structure = structure
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         outputs, after = self.host.request("call", self.key, args, kwargs)
@@ -98,4 +101,8 @@ class Module:
             if (isinstance(mine, torch.Tensor) and isinstance(theirs, torch.Tensor)
                     and mine.shape == theirs.shape and not torch.equal(mine, theirs)):
                 mine.copy_(theirs)
+        if self.structure is not None:
+            leaves = pytree.tree_leaves(outputs)
+            if len(leaves) == self.structure.num_leaves:  # else left for the compare to name
+                return pytree.tree_unflatten(leaves, self.structure)
         return outputs

@@ -13,10 +13,14 @@ Settings go through the same version-aware code as the ``tensorrt`` backend.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import io
 from functools import cached_property
 
 import torch
+from torch.export import ExportedProgram
+from torch.utils import _pytree as pytree
 
 from trtcheck.backends.base import Backend, Compiled, CompileJob
 from trtcheck.backends.lowering.client import LoweringHost
@@ -93,10 +97,9 @@ class LoweringBackend(Backend):
         settings, dropped = drop_unaccepted(settings, host.info["parameters"], version)
         notes = [*([source.note] if source.note else []), *notes, *dropped]
 
-        blob = io.BytesIO()
-        torch.export.save(job.program, blob)
-        module, found = host.compile(blob.getvalue(), call, settings, job.device, self.dryrun,
-                                     (job.args, job.kwargs))
+        blob, structure = sendable(job.program)
+        module, found = host.compile(blob, call, settings, job.device, self.dryrun,
+                                     (job.args, job.kwargs), structure=structure)
 
         complex_path = (complex_rewrite(version, torch_version,
                                         bool(settings.get("use_complex_decomposition", True)))
@@ -131,3 +134,33 @@ class LoweringBackend(Backend):
         if isinstance(self._host, LoweringHost):
             self._host.close()
         self._host = None
+
+
+def sendable(program: ExportedProgram) -> tuple[bytes, pytree.TreeSpec | None]:
+    """``program`` saved for the host, and the output structure the parent rebuilds, if any.
+
+    ``torch.export.save`` refuses an output structure holding a type with no serialization name
+    (``torch.return_types.topk`` and the other structseqs, a namedtuple): such a program goes with
+    its outputs as a flat tuple, the same graph, and its structure stays here (None: unchanged)."""
+    blob = io.BytesIO()
+    try:
+        torch.export.save(program, blob)
+        return blob.getvalue(), None
+    except NotImplementedError:
+        structure = program.call_spec.out_spec
+        if structure is None:
+            raise
+    flat = pytree.tree_structure(tuple(range(structure.num_leaves)))
+    calls = [dataclasses.replace(entry, signature=dataclasses.replace(entry.signature, out_spec=flat))
+             if entry.fqn == "" and entry.signature is not None else entry
+             for entry in program.module_call_graph]
+    # A copy of the graph: the constructor takes the graph it is given as its own, and edits it.
+    flat_program = ExportedProgram(
+        root=program.graph_module, graph=copy.deepcopy(program.graph),
+        graph_signature=program.graph_signature, state_dict=program.state_dict,
+        range_constraints=program.range_constraints, module_call_graph=calls,
+        example_inputs=program.example_inputs, constants=program.constants,
+        verifiers=program.verifiers)
+    blob = io.BytesIO()
+    torch.export.save(flat_program, blob)
+    return blob.getvalue(), structure
