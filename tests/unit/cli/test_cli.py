@@ -64,8 +64,8 @@ def test_run_writes_reports_and_xpass_exits_0(make_zoo, tmp_path: Path, capsys) 
 
 def test_strict_xfail_makes_xpass_fail(make_zoo, tmp_path: Path, capsys) -> None:
     root = make_zoo({**ZOO, "trtcheck.toml": "strict_xfail = true\n"})
-    code, _, _ = run(capsys, "run", str(root), "--no-isolate", "--out", str(tmp_path / "o"),
-                     "-k", "expected")
+    code, _, _ = run(capsys, "run", str(root), "--backend", "emulate", "--no-isolate", "--out",
+                     str(tmp_path / "o"), "-k", "expected")
     assert code == 1
 
 
@@ -191,7 +191,8 @@ def test_a_second_run_into_the_same_out_exits_2_naming_the_holder(
     assert code == 2
     assert f"is in use by another trtcheck run (pid {os.getpid()})" in err
     assert not (out_dir / "results.jsonl").exists()
-    assert run(capsys, "run", str(root), "--out", str(out_dir), "--no-isolate", "-q")[0] == 0
+    assert run(capsys, "run", str(root), "--out", str(out_dir), "--backend", "emulate",
+               "--no-isolate", "-q")[0] == 0
     assert not (out_dir / ".trtcheck.lock").exists()
 
 
@@ -208,7 +209,7 @@ def test_unwritable_out_dir_exits_2_before_work(make_zoo, tmp_path: Path, capsys
 def test_report_rerenders_from_record(make_zoo, tmp_path: Path, capsys) -> None:
     root = make_zoo(ZOO)
     out_dir = tmp_path / "out"
-    run(capsys, "run", str(root), "--no-isolate", "--out", str(out_dir), "-q")
+    run(capsys, "run", str(root), "--backend", "emulate", "--no-isolate", "--out", str(out_dir), "-q")
     original = (out_dir / "report.md").read_text()
     (out_dir / "report.md").unlink()
     (out_dir / "junit.xml").unlink()
