@@ -7,7 +7,7 @@ targets of the trust issue: median within 1.00 ± 0.05 (GPU) or ± 0.10 (CPU), a
 intervals holding 1, memory ratios 1.00× or "—".
 
     python benchmarks/bench_control.py [--runs 3] [--device cuda] [--zoo fixtures/]
-    python benchmarks/bench_control.py --quick    # one tiny model, one run: checks the code path
+    python benchmarks/bench_control.py --quick    # one tiny model, one run, eager only: checks the code path
 """
 
 from __future__ import annotations
@@ -22,12 +22,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 QUICK_ZOO = "benchmarks/quick/"  # --quick: one tiny model (benchmarks/quick/tiny.py)
+BACKENDS = ("eager", "inductor")  # --quick: the control's alone, no inductor compile
 
 
-def control_rows(zoo: str, device: str, out: Path) -> list[dict]:
+def control_rows(zoo: str, device: str, backends: tuple[str, ...], out: Path) -> list[dict]:
     """The ``eager`` rows of one fresh run, with their latency."""
     argv = [sys.executable, "-m", "trtcheck", "run", zoo, "--device", device,
-            "--backend", "eager", "--backend", "inductor", "-q", "--out", str(out)]
+            *(a for b in backends for a in ("--backend", b)), "-q", "--out", str(out)]
     subprocess.run(argv, cwd=REPO, check=False, capture_output=True)
     rows = json.loads((out / "results.json").read_text())["rows"]
     return [r for r in rows if r["backend"] == "eager" and r.get("latency")]
@@ -38,8 +39,9 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--zoo", default="fixtures/")
-    parser.add_argument("--quick", action="store_true", help="one tiny model, one run")
+    parser.add_argument("--quick", action="store_true", help="one tiny model, one run, eager only")
     args = parser.parse_args()
+    backends = BACKENDS[:1] if args.quick else BACKENDS
     if args.quick:
         args.runs, args.zoo = 1, QUICK_ZOO
     tolerance = 0.10 if args.device == "cpu" else 0.05
@@ -47,7 +49,7 @@ def main() -> int:
     medians = []
     with tempfile.TemporaryDirectory() as tmp:
         for run in range(args.runs):
-            rows = control_rows(args.zoo, args.device, Path(tmp) / str(run))
+            rows = control_rows(args.zoo, args.device, backends, Path(tmp) / str(run))
             speedups = [r["latency"]["speedup"] for r in rows]
             held = sum(r["latency"]["speedup_low"] <= 1 <= r["latency"]["speedup_high"]
                        for r in rows)

@@ -10,7 +10,7 @@ below the threshold nor set aside), the rows set aside as unstable (an interval 
 ``[timing] unstable_ci`` whose nearest ends are within the threshold) and the largest change.
 
     python benchmarks/bench_pairs.py --device cpu --work /tmp/pairs [--pairs 10] [--zoo benchmarks/gate]
-    python benchmarks/bench_pairs.py --quick --work /tmp/pairs-quick   # one tiny model, one pair
+    python benchmarks/bench_pairs.py --quick --work /tmp/pairs-quick   # one tiny model, one pair, eager
 """
 
 from __future__ import annotations
@@ -26,17 +26,19 @@ from trtcheck.results.baseline import IMPROVEMENT, NOISE, REGRESSION, SMALL, UNS
 from trtcheck.results.record import load
 
 QUICK_ZOO = "benchmarks/quick/"
+# --quick's backend: the cheapest timed one (the zoo's default, a prediction, has no latency to judge)
+QUICK_BACKEND = "eager"
 METRICS = ("speedup", "latency")
 
 
-def ensure_runs(work: Path, zoo: str, device: str, count: int) -> list[Path]:
+def ensure_runs(work: Path, zoo: str, device: str, count: int, backend: list[str]) -> list[Path]:
     """The results.json of ``count`` fresh runs, running the ones ``work`` does not hold yet."""
     records = []
     for i in range(count):
         out = work / f"run{i}"
         if not (out / "results.json").is_file():
             started = time.monotonic()
-            proc = trtcheck(["run", zoo, "--device", device, "--out", str(out), "-q"],
+            proc = trtcheck(["run", zoo, "--device", device, "--out", str(out), "-q", *backend],
                             device=device)
             load_now = Path("/proc/loadavg").read_text().split()[0] \
                 if Path("/proc/loadavg").exists() else "?"
@@ -55,11 +57,13 @@ def main() -> int:
     parser.add_argument("--zoo", default="benchmarks/gate")
     parser.add_argument("--threshold", type=float, default=0.07)
     parser.add_argument("--work", type=Path, required=True)
-    parser.add_argument("--quick", action="store_true", help="one tiny model, one pair")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"one tiny model, one pair, --backend {QUICK_BACKEND}")
     args = parser.parse_args()
     if args.quick:
         args.pairs, args.zoo = 1, QUICK_ZOO
-    paths = ensure_runs(args.work, str(REPO / args.zoo), args.device, 2 * args.pairs)
+    backend = ["--backend", QUICK_BACKEND] if args.quick else []
+    paths = ensure_runs(args.work, str(REPO / args.zoo), args.device, 2 * args.pairs, backend)
     records = [load(p) for p in paths]
     print(f"\n{args.pairs} A/A pairs of `trtcheck run {args.zoo}` on {args.device}, threshold "
           f"{args.threshold:.0%}\n")

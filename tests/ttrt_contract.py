@@ -178,4 +178,4 @@ def handle(request: tuple[Any, ...], compiler: Compiler, modules: dict[int, Any]
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:], handle, behaving=True))
+    main(sys.argv[1:], handle, behaving=True)

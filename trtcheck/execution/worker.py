@@ -15,7 +15,6 @@ once, as the kill after :meth:`trtcheck.process.Child.stop`'s grace would end it
 
 from __future__ import annotations
 
-import os
 import resource
 import sys
 import time
@@ -27,7 +26,7 @@ from trtcheck.backends import Backend
 from trtcheck.config.options import Options
 from trtcheck.execution.case import iter_rows
 from trtcheck.measure import device_lock, memory
-from trtcheck.process import Parent
+from trtcheck.process import Parent, exit_now
 from trtcheck.program.export import warm_up
 from trtcheck.zoo import collector
 from trtcheck.zoo.cases import Case
@@ -60,7 +59,7 @@ def serve(parent: Parent, request: Any, marks: Marks) -> None:
         marks.append((time.monotonic(), "idle"))
         parent.send(("marks", marks))
         _serve_cases(parent, opts, chosen)
-    _exit_now()  # the parent has gone, the backends are released
+    exit_now()  # the parent has gone, the backends are released
 
 
 def _serve_cases(parent: Parent, opts: Options, chosen: Mapping[str, Backend]) -> None:
@@ -86,16 +85,7 @@ def _serve_cases(parent: Parent, opts: Options, chosen: Mapping[str, Backend]) -
         parent.send(("done", None))
 
 
-def _exit_now() -> NoReturn:
-    """Exit without Python's shutdown: with torch and inductor loaded it outlasts the parent's
-    grace (:meth:`trtcheck.process.Child.stop`), which then kills the worker; the log is
-    flushed first."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
-
-
-def main(argv: list[str]) -> int:
+def main(argv: list[str]) -> NoReturn:
     # STARTED: when this interpreter began (trtcheck.process.START); up to now, its imports
     marks: Marks = [(t, "imports") for t in (globals().get("STARTED"),) if t is not None]
     marks.append((time.monotonic(), "collection"))
@@ -103,8 +93,8 @@ def main(argv: list[str]) -> int:
     request = collector.serve(parent)
     if request is not None:
         serve(parent, request, marks)
-    return 0
+    exit_now()
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    main(sys.argv[1:])

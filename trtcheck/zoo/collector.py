@@ -27,10 +27,10 @@ import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 from trtcheck.errors import frames
-from trtcheck.process import STARTUP_S, Child, Parent, ended, send_or_start
+from trtcheck.process import STARTUP_S, Child, Parent, ended, exit_now, send_or_start
 from trtcheck.status import Status
 from trtcheck.zoo.discover import IMPORTED, Discovered, ImportFailure, ZooFile
 
@@ -161,12 +161,12 @@ def serve(parent: Parent) -> Any:
             parent.fail(exc)
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str]) -> NoReturn:
     import torch  # noqa: F401  (before any file's clock starts, as in a worker, which has it)
 
     serve(Parent(argv))  # this child only loads: any other request ends it
-    return 0
+    exit_now()
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    main(sys.argv[1:])

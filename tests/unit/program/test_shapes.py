@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 import torch
 from torch.export import Dim
@@ -73,17 +75,26 @@ def test_resized_inputs_keep_the_examples_values() -> None:
     assert small.tolist() == [[0]]
 
 
-def _rows(name: str, backends: tuple[str, ...]) -> list[Row]:
-    opts = Options(paths=(DYNAMIC_ZOO,), device="cpu")
-    [case] = [c for c in collect(opts).cases if c.spec.name == name]
-    return [r for r in iter_rows(case, opts, {b: get(b) for b in backends}) if isinstance(r, Row)]
-
-
 BACKENDS = ("eager", "inductor", "emulate")
 
 
+@functools.cache
+def _rows(name: str) -> tuple[Row, ...]:
+    """The case's rows on every backend of :data:`BACKENDS`, made once for the module's tests
+    (inductor's compile at three shapes is most of this file's time)."""
+    opts = Options(paths=(DYNAMIC_ZOO,), device="cpu")
+    [case] = [c for c in collect(opts).cases if c.spec.name == name]
+    return tuple(r for r in iter_rows(case, opts, {b: get(b) for b in BACKENDS})
+                 if isinstance(r, Row))
+
+
+def _eager(name: str) -> list[Row]:
+    return [r for r in _rows(name) if r.backend == "eager"]
+
+
+
 def test_a_model_declaring_dynamic_batch_and_sequence_runs_three_shapes_per_backend() -> None:
-    rows = _rows("attention", BACKENDS)
+    rows = _rows("attention")
     assert [r.backend for r in rows] == list(BACKENDS)
     for row in rows:
         assert row.status is Status.PASS, row.message
@@ -91,7 +102,7 @@ def test_a_model_declaring_dynamic_batch_and_sequence_runs_three_shapes_per_back
 
 
 def test_a_model_wrong_only_away_from_its_example_fails_naming_the_shape() -> None:
-    rows = {r.backend: r for r in _rows("example_batch_mean", BACKENDS)}
+    rows = {r.backend: r for r in _rows("example_batch_mean")}
     # inductor compiles the user's module, as its users do: it never takes the export-only path
     assert rows.pop("inductor").status is Status.PASS
     for row in rows.values():  # eager (the exported program compared) and emulate run the export
@@ -101,7 +112,7 @@ def test_a_model_wrong_only_away_from_its_example_fails_naming_the_shape() -> No
 
 
 def test_report_shows_the_shapes_each_row_ran() -> None:
-    rows = _rows("attention", ("eager",)) + _rows("example_batch_mean", ("eager",))
+    rows = _eager("attention") + _eager("example_batch_mean")
     report = render_markdown(Record({}, {}, rows, {}))
     assert "## Dynamic shapes" in report
     # the highest shape is the declared max where one is declared, not "at most twice the example"

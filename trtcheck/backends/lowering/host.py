@@ -41,7 +41,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 from torch.utils import _pytree as pytree
@@ -51,7 +51,7 @@ from trtcheck.backends.lowering import trt as behaving_standin
 from trtcheck.backends.lowering.trt.types import TORCH, DataType, LayerType
 from trtcheck.backends.torch_tensorrt.compat import torch_tensorrt_inputs
 from trtcheck.backends.torch_tensorrt.inspection import partition_summary
-from trtcheck.process import Parent
+from trtcheck.process import Parent, exit_now
 from trtcheck.tensors import clone
 
 _COMPLEX_TO_REAL = {torch.complex64: torch.float32, torch.complex128: torch.float64,
@@ -587,12 +587,12 @@ def _handle(request: tuple[Any, ...], compiler: Compiler, modules: dict[int, Any
     return outputs, (args, kwargs)
 
 
-def main(argv: list[str], handle: Handler | None = None, behaving: bool = False) -> int:
+def main(argv: list[str], handle: Handler | None = None, behaving: bool = False) -> NoReturn:
     parent = Parent(argv)
     serve(parent, parent.args[0] if parent.args else "", handle,
           behaving or "behaving" in parent.args[1:])
-    return 0
+    exit_now()
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    main(sys.argv[1:])
