@@ -105,6 +105,18 @@ def _identifier(name: str) -> str:
     return out if out and not out[0].isdigit() else f"m_{out}"
 
 
+@dataclass(frozen=True)
+class Pending:
+    """A bundle written and waiting for its check in a fresh process: the folder, the ``run``
+    arguments that check it, its case id in that run, and what makes its reduction from the
+    fresh rows of that case (and why there are none, where the fresh run wrote no results)."""
+
+    folder: Path
+    command: tuple[str, ...]
+    fresh_id: str
+    finish: Callable[[list[Row], str | None], dict[str, Any]]
+
+
 def random_like(values: Iterable[torch.Tensor], seed: int = 0) -> list[torch.Tensor]:
     """Random tensors of the same dtype and shape: normal for floating and complex, integers
     within the real ones' range, booleans at even odds."""
@@ -162,8 +174,9 @@ class Reducer:
                                            opts.out)
         return self.runners[key]
 
-    def reduce(self, case: Case, row: Row) -> dict[str, Any]:
-        """The row's reduction: its bundle and figures, or why not and how far it got."""
+    def reduce(self, case: Case, row: Row) -> dict[str, Any] | Pending:
+        """The row's reduction: why not and how far it got, or its bundle written and waiting
+        for :meth:`check`."""
         why = reducible(row)
         if why:
             return {"reduced": False, "why": why}
@@ -217,7 +230,7 @@ class Reducer:
                             time.monotonic() - started)
 
     def _bundle(self, case: Case, row: Row, profile: Profile, rec: Recorded, search: Search,
-                target: Signature, stopped: str | None, seconds: float) -> dict[str, Any]:
+                target: Signature, stopped: str | None, seconds: float) -> Pending:
         sub = subgraph(rec, search.best)
         runner = self._runner(row, profile)
         fake_inputs = random_like(sub.inputs)
@@ -256,38 +269,79 @@ class Reducer:
         (folder / bundle.REPRO).write_text(bundle.repro_source(module, settings, tolerances,
                                                                shown, about),
                                            encoding="utf-8")
-        self.say(f"reduce {case.case_id}: checking {folder} in a fresh process")
-        fresh, unchecked = _fresh_rows(folder, command, self.opts)
-        if unchecked:
-            self.say(f"reduce {case.case_id}: the fresh process wrote no results ({unchecked})")
-        mine = _pick(fresh, row)
-        got = search.signature_of(search.best, mine) if mine is not None else None
-        reproduced = got is not None and target.same(got)
-        releases = {self._release(r): ("fails the same way" if target.same(search.signature_of(
-            search.best, r)) else r.status.value if r.status.value == "pass"
-            else f"fails differently ({r.status.value} at {r.stage})") for r in fresh}
-        reduced_nodes = count_nodes(sub.export())
-        shown_row = mine if mine is not None else search.best_row
-        issue = bundle.Issue(
-            case.case_id, shown_row, target, len(rec.names), reduced_nodes, sub.code(),
-            [_describe(f"x{i}", t) for i, t in enumerate(sub.inputs)],
-            [_describe(k, t) for k, t in sub.weights.items()],
-            note, self.env, settings, releases if len(releases) > 1 else {}, shown)
-        (folder / "ISSUE.md").write_text(bundle.issue_text(issue), encoding="utf-8")
-        summary = {
-            "case_id": case.case_id, "backend": row.backend, "profile": row.profile,
-            "original_nodes": len(rec.names), "reduced_nodes": reduced_nodes,
-            "signature": target.to_dict(), "seconds": round(seconds, 2),
-            "reproduced": reproduced, "unchecked": unchecked, "attempts": search.tried,
-            "complete": stopped is None, "stopped": stopped, "values": "real" if keep_real else "random",
-            "releases": releases,
-        }
-        bundle.write_json(folder / "summary.json", summary)
-        rel = folder.relative_to(self.opts.out).as_posix()
-        return {"reduced": True, "bundle": rel, **{k: summary[k] for k in (
-            "original_nodes", "reduced_nodes", "seconds", "reproduced", "unchecked", "attempts",
-            "complete", "stopped", "values", "releases")}, "signature": target.describe(),
-                "files": sorted(p.name for p in folder.iterdir() if p.is_file())}
+
+        # What the fresh rows are read with, taken now so that the graph need not wait with them.
+        sinks, ops = rec.sinks(search.best), {n: rec.op(n) for n in rec.ordered(search.best)}
+        original_nodes, reduced_nodes, code = len(rec.names), count_nodes(sub.export()), sub.code()
+        described = ([_describe(f"x{i}", t) for i, t in enumerate(sub.inputs)],
+                     [_describe(k, t) for k, t in sub.weights.items()])
+        best_row, tried = search.best_row, search.tried
+
+        def finish(fresh: list[Row], unchecked: str | None) -> dict[str, Any]:
+            """The bundle's ``ISSUE.md`` and ``summary.json`` from its fresh rows, and the
+            row's reduction."""
+            if unchecked:
+                self.say(f"reduce {case.case_id}: the fresh process wrote no results ({unchecked})")
+            mine = _pick(fresh, row)
+            reproduced = mine is not None and target.same(signature(mine, sinks, ops))
+            releases = {self._release(r): ("fails the same way" if target.same(
+                signature(r, sinks, ops)) else r.status.value if r.status.value == "pass"
+                else f"fails differently ({r.status.value} at {r.stage})") for r in fresh}
+            shown_row = mine if mine is not None else best_row
+            issue = bundle.Issue(
+                case.case_id, shown_row, target, original_nodes, reduced_nodes, code,
+                *described, note, self.env, settings, releases if len(releases) > 1 else {},
+                shown)
+            (folder / "ISSUE.md").write_text(bundle.issue_text(issue), encoding="utf-8")
+            summary = {
+                "case_id": case.case_id, "backend": row.backend, "profile": row.profile,
+                "original_nodes": original_nodes, "reduced_nodes": reduced_nodes,
+                "signature": target.to_dict(), "seconds": round(seconds, 2),
+                "reproduced": reproduced, "unchecked": unchecked, "attempts": tried,
+                "complete": stopped is None, "stopped": stopped, "values": "real" if keep_real else "random",
+                "releases": releases,
+            }
+            bundle.write_json(folder / "summary.json", summary)
+            rel = folder.relative_to(self.opts.out).as_posix()
+            return {"reduced": True, "bundle": rel, **{k: summary[k] for k in (
+                "original_nodes", "reduced_nodes", "seconds", "reproduced", "unchecked", "attempts",
+                "complete", "stopped", "values", "releases")}, "signature": target.describe(),
+                    "files": sorted(p.name for p in folder.iterdir() if p.is_file())}
+
+        fresh_id = f"{Path(bundle.ZOO_FILE).stem}::{_identifier(case.spec.name)}[{case.variant}]"
+        return Pending(folder, tuple(command), fresh_id, finish)
+
+    def check(self, pending: Mapping[int, Pending]) -> dict[int, dict[str, Any]]:
+        """Each pending bundle checked in a fresh ``trtcheck run``, and its reduction. Bundles
+        checked by the same arguments and config (rows of one backend and profile) share one
+        fresh process, which starts Python, torch and each release's code once for them all;
+        where that process writes no results, each of its bundles is checked again alone, so
+        that one bundle that kills it does not leave the others unchecked."""
+        groups: list[list[int]] = []
+        for i, p in pending.items():
+            config = (p.folder / "trtcheck.toml").read_text(encoding="utf-8")
+            group = next((g for g in groups if pending[g[0]].command == p.command
+                          and (pending[g[0]].folder / "trtcheck.toml").read_text(encoding="utf-8")
+                          == config and all(pending[j].fresh_id != p.fresh_id for j in g)), None)
+            if group is None:
+                groups.append([i])
+            else:
+                group.append(i)
+        done: dict[int, dict[str, Any]] = {}
+        for group in groups:
+            folders = [pending[i].folder for i in group]
+            self.say(f"reduce: checking {', '.join(map(str, folders))} in a fresh process")
+            fresh, unchecked = _fresh_rows(folders, list(pending[group[0]].command), self.opts)
+            if unchecked and len(group) > 1:
+                for i in group:
+                    self.say(f"reduce: checking {pending[i].folder} in a fresh process of its own")
+                    done[i] = _finished(pending[i], *_fresh_rows([pending[i].folder],
+                                                                 list(pending[i].command),
+                                                                 self.opts))
+                continue
+            for i in group:
+                done[i] = _finished(pending[i], fresh, unchecked)
+        return done
 
     def _settings(self, row: Row, profile: Profile) -> dict[str, Any]:
         """The ``dynamo.compile`` settings of the row's release for its profile, as objects
@@ -371,13 +425,29 @@ def _randomness(rec: Recorded, eager_differs: bool) -> str | None:
     return None
 
 
-def _fresh_rows(folder: Path, command: list[str], opts: Options) -> tuple[list[Row], str | None]:
-    """The bundle's rows from ``trtcheck run`` in a new process (started as every trtcheck child
-    is, so that a ``trtcheck/`` folder in the current directory cannot shadow the package), and,
-    where that run wrote no results, why: its exit code and the last line it printed."""
-    limit = opts.timeout + 120
+def _finished(pending: Pending, fresh: list[Row], unchecked: str | None) -> dict[str, Any]:
+    """The pending bundle's reduction from the fresh rows of its case; trtcheck's own error in
+    finishing it is said as :func:`reduce_rows` says one in reducing."""
+    try:
+        return pending.finish([r for r in fresh if r.case_id == pending.fresh_id], unchecked)
+    except Exception as exc:
+        return _own_error(exc)
+
+
+def _own_error(exc: Exception) -> dict[str, Any]:
+    return {"reduced": False, "why": "the reduction stopped on trtcheck's own error: "
+            f"{type(exc).__name__}: {exc}"}
+
+
+def _fresh_rows(folders: list[Path], command: list[str], opts: Options
+                ) -> tuple[list[Row], str | None]:
+    """The bundles' rows from one ``trtcheck run`` of them in a new process (started as every
+    trtcheck child is, so that a ``trtcheck/`` folder in the current directory cannot shadow the
+    package), and, where that run wrote no results, why: its exit code and the last line it
+    printed."""
+    limit = opts.timeout * len(folders) + 120
     with tempfile.TemporaryDirectory(prefix="trtcheck-bundle-") as out:
-        args = python_command("trtcheck", command[0], str(folder), *command[1:], "--out", out,
+        args = python_command("trtcheck", command[0], *map(str, folders), *command[1:], "--out", out,
                               "--no-isolate", "--timeout", f"{opts.timeout:g}", "-q")
         try:
             proc = subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True, text=True,
@@ -420,12 +490,17 @@ def reduce_rows(rows: list[Row], cases: Iterable[Case], opts: Options,
         return out
     reducer = Reducer(opts, backends, limits, env, say)
     try:
+        pending: dict[int, Pending] = {}
         for i in todo:
             try:
                 reduction = reducer.reduce(by_id[rows[i].case_id], rows[i])
             except Exception as exc:  # trtcheck's own fault: the row keeps its status and says so
-                reduction = {"reduced": False, "why": "the reduction stopped on trtcheck's own "
-                             f"error: {type(exc).__name__}: {exc}"}
+                reduction = _own_error(exc)
+            if isinstance(reduction, Pending):
+                pending[i] = reduction
+            else:
+                out[i] = replace(rows[i], reduction=reduction)
+        for i, reduction in reducer.check(pending).items():
             out[i] = replace(rows[i], reduction=reduction)
     finally:
         reducer.close()
