@@ -371,6 +371,8 @@ class Reducer:
             args += ["--torch-tensorrt", spec]
         if self.opts.device != "cpu":
             args += ["--device", self.opts.device]
+        if base == "lowering" and self.opts.lowering_dryrun:  # the level it was reduced at
+            args.append("--lowering-dryrun")
         return args
 
 
