@@ -193,3 +193,27 @@ def test_the_cli_is_a_module_per_command_each_short_and_none_judging() -> None:
         assert not names & {"write_reports", "compare", "rejudge"}, path.name
         assert not imports[_module(path)] & {"trtcheck.results.baseline", "trtcheck.results.ab",
                                              "trtcheck.execution.run.run"}, path.name
+
+
+def _imported(tree: ast.AST) -> list[str]:
+    """The modules a file imports, by their full names."""
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names += [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+    return names
+
+
+def test_no_test_module_imports_another() -> None:
+    """What tests share lives in helpers modules and conftest files, never in a test module."""
+    found = {}
+    for path in sorted((REPO / "tests").rglob("*.py")):
+        tests = [n for n in _imported(ast.parse(path.read_text(encoding="utf-8")))
+                 if n.startswith("tests.") and any(p.startswith("test_") for p in n.split("."))]
+        if tests:
+            found[path.relative_to(REPO).as_posix()] = tests
+    assert found == {}
+    assert _imported(ast.parse("from tests.unit.x.test_y import Z")) == [
+        "tests.unit.x.test_y", "tests.unit.x.test_y.Z"]

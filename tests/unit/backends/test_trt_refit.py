@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from tests.unit.backends.test_trt_standin import Recorder
+from tests.unit.backends.standin_logger import Recorder
 from trtcheck.backends.lowering.trt import engine, layers, refit
 from trtcheck.backends.lowering.trt.types import (
     BuilderFlag,

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import torch
 
+from tests.unit.backends.standin_logger import Recorder
 from trtcheck.backends.lowering.trt import engine, layers, memory
 from trtcheck.backends.lowering.trt.network import INetworkDefinition
 from trtcheck.backends.lowering.trt.types import (
@@ -21,7 +22,6 @@ from trtcheck.backends.lowering.trt.types import (
     Dims,
     ElementWiseOperation,
     GatherMode,
-    ILogger,
     LoopOutput,
     Severity,
     TripLimit,
@@ -29,17 +29,6 @@ from trtcheck.backends.lowering.trt.types import (
 )
 
 layers.bind()
-
-
-class Recorder(ILogger):
-    """A TensorRT logger that keeps what it is told."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.messages: list[tuple[Severity, str]] = []
-
-    def log(self, severity: Severity, msg: str) -> None:
-        self.messages.append((severity, msg))
 
 
 def network() -> tuple[engine.Builder, INetworkDefinition, Recorder]:
