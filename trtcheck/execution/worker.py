@@ -26,7 +26,7 @@ from trtcheck.backends import Backend
 from trtcheck.config.options import Options
 from trtcheck.execution.case import iter_rows
 from trtcheck.measure import device_lock, memory
-from trtcheck.process import Parent, exit_now
+from trtcheck.process import Parent, exit_now, freeze_imports
 from trtcheck.program.export import warm_up
 from trtcheck.zoo import collector
 from trtcheck.zoo.cases import Case
@@ -89,6 +89,7 @@ def main(argv: list[str]) -> NoReturn:
     # STARTED: when this interpreter began (trtcheck.process.START); up to now, its imports
     marks: Marks = [(t, "imports") for t in (globals().get("STARTED"),) if t is not None]
     marks.append((time.monotonic(), "collection"))
+    freeze_imports()
     parent = Parent(argv)
     request = collector.serve(parent)
     if request is not None:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import IO, Any, NoReturn
 
 from trtcheck.errors import frames
-from trtcheck.process import STARTUP_S, Child, Parent, ended, exit_now, send_or_start
+from trtcheck.process import STARTUP_S, Child, Parent, ended, exit_now, freeze_imports, send_or_start
 from trtcheck.status import Status
 from trtcheck.zoo.discover import IMPORTED, Discovered, ImportFailure, ZooFile
 
@@ -163,6 +163,8 @@ def serve(parent: Parent) -> Any:
 
 def main(argv: list[str]) -> NoReturn:
     import torch  # noqa: F401  (before any file's clock starts, as in a worker, which has it)
+
+    freeze_imports()
 
     serve(Parent(argv))  # this child only loads: any other request ends it
     exit_now()

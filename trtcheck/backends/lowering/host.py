@@ -51,7 +51,7 @@ from trtcheck.backends.lowering import trt as behaving_standin
 from trtcheck.backends.lowering.trt.types import TORCH, DataType, LayerType
 from trtcheck.backends.torch_tensorrt.compat import torch_tensorrt_inputs
 from trtcheck.backends.torch_tensorrt.inspection import partition_summary
-from trtcheck.process import Parent, exit_now
+from trtcheck.process import Parent, exit_now, freeze_imports
 from trtcheck.tensors import clone
 
 _COMPLEX_TO_REAL = {torch.complex64: torch.float32, torch.complex128: torch.float64,
@@ -555,6 +555,7 @@ def serve(parent: Parent, code_dir: str, handle: Handler | None = None, behaving
     except BaseException as exc:  # reported to the parent, which decides
         parent.fail(exc)
         return
+    freeze_imports()
     parent.send(("ok", info))
     modules: dict[int, Any] = {}
     while True:
