@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import shutil
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -150,3 +153,17 @@ def test_first_fetch_is_one_line_of_the_banner(wheel: Path, cache: Path,
     assert first.endswith(f"; fetched Torch-TensorRT 2.13.0's Python code into {where}")
     again = backends.choose(resolve((fixtures,), device="cpu")).backend_note
     assert again is not None and "fetched" not in again
+
+
+def test_a_release_s_bytecode_is_written_once_even_where_python_writes_none(
+        tmp_path: Path, ttrt_releases: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    release = tmp_path / "2.13.0"
+    shutil.copytree(ttrt_releases["2.13.0"], release, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # PYTHONDONTWRITEBYTECODE
+    ttrt_code.compile_bytecode(release)
+    sources = sorted((release / ttrt_code.PACKAGE).rglob("*.py"))
+    compiled = [Path(importlib.util.cache_from_source(str(p))) for p in sources]
+    assert len(sources) > 100 and all(c.is_file() for c in compiled)
+    written = [c.stat().st_mtime_ns for c in compiled]
+    ttrt_code.compile_bytecode(release)
+    assert [c.stat().st_mtime_ns for c in compiled] == written

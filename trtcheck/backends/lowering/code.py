@@ -9,6 +9,7 @@ installs anything into site-packages and never fetches TensorRT itself.
 
 from __future__ import annotations
 
+import compileall
 import importlib.metadata
 import importlib.util
 import json
@@ -275,6 +276,16 @@ def _write_record(directory: Path, version: str, metadata: str, origin: str) -> 
     (directory / _RECORD).write_text(json.dumps(
         {"version": version, "built_for": list(built_for) if built_for else None,
          "requires": _requires(metadata), "from": origin}))
+
+
+def compile_bytecode(directory: Path) -> None:
+    """Write the bytecode of a cached release's code (``__pycache__/*.pyc``), as pip does when it
+    installs a package, so that each lowering host imports it rather than compiling the modules
+    it imports again, where ``PYTHONDONTWRITEBYTECODE`` is set (as on many CI images): 0.4 s of
+    a host's 5.5 s import on the quiet 2-core machine. Files already compiled are left alone
+    (about 20 ms in all); a cache that cannot be written is left as it is, and the host compiles
+    in memory as before."""
+    compileall.compile_dir(directory / PACKAGE, quiet=2)
 
 
 def _cached(directory: Path) -> bool:

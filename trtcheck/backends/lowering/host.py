@@ -48,6 +48,7 @@ from torch.utils import _pytree as pytree
 
 from trtcheck.backends.lowering import standin as ttrt_standin
 from trtcheck.backends.lowering import trt as behaving_standin
+from trtcheck.backends.lowering.code import compile_bytecode
 from trtcheck.backends.lowering.trt.types import TORCH, DataType, LayerType
 from trtcheck.backends.torch_tensorrt.compat import torch_tensorrt_inputs
 from trtcheck.backends.torch_tensorrt.inspection import partition_summary
@@ -84,11 +85,13 @@ class Sources:
 
 
 def load(code_dir: str, behaving: bool = False) -> tuple[ModuleType, dict[str, Any]]:
-    """Import torch_tensorrt from ``code_dir`` (installed when empty) over the stand-in and shims;
-    ``behaving``: the stand-in that builds and runs engines (:mod:`trtcheck.backends.lowering.trt`)."""
+    """Import torch_tensorrt from ``code_dir`` (installed when empty; its bytecode written first)
+    over the stand-in and shims; ``behaving``: the stand-in that builds and runs engines
+    (:mod:`trtcheck.backends.lowering.trt`)."""
     started = time.perf_counter()
     standin = True
     if code_dir:
+        compile_bytecode(Path(code_dir))
         sys.path.insert(0, code_dir)
         text = (Path(code_dir) / "torch_tensorrt" / "_version.py").read_text()
         match = re.search(r"""__tensorrt_version__\s*=\s*["']([^"']+)""", text)
