@@ -93,8 +93,11 @@ def use_root(root: Path) -> None:
     other zoo roots imported from themselves put aside, this root's own put back."""
     here = str(root)
     _namespaces.setdefault(here, {})
+    # One C-level test a module first: a run that imports thousands of modules (torch's) and
+    # loads a zoo file from each of many roots (a reduction's candidates) stays linear.
+    prefixes = tuple(r + os.sep for r in _namespaces)
     for name, module in list(sys.modules.items()):
-        owner = _owner(module)
+        owner = _owner(module, prefixes)
         if owner is not None and owner != here and not name.startswith(ZOO_MODULE_PREFIX):
             _namespaces[owner][name] = sys.modules.pop(name)
     sys.modules.update(_namespaces[here])
@@ -103,13 +106,13 @@ def use_root(root: Path) -> None:
     sys.path.insert(0, here)
 
 
-def _owner(module: ModuleType) -> str | None:
-    """The innermost known zoo root that holds the module's file, if any."""
+def _owner(module: ModuleType, prefixes: tuple[str, ...]) -> str | None:
+    """The innermost known zoo root (of ``prefixes``: each root and a separator) that holds the
+    module's file, if any."""
     file = getattr(module, "__file__", None)
-    if not isinstance(file, str):
+    if not isinstance(file, str) or not file.startswith(prefixes):
         return None
-    roots = [r for r in _namespaces if file.startswith(r + os.sep)]
-    return max(roots, key=len) if roots else None
+    return max((p for p in prefixes if file.startswith(p)), key=len)[:-len(os.sep)]
 
 
 def load(file: ZooFile) -> Discovered | ImportFailure:

@@ -132,6 +132,22 @@ def test_two_roots_each_import_their_own_helpers(tmp_path) -> None:
     assert [build(case).args[0].shape for case in reversed(expand(loaded))] == [(3, 3), (2, 2)]
 
 
+def test_a_root_inside_another_keeps_its_own_helpers(tmp_path) -> None:
+    """A file named on its own is a root inside the folder named after it: the helper module
+    beside it belongs to the inner root, the outer root's files import the outer helper."""
+    from trtcheck.zoo.cases import build, expand
+
+    outer, inner = tmp_path / "outer", tmp_path / "outer" / "inner"
+    inner.mkdir(parents=True)
+    for root, name, width in ((outer, "first", 2), (inner, "second", 3)):
+        (root / "_helpers.py").write_text(f"WIDTH = {width}\n")
+        (root / f"{name}.py").write_text(HELPED.format(name=name))
+    files = list(discover.zoo_files([inner / "second.py", outer]))
+    assert [(f.root, f.path.name) for f in files] == [(inner, "second.py"), (outer, "first.py")]
+    loaded = [discover.load(f) for f in files]
+    assert all(isinstance(d, discover.Discovered) for d in loaded)
+    assert [build(case).args[0].shape for case in expand(loaded)] == [(3, 3), (2, 2)]
+
 BAD_DECLARATIONS = """
 import torch, trtcheck
 
