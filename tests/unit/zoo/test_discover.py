@@ -148,6 +148,7 @@ def test_a_root_inside_another_keeps_its_own_helpers(tmp_path) -> None:
     assert all(isinstance(d, discover.Discovered) for d in loaded)
     assert [build(case).args[0].shape for case in expand(loaded)] == [(3, 3), (2, 2)]
 
+
 BAD_DECLARATIONS = """
 import torch, trtcheck
 
