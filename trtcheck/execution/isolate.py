@@ -82,8 +82,9 @@ class IsolatedExecutor:
         return self._configure(Child(WORKER, log=self.log, env=self.env))
 
     def _adopt(self, child: Child) -> None:
-        """Take the collector's last child as the worker; one that has gone meanwhile is
-        dropped, and the first case starts another."""
+        """Take ``child`` (the collector's last child, or the worker itself under new options)
+        as the worker; one that has gone meanwhile is dropped, and the next case starts
+        another."""
         try:
             self._configure(child)
         except OSError:
@@ -93,6 +94,21 @@ class IsolatedExecutor:
         child.send(("options", self.opts, self.opts.memory_limit))
         self.worker = child
         return child
+
+    def one(self) -> IsolatedExecutor:
+        """This executor: it runs cases one at a time already."""
+        return self
+
+    def configure(self, opts: Options, backends: Mapping[str, BackendTraits]) -> None:
+        """Run the next cases under ``opts`` on ``backends`` (a reduction's candidates after
+        the run) in the same worker, which keeps the backends it has started; the device and
+        the memory limit stay the worker's."""
+        if (opts.device, opts.memory_limit) != (self.opts.device, self.opts.memory_limit):
+            raise ValueError(f"a worker on {self.opts.device} keeps its device and memory limit")
+        self.opts, self.backends = opts, backends
+        if self.worker is not None:
+            worker, self.worker = self.worker, None
+            self._adopt(worker)
 
     def rows(self, case: Case, hook: StageHook = no_hook) -> Iterator[Item]:
         remaining = {slot.key(case.case_id): slot for slot in plan(self.backends, self.opts.profiles)}
@@ -252,6 +268,13 @@ class WorkerPool:
     def collector(self) -> Collector:
         """A zoo collector whose last child becomes the first worker."""
         return self.executors[0].collector()
+
+    def one(self) -> IsolatedExecutor:
+        """The first worker's executor, the others' workers stopped: after the run, what runs
+        a case at a time (a reduction's candidates)."""
+        for executor in self.executors[1:]:
+            executor.stop()
+        return self.executors[0]
 
     def run(self, cases: Sequence[Case],
             on_stage: StageListener | None = None) -> Iterator[Event]:

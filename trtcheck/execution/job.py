@@ -14,15 +14,16 @@ from typing import Any, Protocol
 
 from trtcheck.config.options import Options
 from trtcheck.core.traits import needs_choice, traits_table
-from trtcheck.execution.run import Collection, collect, run, start
+from trtcheck.execution.run import Collection, OneAtATime, collect, run, start
 from trtcheck.results import baseline as baselines
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
 from trtcheck.zoo.cases import Case
 
 # What runs after the cases, before the baseline comparison (``trtcheck reduce``'s step): it
-# gets the options, the backends, the record and the collection, and may change the record.
-After = Callable[[Options, Mapping[str, Any], Record, Collection], None]
+# gets the options, the backends, the record, the collection and what ran the cases, whose
+# worker and backends it may reuse, and may change the record.
+After = Callable[[Options, Mapping[str, Any], Record, Collection, OneAtATime], None]
 
 
 class Watcher(Protocol):
@@ -68,6 +69,12 @@ class StageClock:
         return {stage: round(s, 3) for stage, s in self.seconds.most_common()}
 
 
+def stopped(rec: Record) -> bool:
+    """Whether the run was stopped before its end (interrupted, or its output failed): then
+    nothing runs after it, and the user waits for no reduction."""
+    return rec.interrupted or "output_error" in rec.environment
+
+
 def run_job(opts: Options, watch: Callable[[Collection], Watcher], *, base: Record | None,
             after: After | None = None) -> Record:
     """Run the zoo under ``opts`` (backends already chosen, :func:`prepare`), the output
@@ -100,10 +107,10 @@ def run_job(opts: Options, watch: Callable[[Collection], Watcher], *, base: Reco
             watcher.stage(case, backend, profile, stage)
 
         with watcher:
-            rec = run(opts, chosen, collection, on_case, on_stage, executor)
+            rec = run(opts, chosen, collection, executor, on_case, on_stage)
         rec.environment["stage_s"] = clock.totals()
-        if after is not None:
-            after(opts, chosen, rec, collection)
+        if after is not None and not stopped(rec):
+            after(opts, chosen, rec, collection, executor.one())
     if base is not None:
         rec.baseline = baselines.compare(base, rec, metric=opts.gate.metric,
                                          threshold=opts.gate.threshold).to_dict()

@@ -18,7 +18,14 @@ from trtcheck.core.traits import NAMES, BackendRef
 from trtcheck.errors import OutputError, RecordError, UsageError, did_you_mean
 from trtcheck.execution import probe, shard
 from trtcheck.execution.events import Item, StageHook, no_hook
-from trtcheck.execution.isolate import Event, IsolatedExecutor, StageListener, WorkerPool, serially
+from trtcheck.execution.isolate import (
+    CaseRunner,
+    Event,
+    IsolatedExecutor,
+    StageListener,
+    WorkerPool,
+    serially,
+)
 from trtcheck.results import record
 from trtcheck.results.record import Journal, Record
 from trtcheck.results.rows import Analysis, BackendTraits, Row, RowKey, file_row, plan, rows_for
@@ -130,7 +137,17 @@ class Executor(Protocol):
 
     def collector(self) -> Collector: ...
     def run(self, cases: Sequence[Case], on_stage: StageListener | None = None) -> Iterator[Event]: ...
+    def one(self) -> OneAtATime: ...
     def close(self) -> None: ...
+
+
+class OneAtATime(CaseRunner, Protocol):
+    """What runs one case at a time after the run (:meth:`Executor.one`), under options that
+    :meth:`configure` changes: a reduction's candidates, on the run's worker and backends."""
+
+    opts: Options
+
+    def configure(self, opts: Options, backends: Mapping[str, Any]) -> None: ...
 
 
 @dataclass
@@ -156,6 +173,13 @@ class InProcessExecutor:
 
     def run(self, cases: Sequence[Case], on_stage: StageListener | None = None) -> Iterator[Event]:
         return serially(self, cases, on_stage)
+
+    def one(self) -> InProcessExecutor:
+        return self
+
+    def configure(self, opts: Options, backends: Mapping[str, Backend]) -> None:
+        """Run the next cases under ``opts`` on ``backends``, some of the run's, active already."""
+        self.opts, self.backends = opts, backends
 
     def close(self) -> None:
         self._active.close()
@@ -224,12 +248,12 @@ def _shown(value: Any) -> str:
 
 
 def run(opts: Options, backends: Mapping[str, BackendTraits], collection: Collection,
-        on_case: Callable[[Case | None, list[Row]], None],
-        on_stage: StageListener | None = None,
-        executor: Executor | None = None) -> Record:
-    """Execute every case (on ``executor``, by default :func:`start`'s), appending rows to the
-    journal as they finish; ``on_case`` hears each case's rows, ``on_stage`` each stage as it
-    starts. Closes the executor.
+        executor: Executor, on_case: Callable[[Case | None, list[Row]], None],
+        on_stage: StageListener | None = None) -> Record:
+    """Execute every case on ``executor``, appending rows to the journal as they finish;
+    ``on_case`` hears each case's rows, ``on_stage`` each stage as it starts. The executor is
+    the caller's to close, and stays open for what follows the run (a reduction's candidates),
+    unless the run was stopped: then it is closed at once.
 
     Returns the record, its rows in collection order whatever order the workers finished
     in; an interrupted run's record says so (``Record.interrupted``), its remaining rows
@@ -247,7 +271,6 @@ def run(opts: Options, backends: Mapping[str, BackendTraits], collection: Collec
     previous: dict[RowKey, Row] = {r.key: r for r in before.rows} if before else {}
     analyses: dict[str, Any] = dict(before.analyses) if before else {}
     journal = Journal(opts.out / JOURNAL, env, opts.to_dict(), resume=bool(previous))
-    executor = executor or start(opts, backends)
     journal.append(collection.problems)
     if collection.problems:
         on_case(None, collection.problems)
@@ -280,11 +303,12 @@ def run(opts: Options, backends: Mapping[str, BackendTraits], collection: Collec
                 journal.append([item])
     except KeyboardInterrupt:
         env["interrupted"] = True  # the reports say INTERRUPTED and ``report`` exits 130
+        executor.close()
     except OutputError as exc:  # a full disk: what finished is kept for the reports
         stopped = STOPPED.format(exc)
         env["output_error"] = str(exc)
-    finally:
         executor.close()
+    finally:
         journal.close()
     rows: list[Row] = list(collection.problems)
     for case in collection.cases:

@@ -3,9 +3,12 @@
 A child of :mod:`trtcheck.process`. It may collect zoo files first, answering the zoo
 collector's ``("load", root, path)`` requests (:func:`trtcheck.zoo.collector.serve`), so that
 the files it runs are imported once. Then the requests are ``("options", options, memory
-limit)`` and, for each case, ``("case", Case)``; the replies are ``("started",)``, ``("stage",
-backend, profile, stage)``, ``("waiting", True or False)`` around a wait for another process's
-device lock, ``("item", row or analysis)`` and ``("done", why the worker must be replaced, or
+limit)`` and, for each case, ``("case", Case)``; further ``("options", ...)`` between cases
+change the backends, profiles or timing of the cases after them (a reduction's candidates
+after the run), keeping the device, the memory limit and every backend already started, so
+that a lowering host starts once. The replies are ``("started",)``, ``("stage", backend,
+profile, stage)``, ``("waiting", True or False)`` around a wait for another process's device
+lock, ``("item", row or analysis)`` and ``("done", why the worker must be replaced, or
 None)``; once, before the first, ``("marks", [(time, part), ...])``: when each part of the
 worker's own start began (``time.monotonic``), which the parent's timeline places among its
 own. A case's file is imported here once (:func:`trtcheck.execution.case.in_full`); one that
@@ -15,10 +18,12 @@ once, as the kill after :meth:`trtcheck.process.Child.stop`'s grace would end it
 
 from __future__ import annotations
 
+import contextlib
 import resource
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, NoReturn
 
 from trtcheck import backends
@@ -52,9 +57,20 @@ def serve(parent: Parent, request: Any, marks: Marks) -> None:
         torch.cuda.synchronize(opts.device)
     marks.append((time.monotonic(), "backends"))
     device_lock.listen(lambda waiting: parent.send(("waiting", waiting)))
-    chosen = backends.instantiate(opts)
-    with backends.active(chosen):
-        if not (opts.figures_only and all(b.traits.from_module for b in chosen.values())):
+    with contextlib.ExitStack() as started:
+        kept: dict[str, Backend] = {}
+
+        def chosen(wanted: Options) -> dict[str, Backend]:
+            """The backends ``wanted`` names: those already started, the others started now."""
+            new = [name for name in wanted.backends if name not in kept]
+            if new:
+                made = backends.instantiate(replace(wanted, backends=tuple(new)))
+                started.enter_context(backends.active(made))
+                kept.update(made)
+            return {name: kept[name] for name in wanted.backends}
+
+        first = chosen(opts)
+        if not (opts.figures_only and all(b.traits.from_module for b in first.values())):
             warm_up()  # for the export, which such a process leaves out but for dynamic shapes
         marks.append((time.monotonic(), "idle"))
         parent.send(("marks", marks))
@@ -62,16 +78,22 @@ def serve(parent: Parent, request: Any, marks: Marks) -> None:
     exit_now()  # the parent has gone, the backends are released
 
 
-def _serve_cases(parent: Parent, opts: Options, chosen: Mapping[str, Backend]) -> None:
+def _serve_cases(parent: Parent, opts: Options,
+                 chosen: Callable[[Options], Mapping[str, Backend]]) -> None:
+    current = chosen(opts)
     baseline = memory.in_use(opts.device)
     while True:
         try:
             request = parent.receive()
         except EOFError:
             return
+        if request[0] == "options":
+            opts = request[1]
+            current = chosen(opts)
+            continue
         case: Case = request[1]
         parent.send(("started",))  # the case's clock starts now, not at the worker's own start
-        items = iter_rows(case, opts, chosen, hook=lambda b, p, s: parent.send(("stage", b, p, s)))
+        items = iter_rows(case, opts, current, hook=lambda b, p, s: parent.send(("stage", b, p, s)))
         for item in items:
             parent.send(("item", item))
         del items

@@ -15,13 +15,14 @@ from typing import Any
 
 import torch
 
-from trtcheck.backends import Backend, lowering_label
+from trtcheck.backends import lowering_label
 from trtcheck.backends.torch_tensorrt.compat import adapt_settings, parse_version
 from trtcheck.config.options import Options
 from trtcheck.core.profiles import BUILTIN_PROFILES, Profile
 from trtcheck.core.traits import BackendRef
 from trtcheck.execution.case import in_full
-from trtcheck.execution.run import Collection, start
+from trtcheck.execution.job import After
+from trtcheck.execution.run import Collection, OneAtATime
 from trtcheck.process import child_env, python_command
 from trtcheck.program.export import export
 from trtcheck.reduce import bundle
@@ -51,13 +52,16 @@ class Limits:
 
 
 class Candidates:
-    """Runs candidates on one backend and profile: each written as a zoo file and run in one
-    reused worker (the run's executor, with its timeout), the row's tolerances kept."""
+    """Runs candidates on one backend and profile: each written as a zoo file and run one at a
+    time by the run's executor (its worker, its backends and its timeout), under options of
+    their own; the row's tolerances kept."""
 
-    def __init__(self, opts: Options, backends: Mapping[str, Backend], work: Path) -> None:
+    def __init__(self, opts: Options, backends: Mapping[str, Any], executor: OneAtATime,
+                 work: Path) -> None:
         self.opts = opts
+        self.backends = backends
+        self.executor = executor
         self.work = work
-        self.executor = start(opts, backends)
         self.count = 0
 
     def run(self, sub: Subgraph, case: Case, values: tuple[list[torch.Tensor], dict[str, torch.Tensor]]
@@ -74,11 +78,10 @@ class Candidates:
             raise RuntimeError(f"the generated zoo file {path} did not load: "
                                f"{getattr(found, 'message', 'no model')}")
         candidate = Case(found.file, found.specs[0], case.variant)
+        if self.executor.opts is not self.opts:
+            self.executor.configure(self.opts, self.backends)
         rows = [item for item in self.executor.rows(candidate) if isinstance(item, Row)]
         return rows[0]
-
-    def close(self) -> None:
-        self.executor.close()
 
 
 def write_zoo(folder: Path, sub: Subgraph, case: Case,
@@ -137,12 +140,14 @@ def random_like(values: Iterable[torch.Tensor], seed: int = 0) -> list[torch.Ten
 
 
 class Reducer:
-    """Reduces rows of one run; one :class:`Candidates` per backend and profile, kept open."""
+    """Reduces rows of one run; one :class:`Candidates` per backend and profile, all run by
+    ``executor``, the run's."""
 
-    def __init__(self, opts: Options, backends: Mapping[str, Backend], limits: Limits,
-                 env: Mapping[str, Any], say: Say = lambda text: None) -> None:
+    def __init__(self, opts: Options, backends: Mapping[str, Any], executor: OneAtATime,
+                 limits: Limits, env: Mapping[str, Any], say: Say = lambda text: None) -> None:
         self.opts = opts
         self.backends = backends
+        self.executor = executor
         self.limits = limits
         self.say = say
         self.out = opts.out / REPRO_DIR
@@ -152,8 +157,6 @@ class Reducer:
         self.env = env  # the run's environment, as its record holds it
 
     def close(self) -> None:
-        for runner in self.runners.values():
-            runner.close()
         self.tmp.cleanup()
 
     def _profile(self, row: Row) -> Profile | None:
@@ -166,12 +169,13 @@ class Reducer:
     def _runner(self, row: Row, profile: Profile) -> Candidates:
         key = (row.backend, profile.name)
         if key not in self.runners:
-            opts = replace(self.opts, backends=(row.backend,), profiles=(profile,),
+            # the executor's options: a pool's first worker keeps its own device
+            opts = replace(self.executor.opts, backends=(row.backend,), profiles=(profile,),
                            timing=bundle.QUICK, workers=1, devices=(),
                            out=Path(self.tmp.name) / slug(f"{row.backend}-{profile.name}"))
             opts.out.mkdir(parents=True, exist_ok=True)
             self.runners[key] = Candidates(opts, {row.backend: self.backends[row.backend]},
-                                           opts.out)
+                                           self.executor, opts.out)
         return self.runners[key]
 
     def reduce(self, case: Case, row: Row) -> dict[str, Any] | Pending:
@@ -473,13 +477,13 @@ def _pick(rows: list[Row], row: Row) -> Row | None:
     return None
 
 
-
 def reduce_rows(rows: list[Row], cases: Iterable[Case], opts: Options,
-                backends: Mapping[str, Backend], limits: Limits, env: Mapping[str, Any],
-                say: Say = lambda text: None) -> list[Row]:
+                backends: Mapping[str, Any], executor: OneAtATime, limits: Limits,
+                env: Mapping[str, Any], say: Say = lambda text: None) -> list[Row]:
     """``rows`` with a reduction on each failing row that has a graph to cut (bundles under
-    ``opts.out/repro/``); statuses stay as they are: reduction never changes a verdict.
-    ``env`` is the run's environment (``Record.environment``), which the issue texts cite."""
+    ``opts.out/repro/``), its candidates run by ``executor`` (the run's); statuses stay as they
+    are: reduction never changes a verdict. ``env`` is the run's environment
+    (``Record.environment``), which the issue texts cite."""
     by_id = {case.case_id: case for case in cases}
     todo = [i for i, row in enumerate(rows) if reducible(row) is None and row.case_id in by_id
             and row.backend in backends]
@@ -490,7 +494,7 @@ def reduce_rows(rows: list[Row], cases: Iterable[Case], opts: Options,
            if row.status in FAILING and i not in todo else row for i, row in enumerate(rows)]
     if not todo:
         return out
-    reducer = Reducer(opts, backends, limits, env, say)
+    reducer = Reducer(opts, backends, executor, limits, env, say)
     try:
         pending: dict[int, Pending] = {}
         for i in todo:
@@ -509,16 +513,15 @@ def reduce_rows(rows: list[Row], cases: Iterable[Case], opts: Options,
     return out
 
 
-def reducing(total: float | None, say: Say) -> Callable[[Options, Mapping[str, Any], Record,
-                                                          Collection], None]:
+def reducing(total: float | None, say: Say) -> After:
     """The step a ``run --reduce`` or ``reduce`` job takes after its cases
     (:data:`trtcheck.execution.job.After`): each failing row of the record reduced in place,
     ``total`` the seconds all reductions may take together (None: no cap), ``say`` hearing how
     each goes."""
     def after(opts: Options, backends: Mapping[str, Any], rec: Record,
-              collection: Collection) -> None:
+              collection: Collection, executor: OneAtATime) -> None:
         limits = Limits(opts.reduce_row_budget, opts.reduce_attempts, opts.keep_real_values, total)
-        rec.rows = reduce_rows(rec.rows, collection.cases, opts, backends, limits,
+        rec.rows = reduce_rows(rec.rows, collection.cases, opts, backends, executor, limits,
                                rec.environment, say)
 
     return after

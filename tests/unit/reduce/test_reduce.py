@@ -7,6 +7,7 @@ import torch
 
 from tests.helpers import REPO
 from trtcheck.config.options import Options
+from trtcheck.execution.run import InProcessExecutor
 from trtcheck.reduce.graph import count_nodes, record, slug, subgraph
 from trtcheck.reduce.reducer import Limits, Reducer, random_like
 from trtcheck.reduce.signature import Signature, exception_of, reducible, signature
@@ -182,13 +183,11 @@ def test_random_ops_and_an_eager_that_differs_call_to_call_are_randomness_not_a_
     assert "eager itself gives another result" in (_randomness(plain, eager_differs=True) or "")
 
 
-
-
 def test_a_bundle_is_checked_at_the_lowering_level_it_was_reduced_at(tmp_path) -> None:
     def command(dryrun: bool, backend: str) -> list[str]:
         opts = Options(paths=(tmp_path,), out=tmp_path, torch_tensorrt=("2.13.0",),
                        lowering_dryrun=dryrun)
-        reducer = Reducer(opts, {}, Limits(), {})
+        reducer = Reducer(opts, {}, InProcessExecutor(opts, {}), Limits(), {})
         try:
             return reducer._command(Row("z::m[v]", "z", "m", "v", backend, profile="default"))
         finally:
