@@ -450,11 +450,12 @@ def _fresh_rows(folders: list[Path], command: list[str], opts: Options
     """The bundles' rows from one ``trtcheck run`` of them in a new process (started as every
     trtcheck child is, so that a ``trtcheck/`` folder in the current directory cannot shadow the
     package), and, where that run wrote no results, why: its exit code and the last line it
-    printed."""
+    printed. The run isolates its cases as a user's does: a bundle that crashes costs its own
+    row, and torch is imported in its worker only, not in the run's process as well."""
     limit = opts.timeout * len(folders) + 120
     with tempfile.TemporaryDirectory(prefix="trtcheck-bundle-") as out:
         args = python_command("trtcheck", command[0], *map(str, folders), *command[1:], "--out", out,
-                              "--no-isolate", "--timeout", f"{opts.timeout:g}", "-q")
+                              "--timeout", f"{opts.timeout:g}", "-q")
         try:
             proc = subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                                   errors="replace", timeout=limit, check=False, env=child_env())
