@@ -69,12 +69,6 @@ class StageClock:
         return {stage: round(s, 3) for stage, s in self.seconds.most_common()}
 
 
-def stopped(rec: Record) -> bool:
-    """Whether the run was stopped before its end (interrupted, or its output failed): then
-    nothing runs after it, and the user waits for no reduction."""
-    return rec.interrupted or "output_error" in rec.environment
-
-
 def run_job(opts: Options, watch: Callable[[Collection], Watcher], *, base: Record | None,
             after: After | None = None) -> Record:
     """Run the zoo under ``opts`` (backends already chosen, :func:`prepare`), the output
@@ -109,7 +103,7 @@ def run_job(opts: Options, watch: Callable[[Collection], Watcher], *, base: Reco
         with watcher:
             rec = run(opts, chosen, collection, executor, on_case, on_stage)
         rec.environment["stage_s"] = clock.totals()
-        if after is not None and not stopped(rec):
+        if after is not None and not rec.stopped:
             after(opts, chosen, rec, collection, executor.one())
     if base is not None:
         rec.baseline = baselines.compare(base, rec, metric=opts.gate.metric,

@@ -252,8 +252,7 @@ def run(opts: Options, backends: Mapping[str, BackendTraits], collection: Collec
         on_stage: StageListener | None = None) -> Record:
     """Execute every case on ``executor``, appending rows to the journal as they finish;
     ``on_case`` hears each case's rows, ``on_stage`` each stage as it starts. The executor is
-    the caller's to close, and stays open for what follows the run (a reduction's candidates),
-    unless the run was stopped: then it is closed at once.
+    the caller's to close: it stays open for what follows the run (a reduction's candidates).
 
     Returns the record, its rows in collection order whatever order the workers finished
     in; an interrupted run's record says so (``Record.interrupted``), its remaining rows
@@ -303,11 +302,9 @@ def run(opts: Options, backends: Mapping[str, BackendTraits], collection: Collec
                 journal.append([item])
     except KeyboardInterrupt:
         env["interrupted"] = True  # the reports say INTERRUPTED and ``report`` exits 130
-        executor.close()
     except OutputError as exc:  # a full disk: what finished is kept for the reports
         stopped = STOPPED.format(exc)
         env["output_error"] = str(exc)
-        executor.close()
     finally:
         journal.close()
     rows: list[Row] = list(collection.problems)

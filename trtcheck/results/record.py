@@ -61,6 +61,12 @@ class Record:
         return bool(self.environment.get("interrupted"))
 
     @property
+    def stopped(self) -> bool:
+        """Whether the run ended before its end: interrupted, or its output could not be
+        written. Nothing runs after such a run (no reduction keeps the user waiting)."""
+        return self.interrupted or "output_error" in self.environment
+
+    @property
     def xpass_fails(self) -> bool:
         """Whether an xpass fails the run: the ``strict_xfail`` setting it ran under."""
         return bool(self.options.get("strict_xfail"))

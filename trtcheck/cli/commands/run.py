@@ -56,7 +56,7 @@ def run_and_finish(resolved: options.Options, reduce_total: float | None, *,
     with record.locked(opts.out):
         rec = job.run_job(opts, lambda c: Progress(opts.verbosity, c), base=base, after=after)
         refuse = None
-        if must_reduce and not job.stopped(rec):  # a stopped run says so, not this
+        if must_reduce and not rec.stopped:  # a stopped run says so, not this
             from trtcheck.reduce.signature import reducible  # torch: the reduction loaded it
 
             if all(reducible(r) is not None for r in rec.rows):
