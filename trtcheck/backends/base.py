@@ -27,13 +27,16 @@ class Compiled:
 
     ``timed`` is what a user of the backend calls, timed against eager and measured for memory,
     when it is not ``fn``; with a ``cost_label``, ``fn``'s extra cost per call is measured too and
-    shown as its own figure, ``"{cost_label} adds X ms a call"``, never as a speedup."""
+    shown as its own figure, ``"{cost_label} adds X ms a call"``, never as a speedup.
+    ``remark`` is what the compile did that changes what the row's figures mean (graph breaks,
+    nothing compiled): the row's message says it, whatever its status."""
 
     fn: Callable[..., Any]
     evidence: Evidence = field(default_factory=Evidence)
     memory: int | None = None
     timed: Callable[..., Any] | None = None
     cost_label: str = ""
+    remark: str = ""
 
     @property
     def called(self) -> Callable[..., Any]:

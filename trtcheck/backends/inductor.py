@@ -10,6 +10,7 @@ from contextlib import contextmanager
 
 import torch
 
+from trtcheck.backends import graph_breaks
 from trtcheck.backends.base import Backend, Compiled, CompileJob
 from trtcheck.core.traits import TRAITS
 from trtcheck.results.rows import Evidence
@@ -33,13 +34,18 @@ class InductorBackend(Backend):
         fn = torch.compile(job.model, backend="inductor")
         # torch.compile is lazy: one call here so compile time lands in the compile stage.
         args, kwargs = clone((job.args, job.kwargs))
-        with output_code() as sources, torch.no_grad():
+        with output_code() as sources, graph_breaks.watch() as breaks, torch.no_grad():
             fn(*args, **kwargs)
-        details = {"compiled_as": HOW}
+        broke = graph_breaks.summary(breaks)
+        details: dict[str, object] = {"compiled_as": HOW, "graphs": len(sources),
+                                      "graph_breaks": [b.describe() for b in breaks]}
         code = code_hash(sources)
         if code:
             details["code_hash"] = code
-        return Compiled(fn, Evidence(notes=[f"inductor: {HOW}"], details=details))
+            remark = broke
+        else:  # every call runs eager's kernels: the row's figures are not inductor's
+            remark = f"inductor compiled nothing: {broke or 'Dynamo handed it no graph'}"
+        return Compiled(fn, Evidence(notes=[f"inductor: {HOW}"], details=details), remark=remark)
 
 
 @contextmanager
