@@ -24,11 +24,8 @@ _PATH = re.compile(r"""(['"])/[^'"\n]*\1""")
 
 class InductorBackend(Backend):
     traits = TRAITS["inductor"]
-
-    def activate(self) -> None:
-        """Import inductor's compiler with the worker's start (seconds: 8 on an H200 beside
-        torch's 3), not in the first case's compile."""
-        import torch._inductor.compile_fx  # noqa: F401
+    # inductor's compiler: seconds to import (8 on an H200 beside torch's 3)
+    preload = ("torch._inductor.compile_fx",)
 
     def compile(self, job: CompileJob) -> Compiled:
         fn = torch.compile(job.model, backend="inductor")
@@ -45,7 +42,7 @@ class InductorBackend(Backend):
             remark = broke
         else:  # every call runs eager's kernels: the row's figures are not inductor's
             remark = f"inductor compiled nothing: {broke or 'Dynamo handed it no graph'}"
-        return Compiled(fn, Evidence(notes=[f"inductor: {HOW}"], details=details), remark=remark)
+        return Compiled(fn, Evidence(notes=[f"inductor: {HOW}"], details=details, remark=remark))
 
 
 @contextmanager

@@ -173,6 +173,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("ab_seed", int, None, "trtcheck ab: the seed of the order of rows in each process "
             "[random, recorded].", config=False, flag="--seed", metavar="N", commands=(AB,),
             field="ab"),
+    Setting("ab_fork", bool, True, "trtcheck ab: fork each measurement process from a server "
+            "that has imported torch, inductor and trtcheck once, each still fresh where it "
+            "counts (its own CUDA context, allocator, kernel choices and compile state); "
+            "--no-fork starts a new interpreter for each [true].", flag="--fork/--no-fork",
+            commands=(AB,), field="ab"),
     Setting("compile_cache", list, [], "trtcheck ab: BACKEND=shared (one compile cache for the "
             "job) or BACKEND=private (one per process), repeatable [inductor=shared, "
             "tensorrt=shared].", flag="--compile-cache", multiple=True,

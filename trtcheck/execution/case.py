@@ -346,7 +346,7 @@ def _run_backend(run: SlotRun, backend: Backend, job: CompileJob) -> SlotOutcome
         example, *others = run.at
         result, judged, backend_in, actual = _run_and_compare(compiled, example, pick,
                                                               narrowing, stages)
-        judged.note(compiled.remark)
+        judged.note(evidence.remark)
         for at in others:
             if not judged.passed:
                 break

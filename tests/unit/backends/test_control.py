@@ -70,7 +70,7 @@ def test_inductor_counts_its_graph_breaks_and_says_when_it_compiled_nothing(
     compiled = backends.get("inductor").compile(job)
     details = compiled.evidence.details
     assert details["graphs"] == graphs and len(details["graph_breaks"]) == 1
-    assert compiled.remark.startswith(remark)
+    assert compiled.evidence.remark.startswith(remark)
     assert ("code_hash" in details) == (graphs > 0)  # never a bare missing hash
 
 
@@ -102,7 +102,8 @@ def test_report_names_how_inductor_compiled_and_the_export_cost() -> None:
                 latency=lat, evidence=Evidence(details={
                     "compiled_as": "torch.compile on the module (backend inductor, default mode)"}))]
     rows.append(Row("z::n[float32]", "z.py", "n", "float32", "inductor", "-", Kind.MEASURED,
-                    latency=lat, message="inductor compiled nothing: 1 graph break: x"))
+                    latency=lat, evidence=Evidence(
+                        remark="inductor compiled nothing: 1 graph break: x")))
     report = render_markdown(Record({"device": "cuda:0"}, {}, rows, {}))
     assert "export adds 0.12 ms a call" in report and "not a speedup" in report
     # a passing row's figures are not inductor's: said beside them
