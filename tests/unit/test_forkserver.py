@@ -12,10 +12,10 @@ from typing import IO
 
 import pytest
 
-from trtcheck.forkserver import ForkServer, Forked
+from trtcheck.forkserver import Forked, ForkServer
 from trtcheck.process import Child
 from trtcheck.zoo.collector import TARGET as COLLECTOR
-from trtcheck.zoo.discover import Discovered, ZooFile
+from trtcheck.zoo.discover import Discovered
 
 ZOO = """
 import torch, trtcheck
