@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Generator
 from dataclasses import replace
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
@@ -65,12 +66,16 @@ class Plugin:
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Generator[
             None, list[pytest.Collector], list[pytest.Collector]]:
         found = yield
-        if file_path.suffix != ".py" or not self.zoo.declares(file_path):
+        if file_path.suffix != ".py" or self._pytests(file_path) or not self.zoo.declares(file_path):
             return found
         # A zoo file pytest would import as a test module (one named on the command line) is
         # imported by trtcheck's worker only, never in pytest's process.
         return [*(c for c in found if not isinstance(c, pytest.Module)),
                 ZooFile.from_parent(parent, path=file_path, zoo=self.zoo)]
+
+    def _pytests(self, path: Path) -> bool:
+        """Whether pytest takes the file for a test module by its name (``python_files``)."""
+        return any(fnmatch(path.name, pattern) for pattern in self.config.getini("python_files"))
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self._zoo is not None:

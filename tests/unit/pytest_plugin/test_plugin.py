@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import REPO
 from trtcheck.config.options import Options
 from trtcheck.config.settings import PYTEST, for_command
 from trtcheck.core.profiles import BUILTIN_PROFILES
@@ -50,9 +51,11 @@ def test_without_the_flag_a_zoo_collects_nothing_and_nothing_is_written(
 def test_every_setting_of_the_pytest_command_is_an_option_and_a_bad_value_is_a_usage_error(
         pytester: pytest.Pytester) -> None:
     shown = pytester.runpytest_inprocess("--help", *QUIET).stdout.str()
+    page = (REPO / "docs" / "pytest.md").read_text(encoding="utf-8")
     for s in for_command(PYTEST):
         for flag in options.flags(s):
             assert flag in shown, flag
+            assert f"`{flag}`" in page, f"docs/pytest.md does not list {flag}"
     assert "--trtcheck-keyword" not in shown and "--trtcheck-workers" not in shown  # pytest's own
     pytester.makepyfile(**{"models/affine": ZOO})
     bad = pytester.runpytest_inprocess("--trtcheck", "models/", "--trtcheck-backend", "eagr",
