@@ -69,6 +69,13 @@ class Process:
     problems: list[Row] = field(default_factory=list)
     analyses: dict[str, Any] = field(default_factory=dict)
     wall_parts: dict[str, float] = field(default_factory=dict)  # seconds, adding up to duration_s
+    collected: list[str] = field(default_factory=list)  # its case ids in the zoo's order
+
+    def in_case_order(self) -> list[Row]:
+        """The process's rows in the zoo's case order, whatever order they ran in: the problems
+        of files that could not be collected first, as ``trtcheck run`` gives them."""
+        rank = {case_id: i for i, case_id in enumerate(self.collected)}
+        return self.problems + sorted(self.rows, key=lambda r: rank.get(r.case_id, len(rank)))
 
     def code_hash(self) -> str | None:
         """A hash of the code every row of the process generated (None: no backend said)."""
@@ -157,6 +164,7 @@ def run_process(tree: Tree, opts: Options, backends: Mapping[str, BackendTraits]
     try:
         collection: Collection = collect(popts, executor)
         cases = [c for c in collection.cases if wanted is None or c.case_id in wanted]
+        process.collected = [c.case_id for c in cases]
         random.Random(process.seed).shuffle(cases)
         process.cases = [c.case_id for c in cases]
         process.problems = list(collection.problems)
@@ -253,7 +261,7 @@ class Job:
         tree = self.trees[side]
         env = describe(self.opts.device, tree.root)
         env["git_commit"] = tree.commit
-        rows = (first.problems + first.rows) if first else []
+        rows = first.in_case_order() if first else []
         return Record(env, self.opts.to_dict(), rows, dict(first.analyses) if first else {})
 
 
@@ -283,9 +291,6 @@ def run_ab(opts: Options, backends: Mapping[str, BackendTraits], base_ref: str,
                           ab.looks(settings.start, settings.cap, STEP))
             decisions = _sequential(job, keys, level, started) if keys else {}
     figures, names = job.figures(), job.kernel_names()
-    diff = ab.to_diff(base_rec, head_rec, decisions, figures, metric=opts.gate.metric,
-                      threshold=opts.gate.threshold, level=level)
-    head_rec.baseline = diff.to_dict()
     head_rec.environment["started"] = started_at
     head_rec.environment["duration_s"] = round(time.monotonic() - started, 3)
     head_rec.ab = {
@@ -306,7 +311,24 @@ def run_ab(opts: Options, backends: Mapping[str, BackendTraits], base_ref: str,
                   "decision": decisions[k].to_dict() if k in decisions else None}
                  for k, per in figures.items()],
     }
+    in_report_order(head_rec, base_rec)
+    diff = ab.to_diff(base_rec, head_rec, decisions, figures, metric=opts.gate.metric,
+                      threshold=opts.gate.threshold, level=level)
+    head_rec.baseline = diff.to_dict()
     return head_rec
+
+
+def in_report_order(head: Record, base: Record) -> None:
+    """Put the rows of ``head``, an ``ab`` record whose sides' rows follow the zoo's case order,
+    in the order every report gives them: the rows the head broke first, then the case order;
+    its ``ab`` section's rows the same, then the rows only the base has."""
+    newly = ab.newly_failing(head) or set()
+    head.rows.sort(key=lambda r: r.key not in newly)
+    rank: dict[RowKey, int] = {}
+    for r in (*head.rows, *base.rows):
+        rank.setdefault(r.key, len(rank))
+    (head.ab or {}).get("rows", []).sort(
+        key=lambda r: rank.get(RowKey(r["case_id"], r["backend"], r["profile"]), len(rank)))
 
 
 def _kernel_sets(per: Mapping[str, list[ProcessFigure]], names: Mapping[str, Any],

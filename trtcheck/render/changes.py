@@ -36,7 +36,7 @@ def render_changes(record: Record, *, heading: str = "##", escape: Escape = md) 
     diff = read(record.baseline)
     if diff is None:
         return ""
-    shown = sorted((c for c in diff.changes if c.shown), key=_order)
+    shown = [c for c in ordered(diff) if c.shown]
     cuda = str(record.environment.get("device", "")).startswith("cuda")
     title = "Head against base" if diff.rule == PROCESSES else "Changes against the baseline"
     lines = [f"{heading} {title}", "", _gate(diff, escape, cuda, record.ab)]
@@ -91,10 +91,15 @@ def _categories(metric: str) -> dict[str, tuple[str, str]]:
 
 def count_line(diff: Diff) -> str:
     """The changes counted by category: the same words in the terminal and every report. A
-    category with no rows is left out, but for regressions, status changes and unchanged rows."""
+    category with no rows is left out, but for regressions, status changes and unchanged rows;
+    where the speed was not judged, no speed category is counted, and the line says why."""
     names = _categories(diff.metric)
+    unjudged = speed_not_judged(diff)
     parts = [f"{n} {names[what][n != 1]}" for what, n in diff.tally().items()
-             if n or what in (REGRESSION, "status", "unchanged")]
+             if (n or what in (REGRESSION, "status", "unchanged"))
+             and not (unjudged and what not in _NOT_SPEED)]
+    if unjudged:
+        return ", ".join(parts) + f"; {unjudged}"
     line = ", ".join(parts[:-1]) + f"; {parts[-1]}"
     if diff.rule == PROCESSES:
         decided, gated = diff.decided()
@@ -102,13 +107,19 @@ def count_line(diff: Diff) -> str:
     return line
 
 
-STATUSES_ONLY = ("No row has a latency to judge (the backends predict, or no row was timed on both "
-                 "sides): statuses alone are compared.")
+# The categories of :meth:`Diff.tally` that say nothing of speed.
+_NOT_SPEED = ("status", "new", "removed", "accuracy")
 
 
-def statuses_only(diff: Diff) -> bool:
-    """Whether a diff over processes judged no latency at all (prediction backends)."""
-    return diff.rule == PROCESSES and not (diff.level or {}).get("rows")
+def speed_not_judged(diff: Diff) -> str:
+    """Over processes, where no row was timed on both sides: ``speed not judged: …`` with the
+    reason; ``""`` where the speed was judged (or the diff is against a baseline)."""
+    if diff.rule != PROCESSES or (diff.level or {}).get("rows"):
+        return ""
+    why = ("every backend predicts, and a prediction times nothing a gate could use"
+           if diff.changes and all(c.prediction for c in diff.changes)
+           else "no row was timed on both sides")
+    return f"speed not judged: {why}; statuses alone are compared"
 
 
 def figure_name(metric: str) -> str:
@@ -170,7 +181,7 @@ def decision_lines(diff: Diff) -> list[str]:
     """One plain line per row whose latency was judged (under the rule over runs, per row that
     moved beyond the threshold): what the terminal prints."""
     lines = []
-    for c in sorted(diff.changes, key=_order):
+    for c in ordered(diff):
         lat = c.latency
         if lat is None or (diff.rule != PROCESSES and lat.verdict == SMALL
                            and lat.other_verdict in (SMALL, None)):
@@ -187,7 +198,7 @@ def kernel_notes(diff: Diff) -> list[str]:
     """One plain line per row whose processes ran several kernel sets, naming them: every
     report shows these, since a set only one side ran is a change of its own."""
     return [f"{c.case_id} {c.backend} {c.profile}: {c.latency.kernels}"
-            for c in sorted(diff.changes, key=_order) if c.latency and c.latency.kernels]
+            for c in ordered(diff) if c.latency and c.latency.kernels]
 
 
 # How an accuracy change is judged over processes, which every report of an ab job says.
@@ -201,27 +212,40 @@ KERNEL_SETS = ("Processes that ran different kernels (cuDNN's or cuBLAS's choice
 
 
 def _process_table(diff: Diff, escape: Escape) -> list[str]:
-    """Every row judged over processes: its figure on each side (the geometric mean over that
-    side's processes), the change with its interval and the verdict. Rows not judged
-    (predictions, a side missing) are in the changes table; nothing judged, no table."""
-    judged = [c for c in sorted(diff.changes, key=_order) if c.latency is not None]
+    """Every row judged over processes: the gated figure on each side and the change the rule
+    judged, both from one statistic (each side's processes' geometric mean, trimmed as the test
+    trims them), the change's interval and verdict; the other figure on each side beside it;
+    the processes. Rows not judged (predictions, a side missing) are in the changes table;
+    nothing judged, no table."""
+    judged = [c for c in ordered(diff) if c.latency is not None]
     if not judged:
         return []
-    unit = "×" if diff.metric == "speedup" else " ms"
-    statistic = ("geometric mean over processes" if diff.metric == "speedup"
-                 else "geometric mean of each process's median")
+    other = "latency" if diff.metric == "speedup" else "speedup"
+    statistic = "geometric mean over processes, 25% trimmed each end"
     lines = [f"| case | backend | profile | {figure_name(diff.metric)}, base → head ({statistic}) "
-             "| change [interval] | processes |", "|---|---|---|---|---|---|"]
+             f"| change [interval] | {figure_name(other)}, base → head | processes |",
+             "|---|---|---|---|---|---|---|"]
     for c in judged:
         lat = c.latency
         assert lat is not None
         text = escape(change_text(lat))
         cells = [escape(c.case_id), escape(c.backend), escape(c.profile),
-                 f"{num(lat.before, unit)} → {num(lat.after, unit)}",
+                 _pair(lat.before, lat.after, diff.metric),
                  f"**{text}**" if lat.worsened else text,
+                 _pair(lat.other_before, lat.other_after, other),
                  " + ".join(map(str, lat.processes or ()))]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
+
+
+def _pair(before: float | None, after: float | None, metric: str) -> str:
+    """``0.822× → 1.03×``, ``1.2 ms → 1.5 ms``; ``—`` for a side without a figure."""
+    unit = "×" if metric == "speedup" else " ms"
+
+    def one(x: float | None) -> str:
+        return num(x, unit) if x is not None and math.isfinite(x) else NONE
+
+    return f"{one(before)} → {one(after)}"
 
 
 def gate_rule(diff: Diff, cuda: bool) -> str:
@@ -233,8 +257,9 @@ def gate_rule(diff: Diff, cuda: bool) -> str:
     if not diff.comparable:
         return (f"Its speedup, latency and memory figures are {NOT_COMPARABLE} with this run's: "
                 "nothing is gated on them.")
-    if statuses_only(diff):
-        return STATUSES_ONLY
+    unjudged = speed_not_judged(diff)
+    if unjudged:
+        return unjudged[0].upper() + unjudged[1:] + "."
     if diff.rule == PROCESSES:
         level = diff.level or {}
         return (f"Base and head measured in one job, in fresh processes. A row regresses when "
@@ -267,6 +292,13 @@ def _gate(diff: Diff, escape: Escape, cuda: bool, ab: dict[str, Any] | None) -> 
                  f"{escape(base.get('device_name') or NONE)}, torch "
                  f"{escape(base.get('torch') or NONE)}. ")
     return where + gate_rule(diff, cuda)  # trtcheck's own words: nothing to escape
+
+
+def ordered(diff: Diff) -> list[RowChange]:
+    """The rows of a diff in the order every report gives them. Over processes (``trtcheck
+    ab``), the record's own: the rows the head broke first, then the zoo's case order, then the
+    rows only the base has; against a baseline, what needs attention first."""
+    return list(diff.changes) if diff.rule == PROCESSES else sorted(diff.changes, key=_order)
 
 
 def _order(change: RowChange) -> tuple[int, ...]:

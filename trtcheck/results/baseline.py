@@ -78,6 +78,10 @@ class LatencyChange:
         return REGRESSION in (self.verdict, self.other_verdict)
     # Under the rule over processes, where they ran several kernel sets: the sets, in words.
     kernels: str = ""
+    # Under the rule over processes: each side's figure of the one not gated, the statistic
+    # ``other_slowdown`` is the ratio of.
+    other_before: float | None = None
+    other_after: float | None = None
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trtcheck.errors import Exit
+from trtcheck.results.ab import newly_failing
 from trtcheck.results.baseline import read
 from trtcheck.results.record import Record
 from trtcheck.status import Verdict, nothing_tested
@@ -27,6 +28,8 @@ class JobVerdict:
     metric: str
     empty: str = ""
     same_tree: bool = False  # an ``ab`` job whose base and head are one tree
+    # an ``ab`` job: how many failing rows the head broke; the others failed on the base too
+    newly: int | None = None
 
     @property
     def exit_code(self) -> Exit:
@@ -39,7 +42,9 @@ class JobVerdict:
                               else "")
 
     def _why(self) -> str:
-        fails = f"{self.failing} of {self.rows} rows fail the run"
+        fails = (f"{self.failing} of {self.rows} rows fail the run" if self.newly is None else
+                 f"{self.newly} newly failing, {self.failing - self.newly} already failing on "
+                 "the base")
         regressions = regression_words(self.regressions, self.metric)
         if self.verdict is Verdict.INTERRUPTED:
             return ("the run was stopped before every case finished; the rows cover what "
@@ -86,8 +91,10 @@ def job_verdict(record: Record) -> JobVerdict:
         metric = diff.metric
     if result is Verdict.PASS and gated and regressions:
         result = Verdict.FAIL
+    newly = newly_failing(record)
     return JobVerdict(result, len(statuses),
                       len(record.failing_rows()),
                       regressions, gated, metric,
                       nothing_tested(statuses) if result is Verdict.EMPTY else "",
-                      bool((record.ab or {}).get("same_tree")))
+                      bool((record.ab or {}).get("same_tree")),
+                      None if newly is None else len(newly))
