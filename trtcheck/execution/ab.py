@@ -32,8 +32,10 @@ from trtcheck.errors import UsageError
 from trtcheck.execution.isolate import IsolatedExecutor
 from trtcheck.execution.probe import describe, git
 from trtcheck.execution.run import Collection, collect
+from trtcheck.measure import outputs
 from trtcheck.results import ab
 from trtcheck.results.ab import SIDES, Decision, Level, ProcessFigure
+from trtcheck.results.baseline import OUTPUT_CHANGED
 from trtcheck.results.metrics import MAX_REL
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Analysis, BackendTraits, Row, RowKey
@@ -70,6 +72,8 @@ class Process:
     analyses: dict[str, Any] = field(default_factory=dict)
     wall_parts: dict[str, float] = field(default_factory=dict)  # seconds, adding up to duration_s
     collected: list[str] = field(default_factory=list)  # its case ids in the zoo's order
+    # each case's digests of its seeded inputs and eager's outputs (trtcheck.measure.outputs)
+    eager: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def in_case_order(self) -> list[Row]:
         """The process's rows in the zoo's case order, whatever order they ran in: the problems
@@ -152,14 +156,17 @@ def cache_setup(opts: Options, process: int, caches: Path) -> tuple[Options, dic
 
 
 def run_process(tree: Tree, opts: Options, backends: Mapping[str, BackendTraits],
-                process: Process, wanted: set[str] | None, caches: Path, log: Path) -> Process:
+                process: Process, wanted: set[str] | None, work: Path, log: Path) -> Process:
     """One fresh worker: collect ``tree``'s zoo, run the ``wanted`` cases (all: None) in an
-    order shuffled with the process's seed, and stop it."""
+    order shuffled with the process's seed, and stop it; its compile caches and eager outputs
+    are under the job's ``work`` folder."""
     # The first process of each side gives the side's rows, with every check; the others
     # give figures and their comparison with eager, without the export where no backend
     # compiles from it, the analysis and the dtype drift check (a second compile).
     popts, env = cache_setup(replace(opts, paths=tree.paths, figures_only=process.index >= 2,
-                                     kernels=True), process.index, caches)
+                                     kernels=True,
+                                     eager_outputs=eager_folder(work, process.index)),
+                             process.index, work / "caches")
     executor = IsolatedExecutor(popts, backends, log, env)
     try:
         collection: Collection = collect(popts, executor)
@@ -179,16 +186,24 @@ def run_process(tree: Tree, opts: Options, backends: Mapping[str, BackendTraits]
         end = time.monotonic()
     process.duration_s = end - executor.timeline.marks[0][0]
     process.wall_parts = executor.timeline.parts(end)
+    process.eager = outputs.read_digests(popts.eager_outputs)
     return process
 
 
-def figure(row: Row, process: int) -> ProcessFigure:
+def eager_folder(work: Path, process: int) -> Path:
+    """Where a process keeps its eager digests and, the first of each side, its outputs."""
+    return work / "eager" / f"p{process}"
+
+
+def figure(row: Row, process: Process) -> ProcessFigure:
     lat = None if row.prediction else row.latency
     device = lat.backend_device or lat.backend if lat is not None else None
-    return ProcessFigure(process, str(row.status), lat.speedup if lat is not None else None,
+    eager = process.eager.get(row.case_id)
+    return ProcessFigure(process.index, str(row.status), lat.speedup if lat is not None else None,
                          device.median_ms if device is not None else None,
                          row.evidence.details.get("code_hash"), kernel_entry(row),
-                         MAX_REL.of_row(row.outputs))
+                         MAX_REL.of_row(row.outputs),
+                         f"{eager['inputs']}/{eager['outputs']}" if eager else None)
 
 
 def kernel_entry(row: Row) -> dict[str, Any]:
@@ -226,7 +241,7 @@ class Job:
             tree = self.trees[side]
             if tree.paths:
                 run_process(tree, self.opts, self.backends, process, wanted,
-                            self.work / "caches", self.opts.out / "worker.log")
+                            self.work, self.opts.out / "worker.log")
             self.processes.append(process)
             most = sorted(process.wall_parts.items(), key=lambda kv: -kv[1])[:2]
             self.say(f"ab: process {index + 1} ({side}{', ' + tree.ref if tree.ref else ''}): "
@@ -238,7 +253,7 @@ class Job:
         for p in self.processes:
             for row in p.rows:
                 found.setdefault(row.key, {s: [] for s in SIDES})[p.side].append(
-                    figure(row, p.index))
+                    figure(row, p))
         return found
 
     def kernel_names(self) -> dict[RowKey, dict[str, dict[str, list[str]]]]:
@@ -247,12 +262,29 @@ class Job:
         found: dict[RowKey, dict[str, dict[str, list[str]]]] = {}
         for p in self.processes:
             for row in p.rows:
-                key = figure(row, p.index).kernel_set
+                key = figure(row, p).kernel_set
                 kernels = row.evidence.details.get("kernels") or {}
                 if key is not None:
                     found.setdefault(row.key, {}).setdefault(key, {
                         who: list((kernels.get(who) or {}).get("names") or [])
                         for who in ("eager", "backend")})
+        return found
+
+    def eager_differences(self, figures: ab.Figures) -> dict[str, str]:
+        """How each case's eager outputs differ, head against base, where their digests do
+        (:func:`trtcheck.results.ab.eager_change`): from the values the first process of each
+        side kept, in words."""
+        firsts = {side: next((p for p in self.processes if p.side == side), None)
+                  for side in SIDES}
+        found: dict[str, str] = {}
+        for key, per in figures.items():
+            change = ab.eager_change(per, "")
+            if key.case_id in found or change is None or change[0] != OUTPUT_CHANGED:
+                continue
+            kept = [outputs.values_file(eager_folder(self.work, p.index), key.case_id)
+                    for p in firsts.values() if p is not None]
+            if len(kept) == 2:
+                found[key.case_id] = outputs.difference(*kept)
         return found
 
     def record(self, side: str) -> Record:
@@ -290,7 +322,8 @@ def run_ab(opts: Options, backends: Mapping[str, BackendTraits], base_ref: str,
             level = Level(settings.alpha, len(keys),
                           ab.looks(settings.start, settings.cap, STEP))
             decisions = _sequential(job, keys, level, started) if keys else {}
-    figures, names = job.figures(), job.kernel_names()
+            figures, names = job.figures(), job.kernel_names()
+            differences = job.eager_differences(figures)
     head_rec.environment["started"] = started_at
     head_rec.environment["duration_s"] = round(time.monotonic() - started, 3)
     head_rec.ab = {
@@ -305,6 +338,7 @@ def run_ab(opts: Options, backends: Mapping[str, BackendTraits], base_ref: str,
         "level": level.to_dict(),
         "processes": [p.to_dict() for p in job.processes],
         "base_rows": [r.to_dict() for r in base_rec.rows],
+        "eager_differences": differences,
         "rows": [{"case_id": k.case_id, "backend": k.backend, "profile": k.profile,
                   **{side: ab.side_dict(per[side]) for side in SIDES},
                   "kernel_sets": _kernel_sets(per, names.get(k, {}), opts.gate.metric),
@@ -313,7 +347,7 @@ def run_ab(opts: Options, backends: Mapping[str, BackendTraits], base_ref: str,
     }
     in_report_order(head_rec, base_rec)
     diff = ab.to_diff(base_rec, head_rec, decisions, figures, metric=opts.gate.metric,
-                      threshold=opts.gate.threshold, level=level)
+                      threshold=opts.gate.threshold, level=level, differences=differences)
     head_rec.baseline = diff.to_dict()
     return head_rec
 

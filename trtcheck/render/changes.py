@@ -12,10 +12,14 @@ from trtcheck.render.text import NONE, PREDICTION_MARK, num
 from trtcheck.results.ab import SIDES, TEST, side_label
 from trtcheck.results.baseline import (
     ACCURACY_FACTOR,
+    EAGER,
     FAR_APART,
     IMPROVEMENT,
+    INPUTS_CHANGED,
     NOT_COMPARABLE,
     NOT_GATED,
+    NOT_REPRODUCIBLE,
+    OUTPUT_CHANGED,
     PROCESSES,
     REGRESSION,
     SMALL,
@@ -48,12 +52,12 @@ def render_changes(record: Record, *, heading: str = "##", escape: Escape = md) 
         notes = kernel_notes(diff)
         if notes:
             lines += ["", KERNEL_SETS, "", *(f"- {escape(n)}" for n in notes)]
-        # the rows the process table holds already: only status and accuracy changes, without
-        # latency columns (their one figure per side is the process table's)
-        shown = [c for c in shown if c.status_changed or c.accuracy_changed]
+        # the rows the process table holds already: only status, accuracy and eager output
+        # changes, without latency columns (their one figure per side is the process table's)
+        shown = [c for c in shown if c.status_changed or c.accuracy_changed or c.eager]
         if shown:
-            lines += ["", "| case | backend | profile | status | worst rel err |",
-                      "|---|---|---|---|---|"]
+            lines += ["", "| case | backend | profile | status | worst rel err | "
+                          f"{EAGER_OUTPUTS} |", "|---|---|---|---|---|---|"]
             lines += [_line(c, escape, latency=False) for c in shown]
     elif shown:
         # the backend's ms beside the speedup, as information; under the latency metric they
@@ -79,6 +83,9 @@ def _categories(metric: str) -> dict[str, tuple[str, str]]:
         "removed": ("removed row", "removed rows"),
         IMPROVEMENT: (f"row with {metric} improved", f"rows with {metric} improved"),
         "accuracy": ("accuracy change", "accuracy changes"),
+        OUTPUT_CHANGED: ("output change", "output changes"),
+        INPUTS_CHANGED: ("row whose inputs changed", "rows whose inputs changed"),
+        NOT_REPRODUCIBLE: ("row not reproducible", "rows not reproducible"),
         "other": (f"row whose {other} worsened (not gated)",
                   f"rows whose {other} worsened (not gated)"),
         NOT_COMPARABLE: ("row with figures not comparable", "rows with figures not comparable"),
@@ -108,7 +115,7 @@ def count_line(diff: Diff) -> str:
 
 
 # The categories of :meth:`Diff.tally` that say nothing of speed.
-_NOT_SPEED = ("status", "new", "removed", "accuracy")
+_NOT_SPEED = ("status", "new", "removed", "accuracy", *EAGER)
 
 
 def speed_not_judged(diff: Diff) -> str:
@@ -179,18 +186,19 @@ def _value(metric: str, slowdown: float) -> float:
 
 def decision_lines(diff: Diff) -> list[str]:
     """One plain line per row whose latency was judged (under the rule over runs, per row that
-    moved beyond the threshold): what the terminal prints."""
+    moved beyond the threshold) or whose eager outputs changed: what the terminal prints."""
     lines = []
     for c in ordered(diff):
         lat = c.latency
-        if lat is None or (diff.rule != PROCESSES and lat.verdict == SMALL
-                           and lat.other_verdict in (SMALL, None)):
-            continue
-        over = (f" over {'+'.join(map(str, lat.processes))} processes" if lat.processes
-                else " between two runs")
-        kernels = f"; {lat.kernels}" if lat.kernels else ""
-        lines.append(f"{c.case_id} {c.backend} {c.profile}: "
-                     f"{change_text(lat, processes=False)}{over}{kernels}")
+        said = [c.eager_text] if c.eager else []
+        if lat is not None and not (diff.rule != PROCESSES and lat.verdict == SMALL
+                                    and lat.other_verdict in (SMALL, None)):
+            over = (f" over {'+'.join(map(str, lat.processes))} processes" if lat.processes
+                    else " between two runs")
+            kernels = f"; {lat.kernels}" if lat.kernels else ""
+            said.insert(0, f"{change_text(lat, processes=False)}{over}{kernels}")
+        if said:
+            lines.append(f"{c.case_id} {c.backend} {c.profile}: {'; '.join(said)}")
     return lines
 
 
@@ -206,6 +214,7 @@ ACCURACY_OVER_PROCESSES = (
     "Each side's worst relative error is its worst over its processes; an accuracy change is "
     f"one where the head's processes fall outside the spread of the base's by more than "
     f"×{ACCURACY_FACTOR:g}.")
+EAGER_OUTPUTS = "eager outputs, head against base (same seeded inputs)"
 KERNEL_SETS = ("Processes that ran different kernels (cuDNN's or cuBLAS's choice, another "
                "generated kernel) are judged like with like: within each kernel set both sides "
                "ran; a set one side alone ran is a change of its own.")
@@ -320,6 +329,9 @@ def _line(c: RowChange, escape: Escape, *, latency: bool = True, info: bool = Tr
         cells += [_figure(lat) if lat else NONE, _verdict(lat, escape) if lat else NONE]
         if info:
             cells.append(_arrow(num(lat.before_ms), num(lat.after_ms)) if lat else NONE)
+    else:
+        cells.append(f"**{escape(c.eager_text)}**" if c.eager == OUTPUT_CHANGED
+                     else escape(c.eager_text) or NONE)
     return "| " + " | ".join(cells) + " |"
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from trtcheck.errors import innermost
 from trtcheck.render.changes import (
     ACCURACY_OVER_PROCESSES,
+    EAGER_OUTPUTS,
     KERNEL_SETS,
     change_text,
     count_line,
@@ -376,14 +377,18 @@ def _ab_changes(record: Record, diff: Diff) -> str:
 
 
 def _named_changes(diff: Diff) -> str:
-    """The table of rows whose status or accuracy changed, each named; empty when none did."""
-    changed = [c for c in diff.changes if c.status_changed or c.accuracy_changed]
+    """The table of rows whose status, accuracy or (over processes) eager outputs changed, each
+    named; empty when none did."""
+    changed = [c for c in ordered(diff) if c.status_changed or c.accuracy_changed or c.eager]
     if not changed:
         return ""
-    return table(["case", "backend", "profile", "status", "worst rel err"],
+    eager = diff.rule == PROCESSES
+    return table(["case", "backend", "profile", "status", "worst rel err",
+                  *([esc(EAGER_OUTPUTS)] if eager else [])],
                  [[esc(c.case_id), esc(c.backend), esc(c.profile), _status_change(c),
                    (f"{esc(num(c.before_error))} → <strong>{esc(num(c.after_error))}</strong>"
-                    if c.accuracy_changed else esc(num(c.after_error)))]
+                    if c.accuracy_changed else esc(num(c.after_error))),
+                   *([esc(c.eager_text or NONE)] if eager else [])]
                   for c in changed[:TABLE_LIMIT]])
 
 

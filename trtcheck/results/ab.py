@@ -17,6 +17,9 @@ from typing import Any
 
 from trtcheck.results.baseline import (
     IMPROVEMENT,
+    INPUTS_CHANGED,
+    NOT_REPRODUCIBLE,
+    OUTPUT_CHANGED,
     PROCESSES,
     REGRESSION,
     UNCHANGED,
@@ -237,8 +240,9 @@ class ProcessFigure:
     """One row's figures in one process: its status, speedup (eager ÷ backend, interleaved in
     that process), the backend's latency (device median, ms), the hash of the code the
     backend generated there, the fingerprints of the kernels eager and the backend ran
-    (``{"eager": …, "backend": …}``, or ``{"reason": …}`` where none was taken) and the worst
-    relative error of its comparison with eager."""
+    (``{"eager": …, "backend": …}``, or ``{"reason": …}`` where none was taken), the worst
+    relative error of its comparison with eager, and the digests of the case's seeded inputs
+    and of eager's outputs on them (``INPUTS/OUTPUTS``, :mod:`trtcheck.measure.outputs`)."""
 
     process: int
     status: str
@@ -247,6 +251,7 @@ class ProcessFigure:
     code_hash: str | None = None
     kernels: Mapping[str, Any] | None = None
     max_rel: float | None = None
+    eager: str | None = None
 
     @property
     def kernel_set(self) -> str | None:
@@ -276,7 +281,8 @@ def side_dict(per_process: Sequence[ProcessFigure]) -> dict[str, list[Any]]:
             "process_kernels": [dict(f.kernels) if f.kernels is not None else None
                                 for f in per_process],
             "process_max_rel": [finite(f.max_rel) if f.max_rel is not None else None
-                                for f in per_process]}
+                                for f in per_process],
+            "process_eager_digests": [f.eager for f in per_process]}
 
 
 def side_from_dict(d: Mapping[str, Any]) -> list[ProcessFigure]:
@@ -289,11 +295,12 @@ def side_from_dict(d: Mapping[str, Any]) -> list[ProcessFigure]:
     def column(key: str) -> list[Any]:
         return d.get(key) or [None] * len(ids)
 
-    return [ProcessFigure(p, s, number(sp), number(ms), h, k, number(e))
-            for p, s, sp, ms, h, k, e in zip(
+    return [ProcessFigure(p, s, number(sp), number(ms), h, k, number(e), g)
+            for p, s, sp, ms, h, k, e, g in zip(
                 ids, d.get("process_statuses", []), d.get("process_speedups", []),
                 d.get("process_latency_ms", []), column("process_code_hashes"),
-                column("process_kernels"), column("process_max_rel"), strict=True)]
+                column("process_kernels"), column("process_max_rel"),
+                column("process_eager_digests"), strict=True)]
 
 
 @dataclass(frozen=True)
@@ -435,15 +442,19 @@ _VERDICTS = {SLOWER: REGRESSION, FASTER: IMPROVEMENT}
 
 def to_diff(base: Record, head: Record, decisions: Mapping[RowKey, Decision],
             figures: Mapping[RowKey, Mapping[str, Sequence[ProcessFigure]]], *, metric: str,
-            threshold: float, level: Level) -> Diff:
+            threshold: float, level: Level, differences: Mapping[str, str] | None = None) -> Diff:
     """The head against the base: statuses, rows added and removed, accuracy as
-    :func:`trtcheck.results.baseline.compare` reports them, and each gated row's latency as
-    its decision over processes."""
+    :func:`trtcheck.results.baseline.compare` reports them, the model's own eager outputs
+    (:func:`eager_change`, ``differences`` each case's in words), and each gated row's latency
+    as its decision over processes."""
     diff = compare(base, head, metric=metric, threshold=threshold)
     changes = []
     for c in diff.changes:
         key = RowKey(c.case_id, c.backend, c.profile)
         c = _accuracy_over_processes(c, figures.get(key))
+        eager = eager_change(figures.get(key) or {}, (differences or {}).get(c.case_id, ""))
+        if eager is not None:
+            c = replace(c, eager=eager[0], eager_detail=eager[1])
         decision = decisions.get(key)
         if decision is None or c.before is None or c.after is None:
             changes.append(replace(c, latency=None))
@@ -466,6 +477,33 @@ def to_diff(base: Record, head: Record, decisions: Mapping[RowKey, Decision],
                                 metric),
             other_before=seen.base, other_after=seen.head)))
     return replace(diff, changes=changes, rule=PROCESSES, level=level.to_dict())
+
+
+def eager_change(per: Mapping[str, Sequence[ProcessFigure]],
+                 difference: str) -> tuple[str, str] | None:
+    """The model's own eager outputs, the head's against the base's on the same seeded inputs:
+    None where they agree or were not kept; else the verdict and what it rests on. A side whose
+    processes gave more than one digest is not reproducible (its inputs or outputs move from
+    one build to the next) and its outputs are not compared; a head that builds other inputs
+    is named as such; otherwise the outputs changed, by ``difference`` (the values compared:
+    ``max abs 1.2e+03, 16 of 48 int64 values differ``)."""
+    seen = {side: list(dict.fromkeys(f.eager for f in per.get(side, ()) if f.eager))
+            for side in SIDES}
+    if not all(seen.values()):
+        return None
+    for side in SIDES:
+        if len(seen[side]) > 1:
+            what = ("inputs" if len({d.partition("/")[0] for d in seen[side]}) > 1
+                    else "eager outputs")
+            n = sum(1 for f in per[side] if f.eager)
+            return NOT_REPRODUCIBLE, (f"the {side}'s {n} processes built {len(seen[side])} "
+                                      f"different {what}; its outputs are not compared")
+    (base,), (head,) = seen["base"], seen["head"]
+    if base == head:
+        return None
+    if base.partition("/")[0] != head.partition("/")[0]:
+        return INPUTS_CHANGED, "the head builds other seeded inputs; outputs not compared"
+    return OUTPUT_CHANGED, difference or "eager's outputs differ"
 
 
 def _figure(value: float | None) -> float:
@@ -495,14 +533,15 @@ def _accuracy_over_processes(change: RowChange,
 
 def judge(base: Record, head: Record,
           figures: Mapping[RowKey, Mapping[str, Sequence[ProcessFigure]]], *, metric: str,
-          threshold: float, level: Level) -> tuple[dict[RowKey, Decision], Diff]:
+          threshold: float, level: Level,
+          differences: Mapping[str, str] | None = None) -> tuple[dict[RowKey, Decision], Diff]:
     """Every gated row decided at once on the figures it has (no sequential step: ``trtcheck
     diff`` of ``ab`` records), and the diff those decisions give."""
     decisions = {key: decide_row(figures[key]["base"], figures[key]["head"], metric=metric,
                                  threshold=threshold, level=level.per_test)
                  for key in gated(base, head) if key in figures}
     return decisions, to_diff(base, head, decisions, figures, metric=metric,
-                              threshold=threshold, level=level)
+                              threshold=threshold, level=level, differences=differences)
 
 
 Figures = Mapping[RowKey, Mapping[str, Sequence[ProcessFigure]]]
@@ -593,4 +632,8 @@ def rejudge(before: Record, after: Record | None, *, metric: str, threshold: flo
     recorded = (head.ab or {}).get("level") or {}
     keys = gated(base, head)
     level = Level(float(recorded.get("alpha", 0.05)), len(keys), int(recorded.get("looks", 1)))
-    return judge(base, head, figures, metric=metric, threshold=threshold, level=level)[1]
+    # how a record's own sides' outputs differ is known (the job compared the values); across
+    # records only whether they do
+    differences = (before.ab or {}).get("eager_differences") if after is None else None
+    return judge(base, head, figures, metric=metric, threshold=threshold, level=level,
+                 differences=differences)[1]
