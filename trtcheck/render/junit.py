@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from trtcheck.config.settings import OUTPUT_CHANGE
 from trtcheck.core.traits import NO_BACKEND
 from trtcheck.render.changes import change_text
 from trtcheck.render.escape import plain, xml_text
@@ -30,11 +31,11 @@ from trtcheck.render.text import (
     num,
     path_text,
 )
-from trtcheck.results.baseline import PROCESSES, read
+from trtcheck.results.baseline import OUTPUT_CHANGED, PROCESSES, read
 from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
 from trtcheck.results.record import Record
 from trtcheck.results.rows import NO_PROFILE, Row, RowKey
-from trtcheck.results.verdict import gate_of
+from trtcheck.results.verdict import fails_on, gate_of
 from trtcheck.status import ERRORS, Status
 
 DEFAULT_SUITE = "trtcheck"
@@ -55,7 +56,7 @@ def render_junit(record: Record) -> str:
     totals: Counter[str | None] = Counter()
     seconds = 0.0
     elements = []
-    regressed = _gated_regressions(record)
+    regressed = _gated_changes(record)
     for name, rows in suites.items():
         cases = [_testcase(record, r, regression=regressed.get(r.key))
                  for r in rows]
@@ -137,26 +138,35 @@ def _prediction(row: Row) -> str:
     return f"[prediction: {row.kind}]" if row.prediction else ""
 
 
-def _gated_regressions(record: Record) -> dict[RowKey, str]:
-    """The rows whose regression fails the job (``--fail-on regression``), each with the words
-    of its change: such a row is a failing testcase whatever its status."""
+def _gated_changes(record: Record) -> dict[RowKey, tuple[str, str]]:
+    """The rows whose change fails the job, each with its kind and the words of its change: a
+    regression (``--fail-on regression``) or, of an ``ab`` job, changed eager outputs
+    (``--fail-on output-change``); such a row is a failing testcase whatever its status."""
     diff = read(record.baseline)
-    if diff is None or not gate_of(record.options)[0]:
+    if diff is None:
         return {}
     against = "the base" if diff.rule == PROCESSES else "the baseline"
-    return {RowKey(c.case_id, c.backend, c.profile):
-            f"{diff.metric} regression against {against}: {change_text(c.latency)}"
-            for c in diff.regressions if c.latency is not None}
+    found = {}
+    if OUTPUT_CHANGE in fails_on(record.options):
+        found = {RowKey(c.case_id, c.backend, c.profile): (OUTPUT_CHANGE, c.eager_text)
+                 for c in diff.changes if c.eager == OUTPUT_CHANGED}
+    if gate_of(record.options)[0]:
+        found |= {RowKey(c.case_id, c.backend, c.profile):
+                  ("regression", f"{diff.metric} regression against {against}: "
+                                 f"{change_text(c.latency)}")
+                  for c in diff.regressions if c.latency is not None}
+    return found
 
 
 def _testcase(record: Record, row: Row, *,
-              regression: str | None = None) -> _Case:
+              regression: tuple[str, str] | None = None) -> _Case:
     message, kind = plain(f"{_prediction(row)} {headline(row)}".lstrip()), row.status.value
     outcome, detail = None, ""
     if row.status is Status.FAIL or (row.status is Status.XPASS and record.xpass_fails):
         outcome, detail = "failure", xml_text(_failures(row))
     elif regression is not None and row.status not in ERRORS:
-        outcome, kind, message, detail = "failure", "regression", plain(regression), ""
+        outcome, detail = "failure", ""
+        kind, message = regression[0], plain(regression[1])
     elif row.status in ERRORS:
         outcome, detail = "error", xml_text(row.traceback) if row.traceback else ""
     elif row.status in _SKIPPED:
