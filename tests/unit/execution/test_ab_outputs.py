@@ -18,7 +18,7 @@ from trtcheck.measure import outputs
 from trtcheck.render.changes import decision_lines
 from trtcheck.results import ab
 from trtcheck.results.baseline import INPUTS_CHANGED, NOT_REPRODUCIBLE, OUTPUT_CHANGED, Diff
-from trtcheck.results.record import Record, save
+from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
 
 IDS, CLOCK = "m::ids[float32]", "m::clock[float32]"
@@ -90,8 +90,7 @@ def test_a_head_that_changes_eager_outputs_names_the_row_in_every_report(
     """No status changed, yet the row whose model computes other values is named on its own
     line in comment.md, with by how much; the one whose builds disagree is not reproducible
     and says so instead; only --fail-on output-change fails the job on it."""
-    from tests.helpers import assert_headlines
-    from trtcheck.cli import main
+    from tests.helpers import reported
 
     record = _record(job, ["failures"])
     changes = {c.case_id: (c.eager, c.eager_detail)
@@ -103,11 +102,8 @@ def test_a_head_that_changes_eager_outputs_names_the_row_in_every_report(
                               "change not gated (--fail-on failures)"),
                              (["failures", "output-change"], 1, "FAIL: 1 output change")):
         out = tmp_path / gate[-1]
-        save(_record(job, gate), out / "results.json")
-        assert main(["report", str(out)]) == code
-        terminal = capsys.readouterr().out
-        assert_headlines(out, code, terminal)
-        assert said in terminal.splitlines()
+        exit_code, terminal = reported(_record(job, gate), out, capsys)
+        assert exit_code == code and said in terminal.splitlines()
         comment = (out / "comment.md").read_text()
         assert said in comment.splitlines()[0]
         line = next(li for li in comment.splitlines() if li.startswith("| m::ids"))

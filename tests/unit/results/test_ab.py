@@ -259,16 +259,11 @@ def test_a_planted_ab_heads_every_report_as_its_exit_code_says(
     """A head six times slower in eager and compiled alike, re-rendered by ``trtcheck report``
     in-process: the exit code and every headline agree; under the speedup metric the row's
     speedup over eager improved, and every report says it got slower on the same line."""
-    from tests.helpers import assert_headlines
-    from trtcheck.cli import main
-    from trtcheck.results.record import save
+    from tests.helpers import reported
 
     out = tmp_path / "rep"
-    save(_planted(metric, fail_on), out / "results.json")
-    assert main(["report", str(out)]) == code
-    terminal = capsys.readouterr().out
-    assert_headlines(out, code, terminal)
-    assert headline in terminal.splitlines()
+    exit_code, terminal = reported(_planted(metric, fail_on), out, capsys)
+    assert exit_code == code and headline in terminal.splitlines()
     report = (out / "report.md").read_text()
     line = next(li for li in report.split("## Head against base")[1].splitlines()
                 if li.startswith("| zoo::mlp"))
@@ -513,17 +508,13 @@ def test_the_headline_counts_the_rows_the_head_broke_apart_from_those_failing_be
     """comment.md's first line, the terminal's last and every other headline say what the
     pull request did, the exit code's rule unchanged (1: a row fails on the head); the row the
     head broke comes first in every table, marked in "Needs attention"."""
-    from tests.helpers import assert_headlines
-    from trtcheck.cli import main
-    from trtcheck.results.record import save
+    from tests.helpers import reported
 
     record = _changed_ab(tmp_path)
     assert [r.model for r in record.rows] == ["c_broken", "a_fine", "b_old"]
     out = tmp_path / "rep"
-    save(record, out / "results.json")
-    assert main(["report", str(out)]) == 1
-    terminal = capsys.readouterr().out
-    assert_headlines(out, 1, terminal)
+    code, terminal = reported(record, out, capsys)
+    assert code == 1
     said = "FAIL: 1 newly failing, 1 already failing on the base"
     assert [li for li in terminal.splitlines() if li.startswith("FAIL")][-1] == said
     comment = (out / "comment.md").read_text()
