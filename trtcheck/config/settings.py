@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from trtcheck.core.traits import NAMES
+from trtcheck.status import OUTPUT_CHANGE
 
-OUTPUT_CHANGE = "output-change"  # trtcheck ab: fail on a row whose eager outputs changed
 FAIL_ON = ("failures", "regression", OUTPUT_CHANGE)
 GATE_METRICS = ("speedup", "latency")
 NAN_POLICIES = ("warn", "fail")  # trtcheck.results.nonfinite says what each does

@@ -14,7 +14,6 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from trtcheck.config.settings import OUTPUT_CHANGE
 from trtcheck.core.traits import NO_BACKEND
 from trtcheck.render.changes import change_text
 from trtcheck.render.escape import plain, xml_text
@@ -36,7 +35,7 @@ from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
 from trtcheck.results.record import Record
 from trtcheck.results.rows import NO_PROFILE, Row, RowKey
 from trtcheck.results.verdict import fails_on, gate_of
-from trtcheck.status import ERRORS, Status
+from trtcheck.status import ERRORS, OUTPUT_CHANGE, Status
 
 DEFAULT_SUITE = "trtcheck"
 _UNSET = (NO_PROFILE, "default")

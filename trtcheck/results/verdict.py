@@ -7,12 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from trtcheck.config.settings import OUTPUT_CHANGE
 from trtcheck.errors import Exit
 from trtcheck.results.ab import newly_failing
 from trtcheck.results.baseline import OUTPUT_CHANGED, read
 from trtcheck.results.record import Record
-from trtcheck.status import Verdict, nothing_tested
+from trtcheck.status import OUTPUT_CHANGE, Verdict, nothing_tested
 
 
 @dataclass(frozen=True)
