@@ -93,7 +93,7 @@ def difference(base: Path, head: Path) -> str:
     for (path, a), (_, b) in zip(old, new, strict=True):
         if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
             if a != b:
-                return f"output {path or 'value'} {a} → {b}"
+                return f"output {path or 'value'} {_short(a)} → {_short(b)}"
             continue
         if (a.dtype, a.shape) != (b.dtype, b.shape):
             return (f"output {path or 'tensor'} {str(a.dtype).removeprefix('torch.')}"
@@ -114,3 +114,8 @@ def difference(base: Path, head: Path) -> str:
                        if n)
     size = f"{worst:.2g}" if math.isfinite(worst) else "inf"
     return f"max abs {size}, {values} differ"
+
+
+def _short(text: str, width: int = 40) -> str:
+    """A non-tensor output's ``repr`` as the reports show it: cut to ``width`` characters."""
+    return text if len(text) <= width else text[:width - 1] + "…"

@@ -140,3 +140,5 @@ def test_the_difference_names_shape_dtype_and_nan(tmp_path: Path) -> None:
         "output tensor float32[3] → float64[3]"
     assert outputs.difference(kept("g", {"a": nan}), kept("h", (nan, nan))) == \
         "the outputs are other ones: 1 leaves → 2"
+    assert outputs.difference(kept("i", (nan, "x" * 100)), kept("j", (nan, "y"))) == \
+        f"output [1] '{'x' * 38}… → 'y'"
