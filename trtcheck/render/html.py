@@ -484,8 +484,8 @@ def _reduction(row: Row) -> str:
 
 def _rows(record: Record, shares: dict[int, Used | None]) -> str:
     newly = newly_failing(record) or set()  # an ab record's rows the head broke come first
-    ordered = sorted(record.rows, key=lambda r: (r.key not in newly, not record.fails(r)))
-    shown = ordered[:TABLE_LIMIT]
+    by_failing = sorted(record.rows, key=lambda r: (r.key not in newly, not record.fails(r)))
+    shown = by_failing[:TABLE_LIMIT]
     speed = not speed_over_processes(record)  # an ab record's are under Head against base
     headers = ["case", "backend", "profile", "status", "tolerance used",
                *(["speedup [95% interval]", *(esc(f.label) for f in LATENCY_FIGURES)]
@@ -503,7 +503,7 @@ def _rows(record: Record, shares: dict[int, Used | None]) -> str:
               if speed else []),
             num_cell(num(r.memory_ratio, "×"), r.memory_ratio)])
     note = (f'<p class="note">The first {TABLE_LIMIT} of {len(record.rows)} rows, failing rows first; '
-            "report.md and results.json hold them all.</p>" if len(ordered) > TABLE_LIMIT else "")
+            "report.md and results.json hold them all.</p>" if len(by_failing) > TABLE_LIMIT else "")
     return section("rows", "Every row", table(headers, cells, sortable=True), note)
 
 
