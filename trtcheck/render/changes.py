@@ -266,9 +266,9 @@ def gate_rule(diff: Diff, cuda: bool) -> str:
     if not diff.comparable:
         return (f"Its speedup, latency and memory figures are {NOT_COMPARABLE} with this run's: "
                 "nothing is gated on them.")
-    unjudged = speed_not_judged(diff)
-    if unjudged:
-        return unjudged[0].upper() + unjudged[1:] + "."
+    if speed_not_judged(diff):  # the count line says why
+        return ("Base and head run in one job, in fresh processes; their statuses, accuracy and "
+                "the model's own eager outputs compared.")
     if diff.rule == PROCESSES:
         level = diff.level or {}
         return (f"Base and head measured in one job, in fresh processes. A row regresses when "
