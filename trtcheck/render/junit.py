@@ -199,7 +199,8 @@ def _system_out(record: Record, row: Row) -> str:
         "dtype drift": drift_text(row) or NONE,
         "NaN/Inf": f"{NONFINITE_MARK} {nonfinite}" if nonfinite else NONE,
         **{m.row_label: num(row.worst[m.field]) for m in ROW_METRICS},
-        **{c.label: c.text(row) for c in ROW_FIGURES if row.memory or not c.memory},
+        **{c.label: c.text(row) for c in ROW_FIGURES
+           if (row.memory or not c.memory) and c.shown(record)},
     }
     lines = [f"{key}: {value}" for key, value in facts.items() if value != NONE]
     if row.memory:

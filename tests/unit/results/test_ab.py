@@ -567,6 +567,7 @@ def test_no_ab_report_shows_a_pair_and_a_change_of_opposite_sign() -> None:
     every line, where the plain geometric means (the figures shown before) disagree with the
     change for some rows; the latency is beside them, and no other table repeats either."""
     from trtcheck.render import render_comment, render_markdown
+    from trtcheck.render.junit import render_junit
 
     rng = random.Random(22)
     names = [f"m{i}" for i in range(30)]
@@ -604,3 +605,4 @@ def test_no_ab_report_shows_a_pair_and_a_change_of_opposite_sign() -> None:
     comment = render_comment(head_rec, changes=render_changes(head_rec))
     assert "#### Latency" not in comment and "Speedup by backend" not in comment
     assert "speedup [95% interval]" not in render_markdown(head_rec)
+    assert "speedup [95% interval]" not in render_junit(head_rec)
