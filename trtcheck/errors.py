@@ -19,7 +19,8 @@ class Exit(IntEnum):
 
     PASS = 0, "no row fails: pass, xfail, xpass, skipped, unsupported"
     FAIL = 1, ("a row is fail, error, timeout or crash (or xpass under strict_xfail), or, with "
-               "--fail-on regression, a row regressed against the baseline")
+               "--fail-on regression, a row regressed against the baseline, or, with trtcheck ab "
+               "and --fail-on output-change, a row's eager outputs changed against the base")
     USAGE = 2, ("usage or configuration error (also --resume with other options, and merge of "
                 "records that cannot be combined)")
     OUTPUT = 3, ("the report directory could not be written (a full disk): the rows that "
@@ -47,7 +48,8 @@ def exit_codes_help() -> str:
     import textwrap
 
     return "\n".join(textwrap.fill(e.meaning, 72, initial_indent=f"  {e.value:<5}",
-                                    subsequent_indent=" " * 7) for e in Exit)
+                                    subsequent_indent=" " * 7, break_on_hyphens=False)
+                     for e in Exit)
 
 
 class TrtcheckError(Exception):

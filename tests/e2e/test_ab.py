@@ -116,6 +116,10 @@ def test_ab_flags_a_compiled_only_slowdown_and_names_the_row(tmp_path: Path) -> 
     for side in ("base", "head"):
         assert len(row[side]["process_speedups"]) == len(row[side]["process_latency_ms"]) == processes
     assert row["decision"]["verdict"] == "slower"
+    # the plant is the compiled module's alone: eager's outputs are the same in every process
+    digests = row["base"]["process_eager_digests"] + row["head"]["process_eager_digests"]
+    assert len(digests) == 2 * processes and digests[0] and len(set(digests)) == 1, digests
+    assert section["eager_differences"] == {} and "output changed" not in proc.stdout
     assert record["baseline"]["rule"] == "processes"
     for report in ("report.md", "comment.md"):
         assert "rows decided" in (out / report).read_text(), report

@@ -30,6 +30,7 @@ from trtcheck.measure.compare import (
     require_tensors,
 )
 from trtcheck.measure.mutation import inputs_changed, mutation_problem
+from trtcheck.measure.outputs import keep_eager
 from trtcheck.measure.timing import measure
 from trtcheck.program.analyze import analyze_program
 from trtcheck.program.export import export
@@ -158,6 +159,9 @@ def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
             expected = module(*eager_in[0], **eager_in[1])
         with stages.stage("compare"):  # announced, so that a crash here is not blamed on eager
             require_tensors(expected)
+            if opts.eager_outputs is not None:  # ab: base and head compared on the same inputs
+                keep_eager(opts.eager_outputs, case.case_id, inputs, expected,
+                           values=not opts.figures_only)
             eager = Eager(module, inputs_changed(inputs, eager_in), state, tuple(state.changed()))
             eager.restore()  # export, and every backend, start from the state eager started from
             at_eager = process_state.take()  # and each slot from the process state eager ran in

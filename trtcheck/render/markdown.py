@@ -37,7 +37,7 @@ from trtcheck.render.text import (
     verdict_text,
     warned,
 )
-from trtcheck.results.ab import side_label
+from trtcheck.results.ab import SPEED_IN_CHANGES, side_label, speed_over_processes
 from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
@@ -136,18 +136,17 @@ def _latency(record: Record) -> str:
     # On one clock the device figures repeat the caller's: only the caller's are shown.
     one = one_clock(record)
     columns = [c for c in ROW_FIGURES if MARKDOWN in c.reports and (memory or not c.memory)
-               and not (one and c.figure and c.figure.device)]
+               and not (one and c.figure and c.figure.device) and c.shown(record)]
     rows = [[md(r.case_id), _backend(r), md(r.profile), *(c.text(r) for c in columns)]
             for r in record.rows if r.latency is not None]
     headers = ["case", "backend", "profile",
                *(c.figure.unclocked if one and c.figure else c.label for c in columns)]
     if not rows:
         return ""
-    parts = [f"## Latency\n\n{_table(headers, rows)}", latency_note(record)]
-    if record.ab:
-        parts.append("For `trtcheck ab`, this table is the head's first process alone; each "
-                     "side's figure over all its processes, and the change, are under Head "
-                     "against base.")
+    over = speed_over_processes(record)
+    parts = [f"## Latency\n\n{_table(headers, rows)}",
+             SPEED_IN_CHANGES + " This table is the head's first process alone." if over
+             else latency_note(record)]
     if memory:
         parts.append(f"Memory: {md(', '.join(memory_measures(record)))} of one call after "
                      "warm-up, above what was in use before it (first-call allocations such as "

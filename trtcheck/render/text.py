@@ -12,6 +12,7 @@ from typing import Any
 
 from trtcheck.core.traits import Kind, traits_of
 from trtcheck.render.escape import md, plain
+from trtcheck.results.ab import speed_over_processes
 from trtcheck.results.figures import (
     ALLOCATOR,
     LATENCY_FIGURES,
@@ -84,6 +85,12 @@ class Column:
     reports: tuple[str, ...] = (MARKDOWN, HTML)
     memory: bool = False
     figure: LatencyFigure | None = None  # the latency figure it shows, if one
+    speed: bool = False  # a speed figure: a latency or the speedup
+
+    def shown(self, record: Record) -> bool:
+        """Whether a table of ``record`` shows it: not a speed figure of an ``ab`` record,
+        whose speed is its figures over processes (:func:`speed_over_processes`)."""
+        return not (self.speed and speed_over_processes(record))
 
 
 def _memory(read: Callable[[Any], int | None]) -> Callable[[Row], str]:
@@ -95,9 +102,10 @@ def _memory(read: Callable[[Any], int | None]) -> Callable[[Row], str]:
 # The first calls' peaks include one-time allocations (cuBLAS workspaces, lazy
 # initialisation), so the tables keep to the steady-state peaks and JUnit names them as such.
 ROW_FIGURES: tuple[Column, ...] = (
-    *(Column(f.label, functools.partial(lambda f, row: num(f.of(row.latency)), f), figure=f)
+    *(Column(f.label, functools.partial(lambda f, row: num(f.of(row.latency)), f), figure=f,
+             speed=True)
       for f in LATENCY_FIGURES),
-    Column("speedup [95% interval]", lambda row: speedup_text(row)),
+    Column("speedup [95% interval]", lambda row: speedup_text(row), speed=True),
     Column("compile s", lambda row: num(row.timings.get("compile"))),
     Column("eager peak MiB", _memory(lambda m: m.eager), memory=True),
     Column("backend peak MiB", _memory(lambda m: m.backend), memory=True),
