@@ -137,7 +137,7 @@ def test_ab_of_the_same_zoo_tree_exits_0(tmp_path: Path) -> None:
     proc = _ab(_repo(tmp_path, planted=False, zoo=ZOO + CONTAINERS), out, 2)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "; same tree: base and head ran the same code" in proc.stdout
-    assert "ab: processes fork from a parent" in proc.stdout
+    assert "ab: processes fork from a parent" in proc.stderr
     record = json.loads((out / "results.json").read_text())
     section = record["ab"]
     assert section["same_tree"] and section["sides"]["base"]["commit"] != \
