@@ -19,7 +19,8 @@ Modules: ``types`` (enums, ``DataType``, ``Dims``, ``Weights``), ``network`` (th
 tensors, the layer base and the inference driver), ``layers`` (each layer's shape and type rules
 and its computation), ``engine`` (builder, serialization, runtime, engine, execution context),
 ``memory`` (addresses as tensors, without copies), ``refit`` (refittable weights, weight-stripped
-plans and the refitter), ``install`` (the module and the CUDA shims).
+plans and the refitter), ``modes`` (its tensor work outside the caller's torch modes), ``install``
+(the module and the CUDA shims).
 """
 
 from trtcheck.backends.lowering.trt.install import install, make_tensorrt

@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from trtcheck.backends.lowering.trt.loops import add_if_conditional, add_loop
+from trtcheck.backends.lowering.trt.modes import outside_modes
 from trtcheck.backends.lowering.trt.network import (
     VALUE_LIMIT,
     ILayer,
@@ -1663,4 +1664,4 @@ LAYER_CLASSES = {cls.__name__: cls for cls in (
 def bind() -> None:
     """Put the ``add_*`` methods on ``INetworkDefinition``."""
     for name, method in {**ADDERS, "add_loop": add_loop, "add_if_conditional": add_if_conditional}.items():
-        setattr(INetworkDefinition, name, method)
+        setattr(INetworkDefinition, name, outside_modes(method))

@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from trtcheck.backends.lowering.trt.modes import outside_modes
 from trtcheck.backends.lowering.trt.types import DataType, Dims, ILogger, LayerType, Severity, TensorLocation
 
 Value = tuple[int | None, ...]  # a shape tensor's known elements (None: known only at run time)
@@ -351,6 +352,7 @@ class INetworkDefinition:
         return self.layers[index]
 
 
+@outside_modes
 def infer_layer(layer: ILayer, ins: list[Meta | None], report: Any) -> list[Meta]:
     """``layer.infer``; a refusal is reported (``report(message)``) and gives empty shapes."""
     try:

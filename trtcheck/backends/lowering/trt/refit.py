@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 import torch
 
+from trtcheck.backends.lowering.trt.modes import outside_modes
 from trtcheck.backends.lowering.trt.network import ILayer
 from trtcheck.backends.lowering.trt.types import (
     FLOATS,
@@ -111,6 +112,7 @@ class Refitter:
     """``tensorrt.Refitter`` (Core/Refitter.html): new values for an engine's refittable weights,
     given by name and applied together by :meth:`refit_cuda_engine`."""
 
+    @outside_modes
     def __init__(self, engine: _Engine, logger: ILogger | None) -> None:
         self.engine = engine
         self.logger = logger
@@ -143,6 +145,7 @@ class Refitter:
         missing = [self._slots[name] for name in self.get_missing_weights()]
         return [s.layer.name for s in missing], [s.role for s in missing]
 
+    @outside_modes
     def set_named_weights(self, name: str, weights: Weights, location: Any = TensorLocation.HOST) -> bool:
         """Give ``name`` new values; False (and an error logged) for a name that is no refittable
         weight, or weights of another count or type than the engine's."""
@@ -160,6 +163,7 @@ class Refitter:
         self._given[name] = tensor.clone()
         return True
 
+    @outside_modes
     def get_named_weights(self, name: str) -> Weights:
         """The values given for ``name`` (empty weights when none were)."""
         made = Weights()
@@ -167,6 +171,7 @@ class Refitter:
             made.tensor, made.dtype = self._given[name], FROM_TORCH[self._given[name].dtype]
         return made
 
+    @outside_modes
     def refit_cuda_engine(self) -> bool:
         """Put the given values in the engine; False (an error logged) while weights are missing."""
         if not self.engine.refittable:

@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from trtcheck.backends.lowering.trt.modes import outside_modes
+
 
 class TrtEnum(enum.Enum):
     """A TensorRT enum member: compared by identity, hashable, convertible to ``int``."""
@@ -132,6 +134,7 @@ class Weights:
     ``Weights()`` (empty), ``Weights(numpy_array)`` or ``Weights(dtype, host_pointer, count)``. The
     values are copied when made: TensorRT reads them at build time from memory the caller keeps."""
 
+    @outside_modes
     def __init__(self, *args: Any) -> None:
         if not args:
             self.tensor = torch.empty(0)
@@ -174,6 +177,7 @@ def _from_host(pointer: int, dtype: torch.dtype, count: int) -> torch.Tensor:
     return torch.frombuffer(bytearray(raw), dtype=dtype).clone()
 
 
+@outside_modes
 def weights_tensor(value: Any) -> tuple[torch.Tensor, DataType]:
     """A layer's weights (``Weights`` or a numpy array) as a flat tensor and its type."""
     if isinstance(value, Weights):
