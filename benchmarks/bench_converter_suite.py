@@ -94,7 +94,7 @@ def _load(suite: Path, release: str) -> str:
     import torch
 
     from trtcheck.backends.lowering.code import locate
-    from trtcheck.backends.lowering.host import load
+    from trtcheck.backends.lowering.release import load
 
     source = locate(release)
     load(str(source.path or ""), behaving=True)
