@@ -17,10 +17,8 @@ from trtcheck.backends.lowering.converted import (
     summarize,
 )
 from trtcheck.backends.lowering.release import Rejected
-from trtcheck.backends.lowering.trt import engine, layers
+from trtcheck.backends.lowering.trt import engine
 from trtcheck.backends.lowering.trt.types import DataType, TopKOperation
-
-layers.bind()
 
 
 @pytest.mark.parametrize("message", [

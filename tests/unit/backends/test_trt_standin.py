@@ -17,9 +17,10 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from tests.unit.backends.standin_logger import Recorder
-from trtcheck.backends.lowering.trt import engine, layers, memory
+from trtcheck.backends.lowering.trt import engine, memory
 from trtcheck.backends.lowering.trt.network import INetworkDefinition
 from trtcheck.backends.lowering.trt.types import (
+    ActivationType,
     DataType,
     Dims,
     ElementWiseOperation,
@@ -27,10 +28,9 @@ from trtcheck.backends.lowering.trt.types import (
     LoopOutput,
     Severity,
     TripLimit,
+    UnaryOperation,
     Weights,
 )
-
-layers.bind()
 
 
 def network() -> tuple[engine.Builder, INetworkDefinition, Recorder]:
@@ -144,9 +144,9 @@ def test_a_refused_type_is_logged_and_the_build_fails() -> None:
 
 @pytest.mark.parametrize(("build", "words"), [
     (lambda net, x: net.add_activation(net.add_cast(x, DataType.INT32).get_output(0),
-                                       layers.ActivationType.RELU), "RELU input has type INT32"),
+                                       ActivationType.RELU), "RELU input has type INT32"),
     (lambda net, x: net.add_gather(x, x, 0), "indices has type FLOAT"),
-    (lambda net, x: net.add_unary(x, layers.UnaryOperation.NOT), "NOT input has type FLOAT"),
+    (lambda net, x: net.add_unary(x, UnaryOperation.NOT), "NOT input has type FLOAT"),
 ], ids=["activation-int32", "gather-float-indices", "not-float"])
 def test_layer_type_limits_are_refused(build: Any, words: str) -> None:
     builder, net, logger = network()

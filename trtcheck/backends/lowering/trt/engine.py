@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from trtcheck.backends.lowering.trt import memory, refit
-from trtcheck.backends.lowering.trt.loops import find_bodies, run_layers
+from trtcheck.backends.lowering.trt.layers.loop import find_bodies, run_layers
 from trtcheck.backends.lowering.trt.modes import outside_modes
 from trtcheck.backends.lowering.trt.network import ILayer, INetworkDefinition, ITensor, Meta, infer_layer
 from trtcheck.backends.lowering.trt.types import (
