@@ -18,6 +18,7 @@ from trtcheck.backends.lowering.trt import catalogue, engine
 from trtcheck.backends.lowering.trt.install import make_tensorrt
 from trtcheck.backends.lowering.trt.layers.loop import find_bodies, run_layers
 from trtcheck.backends.lowering.trt.network import INetworkDefinition, ITensor
+from trtcheck.backends.lowering.trt.plugins.registry import PluginFieldCollection, get_plugin_registry
 from trtcheck.backends.lowering.trt.types import (
     FROM_TORCH,
     TORCH,
@@ -32,6 +33,7 @@ from trtcheck.backends.lowering.trt.types import (
     ReduceOperation,
     ScaleMode,
     ScatterMode,
+    TensorRTPhase,
     TopKOperation,
     TripLimit,
     UnaryOperation,
@@ -124,6 +126,15 @@ def _scatter(net: INetworkDefinition, values: dict[str, torch.Tensor]) -> None:
     net.add_scatter(_x(net, values, 3, 4), index, updates, ScatterMode.ELEMENT)
 
 
+def _scatter_add(net: INetworkDefinition, values: dict[str, torch.Tensor]) -> ITensor:
+    """Torch-TensorRT's ScatterAdd plugin as its index_put converter makes it: [src, index, values]."""
+    creator = get_plugin_registry().get_creator("ScatterAdd", "1", "torch_tensorrt")
+    plugin = creator.create_plugin("ScatterAdd", PluginFieldCollection([]), TensorRTPhase.BUILD)
+    inputs = [_x(net, values, 4, 3), _in(net, values, "i", torch.tensor([0, 2, 0])),
+              _in(net, values, "u", torch.ones(3, 3))]
+    return net.add_plugin_v3(inputs, [], plugin).get_output(0)
+
+
 EXAMPLES: dict[str, Example] = {
     "IActivationLayer": lambda net, v: net.add_activation(_x(net, v, 2, 3), ActivationType.GELU_TANH),
     "IAttention": lambda net, v: net.add_attention(
@@ -157,6 +168,7 @@ EXAMPLES: dict[str, Example] = {
         1 << 2),
     "IParametricReLULayer": lambda net, v: net.add_parametric_relu(
         _x(net, v, 2, 3), _in(net, v, "s", torch.full((1, 3), 0.1))),
+    "IPluginV3Layer": _scatter_add,
     "IPoolingLayer": lambda net, v: net.add_pooling_nd(_x(net, v, 1, 1, 5, 4), PoolingType.AVERAGE, (2, 2)),
     "IRecurrenceLayer": _loop,
     "IReduceLayer": lambda net, v: net.add_reduce(_x(net, v, 2, 3), ReduceOperation.AVG, 1 << 1, False),
@@ -223,3 +235,40 @@ def test_a_layer_class_or_add_method_the_stand_in_lacks_says_so_and_names_what_i
     assert module.MemoryPoolType.WORKSPACE is not None  # a setting nothing reads: a placeholder, kept
     assert module.IShuffleLayer is catalogue.exports()["IShuffleLayer"]
 
+
+def test_the_scatter_add_plugin_accumulates_duplicate_indices_through_a_built_engine() -> None:
+    builder = engine.Builder(None)
+    net = builder.create_network(1 << 1)
+    values: dict[str, torch.Tensor] = {}
+    out = _scatter_add(net, values)
+    assert (out.shape, out.dtype) == ((4, 3), DataType.FLOAT)
+    net.mark_output(out)
+    config = builder.create_builder_config()
+    config.add_optimization_profile(builder.create_optimization_profile())
+    built = engine.Runtime(None).deserialize_cuda_engine(builder.build_serialized_network(net, config))
+    assert built is not None
+    context = built.create_execution_context()
+    got = torch.empty(4, 3)
+    for name, value in values.items():
+        context.set_tensor_address(name, value.data_ptr())
+    context.set_tensor_address(built.get_tensor_name(3), got.data_ptr())
+    assert context.execute_async_v3(0)
+    want = values["x"].clone()
+    want[0] += 2  # index 0 twice: both rows of ones added
+    want[2] += 1
+    assert torch.equal(got, want)
+
+
+def test_a_plugin_the_stand_in_cannot_run_is_absent_from_the_registry() -> None:
+    registry = get_plugin_registry()
+    creator = registry.get_creator("ScatterAdd", "1", "torch_tensorrt")
+    assert creator is not None
+    assert registry.get_creator("ScatterAdd", "2", "torch_tensorrt") is None
+    assert registry.get_creator("NonExistentPlugin", "1", "") is None
+    assert registry.get_plugin_creator("AllReduce", "1", "tensorrt_llm") is None  # IPluginV2: none runs
+    net = engine.Builder(None).create_network(1 << 1)
+    x = net.add_input("x", DataType.INT32, (4,))
+    plugin = creator.create_plugin("s", PluginFieldCollection())
+    refused = net.add_plugin_v3([x, x, x], [], plugin).get_output(0)
+    assert refused.shape == ()  # refused: no format for INT32 src
+    assert any("ScatterAdd plugin: no supported format combination" in e for e in net.errors)

@@ -21,6 +21,7 @@ from trtcheck.backends.lowering import standin
 from trtcheck.backends.lowering.trt import catalogue, engine, network, refit
 from trtcheck.backends.lowering.trt import types as trt_types
 from trtcheck.backends.lowering.trt.layers import conditional, loop, shuffle
+from trtcheck.backends.lowering.trt.plugins import registry
 
 # Names of the stand-in besides the enums and the layers (Graph/*, Core/*, FoundationalTypes/* of the
 # Python API); the layer classes are the catalogue's (:mod:`.catalogue`).
@@ -35,7 +36,10 @@ _CLASSES: dict[str, Any] = {
     "IExecutionContext": engine.IExecutionContext, "IOutputAllocator": engine.IOutputAllocator,
     "IHostMemory": engine.IHostMemory, "ISerializationConfig": engine.ISerializationConfig,
     "EngineInspector": engine.EngineInspector, "Refitter": refit.Refitter, "ILoop": loop.ILoop,
-    "IIfConditional": conditional.IIfConditional,
+    "IIfConditional": conditional.IIfConditional, "get_plugin_registry": registry.get_plugin_registry,
+    "init_libnvinfer_plugins": registry.init_libnvinfer_plugins, "PluginField": registry.PluginField,
+    "PluginFieldCollection": registry.PluginFieldCollection, "IPluginV3": registry.IPluginV3,
+    "IPluginCreatorV3One": registry.IPluginCreatorV3One, "IPluginRegistry": registry.IPluginRegistry,
 }
 # A layer class's name (IShuffleLayer, IAttention...): one the catalogue lacks is an error, not a
 # placeholder, so that a converter using it fails where it uses it, saying so.

@@ -244,6 +244,10 @@ DeviceType = _enum("DeviceType", "GPU DLA")
 AttentionNormalizationOp = _enum("AttentionNormalizationOp", "NONE SOFTMAX")
 CausalMaskKind = _enum("CausalMaskKind", "NONE UPPER_LEFT LOWER_RIGHT")
 TripLimit = _enum("TripLimit", "COUNT WHILE")
+# Plugin/PluginField.html, Plugin/IPluginV3.html: a plugin field's type, the phase a plugin is made for.
+PluginFieldType = _enum("PluginFieldType", "FLOAT16 FLOAT32 FLOAT64 INT8 INT16 INT32 CHAR DIMS UNKNOWN BF16 "
+                                           "INT64 FP8 INT4 FP4")
+TensorRTPhase = _enum("TensorRTPhase", "BUILD RUNTIME")
 LoopOutput = _enum("LoopOutput", "LAST_VALUE CONCATENATE REVERSE")
 EngineCapability = _enum("EngineCapability", "STANDARD SAFETY DLA_STANDALONE")
 TensorFormat = _enum("TensorFormat", "LINEAR CHW2 HWC8 CHW4 CHW16 CHW32 DHWC8 CDHW32 HWC DLA_LINEAR "
@@ -303,7 +307,7 @@ ENUMS: dict[str, Any] = {e.__name__: e for e in (
     FillOperation, TensorIOMode, TensorLocation, LayerType, NetworkDefinitionCreationFlag,
     ExecutionContextAllocationStrategy, SerializationFlag, BuilderFlag, WeightsRole,
     LayerInformationFormat, DeviceType, EngineCapability, TensorFormat, AttentionNormalizationOp,
-    CausalMaskKind, TripLimit, LoopOutput)}
+    CausalMaskKind, TripLimit, LoopOutput, PluginFieldType, TensorRTPhase)}
 # The module-level aliases of DataType members (tensorrt.float32, tensorrt.int64, ...).
 ALIASES = {"float32": DataType.FLOAT, "float16": DataType.HALF, "bfloat16": DataType.BF16,
            "int8": DataType.INT8, "int32": DataType.INT32, "int64": DataType.INT64,

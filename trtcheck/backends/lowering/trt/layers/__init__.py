@@ -29,6 +29,7 @@ from trtcheck.backends.lowering.trt.layers import (
     non_zero,
     normalization,
     parametric_relu,
+    plugin_v3,
     pooling,
     reduce,
     resize,
@@ -47,6 +48,6 @@ from trtcheck.backends.lowering.trt.layers import (
 
 __all__ = ["activation", "attention", "cast", "concatenation", "conditional", "constant", "convolution",
            "deconvolution", "elementwise", "fill", "gather", "grid_sample", "identity", "loop",
-           "matrix_multiply", "non_zero", "normalization", "parametric_relu", "pooling",
+           "matrix_multiply", "non_zero", "normalization", "parametric_relu", "plugin_v3", "pooling",
            "reduce", "resize", "scale", "scatter", "select", "shape", "shuffle", "slice", "softmax",
            "squeeze", "topk", "unary", "unsqueeze"]
