@@ -261,6 +261,21 @@ class Rope(torch.nn.Module):
         return torch.view_as_real(z * freqs).flatten(2)
 
 
+class KVCache(torch.nn.Module):
+    """A decode step writing a static KV cache with duplicate slots, ``index_put_(accumulate=True)``:
+    Torch-TensorRT's ScatterAdd plugin (an IPluginV3 layer)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(16, 8))
+        self.proj = torch.nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor, slots: torch.Tensor) -> torch.Tensor:
+        cache = self.cache.clone()
+        cache.index_put_((slots,), self.proj(x), accumulate=True)
+        return torch.relu(cache) * 2 + 1
+
+
 def _close(got: Any, want: Any, atol: float = 1e-5) -> None:
     if isinstance(want, torch.Tensor):
         assert isinstance(got, torch.Tensor) and got.dtype == want.dtype and got.shape == want.shape
@@ -277,7 +292,8 @@ def test_real_compile_runs_end_to_end_through_the_stand_in(release: Callable[[st
                                                           version: str) -> None:
     """Past dryrun, through the behaving TensorRT stand-in (NOT TensorRT: PyTorch's numbers): each
     release's interpreter, converters and runtime on a vision model static and with a dynamic batch,
-    int64 ids and a complex64 RoPE, compared with eager."""
+    int64 ids, a complex64 RoPE and a KV cache written through the ScatterAdd plugin, compared with
+    eager."""
     torch.manual_seed(0)
     vision = Vision().eval()
     x = torch.randn(2, 3, 8, 8)
@@ -287,10 +303,13 @@ def test_real_compile_runs_end_to_end_through_the_stand_in(release: Callable[[st
         (vision, (torch.randn(4, 3, 8, 8),), {0: (1, 5, 8)}, batches),
         (Ids().eval(), (torch.randint(-1000, 1000, (3, 6)),), None, None),
         (Rope(), (torch.randn(1, 16, 64), torch.randn(1, 16, 32, dtype=torch.complex64)), None, None),
+        (KVCache().eval(), (torch.randn(3, 8), torch.tensor([1, 5, 1])), None, None),
     ]
     for model, args, dynamic, at in cases:
         reply = release(version).real_compile(model, args, dynamic, at)
         assert reply["engines"], "a TensorRT engine was built"
+        if isinstance(model, KVCache):  # index_put converted (the plugin), not left to PyTorch between two
+            assert len(reply["engines"]) == 1
         assert reply["tensorrt"] == {"2.12.1": "10.16.1", "2.13.0": "11.0.0", "2.14.0": "11.1.0"}[
             version]
         with torch.no_grad():

@@ -11,12 +11,13 @@ https://docs.nvidia.com/deeplearning/tensorrt/latest/_static/python-api/infer/.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
+from trtcheck.backends.lowering.trt.modes import outside_modes
 from trtcheck.backends.lowering.trt.types import DataType, Dims, ILogger, LayerType, Severity, TensorLocation
 
 Value = tuple[int | None, ...]  # a shape tensor's known elements (None: known only at run time)
@@ -36,6 +37,11 @@ class Meta:
     @property
     def rank(self) -> int:
         return len(self.shape)
+
+
+def lacks(what: str, have: Iterable[str]) -> str:
+    """The message for a name of TensorRT's API the stand-in does not have."""
+    return f"the TensorRT stand-in (trtcheck, NOT TensorRT) lacks {what}; it has: {', '.join(sorted(have))}"
 
 
 class LayerError(Exception):
@@ -232,10 +238,6 @@ class ILayer:
         self.__dict__.update(state)
 
 
-class IInputLayer(ILayer):
-    """A network input (INetworkDefinition.add_input); it runs nothing."""
-
-
 class PassThroughLayer(ILayer):
     """A layer whose one output is its input, of its type and shape (identity, a conditional's
     input)."""
@@ -250,8 +252,9 @@ class PassThroughLayer(ILayer):
 
 class INetworkDefinition:
     """``tensorrt.INetworkDefinition`` (Graph/Network.html): the layers and tensors a converter
-    records, created strongly typed as Torch-TensorRT creates it. ``add_*`` methods are in
-    :mod:`trtcheck.backends.lowering.trt.layers`, bound onto this class."""
+    records, created strongly typed as Torch-TensorRT creates it. The ``add_*`` methods of layers
+    are put on this class by the layers' registration (:mod:`trtcheck.backends.lowering.trt.catalogue`);
+    one the stand-in lacks raises ``AttributeError`` naming those it has."""
 
     def __init__(self, logger: ILogger | None, strongly_typed: bool) -> None:
         self.logger = logger
@@ -260,10 +263,16 @@ class INetworkDefinition:
         self.inputs: list[ITensor] = []
         self.outputs: list[ITensor] = []
         self.errors: list[str] = []
-        self.loops: list[Any] = []  # each ILoop (:mod:`trtcheck.backends.lowering.trt.loops`)
+        self.loops: list[Any] = []  # each ILoop (:mod:`trtcheck.backends.lowering.trt.layers.loop`)
         self.name = "Unnamed Network 0"
         self._metas: dict[int, Meta] = {}
         self.error_recorder: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("add_"):
+            raise AttributeError(lacks(f"INetworkDefinition.{name}",
+                                       [n for n in dir(type(self)) if n.startswith("add_")]))
+        raise AttributeError(f"'INetworkDefinition' object has no attribute '{name}'")
 
     def error(self, message: str) -> None:
         """Say ``message`` as TensorRT does (its logger, at ERROR) and fail the build."""
@@ -351,6 +360,7 @@ class INetworkDefinition:
         return self.layers[index]
 
 
+@outside_modes
 def infer_layer(layer: ILayer, ins: list[Meta | None], report: Any) -> list[Meta]:
     """``layer.infer``; a refusal is reported (``report(message)``) and gives empty shapes."""
     try:
