@@ -5,18 +5,18 @@ The release's real ``dynamo.compile`` (no dryrun) through the behaving TensorRT 
 stand-in's builder and runtime run it with PyTorch. :func:`compiled` returns the compiled module and
 the evidence read from the way there: what TensorRT logged at ERROR, what the converters did to
 int64 values (:func:`int64_narrowed`), each engine's layers (through its ``EngineInspector``), the
-outputs the engines hand back in another dtype than eager's.
+outputs the engines hand back in another dtype than eager's, and the stand-in's choices where
+TensorRT's documentation leaves a result open (:mod:`.trt.assumptions`), which the row's message
+names. A refused build, a prediction the stand-in could not make and any other failure keep the
+evidence gathered before them.
 """
 
 from __future__ import annotations
 
-import contextlib
-import importlib
 import json
 import logging
 import operator
 import traceback
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,77 +24,98 @@ import torch
 from torch.utils import _pytree as pytree
 
 from trtcheck.backends.lowering.release import Rejected, Release, node_value, op_name
+from trtcheck.backends.lowering.trt import assumptions
+from trtcheck.backends.lowering.trt.network import standin_gap
 from trtcheck.backends.lowering.trt.types import TORCH, DataType, LayerInformationFormat, LayerType
+from trtcheck.backends.torch_tensorrt.conversion import Conversion, Hook
 from trtcheck.backends.torch_tensorrt.inspection import partition_summary
+from trtcheck.errors import BuildRefused
 from trtcheck.tensors import clone
 
 
 def compiled(release: Release, program: torch.export.ExportedProgram, call: dict[str, Any],
              settings: dict[str, Any], device: str, example: tuple[tuple[Any, ...], dict[str, Any]] | None,
              ) -> tuple[torch.nn.Module, dict[str, Any]]:
-    """The release's real compile through the behaving stand-in: a converter that raises
-    raises here (with what TensorRT logged at ERROR as a note on the exception); a node a
-    validator refused is a fallback; each engine's layers, and the outputs whose dtype the
-    engines hand back other than eager's, are in the evidence."""
+    """The release's real compile through the behaving stand-in: a network the stand-in's
+    builder refuses raises :class:`BuildRefused`, explained (:meth:`Conversion.refusal`); a
+    converter that raises raises here (with what TensorRT logged at ERROR as a note on the
+    exception); a node a validator refused is a fallback; each engine's layers, and the outputs
+    whose dtype the engines hand back other than eager's, are in the evidence. An exception
+    carries the evidence gathered before it (its ``evidence``)."""
     errors = _ErrorLog()
     root = logging.getLogger()
     root.addHandler(errors)
     seen: dict[str, Any] = {}
     narrowed: list[str] = []
+    conversion = Conversion()
     try:
         # as_real (in release.compile): the real compile returns early by itself; this names why.
-        with watching_int64(narrowed):
+        with conversion.watching(watching_int64(narrowed)):
             module, notes = release.compile(program, call, settings, seen)
     except Exception as exc:
         for message in errors.messages:
             exc.add_note(f"TensorRT logged at ERROR: {message}")
         _raise_no_fp64(exc)
-        raise
+        evidence = {"notes": _logged(errors) + summarize(narrowed),
+                    "details": {"level": LEVEL, "stage": _stopped(conversion)}}
+        refused = conversion.refusal(errors.messages, BUILDER)
+        failed = BuildRefused(refused) if refused else standin_gap(exc) or exc
+        failed.evidence = evidence  # type: ignore[union-attr]
+        if failed is exc:
+            raise
+        raise failed from exc
     finally:
         root.removeHandler(errors)
-    notes += [f"TensorRT logged at ERROR: {m}" for m in errors.messages]
-    notes += summarize(narrowed)
+    notes += _logged(errors) + summarize(narrowed)
     layers = engine_layers(module)
     split = partition_summary(module)
     if "early_return" in seen:
         notes.append(seen["early_return"])
     module = module.to(device)
     if example is not None:
-        try:
-            notes += handed_back(program, module, example)
-        except Exception as exc:
-            _raise_no_fp64(exc)  # any other error is the run stage's, on the row's call
+        with assumptions.recorded() as assumed:
+            try:
+                notes += handed_back(program, module, example)
+            except Exception as exc:
+                _raise_no_fp64(exc)  # any other error is the run stage's, on the row's call
+    else:
+        assumed = []
     return module, {"notes": notes, "engines": split.engines, "fallbacks": split.fallbacks,
-                    "boundaries": split.boundaries,
-                    "details": {"level": "converters and engine (TensorRT stand-in)",
-                                "stage": converter_stage(layers),
+                    "boundaries": split.boundaries, "remark": "; ".join(assumed),
+                    "details": {"level": LEVEL, "stage": converter_stage(layers),
                                 "engine_layers": layers}}
 
 
-@contextlib.contextmanager
-def watching_int64(found: list[str]) -> Iterator[None]:
-    """Within this, each node the interpreter converts adds to ``found`` what its converter
-    did to the graph's int64 values (:func:`int64_narrowed`)."""
-    interpreter = importlib.import_module("torch_tensorrt.dynamo.conversion._TRTInterpreter")
-    cls = interpreter.TRTInterpreter
-    original = cls.run_node
+LEVEL = "converters and engine (TensorRT stand-in)"
+BUILDER = "the TensorRT stand-in's builder (predicting TensorRT's)"
+
+
+def _logged(errors: _ErrorLog) -> list[str]:
+    return [f"TensorRT logged at ERROR: {m}" for m in dict.fromkeys(errors.messages)]
+
+
+def _stopped(conversion: Conversion) -> str:
+    """The converter stage a failed compile reached."""
+    if not conversion.nodes:
+        return "partitioning: the converters were not reached"
+    last = conversion.nodes[-1].node
+    return (f"converters: stopped after {len(conversion.nodes)} nodes converted, the last "
+            f"{last.name} ({op_name(last.target)})")
+
+
+def watching_int64(found: list[str]) -> Hook:
+    """A :meth:`Conversion.watching` hook: each node the interpreter converts adds to ``found``
+    what its converter did to the graph's int64 values (:func:`int64_narrowed`)."""
     values: set[Any] = set()  # the tensors holding the graph's int64 values
 
-    def run_node(this: Any, n: torch.fx.Node) -> Any:
-        start = this.ctx.net.num_layers
-        out = original(this, n)
+    def hook(this: Any, n: torch.fx.Node, out: Any, start: int) -> None:
         found.extend(int64_narrowed(n, out, this.ctx.net, start, values))
         values.update(t for v, t in zip(pytree.tree_leaves(node_value(n)), pytree.tree_leaves(out),
                                         strict=False)
                       if isinstance(v, torch.Tensor) and v.dtype == torch.int64
                       and getattr(t, "dtype", None) == DataType.INT64)
-        return out
 
-    cls.run_node = run_node
-    try:
-        yield
-    finally:
-        cls.run_node = original
+    return hook
 
 
 def _raise_no_fp64(exc: Exception) -> None:

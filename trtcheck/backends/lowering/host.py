@@ -27,7 +27,6 @@ numbers). TensorRT itself never runs here.
 
 from __future__ import annotations
 
-import io
 import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
@@ -35,7 +34,9 @@ from typing import Any, NoReturn
 import torch
 
 from trtcheck.backends.lowering import converted, dryrun
-from trtcheck.backends.lowering.release import Rejected, Release, load
+from trtcheck.backends.lowering.release import Rejected, Release, load, received
+from trtcheck.backends.lowering.trt.network import standin_gap
+from trtcheck.errors import PredictionGap
 from trtcheck.process import Parent, exit_now, freeze_imports
 
 Handler = Callable[[tuple[Any, ...], Release, dict[int, Any]], Any]
@@ -64,14 +65,27 @@ def serve(parent: Parent, code_dir: str, handle: Handler | None = None, behaving
         except Rejected as exc:
             parent.send(("unsupported", str(exc)))
         except Exception as exc:
-            parent.fail(exc)
+            parent.fail(_as_gap(exc) if behaving else exc)
+
+
+def _as_gap(exc: Exception) -> Exception:
+    """``exc``, or the prediction the behaving stand-in could not make in its chain, as a plain
+    :class:`PredictionGap` (its reason, the traceback chained under it) that crosses to the
+    parent with its type."""
+    gap = standin_gap(exc)
+    if gap is None:
+        return exc
+    plain = PredictionGap(gap.reason)
+    plain.__cause__ = exc
+    plain.evidence = getattr(exc, "evidence", None)  # type: ignore[attr-defined]
+    return plain
 
 
 def _handle(request: tuple[Any, ...], release: Release, modules: dict[int, Any]) -> Any:
     kind, key, *rest = request
     if kind == "compile":
         blob, call, settings, device, graph_level, example = rest
-        program = torch.export.load(io.BytesIO(blob))
+        program = received(blob)
         modules.clear()
         module, evidence = dryrun.compiled(release, program, call, settings, device) if graph_level else \
             converted.compiled(release, program, call, settings, device, example)

@@ -16,14 +16,16 @@ from __future__ import annotations
 import copy
 import dataclasses
 import io
+import json
 from functools import cached_property
+from typing import Any
 
 import torch
 from torch.export import ExportedProgram
 from torch.utils import _pytree as pytree
 
 from trtcheck.backends.base import Backend, Compiled, CompileJob
-from trtcheck.backends.lowering.client import LoweringHost
+from trtcheck.backends.lowering.client import STACK_TRACES, LoweringHost
 from trtcheck.backends.lowering.code import CodeSource, CodeUnavailable, locate
 from trtcheck.backends.torch_tensorrt.compat import (
     compiled_evidence,
@@ -37,6 +39,7 @@ from trtcheck.backends.torch_tensorrt.inspection import program_dtypes
 from trtcheck.core.profiles import Profile
 from trtcheck.core.traits import TRAITS
 from trtcheck.errors import last_line
+from trtcheck.results.rows import Evidence
 
 
 class LoweringBackend(Backend):
@@ -98,20 +101,28 @@ class LoweringBackend(Backend):
         notes = [*([source.note] if source.note else []), *notes, *dropped]
 
         blob, structure = sendable(job.program)
-        module, found = host.compile(blob, call, settings, job.device, self.dryrun,
-                                     (job.args, job.kwargs), structure=structure)
-
         complex_path = (complex_rewrite(version, torch_version,
                                         bool(settings.get("use_complex_decomposition", True)))
                         if any(d.is_complex for d in program_dtypes(job.program))
                         else "no complex tensors")
+
+        def evidence(found: dict[str, Any]) -> Evidence:
+            return dataclasses.replace(compiled_evidence(
+                version, installed, job, call, settings, engines=found.get("engines", 0),
+                fallbacks=found.get("fallbacks", []), boundaries=found.get("boundaries", []),
+                notes=notes + found["notes"], passed={"dryrun": self.dryrun},
+                details={"complex_path": complex_path, "level": "graph (dryrun)",
+                         **found.get("details", {})}), remark=found.get("remark", ""))
+
+        try:
+            module, found = host.compile(blob, call, settings, job.device, self.dryrun,
+                                         (job.args, job.kwargs), structure=structure)
+        except Exception as exc:  # with the evidence the host gathered before it, where it has any
+            if isinstance(getattr(exc, "evidence", None), dict):
+                exc.evidence = evidence(exc.evidence)  # type: ignore[attr-defined]
+            raise
         # Calls run in the host: timed after eager rather than beside it (see Compiled).
-        return Compiled(module, evidence=compiled_evidence(
-            version, installed, job, call, settings, engines=found["engines"],
-            fallbacks=found["fallbacks"], boundaries=found["boundaries"],
-            notes=notes + found["notes"], passed={"dryrun": self.dryrun},
-            details={"complex_path": complex_path, "level": "graph (dryrun)",
-                     **found.get("details", {})}))
+        return Compiled(module, evidence=evidence(found))
 
     def host(self, source: CodeSource) -> LoweringHost:
         """This backend's host, started on first use (and again if it died); a host that failed
@@ -141,10 +152,13 @@ def sendable(program: ExportedProgram) -> tuple[bytes, pytree.TreeSpec | None]:
 
     ``torch.export.save`` refuses an output structure holding a type with no serialization name
     (``torch.return_types.topk`` and the other structseqs, a namedtuple): such a program goes with
-    its outputs as a flat tuple, the same graph, and its structure stays here (None: unchanged)."""
+    its outputs as a flat tuple, the same graph, and its structure stays here (None: unchanged).
+    The nodes' stack traces, which it does not save, go beside the graph (:data:`STACK_TRACES`)."""
     blob = io.BytesIO()
+    extra = {STACK_TRACES: json.dumps({n.name: n.meta["stack_trace"] for n in program.graph.nodes
+                                       if n.meta.get("stack_trace")})}
     try:
-        torch.export.save(program, blob)
+        torch.export.save(program, blob, extra_files=extra)
         return blob.getvalue(), None
     except NotImplementedError:
         structure = program.call_spec.out_spec
@@ -162,5 +176,6 @@ def sendable(program: ExportedProgram) -> tuple[bytes, pytree.TreeSpec | None]:
         example_inputs=program.example_inputs, constants=program.constants,
         verifiers=program.verifiers)
     blob = io.BytesIO()
-    torch.export.save(flat_program, blob)
+    torch.export.save(flat_program, blob, extra_files=extra)
     return blob.getvalue(), structure
+

@@ -53,7 +53,7 @@ class _BehavingModule(standin.StandInModule):
 
     def __getattr__(self, name: str) -> Any:
         if _LAYER_NAME.fullmatch(name):
-            raise AttributeError(network.lacks(f"tensorrt.{name}", catalogue.exports()))
+            raise network.lacks(f"tensorrt.{name}", catalogue.exports())
         return super().__getattr__(name)
 
 

@@ -19,8 +19,10 @@ import torch
 
 from trtcheck.backends.lowering.trt.modes import outside_modes
 from trtcheck.backends.lowering.trt.types import DataType, Dims, ILogger, LayerType, Severity, TensorLocation
+from trtcheck.errors import PredictionGap, found_in, last_line
 
 Value = tuple[int | None, ...]  # a shape tensor's known elements (None: known only at run time)
+_PACKAGE = __name__.rpartition(".")[0]  # the stand-in's own modules
 # Values are followed for tensors this small: shape tensors, the only ones shapes depend on.
 VALUE_LIMIT = 64
 
@@ -39,9 +41,48 @@ class Meta:
         return len(self.shape)
 
 
-def lacks(what: str, have: Iterable[str]) -> str:
-    """The message for a name of TensorRT's API the stand-in does not have."""
-    return f"the TensorRT stand-in (trtcheck, NOT TensorRT) lacks {what}; it has: {', '.join(sorted(have))}"
+class StandInLacks(AttributeError, PredictionGap):
+    """A name of TensorRT's API the stand-in does not have: an ``AttributeError``, so that a
+    ``hasattr`` probe of Torch-TensorRT's sees it missing as on a TensorRT without it, and a
+    prediction gap, so that a row it stops says the prediction could not be made."""
+
+    def __init__(self, what: str, have: Iterable[str]) -> None:
+        super().__init__(f"the TensorRT stand-in (trtcheck, NOT TensorRT) lacks {what}; it has: "
+                         f"{', '.join(sorted(have))}")
+        self.what = what
+
+    @property
+    def reason(self) -> str:
+        return f"the TensorRT stand-in lacks {self.what}"
+
+
+class StandInFailed(PredictionGap):
+    """The stand-in's own code could not run a layer that its ``infer`` accepted: what TensorRT
+    would compute there is not predicted (never a Torch-TensorRT bug by itself)."""
+
+    def __init__(self, layer: ILayer, exc: BaseException) -> None:
+        super().__init__(f"the TensorRT stand-in could not run layer '{layer.name}' "
+                         f"({type(layer).__name__}): {last_line(exc)}")
+
+
+def standin_gap(exc: BaseException) -> PredictionGap | None:
+    """The prediction gap in ``exc``'s chain, if any: one the stand-in raised, or an
+    ``AttributeError`` on one of its objects (a TensorRT attribute it does not model), which
+    becomes a :class:`StandInLacks`."""
+    gap = found_in(exc, PredictionGap)
+    if gap is not None:
+        return gap
+    missing = found_in(exc, AttributeError)
+    owner = getattr(missing, "obj", None)
+    if missing is None or not type(owner).__module__.startswith(_PACKAGE):
+        return None
+    return StandInLacks(f"{type(owner).__name__}.{missing.name}",
+                        [n for n in dir(owner) if not n.startswith("_")])
+
+
+def lacks(what: str, have: Iterable[str]) -> StandInLacks:
+    """The error for a name of TensorRT's API the stand-in does not have."""
+    return StandInLacks(what, have)
 
 
 class LayerError(Exception):
@@ -270,9 +311,8 @@ class INetworkDefinition:
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("add_"):
-            raise AttributeError(lacks(f"INetworkDefinition.{name}",
-                                       [n for n in dir(type(self)) if n.startswith("add_")]))
-        raise AttributeError(f"'INetworkDefinition' object has no attribute '{name}'")
+            raise lacks(f"INetworkDefinition.{name}", [n for n in dir(type(self)) if n.startswith("add_")])
+        raise AttributeError(f"'INetworkDefinition' object has no attribute '{name}'", name=name, obj=self)
 
     def error(self, message: str) -> None:
         """Say ``message`` as TensorRT does (its logger, at ERROR) and fail the build."""

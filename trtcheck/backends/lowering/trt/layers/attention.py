@@ -6,6 +6,7 @@ from typing import Any
 
 import torch
 
+from trtcheck.backends.lowering.trt.assumptions import MASKED_ROW, assume
 from trtcheck.backends.lowering.trt.catalogue import layer
 from trtcheck.backends.lowering.trt.layers.rules import check_type, same_type
 from trtcheck.backends.lowering.trt.network import ILayer, INetworkDefinition, ITensor, LayerError, Meta
@@ -72,6 +73,8 @@ class IAttention(ILayer):
             mask = torch.ones((rows, cols), dtype=torch.bool).tril(offset)
         if mask is not None:
             scores = scores.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else scores + mask
+            if bool(torch.isneginf(scores).all(dim=-1).any()):
+                assume(MASKED_ROW, self)  # softmax of a row of -inf: NaN, as PyTorch's own softmax
         if self.normalization_operation.name == "SOFTMAX":
             scores = torch.softmax(scores.float(), dim=-1).to(q.dtype)
         return [torch.matmul(scores, v)]

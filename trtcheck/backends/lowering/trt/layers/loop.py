@@ -16,7 +16,14 @@ from typing import Any
 import torch
 
 from trtcheck.backends.lowering.trt import catalogue
-from trtcheck.backends.lowering.trt.network import ILayer, INetworkDefinition, ITensor, LayerError, Meta
+from trtcheck.backends.lowering.trt.network import (
+    ILayer,
+    INetworkDefinition,
+    ITensor,
+    LayerError,
+    Meta,
+    StandInFailed,
+)
 from trtcheck.backends.lowering.trt.types import INTS, LayerType, LoopOutput, TripLimit
 
 
@@ -185,12 +192,23 @@ def run_layers(layers: list[ILayer], values: dict[int, torch.Tensor], level: ILo
     for layer in layers:
         child = _child(layer, level)
         if child is None:
-            outs = layer.run([None if t is None else values[t.uid] for t in layer.inputs])
+            outs = run_one(layer, [None if t is None else values[t.uid] for t in layer.inputs])
             for tensor, value in zip(layer.outputs, outs, strict=True):
                 values[tensor.uid] = value
         elif isinstance(layer, ILoopOutputLayer) and layer.loop is child and id(child) not in ran:
             ran.add(id(child))
             run_loop(child, values)
+
+
+def run_one(layer: ILayer, ins: list[Any]) -> list[torch.Tensor]:
+    """``layer.run``: an exception there, out of memory aside, is the stand-in's own failure on a
+    layer its ``infer`` accepted (:class:`StandInFailed`), not what TensorRT would do."""
+    try:
+        return layer.run(ins)
+    except (MemoryError, torch.OutOfMemoryError, StandInFailed):
+        raise
+    except Exception as exc:
+        raise StandInFailed(layer, exc) from exc
 
 
 def run_loop(loop: ILoop, values: dict[int, torch.Tensor]) -> None:

@@ -8,7 +8,7 @@ import torch
 
 from trtcheck.backends.lowering.trt.catalogue import layer
 from trtcheck.backends.lowering.trt.layers.rules import check_type, same_type
-from trtcheck.backends.lowering.trt.network import ILayer, INetworkDefinition, ITensor, Meta
+from trtcheck.backends.lowering.trt.network import ILayer, INetworkDefinition, ITensor, LayerError, Meta
 from trtcheck.backends.lowering.trt.types import INTS, LayerType, ScatterMode
 
 
@@ -29,6 +29,16 @@ class IScatterLayer(ILayer):
         assert data is not None and index is not None and updates is not None
         check_type("IScatterLayer", "indices", index.dtype, INTS)
         same_type("IScatterLayer", [data, updates])
+        if self.mode == ScatterMode.ELEMENT and not data.rank == index.rank == updates.rank:
+            # ELEMENT: "s = q = r", the ranks of updates, indices and data (IScatterLayer's page)
+            raise LayerError(f"Error Code 4: API Usage Error (IScatterLayer in ELEMENT mode needs data, "
+                             f"indices and updates of one rank, got data {data.shape}, indices "
+                             f"{index.shape}, updates {updates.shape})")
+        if (self.mode == ScatterMode.ND and index.rank and index.shape[-1] >= 0
+                and updates.rank != data.rank + index.rank - index.shape[-1] - 1):
+            raise LayerError(f"Error Code 4: API Usage Error (IScatterLayer in ND mode needs updates of "
+                             f"rank {data.rank + index.rank - index.shape[-1] - 1} for data {data.shape} "
+                             f"and indices {index.shape}, got updates {updates.shape})")
         return [Meta(data.shape, data.dtype)]
 
     def run(self, ins: list[Any]) -> list[torch.Tensor]:
