@@ -27,7 +27,7 @@ from trtcheck.backends.lowering.release import Rejected, Release, node_value, op
 from trtcheck.backends.lowering.trt import assumptions
 from trtcheck.backends.lowering.trt.network import standin_gap
 from trtcheck.backends.lowering.trt.types import TORCH, DataType, LayerInformationFormat, LayerType
-from trtcheck.backends.torch_tensorrt.conversion import Conversion, Hook
+from trtcheck.backends.torch_tensorrt.conversion import STANDIN_BUILDER, Conversion, Hook
 from trtcheck.backends.torch_tensorrt.inspection import partition_summary
 from trtcheck.errors import BuildRefused
 from trtcheck.tensors import clone
@@ -58,7 +58,7 @@ def compiled(release: Release, program: torch.export.ExportedProgram, call: dict
         _raise_no_fp64(exc)
         evidence = {"notes": _logged(errors) + summarize(narrowed),
                     "details": {"level": LEVEL, "stage": _stopped(conversion)}}
-        refused = conversion.refusal(errors.messages, BUILDER)
+        refused = conversion.refusal(errors.messages, STANDIN_BUILDER)
         failed = BuildRefused(refused) if refused else standin_gap(exc) or exc
         failed.evidence = evidence  # type: ignore[union-attr]
         if failed is exc:
@@ -87,7 +87,6 @@ def compiled(release: Release, program: torch.export.ExportedProgram, call: dict
 
 
 LEVEL = "converters and engine (TensorRT stand-in)"
-BUILDER = "the TensorRT stand-in's builder (predicting TensorRT's)"
 
 
 def _logged(errors: _ErrorLog) -> list[str]:

@@ -29,6 +29,10 @@ from trtcheck.tensors import op_name
 # builder logs, its refusals among it, arrives there.
 TRT_LOGGER = "torch_tensorrt [TensorRT Conversion Context]"
 
+# Who refused a build: TensorRT, or the lowering backend's stand-in predicting it.
+TENSORRT_BUILDER = "TensorRT's builder"
+STANDIN_BUILDER = "the TensorRT stand-in's builder (predicting TensorRT's)"
+
 # TensorRT's DataType names as PyTorch's dtypes.
 _TORCH = {"FLOAT": torch.float32, "HALF": torch.float16, "BF16": torch.bfloat16, "INT8": torch.int8,
           "UINT8": torch.uint8, "INT32": torch.int32, "INT64": torch.int64, "BOOL": torch.bool,
