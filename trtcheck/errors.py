@@ -121,6 +121,10 @@ class BuildRefused(Exception):
     as it is, with no frame of Torch-TensorRT's added."""
 
 
+# How a message that names the converter to report (a refused build's) ends.
+REPORT_CONVERTER = "report that converter to Torch-TensorRT"
+
+
 # The exceptions of one row that cross from a child process with their type (and the
 # ``evidence`` an exception gathered before it was raised, where it has any).
 ROW_ERRORS: dict[str, type[Exception]] = {

@@ -28,6 +28,8 @@ from trtcheck.render.text import (
     NONFINITE_MARK,
     NONFINITE_NOTE,
     PREDICTION_MARK,
+    cut,
+    evidence_lines,
     fallback_text,
     headline,
     num,
@@ -164,11 +166,20 @@ def _attention(record: Record) -> _Block | None:
                                          Status.FAIL, Status.XPASS, Status.PASS))}
     rows.sort(key=lambda r: order[r.status])
     lines = [f"| {inert(r.case_id)} | {_row_name(r)} | "
-             f"{_bold(r, record.fails(r))} | {inert(shortened(r, headline(r), _MESSAGE_CHARS))} |"
-             for r in rows]
+             f"{_bold(r, record.fails(r))} | {inert(shortened(r, headline(r), _MESSAGE_CHARS))}"
+             f"{_evidence(r)} |" for r in rows]
     tail = ["", NONFINITE_NOTE] if any(warned(r) for r in rows) else []
     return _Block(["#### Needs attention", "", "| case | backend | status | what happened |",
                    "|---|---|---|---|"], lines, tail)
+
+
+def _evidence(row: Row) -> str:
+    """The row's first evidence line, cut, and how many more report.md holds; ``""`` if none."""
+    found = evidence_lines(row)
+    if not found:
+        return ""
+    more = f" (+{len(found) - 1} more in report.md)" if len(found) > 1 else ""
+    return f"<br>evidence: {inert(cut(found[0], _MESSAGE_CHARS))}{more}"
 
 
 def _bold(row: Row, failing: bool) -> str:

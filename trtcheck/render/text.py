@@ -190,6 +190,13 @@ def cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
+def evidence_lines(row: Row) -> list[str]:
+    """What the backend found on its way, for a row shown whatever its status: its notes, then
+    the stage its compile reached (the lowering backend's converter stage)."""
+    stage = row.evidence.details.get("stage")
+    return [*row.evidence.notes, *([f"stage reached: {stage}"] if stage else [])]
+
+
 def shortened(row: Row, text: str, width: int) -> str:
     """``text`` (the row's message or headline) cut to ``width``, but with the row's NaN and
     Inf counts, which end it, kept whole."""

@@ -56,7 +56,7 @@ def compiled(release: Release, program: torch.export.ExportedProgram, call: dict
         for message in errors.messages:
             exc.add_note(f"TensorRT logged at ERROR: {message}")
         _raise_no_fp64(exc)
-        evidence = {"notes": _logged(errors) + summarize(narrowed),
+        evidence = {"notes": summarize(narrowed) + _logged(errors),  # the message holds the log
                     "details": {"level": LEVEL, "stage": _stopped(conversion)}}
         refused = conversion.refusal(errors.messages, STANDIN_BUILDER)
         failed = BuildRefused(refused) if refused else standin_gap(exc) or exc

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 from torch.utils import _pytree as pytree
 
-from trtcheck.errors import frames
+from trtcheck.errors import REPORT_CONVERTER, frames
 from trtcheck.tensors import op_name
 
 # The logger Torch-TensorRT gives TensorRT (torch_tensorrt/logging.py, 2.12 to 2.14): what the
@@ -118,13 +118,12 @@ class Conversion:
             origin = self._origin(converted.network, layer)
             if origin is None:
                 return (f"{text}; every tensor it reads has the type and shape PyTorch computes: "
-                        f"{self._converter(node)} built a layer TensorRT refuses; report that "
-                        "converter to Torch-TensorRT")
+                        f"{self._converter(node)} built a layer TensorRT refuses; {REPORT_CONVERTER}")
             made, how = origin
             source = made.converted.node
             return (f"{text}; what it reads is {how} since node {source.name} "
                     f"({op_name(source.target)}{_at(source)}), built so by {self._converter(source)}; "
-                    "report that converter to Torch-TensorRT")
+                    f"{REPORT_CONVERTER}")
         return None
 
     def _refused_layer(self, message: str) -> tuple[Converted, Any] | None:
