@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from trtcheck.core.traits import Kind, traits_of
+from trtcheck.core.traits import EMULATE_SCOPE, Kind, traits_of
 from trtcheck.render.escape import md, plain
 from trtcheck.results.figures import (
     ALLOCATOR,
@@ -37,7 +37,7 @@ NO_SPEEDUP = "n/a (prediction)"
 # What every report says of a row whose backend predicts rather than measures.
 KIND_NOTES = {
     Kind.EMULATED: ("a prediction of TensorRT's dtype behaviour, made by trtcheck's emulate "
-                    "backend with PyTorch, not a TensorRT measurement"),
+                    f"backend with PyTorch, not a TensorRT measurement; {EMULATE_SCOPE}"),
     Kind.LOWERED: ("a prediction: Torch-TensorRT's own code ran (its converters, over a "
                    "TensorRT stand-in that builds and runs each engine with PyTorch; with "
                    "--lowering-dryrun its lowering and partitioning only, each TensorRT block "
