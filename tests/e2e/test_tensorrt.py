@@ -18,13 +18,21 @@ from typing import Any
 import pytest
 import torch
 
-from tests.emulation_models import RoPE, ScatterIds, TwoComplexOutputs, rope_inputs, scatter_inputs
+from tests.emulation_models import (
+    PositionIds,
+    RoPE,
+    ScatterIds,
+    TwoComplexOutputs,
+    rope_inputs,
+    scatter_inputs,
+)
 from tests.ttrt_contract import RealRelease
 from trtcheck.backends.lowering.code import locate
 from trtcheck.backends.torch_tensorrt.compat import (
     Version,
 )
 from trtcheck.core.profiles import Profile
+from trtcheck.errors import BuildRefused
 
 RELEASES: list[Version] = [(2, 5), (2, 8), (2, 10), (2, 12), (2, 13), (2, 14)]
 DEFAULT = Profile("default")
@@ -351,6 +359,24 @@ def test_standin_int64_scatter_matches_eager(release: Callable[[str], RealReleas
         expected = model(*args)
     assert result.outputs.dtype == torch.int64 and torch.equal(result.outputs, expected)
     assert "int64 native" in result.evidence.path
+
+
+@pytest.mark.slow
+def test_standin_refused_build_names_the_layer_and_the_converter(
+        release: Callable[[str], RealRelease]) -> None:
+    """A network the builder refuses (here the stand-in's, in TensorRT's place) is a BuildRefused
+    whose message leads with the layer and what was logged, and names 2.13.0's cumsum converter,
+    which built the int64 position ids as float32, not the ``assert cuda_engine`` after it."""
+    mask = torch.ones(2, 6, dtype=torch.int64)
+    mask[0, :2] = 0
+    with pytest.raises(BuildRefused) as refused:
+        release("2.13.0").compile(PositionIds().eval(), (mask,), dryrun=False)
+    message = str(refused.value)
+    assert message.startswith("the TensorRT stand-in's builder (predicting TensorRT's) refused layer "
+                              "'[GATHER]-[aten_ops.embedding.default]")
+    assert "IGatherLayer indices has type FLOAT" in message
+    assert "what it reads is float32 where PyTorch computes int64 since node cumsum" in message
+    assert "(aten_ops_cumsum at torch_tensorrt/dynamo/conversion/aten_ops_converters.py:" in message
 
 
 @pytest.mark.slow

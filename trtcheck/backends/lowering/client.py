@@ -21,10 +21,6 @@ HOST_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
 
 HOST = "trtcheck.backends.lowering.host"
 
-# The file beside a program sent to the host that holds its nodes' stack traces, which
-# ``torch.export.save`` leaves out.
-STACK_TRACES = "stack_traces.json"
-
 
 class HostDied(RuntimeError):
     """The lowering host exited while it held a request."""

@@ -27,6 +27,7 @@ numbers). TensorRT itself never runs here.
 
 from __future__ import annotations
 
+import io
 import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
@@ -34,7 +35,7 @@ from typing import Any, NoReturn
 import torch
 
 from trtcheck.backends.lowering import converted, dryrun
-from trtcheck.backends.lowering.release import Rejected, Release, load, received
+from trtcheck.backends.lowering.release import Rejected, Release, load
 from trtcheck.backends.lowering.trt.network import standin_gap
 from trtcheck.errors import PredictionGap
 from trtcheck.process import Parent, exit_now, freeze_imports
@@ -85,7 +86,7 @@ def _handle(request: tuple[Any, ...], release: Release, modules: dict[int, Any])
     kind, key, *rest = request
     if kind == "compile":
         blob, call, settings, device, graph_level, example = rest
-        program = received(blob)
+        program = torch.export.load(io.BytesIO(blob))
         modules.clear()
         module, evidence = dryrun.compiled(release, program, call, settings, device) if graph_level else \
             converted.compiled(release, program, call, settings, device, example)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import io
-import json
 from functools import cached_property
 from typing import Any
 
@@ -25,7 +24,7 @@ from torch.export import ExportedProgram
 from torch.utils import _pytree as pytree
 
 from trtcheck.backends.base import Backend, Compiled, CompileJob
-from trtcheck.backends.lowering.client import STACK_TRACES, LoweringHost
+from trtcheck.backends.lowering.client import LoweringHost
 from trtcheck.backends.lowering.code import CodeSource, CodeUnavailable, locate
 from trtcheck.backends.torch_tensorrt.compat import (
     compiled_evidence,
@@ -152,13 +151,10 @@ def sendable(program: ExportedProgram) -> tuple[bytes, pytree.TreeSpec | None]:
 
     ``torch.export.save`` refuses an output structure holding a type with no serialization name
     (``torch.return_types.topk`` and the other structseqs, a namedtuple): such a program goes with
-    its outputs as a flat tuple, the same graph, and its structure stays here (None: unchanged).
-    The nodes' stack traces, which it does not save, go beside the graph (:data:`STACK_TRACES`)."""
+    its outputs as a flat tuple, the same graph, and its structure stays here (None: unchanged)."""
     blob = io.BytesIO()
-    extra = {STACK_TRACES: json.dumps({n.name: n.meta["stack_trace"] for n in program.graph.nodes
-                                       if n.meta.get("stack_trace")})}
     try:
-        torch.export.save(program, blob, extra_files=extra)
+        torch.export.save(program, blob)
         return blob.getvalue(), None
     except NotImplementedError:
         structure = program.call_spec.out_spec
@@ -176,6 +172,5 @@ def sendable(program: ExportedProgram) -> tuple[bytes, pytree.TreeSpec | None]:
         example_inputs=program.example_inputs, constants=program.constants,
         verifiers=program.verifiers)
     blob = io.BytesIO()
-    torch.export.save(flat_program, blob, extra_files=extra)
+    torch.export.save(flat_program, blob)
     return blob.getvalue(), structure
-

@@ -14,7 +14,6 @@ import importlib
 import importlib.util
 import inspect
 import io
-import json
 import re
 import sys
 import time
@@ -28,7 +27,6 @@ import torch
 
 from trtcheck.backends.lowering import standin as ttrt_standin
 from trtcheck.backends.lowering import trt as behaving_standin
-from trtcheck.backends.lowering.client import STACK_TRACES
 from trtcheck.backends.lowering.code import compile_bytecode
 from trtcheck.backends.torch_tensorrt.compat import torch_tensorrt_inputs
 
@@ -88,17 +86,6 @@ def load(code_dir: str, behaving: bool = False) -> tuple[ModuleType, dict[str, A
                   "tensorrt_names": list(getattr(trt, "TOUCHED", [])),
                   "import_s": time.perf_counter() - started}
 
-def received(blob: bytes) -> torch.export.ExportedProgram:
-    """The program the lowering backend sent (``lowering_backend.sendable``), its nodes' stack
-    traces put back: the user's ``file:line`` each node, and each node Torch-TensorRT's lowering
-    makes from it, came from."""
-    extra = {STACK_TRACES: ""}
-    program = torch.export.load(io.BytesIO(blob), extra_files=extra)
-    traces = json.loads(extra[STACK_TRACES] or "{}")
-    for node in program.graph.nodes:
-        if node.name in traces:
-            node.meta["stack_trace"] = traces[node.name]
-    return program
 
 
 def node_value(node: torch.fx.Node) -> Any:
