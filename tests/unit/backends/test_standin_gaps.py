@@ -8,11 +8,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tests.unit.backends.standin_logger import Recorder
-from trtcheck.backends.lowering.trt import assumptions, engine
+from tests.unit.backends.standin_logger import network
+from trtcheck.backends.lowering.trt import assumptions
 from trtcheck.backends.lowering.trt.layers.loop import run_layers
 from trtcheck.backends.lowering.trt.network import (
-    INetworkDefinition,
     StandInFailed,
     StandInLacks,
     standin_gap,
@@ -22,14 +21,8 @@ from trtcheck.errors import BuildRefused, PredictionGap, found_in
 from trtcheck.process import Failure
 
 
-def _network() -> tuple[engine.Builder, INetworkDefinition, Recorder]:
-    logger = Recorder()
-    builder = engine.Builder(logger)
-    return builder, builder.create_network(1 << 1), logger
-
-
 def test_a_missing_api_is_an_attribute_error_and_a_gap_named_shortly() -> None:
-    _, net, _ = _network()
+    _, net, _ = network()
     with pytest.raises(StandInLacks) as raised:
         net.add_einsum  # noqa: B018
     assert isinstance(raised.value, AttributeError) and isinstance(raised.value, PredictionGap)
@@ -46,7 +39,7 @@ def test_a_missing_api_is_an_attribute_error_and_a_gap_named_shortly() -> None:
 
 
 def test_a_scatter_of_other_ranks_is_refused_at_build_not_at_run() -> None:
-    builder, net, logger = _network()
+    builder, net, logger = network()
     data = net.add_input("data", DataType.FLOAT, (3, 5))
     index = net.add_input("index", DataType.INT32, (3, 1))
     updates = net.add_input("updates", DataType.FLOAT, (1,))
@@ -57,7 +50,7 @@ def test_a_scatter_of_other_ranks_is_refused_at_build_not_at_run() -> None:
 
 
 def test_a_layer_the_stand_in_cannot_run_is_its_own_failure() -> None:
-    _, net, _ = _network()
+    _, net, _ = network()
     x = net.add_input("x", DataType.FLOAT, (2, 3))
     layer = net.add_identity(x)
     layer.run = lambda ins: [ins[0].view(7)]  # the stand-in's own code breaking

@@ -16,7 +16,7 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from tests.unit.backends.standin_logger import Recorder
+from tests.unit.backends.standin_logger import Recorder, network
 from trtcheck.backends.lowering.trt import engine, memory
 from trtcheck.backends.lowering.trt.network import INetworkDefinition
 from trtcheck.backends.lowering.trt.types import (
@@ -31,12 +31,6 @@ from trtcheck.backends.lowering.trt.types import (
     UnaryOperation,
     Weights,
 )
-
-
-def network() -> tuple[engine.Builder, INetworkDefinition, Recorder]:
-    logger = Recorder()
-    builder = engine.Builder(logger)
-    return builder, builder.create_network(1 << 1), logger
 
 
 def run(builder: engine.Builder, net: INetworkDefinition, inputs: dict[str, torch.Tensor],
