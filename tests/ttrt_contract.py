@@ -15,12 +15,12 @@ arguments, the release's own ``dynamo.compile`` with its signature, warnings and
 reading, the engine cache and its outcome, the first call's output check, the module it times
 and the engine memory it records. ``dynamo.compile`` is wrapped to record its arguments and, with
 ``dryrun`` (the default), to add ``dryrun=True`` with the real compile's early return reproduced
-(``Compiler.as_real``); without, the release's real compile runs through the behaving stand-in.
+(``Release.as_real``); without, the release's real compile runs through the behaving stand-in.
 
 Dryrun builds no TensorRT engine. With ``engines=True`` each ``_run_on_acc_*`` block is replaced
-by the lowering host's ``Engine``: a STAND-IN for a TensorRT engine that runs the block with
-PyTorch, with an engine's input checks and output dtypes. It is the only stand-in here, and its
-numbers are PyTorch's, never TensorRT's.
+by the dryrun level's ``Engine`` (:mod:`trtcheck.backends.lowering.dryrun`): a STAND-IN for a
+TensorRT engine that runs the block with PyTorch, with an engine's input checks and output dtypes.
+It is the only stand-in here, and its numbers are PyTorch's, never TensorRT's.
 """
 
 from __future__ import annotations
@@ -38,7 +38,9 @@ import torch
 from trtcheck.backends.base import CompileJob
 from trtcheck.backends.lowering.client import LoweringHost
 from trtcheck.backends.lowering.code import CodeSource
-from trtcheck.backends.lowering.host import Compiler, main
+from trtcheck.backends.lowering.dryrun import as_engines
+from trtcheck.backends.lowering.host import main
+from trtcheck.backends.lowering.release import Release
 from trtcheck.backends.torch_tensorrt.compat import plain_setting
 from trtcheck.backends.torch_tensorrt.tensorrt_backend import TensorRTBackend
 from trtcheck.core.profiles import Profile
@@ -105,33 +107,33 @@ class RealRelease:
 _STATE: dict[str, Any] = {"engines": True, "dryrun": True, "calls": [], "wrapped": False}
 
 
-def _dryrun(compiler: Compiler) -> None:
+def _dryrun(release: Release) -> None:
     """Wrap the release's ``dynamo.compile`` (keeping its signature) to compile as a dryrun."""
-    real = compiler.ttrt.dynamo.compile
+    real = release.ttrt.dynamo.compile
 
     @functools.wraps(real)
     def compile(program: Any, *args: Any, **kwargs: Any) -> Any:
         _STATE["calls"].append({k: plain_setting(v) for k, v in kwargs.items()
                                 if k not in ("arg_inputs", "kwarg_inputs", "inputs")})
-        _STATE["inputs"] = [dict(x.shape) if isinstance(x, compiler.ttrt.Input) else tuple(x.shape)
+        _STATE["inputs"] = [dict(x.shape) if isinstance(x, release.ttrt.Input) else tuple(x.shape)
                             for x in kwargs.get("arg_inputs", kwargs.get("inputs", []))]
         if not _STATE["dryrun"]:  # the real compile: converters, builder, runtime of the stand-in
             with contextlib.redirect_stdout(io.StringIO()):
                 return real(program, *args, **kwargs)
         seen: dict[str, Any] = {}
-        with compiler.as_real(seen), contextlib.redirect_stdout(io.StringIO()):
+        with release.as_real(seen), contextlib.redirect_stdout(io.StringIO()):
             module = real(program, *args, **kwargs, dryrun=True)
         if _STATE["engines"] and "early_return" not in seen:
-            compiler.as_engines(module, bool(seen["settings"].truncate_double))
+            as_engines(release, module, bool(seen["settings"].truncate_double))
         return module
 
-    compiler.ttrt.dynamo.compile = compile
+    release.ttrt.dynamo.compile = compile
     _STATE["wrapped"] = True
 
 
-def real_compile(request: tuple[Any, ...], compiler: Compiler) -> dict[str, Any]:
+def real_compile(request: tuple[Any, ...], release: Release) -> dict[str, Any]:
     _, blob, args, dynamic, calls = request
-    ttrt = compiler.ttrt
+    ttrt = release.ttrt
     inputs: list[Any] = []
     for i, x in enumerate(args):
         if i in dynamic:
@@ -140,7 +142,7 @@ def real_compile(request: tuple[Any, ...], compiler: Compiler) -> dict[str, Any]
             x = ttrt.Input(min_shape=(lo, *rest), opt_shape=(opt, *rest), max_shape=(hi, *rest),
                            dtype=x.dtype)
         inputs.append(x)
-    real = compiler.ttrt.dynamo.compile.__wrapped__ if _STATE["wrapped"] else compiler.ttrt.dynamo.compile
+    real = release.ttrt.dynamo.compile.__wrapped__ if _STATE["wrapped"] else release.ttrt.dynamo.compile
     with contextlib.redirect_stdout(io.StringIO()):
         compiled = real(torch.export.load(io.BytesIO(blob)), arg_inputs=inputs, min_block_size=1)
     engines = [type(m).__name__ for n, m in compiled.named_children() if n.startswith("_run_on_acc")]
@@ -149,12 +151,12 @@ def real_compile(request: tuple[Any, ...], compiler: Compiler) -> dict[str, Any]
     return {"outputs": outputs, "engines": engines, "tensorrt": sys.modules["tensorrt"].__version__}
 
 
-def handle(request: tuple[Any, ...], compiler: Compiler, modules: dict[int, Any]) -> dict[str, Any]:
+def handle(request: tuple[Any, ...], release: Release, modules: dict[int, Any]) -> dict[str, Any]:
     if request[0] == "standin":
-        return real_compile(request, compiler)
+        return real_compile(request, release)
     _, blob, args, kwargs, profile, engines, dryrun, cache_dir = request
     if not _STATE["wrapped"]:
-        _dryrun(compiler)
+        _dryrun(release)
     _STATE["engines"] = engines
     _STATE["dryrun"] = dryrun
     program = torch.export.load(io.BytesIO(blob))

@@ -3,6 +3,7 @@ compare → time, each slot's run a typed :class:`SlotOutcome` that becomes its 
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field, fields, replace
@@ -15,7 +16,7 @@ from trtcheck.backends import Backend, Compiled, CompileJob
 from trtcheck.config.options import Options
 from trtcheck.core.profiles import Tolerance
 from trtcheck.core.traits import Kind
-from trtcheck.errors import Unsupported
+from trtcheck.errors import PredictionGap, Unsupported
 from trtcheck.execution import process_state
 from trtcheck.execution.events import Item, StageHook, no_hook
 from trtcheck.execution.probe import kernel_settings
@@ -46,6 +47,8 @@ from trtcheck.zoo.discover import IMPORTED, ImportFailure
 # Why a module that changes its own buffers gets no dtype drift check: its compiled module's
 # second call starts from another state than eager's would.
 STATE_CHANGES = "the module changes its own buffers between calls"
+# How a row the TensorRT stand-in could not predict begins (:class:`PredictionGap`).
+PREDICTION_GAP = "the prediction could not be made"
 
 
 @dataclass(frozen=True)
@@ -368,10 +371,15 @@ def _run_backend(run: SlotRun, backend: Backend, job: CompileJob) -> SlotOutcome
     except Unsupported as exc:
         return SlotOutcome(Status.UNSUPPORTED, stages.timings, evidence, stages.memory(engine),
                            message=str(exc), stage="compile")
-    except StageError as err:
-        return SlotOutcome(Status.ERROR, stages.timings, evidence, stages.memory(engine),
-                           message=str(err), stage=err.stage, location=err.location,
-                           traceback=err.traceback, shapes=shapes_record(run.shapes, ran))
+    except PredictionGap as gap:  # the stand-in's, not the model's nor Torch-TensorRT's
+        return SlotOutcome(Status.SKIPPED, stages.timings, getattr(gap, "evidence", None) or evidence,
+                           stages.memory(engine), message=f"{PREDICTION_GAP}: {gap.reason}", stage=gap.stage,
+                           traceback="".join(traceback.format_exception(gap)))
+    except StageError as err:  # the evidence the backend gathered before it failed, where it has any
+        return SlotOutcome(Status.ERROR, stages.timings, err.evidence or evidence,
+                           stages.memory(engine), message=str(err), stage=err.stage,
+                           location=err.location, traceback=err.traceback,
+                           shapes=shapes_record(run.shapes, ran))
     outputs = _judge_outputs(run, result, judged)
     if run.opts.dtype_drift and not run.opts.figures_only:
         evidence = _drift(run, compiled, job, evidence, judged)

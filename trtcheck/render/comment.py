@@ -28,6 +28,8 @@ from trtcheck.render.text import (
     NONFINITE_MARK,
     NONFINITE_NOTE,
     PREDICTION_MARK,
+    cut,
+    evidence_lines,
     fallback_text,
     headline,
     num,
@@ -169,11 +171,20 @@ def _attention(record: Record) -> _Block | None:
               else (False, order[r.status]))
     lines = [f"| {inert(r.case_id)} | {_row_name(r)} | "
              f"{_bold(r, record.fails(r))}{NEWLY if newly and r.key in newly else ''} | "
-             f"{inert(shortened(r, headline(r), _MESSAGE_CHARS))} |"
+             f"{inert(shortened(r, headline(r), _MESSAGE_CHARS))}{_evidence(r)} |"
              for r in rows]
     tail = ["", NONFINITE_NOTE] if any(warned(r) for r in rows) else []
     return _Block(["#### Needs attention", "", "| case | backend | status | what happened |",
                    "|---|---|---|---|"], lines, tail)
+
+
+def _evidence(row: Row) -> str:
+    """The row's first evidence line, cut, and how many more report.md holds; ``""`` if none."""
+    found = evidence_lines(row)
+    if not found:
+        return ""
+    more = f" (+{len(found) - 1} more in report.md)" if len(found) > 1 else ""
+    return f"<br>evidence: {inert(cut(found[0], _MESSAGE_CHARS))}{more}"
 
 
 def _bold(row: Row, failing: bool) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from trtcheck.errors import innermost
+from trtcheck.errors import REPORT_CONVERTER, innermost
 from trtcheck.render.changes import (
     ACCURACY_OVER_PROCESSES,
     EAGER_OUTPUTS,
@@ -37,6 +37,7 @@ from trtcheck.render.text import (
     PREDICTION_MARK,
     ROW_FIGURES,
     UNSTABLE_MARK,
+    evidence_lines,
     fallback_text,
     headline,
     kinds_present,
@@ -449,11 +450,14 @@ def _failure(row: Row) -> str:
     if row.location:
         lines.append(f"<p>location: <code>{esc(row.location)}</code></p>")
     found = innermost(row.traceback or "", "torch_tensorrt")
-    if found is not None:
+    if found is not None and REPORT_CONVERTER not in row.message:  # else the message names whom
         frame = found[1]
         code = f": <code>{esc(frame.code)}</code>" if frame.code else ""
         lines.append(f"<p>Torch-TensorRT frame: <code>{esc(frame.within('torch_tensorrt'))}</code>"
                      f"{code}</p>")
+    evidence = evidence_lines(row)
+    if evidence:
+        lines.append("<ul>" + "".join(f"<li>{esc(line)}</li>" for line in evidence) + "</ul>")
     if row.prediction:
         lines.append(f'<p class="note">{PREDICTION_MARK} {esc(KIND_NOTES[row.kind])}</p>')
     lines.append(_reduction(row))

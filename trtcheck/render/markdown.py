@@ -19,6 +19,7 @@ from trtcheck.render.text import (
     ROW_FIGURES,
     cost_text,
     cut,
+    evidence_lines,
     failing_outputs,
     fallback_text,
     headline,
@@ -302,6 +303,7 @@ def _detail(row: Row, rows: int = 1) -> str:
         lines.append(f"- {reduced}")
     if row.evidence.fallbacks:
         lines.append(f"- ran in PyTorch: {md(', '.join(row.evidence.fallbacks))}")
+    lines += [f"- {md(line)}" for line in evidence_lines(row)]
     if row.prediction:
         lines.append(f"- {PREDICTION_MARK} {md(KIND_NOTES[row.kind])}")
     outputs = [_output(o) for o in failing_outputs(row)]

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from trtcheck.core.traits import Kind, traits_of
+from trtcheck.core.traits import EMULATE_SCOPE, Kind, traits_of
 from trtcheck.render.escape import md, plain
 from trtcheck.results.ab import speed_over_processes
 from trtcheck.results.figures import (
@@ -38,7 +38,7 @@ NO_SPEEDUP = "n/a (prediction)"
 # What every report says of a row whose backend predicts rather than measures.
 KIND_NOTES = {
     Kind.EMULATED: ("a prediction of TensorRT's dtype behaviour, made by trtcheck's emulate "
-                    "backend with PyTorch, not a TensorRT measurement"),
+                    f"backend with PyTorch, not a TensorRT measurement; {EMULATE_SCOPE}"),
     Kind.LOWERED: ("a prediction: Torch-TensorRT's own code ran (its converters, over a "
                    "TensorRT stand-in that builds and runs each engine with PyTorch; with "
                    "--lowering-dryrun its lowering and partitioning only, each TensorRT block "
@@ -196,6 +196,13 @@ def nonfinite_text(row: Row) -> str:
 def cut(text: str, width: int) -> str:
     """``text``, cut to ``width`` characters with an ellipsis where it is longer."""
     return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def evidence_lines(row: Row) -> list[str]:
+    """What the backend found on its way, for a row shown whatever its status: its notes, then
+    the stage its compile reached (the lowering backend's converter stage)."""
+    stage = row.evidence.details.get("stage")
+    return [*row.evidence.notes, *([f"stage reached: {stage}"] if stage else [])]
 
 
 def shortened(row: Row, text: str, width: int) -> str:

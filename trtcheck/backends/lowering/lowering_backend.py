@@ -17,6 +17,7 @@ import copy
 import dataclasses
 import io
 from functools import cached_property
+from typing import Any
 
 import torch
 from torch.export import ExportedProgram
@@ -37,6 +38,7 @@ from trtcheck.backends.torch_tensorrt.inspection import program_dtypes
 from trtcheck.core.profiles import Profile
 from trtcheck.core.traits import TRAITS
 from trtcheck.errors import last_line
+from trtcheck.results.rows import Evidence
 
 
 class LoweringBackend(Backend):
@@ -98,20 +100,28 @@ class LoweringBackend(Backend):
         notes = [*([source.note] if source.note else []), *notes, *dropped]
 
         blob, structure = sendable(job.program)
-        module, found = host.compile(blob, call, settings, job.device, self.dryrun,
-                                     (job.args, job.kwargs), structure=structure)
-
         complex_path = (complex_rewrite(version, torch_version,
                                         bool(settings.get("use_complex_decomposition", True)))
                         if any(d.is_complex for d in program_dtypes(job.program))
                         else "no complex tensors")
+
+        def evidence(found: dict[str, Any]) -> Evidence:
+            return dataclasses.replace(compiled_evidence(
+                version, installed, job, call, settings, engines=found.get("engines", 0),
+                fallbacks=found.get("fallbacks", []), boundaries=found.get("boundaries", []),
+                notes=notes + found["notes"], passed={"dryrun": self.dryrun},
+                details={"complex_path": complex_path, "level": "graph (dryrun)",
+                         **found.get("details", {})}), remark=found.get("remark", ""))
+
+        try:
+            module, found = host.compile(blob, call, settings, job.device, self.dryrun,
+                                         (job.args, job.kwargs), structure=structure)
+        except Exception as exc:  # with the evidence the host gathered before it, where it has any
+            if isinstance(getattr(exc, "evidence", None), dict):
+                exc.evidence = evidence(exc.evidence)  # type: ignore[attr-defined]
+            raise
         # Calls run in the host: timed after eager rather than beside it (see Compiled).
-        return Compiled(module, evidence=compiled_evidence(
-            version, installed, job, call, settings, engines=found["engines"],
-            fallbacks=found["fallbacks"], boundaries=found["boundaries"],
-            notes=notes + found["notes"], passed={"dryrun": self.dryrun},
-            details={"complex_path": complex_path, "level": "graph (dryrun)",
-                     **found.get("details", {})}))
+        return Compiled(module, evidence=evidence(found))
 
     def host(self, source: CodeSource) -> LoweringHost:
         """This backend's host, started on first use (and again if it died); a host that failed

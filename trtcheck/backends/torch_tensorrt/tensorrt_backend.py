@@ -32,6 +32,12 @@ from trtcheck.backends.torch_tensorrt.compat import (
     release_call,
     torch_tensorrt_inputs,
 )
+from trtcheck.backends.torch_tensorrt.conversion import (
+    STANDIN_BUILDER,
+    TENSORRT_BUILDER,
+    TRT_LOGGER,
+    Conversion,
+)
 from trtcheck.backends.torch_tensorrt.inspection import (
     CheckedOutputs,
     engine_memory,
@@ -41,7 +47,7 @@ from trtcheck.backends.torch_tensorrt.inspection import (
 )
 from trtcheck.core.profiles import Profile
 from trtcheck.core.traits import TRAITS
-from trtcheck.errors import last_line
+from trtcheck.errors import BuildRefused, last_line
 
 NOT_INSTALLED = "torch_tensorrt is not installed (pip install \"torch-trtcheck[tensorrt]\")"
 
@@ -103,6 +109,12 @@ def _logged(name: str, level: int, on: bool = True) -> Iterator[list[str]]:
         logger.setLevel(previous)
 
 
+def _builder() -> str:
+    """Who builds the engines: TensorRT's builder, or the stand-in's where it stands in for
+    TensorRT (the ``tensorrt`` backend's contract tests)."""
+    return STANDIN_BUILDER if getattr(sys.modules.get("tensorrt"), "BEHAVES", False) else TENSORRT_BUILDER
+
+
 def _parameters(fn: Callable[..., Any]) -> frozenset[str] | None:
     try:
         params = inspect.signature(fn).parameters.values()
@@ -159,11 +171,21 @@ class TensorRTBackend(Backend):
             notes += dropped
 
         caching = bool(settings.get("cache_built_engines") or settings.get("reuse_cached_engines"))
+        conversion = Conversion()
         with (warnings.catch_warnings(record=True) as caught,
               _logged(_CACHE_LOGGER, logging.INFO, caching) as logged,
-              _logged("torch_tensorrt", logging.WARNING) as warned):
+              _logged("torch_tensorrt", logging.WARNING) as warned,
+              _logged(TRT_LOGGER, logging.ERROR) as refused):
             warnings.simplefilter("always")
-            module = ttrt.dynamo.compile(job.program, **torch_tensorrt_inputs(call, ttrt), **settings)
+            try:
+                with conversion.watching():
+                    module = ttrt.dynamo.compile(job.program, **torch_tensorrt_inputs(call, ttrt),
+                                                 **settings)
+            except Exception as exc:
+                explained = conversion.refusal(list(dict.fromkeys(refused)), _builder())
+                if explained is None:
+                    raise
+                raise BuildRefused(explained) from exc
         fell_back = [line for line in dict.fromkeys(warned) if _DECOMPOSITION_FALLBACK in line]
         cached, skipped = cache_outcome(logged)
         notes += skipped
