@@ -406,3 +406,75 @@ def test_standin_engine_cache_saves_then_refits_the_cached_engines(release: Call
             _close(hit.timed_outputs, again(*args))
     with torch.no_grad():
         assert not torch.allclose(other(*args), model(*args), atol=1e-3)  # the refit changed the outputs
+
+
+# 6. The tensorrt backend's torch.compile front-end, through the behaving stand-in -------------
+# torch.compile(model, backend="tensorrt") of the module itself, in each release's subprocess:
+# Dynamo, the release's registered backend, its converters and runtime; the stand-in's numbers
+# (PyTorch's), NOT TensorRT's.
+
+JIT = Profile("torch_compile", frontend="torch_compile")
+
+
+class Tagger(torch.nn.Module):
+    """int64 ids into an embedding, then a linear layer: weights, and int64 inputs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = torch.nn.Embedding(32, 8)
+        self.proj = torch.nn.Linear(8, 4)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.proj(self.embed(ids)))
+
+
+class Gate(torch.nn.Module):
+    """A data-dependent branch: torch.export refuses it, Dynamo breaks the graph there."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = torch.nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.proj(x)
+        if y.sum() > 0:  # the graph break
+            return y * 2
+        return y - 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", REAL)
+def test_standin_jit_compiles_the_module_graph_by_graph(release: Callable[[str], RealRelease],
+                                                        version: str) -> None:
+    """The torch.compile front-end on each release: an int64 embedding with weights at a
+    dynamic batch and sequence, compiled at the example and recompiled at the declared ends of
+    its ranges, and a data-dependent branch (no export) in two graphs whose break is the row's
+    remark; every call matches eager."""
+    torch.manual_seed(0)
+    model, ids = Tagger().eval(), torch.randint(0, 32, (4, 8))
+    dims = {"ids": {0: torch.export.Dim("batch", min=1, max=16), 1: torch.export.Dim("seq", min=2)}}
+    result = release(version).compile(model, (ids,), JIT, dynamic_shapes=dims)
+    ev = result.evidence
+    assert ev.path == ["torch.compile, 1 graph, recompiled at 2 shapes", "int64 native",
+                       "3 TensorRT engines"]  # one a graph
+    assert ev.details["frontend"] == "torch_compile" and ev.details["graph_breaks"] == []
+    assert [g["shape"] for g in ev.details["graphs"]] == ["example", "ids=(1, 2)", "ids=(16, 16)"]
+    assert [r["shape"] for r in ev.details["recompiles"]] == ["ids=(1, 2)", "ids=(16, 16)"]
+    assert "tensor 'ids' size mismatch at index 0. expected 4, actual 1" in (
+        ev.details["recompiles"][0]["reasons"][0])
+    assert result.call == {"require_full_compilation": False, "min_block_size": 1,
+                           "truncate_double": False}
+    assert ev.versions["tensorrt"] == STANDIN_TENSORRT[version] and ev.remark == ""
+    assert result.timed == "OptimizedModule"  # what torch.compile returned is what is timed
+    with torch.no_grad():
+        _close(result.outputs, model(ids))
+    gate, x = Gate().eval(), torch.randn(3, 8)
+    branched = release(version).compile(gate, (x,), JIT)
+    ev = branched.evidence
+    assert ev.path[0] == "torch.compile, 2 graphs" and ev.engines == 2
+    line = Gate.forward.__code__.co_firstlineno + 2
+    assert ev.remark == f"1 graph break: generic_jump TensorVariable() at {__file__}:{line}"
+    assert [g["engines"] for g in ev.details["graphs"]] == [1, 1]
+    with torch.no_grad():
+        _close(branched.outputs, gate(x))
+        _close(branched.timed_outputs, gate(x))
