@@ -16,6 +16,9 @@ reading, the engine cache and its outcome, the first call's output check, the mo
 and the engine memory it records. ``dynamo.compile`` is wrapped to record its arguments and, with
 ``dryrun`` (the default), to add ``dryrun=True`` with the real compile's early return reproduced
 (``Release.as_real``); without, the release's real compile runs through the behaving stand-in.
+Under a profile of the torch.compile front-end the module itself goes to the subprocess (pickled;
+the repository root is on its path, so that the tests' classes resolve), and the backend's
+``torch.compile`` of it runs there through the behaving stand-in, as a user's would on TensorRT.
 
 Dryrun builds no TensorRT engine. With ``engines=True`` each ``_run_on_acc_*`` block is replaced
 by the dryrun level's ``Engine`` (:mod:`trtcheck.backends.lowering.dryrun`): a STAND-IN for a
@@ -28,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+import pickle
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,11 +81,14 @@ class RealRelease:
         """``dynamic_shapes``: exported with them, and the backend given the shape plan a run
         makes (:func:`trtcheck.program.shapes.plan_shapes`); without ``dryrun``, the release's
         real compile through the behaving stand-in; ``cache_dir``: the engine cache on, there."""
-        kwargs = kwargs or {}
+        kwargs, profile = kwargs or {}, profile or Profile("default")
         blob = io.BytesIO()
-        torch.export.save(torch.export.export(model, args, kwargs, dynamic_shapes=dynamic_shapes), blob)
-        return Result(**self.host.request("tensorrt", blob.getvalue(), args, kwargs,
-                                          profile or Profile("default"), engines, dryrun, cache_dir))
+        if not profile.jit or dynamic_shapes is not None:  # the JIT path needs no program
+            torch.export.save(torch.export.export(model, args, kwargs,
+                                                  dynamic_shapes=dynamic_shapes), blob)
+        module = pickle.dumps(model) if profile.jit else None
+        return Result(**self.host.request("tensorrt", blob.getvalue(), args, kwargs, profile,
+                                          engines, dryrun, cache_dir, module))
 
     def real_compile(self, model: torch.nn.Module, args: tuple[Any, ...],
                      dynamic: dict[int, tuple[int, int, int]] | None = None,
@@ -154,30 +161,37 @@ def real_compile(request: tuple[Any, ...], release: Release) -> dict[str, Any]:
 def handle(request: tuple[Any, ...], release: Release, modules: dict[int, Any]) -> dict[str, Any]:
     if request[0] == "standin":
         return real_compile(request, release)
-    _, blob, args, kwargs, profile, engines, dryrun, cache_dir = request
+    _, blob, args, kwargs, profile, engines, dryrun, cache_dir, module = request
     if not _STATE["wrapped"]:
         _dryrun(release)
     _STATE["engines"] = engines
     _STATE["dryrun"] = dryrun
-    program = torch.export.load(io.BytesIO(blob))
-    shapes = plan_shapes(program, (args, kwargs))
+    _STATE["calls"].append({})
+    _STATE["inputs"] = []
+    program = torch.export.load(io.BytesIO(blob)) if blob else None
+    shapes = plan_shapes(program, (args, kwargs)) if program else None
+    torch.compiler.reset()  # as the worker does before each row
     compiled = TensorRTBackend().compile(CompileJob(
-        program, args, kwargs, profile, "cpu", ranges=shapes.ranges,
-        engine_cache=cache_dir is not None, cache_dir=cache_dir))
+        program, args, kwargs, profile, "cpu", ranges=shapes.ranges if shapes else {},
+        engine_cache=cache_dir is not None, cache_dir=cache_dir,
+        module=pickle.loads(module) if module else None))
     inputs = clone((args, kwargs))
     at_shapes = []
     with torch.no_grad():
         outputs = compiled.fn(*inputs[0], **inputs[1])
         timed_inputs = clone((args, kwargs))
-        timed_outputs = compiled.timed(*timed_inputs[0], **timed_inputs[1])
-        for at in shapes.sets[1:]:
+        timed_outputs = compiled.called(*timed_inputs[0], **timed_inputs[1])
+        for at in shapes.sets[1:] if shapes else ():
             resized = resize(program, (args, kwargs), at)
             at_shapes.append((resized, compiled.fn(*clone(resized)[0], **clone(resized)[1])))
-    return {"evidence": compiled.evidence, "call": _STATE["calls"][-1], "outputs": outputs,
-            "checked": not isinstance(compiled.fn, torch.nn.Module), "inputs": _STATE["inputs"],
-            "at_shapes": at_shapes, "timed": type(compiled.timed).__name__,
+    # the JIT path calls no dynamo.compile: its call is the options torch.compile passed
+    return {"evidence": compiled.evidence, "call": _STATE["calls"][-1] or compiled.evidence.settings,
+            "outputs": outputs,
+            "checked": not isinstance(compiled.fn, torch.nn.Module), "inputs": _STATE.get("inputs", []),
+            "at_shapes": at_shapes, "timed": type(compiled.called).__name__,
             "timed_outputs": timed_outputs, "memory": compiled.memory}
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' own classes
     main(sys.argv[1:], handle, behaving=True)

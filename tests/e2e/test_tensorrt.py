@@ -27,6 +27,7 @@ from tests.emulation_models import (
     scatter_inputs,
 )
 from tests.ttrt_contract import RealRelease
+from tests.zoos.torch_compile.models import Tagger
 from trtcheck.backends.lowering.code import locate
 from trtcheck.backends.torch_tensorrt.compat import (
     Version,
@@ -432,3 +433,43 @@ def test_standin_engine_cache_saves_then_refits_the_cached_engines(release: Call
             _close(hit.timed_outputs, again(*args))
     with torch.no_grad():
         assert not torch.allclose(other(*args), model(*args), atol=1e-3)  # the refit changed the outputs
+
+
+# 6. The tensorrt backend's torch.compile front-end, through the behaving stand-in -------------
+# torch.compile(model, backend="tensorrt") of the module itself, in each release's subprocess:
+# Dynamo, the release's registered backend, its converters and runtime; the stand-in's numbers
+# (PyTorch's), NOT TensorRT's.
+
+JIT = Profile("torch_compile", frontend="torch_compile")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", REAL)
+def test_standin_jit_compiles_the_module_and_recompiles_at_the_declared_shapes(
+        release: Callable[[str], RealRelease], version: str) -> None:
+    """The torch.compile front-end on each release: an int64 embedding with weights at a
+    dynamic batch and sequence, compiled at the example and recompiled at the declared ends of
+    its ranges, each graph in an engine, the module torch.compile returned the one timed, its
+    outputs eager's. (A graph break, on the same code: test_lowering_backend.py's
+    test_torch_compile_front_end.)"""
+    torch.manual_seed(0)
+    model, ids = Tagger().eval(), torch.randint(0, 64, (4, 8))
+    dims = {"ids": {0: torch.export.Dim("batch", min=1, max=16), 1: torch.export.Dim("seq", min=2)}}
+    result = release(version).compile(model, (ids,), JIT, dynamic_shapes=dims)
+    ev = result.evidence
+    assert ev.path == ["torch.compile, 1 graph, recompiled at 2 shapes", "int64 native",
+                       "3 TensorRT engines"]  # one a graph
+    assert ev.details["frontend"] == "torch_compile" and ev.details["graph_breaks"] == []
+    assert [g["shape"] for g in ev.details["graphs"]] == ["example", "ids=(1, 2)", "ids=(16, 16)"]
+    assert [r["shape"] for r in ev.details["recompiles"]] == ["ids=(1, 2)", "ids=(16, 16)"]
+    assert "tensor 'ids' size mismatch at index 0. expected 4, actual 1" in (
+        ev.details["recompiles"][0]["reasons"][0])
+    assert result.call == {"require_full_compilation": False, "min_block_size": 1,
+                           "truncate_double": False}
+    assert ev.versions["tensorrt"] == STANDIN_TENSORRT[version] and ev.remark == ""
+    assert result.timed == "OptimizedModule"  # what torch.compile returned is what is timed
+    with torch.no_grad():
+        _close(result.outputs, model(ids))
+        assert [tuple(inputs[0][0].shape) for inputs, _ in result.at_shapes] == [(1, 2), (16, 16)]
+        for inputs, outputs in result.at_shapes:
+            _close(outputs, model(*inputs[0]))

@@ -14,6 +14,7 @@ from trtcheck.core.profiles import (
     BUILTIN_PROFILES,
     COVERAGE_MODES,
     DEFAULT_TOLERANCES,
+    FRONTENDS,
     INT64_POLICIES,
     Profile,
     Tolerance,
@@ -30,6 +31,7 @@ _PROFILE_KEYS: dict[str, Any] = {
     "require_full_compilation": bool,
     "min_block_size": int,
     "settings": dict,
+    "frontend": FRONTENDS,
 }
 _TOL_KEYS: dict[str, Any] = {"rtol": (int, float), "atol": (int, float)}
 

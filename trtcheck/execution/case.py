@@ -168,22 +168,32 @@ def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
             eager = Eager(module, inputs_changed(inputs, eager_in), state, tuple(state.changed()))
             eager.restore()  # export, and every backend, start from the state eager started from
             at_eager = process_state.take()  # and each slot from the process state eager ran in
-        program, others, shapes = None, [], STATIC
-        if needs_program(case, opts, backends):
-            with stages.stage("export"):
-                program = export(case, built)
-                shapes = plan_shapes(program, inputs)
-            others = _other_shapes(eager, program, inputs, shapes, stages)
     except StageError as err:
         yield from rows_for(case, slots, status=Status.ERROR, stage=err.stage, message=str(err),
                             location=err.location, traceback=err.traceback, timings=stages.timings,
                             memory=stages.memory())
         return
+    program, others, shapes, unexported = None, [], STATIC, None
+    if needs_program(case, opts, backends):
+        try:
+            with stages.stage("export"):
+                program = export(case, built)
+                shapes = plan_shapes(program, inputs)
+            others = _other_shapes(eager, program, inputs, shapes, stages)
+        except StageError as err:  # a slot that compiles the user's module runs without it
+            program, others, shapes, unexported = None, [], STATIC, err
     if not opts.figures_only and program is not None:
         yield Analysis(case.case_id, _analyze(program, inputs, stages))
 
     for slot in slots:
         backend = backends[slot.backend]
+        if unexported is not None and (unexported.stage != "export"
+                                       or not backend.compiles_module(slot.profile)):
+            yield row_for(case, slot, status=Status.ERROR, stage=unexported.stage,
+                          message=str(unexported), location=unexported.location,
+                          traceback=unexported.traceback, timings=stages.timings,
+                          memory=stages.memory())
+            continue
         reason = backend.unavailable_reason(opts.device) or (
             slot.profile and backend.not_applicable(slot.profile))
         if reason:
@@ -192,7 +202,7 @@ def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
         job = CompileJob(program, inputs[0], inputs[1], slot.profile or opts.profiles[0],
                          opts.device, opts.engine_cache,
                          str(opts.cache_dir.resolve()) if opts.cache_dir else None, shapes.ranges,
-                         module=module)
+                         module=module, zoo_file=case.file)
         slot_before = memory.in_use(opts.device)
         example = AtShape(shapes.sets[0], (job.args, job.kwargs), expected, eager_in)
         run = SlotRun(case, eager, opts, stages.for_slot(slot), shapes, (example, *others),

@@ -85,9 +85,16 @@ def {model}(variant: str):
 
 
 def repro_source(module: str, settings: Mapping[str, Any], tolerances: Sequence[Tolerance],
-                 run_command: str, about: str) -> str:
-    """A standalone script: torch and torch_tensorrt only, torch_tensorrt imported under __main__."""
+                 run_command: str, about: str, jit: bool = False) -> str:
+    """A standalone script: torch and torch_tensorrt only, torch_tensorrt imported under __main__;
+    with ``jit``, compiled by Torch-TensorRT's torch.compile front-end."""
     tol = [(t.rtol, t.atol) for t in tolerances]
+    how = "torch.compile options" if jit else "torch_tensorrt.dynamo.compile keywords"
+    compile_lines = (
+        '        compiled = torch.compile(module, backend="tensorrt", options=SETTINGS)' if jit
+        else "        program = torch.export.export(module, inputs)\n"
+             "        compiled = torch_tensorrt.dynamo.compile(program, arg_inputs=list(inputs), "
+             "**SETTINGS)")
     return f'''"""{about}
 
 Needs torch and torch_tensorrt with TensorRT on a CUDA GPU: python {REPRO}
@@ -101,7 +108,7 @@ from pathlib import Path
 import torch
 
 HERE = Path(__file__).resolve().parent
-# The settings the row was compiled with (torch_tensorrt.dynamo.compile keywords).
+# The settings the row was compiled with ({how}).
 SETTINGS = {settings!r}
 # (rtol, atol) per output, as the row was judged.
 TOLERANCES = {tol!r}
@@ -127,8 +134,7 @@ def main() -> int:
     inputs = tuple(t.cuda() for t in data["inputs"])
     with torch.no_grad():
         expected = module(*inputs)
-        program = torch.export.export(module, inputs)
-        compiled = torch_tensorrt.dynamo.compile(program, arg_inputs=list(inputs), **SETTINGS)
+{compile_lines}
         actual = compiled(*inputs)
     actual = actual if isinstance(actual, (tuple, list)) else (actual,)
     differ = 0
@@ -164,6 +170,8 @@ def config_source(profile: Profile, tolerances: Mapping[str, Tolerance]) -> str:
               f"coverage = {profile.coverage!r}".replace("'", '"'),
               f"require_full_compilation = {str(profile.require_full_compilation).lower()}",
               f"min_block_size = {profile.min_block_size}"]
+    if profile.jit:
+        lines.append(f"frontend = {profile.frontend!r}".replace("'", '"'))
     if profile.settings:
         lines += ["", f"[profiles.{profile.name}.settings]"]
         lines += [f"{k} = {json.dumps(v)}" for k, v in profile.settings.items()]

@@ -194,6 +194,12 @@ class Reducer:
         if profile is None:
             return {"reduced": False, "why": f"its profile {row.profile!r} is not one this run "
                                              "knows"}
+        breaks = row.evidence.details.get("graph_breaks") if profile.jit else None
+        if breaks:
+            return {"reduced": False, "why": (
+                f"Dynamo handed Torch-TensorRT the model in pieces, split at {len(breaks)} graph "
+                f"break{'s' * (len(breaks) != 1)} ({breaks[0]}); the reduction cuts the one "
+                "exported graph, which is not a graph Torch-TensorRT was handed")}
         started = time.monotonic()
         values = signature(row).mismatch == "values"
         try:
@@ -271,7 +277,7 @@ class Reducer:
         tolerances = [bundle.Tolerance(leaf.get("rtol", 5e-3), leaf.get("atol", 5e-3))
                       for leaf in search.best_row.outputs]
         (folder / bundle.REPRO).write_text(bundle.repro_source(module, settings, tolerances,
-                                                               shown, about),
+                                                               shown, about, profile.jit),
                                            encoding="utf-8")
 
         # What the fresh rows are read with, taken now so that the graph need not wait with them.

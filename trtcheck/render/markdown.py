@@ -129,7 +129,11 @@ def _accuracy(record: Record) -> str:
     if not rows:
         return ""
     note = f"\n\n{NONFINITE_NOTE}" if any(warned(r) for r in record.rows) else ""
-    return f"## Accuracy\n\n{_table(headers, rows)}{note}"
+    # what an untimed row's compile did (graph breaks): a timed row's is under Latency
+    remarks = "".join(f"\n\n- {md(r.case_id)} · {_backend(r)} · {md(r.profile)}: "
+                      f"{md(r.evidence.remark)}"
+                      for r in record.rows if r.latency is None and r.evidence.remark)
+    return f"## Accuracy\n\n{_table(headers, rows)}{note}{remarks}"
 
 
 def _latency(record: Record) -> str:

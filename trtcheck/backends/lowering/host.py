@@ -12,6 +12,10 @@ is why this is a separate process), imports ``torch_tensorrt`` and serves reques
   stand-in (converters, builder, runtime), its engines called once on ``example`` to read the
   dtypes they hand back (:mod:`.converted`). The module is kept under ``key`` in place of the one
   before (a compiled module serves one row); the reply is the evidence;
+- ``("jit", key, module_bytes, zoo_file, options, calls)``: Torch-TensorRT's torch.compile
+  front-end on the user's module through the behaving stand-in (:mod:`.torch_compile`): the
+  case's zoo file imported here first, the module unpickled, compiled and called at each of
+  ``calls``; kept under ``key`` like a compile's;
 - ``("call", key, args, kwargs)``: runs the kept module with PyTorch; the reply is
   ``(outputs, (args, kwargs))``, the inputs as they are after the call.
 
@@ -34,7 +38,7 @@ from typing import Any, NoReturn
 
 import torch
 
-from trtcheck.backends.lowering import converted, dryrun
+from trtcheck.backends.lowering import converted, dryrun, torch_compile
 from trtcheck.backends.lowering.release import Rejected, Release, load
 from trtcheck.backends.lowering.trt.network import standin_gap
 from trtcheck.errors import PredictionGap
@@ -91,6 +95,10 @@ def _handle(request: tuple[Any, ...], release: Release, modules: dict[int, Any])
         module, evidence = dryrun.compiled(release, program, call, settings, device) if graph_level else \
             converted.compiled(release, program, call, settings, device, example)
         modules[key] = module
+        return evidence
+    if kind == "jit":
+        modules.clear()
+        modules[key], evidence = torch_compile.compiled(*rest)
         return evidence
     args, kwargs = rest  # "call"
     if key not in modules:

@@ -10,6 +10,7 @@ and engine, through the behaving stand-in); :mod:`.host` serves them.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import importlib.util
 import inspect
@@ -80,8 +81,10 @@ def load(code_dir: str, behaving: bool = False) -> tuple[ModuleType, dict[str, A
         ttrt_standin.shim_device(ttrt)
     parameters = [p.name for p in inspect.signature(ttrt.dynamo.compile).parameters.values()
                   if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    options = [f.name for f in dataclasses.fields(ttrt.dynamo.CompilationSettings)]
     trt = sys.modules.get("tensorrt")
-    return ttrt, {"version": str(ttrt.__version__), "parameters": parameters, "standin": standin,
+    return ttrt, {"version": str(ttrt.__version__), "parameters": parameters, "options": options,
+                  "standin": standin,
                   "tensorrt": getattr(trt, "__version__", None),
                   "tensorrt_names": list(getattr(trt, "TOUCHED", [])),
                   "import_s": time.perf_counter() - started}
