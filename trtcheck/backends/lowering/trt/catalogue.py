@@ -95,11 +95,6 @@ def network_method(fn: F) -> F:
     return fn
 
 
-def entry(layer_: ILayer) -> Entry:
-    """The catalogue's entry of ``layer_``'s class."""
-    return LAYERS[type(layer_)]
-
-
 def exports() -> dict[str, type[ILayer]]:
     """Every registered layer class by the name ``tensorrt`` exports it as."""
     return {e.export: e.cls for e in LAYERS.values()}
