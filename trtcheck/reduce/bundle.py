@@ -82,8 +82,8 @@ class Ran:
             EMULATED: f"Predicted, not measured on TensorRT: {found}, trtcheck's own "
                       "implementation of Torch-TensorRT's documented rules; no Torch-TensorRT code "
                       f"ran. The settings below are the row's profile as {release} takes them.",
-            PYTORCH: f"{found}, PyTorch's own (no Torch-TensorRT code ran). The settings below "
-                     f"are the row's profile as {release} takes them.",
+            PYTORCH: f"Measured on PyTorch, not on TensorRT: {found} (no Torch-TensorRT code "
+                     f"ran). The settings below are the row's profile as {release} takes them.",
         }[self.level]
 
     def tensorrt_line(self) -> str:
