@@ -338,7 +338,8 @@ def title(sig: Signature, row: Row, ops: Sequence[str]) -> str:
     if sig.mismatch == "inputs":
         return "inputs changed by the compiled module"
     failing = next((leaf for leaf in row.outputs if not leaf.get("passed", True)), {})
-    what = f"{_WRONG.get(sig.mismatch or '', 'a wrong result from')} {sig.op or _ops(ops)}"
+    # the reduced graph's ops: the first diverging one may be a view after the op at fault
+    what = f"{_WRONG.get(sig.mismatch or '', 'a wrong result from')} {_ops(ops or [sig.op or ''])}"
     return _one_line(f"{what}: {_how_it_differs(sig.mismatch, failing)}" if failing else what)
 
 
@@ -376,7 +377,7 @@ def _how_it_differs(kind: str | None, leaf: Mapping[str, Any]) -> str:
 
 
 def _ops(ops: Sequence[str]) -> str:
-    distinct = list(dict.fromkeys(ops))
+    distinct = [op for op in dict.fromkeys(ops) if op]
     if not distinct:
         return "graph"
     if len(distinct) > 3:

@@ -5,7 +5,6 @@ all in this process (the CLI's runs are tests/e2e/test_reduce.py's)."""
 from __future__ import annotations
 
 import runpy
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -290,18 +289,11 @@ def test_a_replay_feeds_the_case_s_own_inputs_through_random_weights() -> None:
 # -- on Torch-TensorRT 2.13.0's converters, in this process ---------------------------------------
 
 
-@pytest.fixture(scope="module")
-def everyday(tmp_path_factory: pytest.TempPathFactory, ttrt_releases: dict[str, Path]
-             ) -> Iterator[tuple[dict[str, dict[str, Any]], LoweringBackend]]:
-    """The everyday zoo's rows on 2.13.0's converters, each reduced here and its bundle run again
-    as ``trtcheck reduce``'s fresh check runs it (in this process, on the same host): each
-    reduction by case name, and the backend, its host kept for the tests."""
-    out = tmp_path_factory.mktemp("everyday")
-    opts = Options(paths=(ZOO / "everyday.py",), out=out, backends=("lowering",),
-                   torch_tensorrt=("2.13.0",), timing=bundle.QUICK, isolate=False)
-    backend = LoweringBackend("2.13.0")
-    executor = InProcessExecutor(opts, {"lowering": backend})
-    reducer = Reducer(opts, {"lowering": backend}, executor, Limits(), {"torch": torch.__version__})
+def _reduce_all(opts: Options, executor: InProcessExecutor) -> dict[str, dict[str, Any]]:
+    """Every row of ``opts``'s zoo, each reduced here and its bundle run again as ``trtcheck
+    reduce``'s fresh check runs it (in this process, on the executor's backends): each reduction
+    by case name, with its row and its bundle's folder."""
+    reducer = Reducer(opts, executor.backends, executor, Limits(), {"torch": torch.__version__})
     done = {}
     try:
         for case in collect(opts).cases:
@@ -312,15 +304,28 @@ def everyday(tmp_path_factory: pytest.TempPathFactory, ttrt_releases: dict[str, 
                     found.folder / bundle.ZOO_FILE, case)
                 found = {**found.finish([fresh], None), "folder": found.folder}
             done[case.spec.name] = {**found, "row": row}
-        yield done, backend
     finally:
         reducer.close()
-        executor.close()
+    return done
 
 
 @pytest.mark.slow
-def test_everyday_rows_reduce_to_bundles_that_reproduce_and_say_what_failed(everyday) -> None:
-    done, _ = everyday
+def test_everyday_rows_reduce_to_bundles_that_reproduce_and_only_under_their_settings(
+        tmp_path: Path, ttrt_releases: dict[str, Path]) -> None:
+    """One lowering host for the four rows (a test each would start one each): position ids
+    (the builder refuses FLOAT indices), an int64 hash, a NaN where eager has none, an error
+    at run; then the hash's repro under Torch-TensorRT's defaults and under its SETTINGS."""
+    opts = Options(paths=(ZOO / "everyday.py",), out=tmp_path, backends=("lowering",),
+                   torch_tensorrt=("2.13.0",), timing=bundle.QUICK, isolate=False)
+    backend = LoweringBackend("2.13.0")
+    executor = InProcessExecutor(opts, {"lowering": backend})
+    try:
+        _check_everyday(_reduce_all(opts, executor), backend)
+    finally:
+        executor.close()
+
+
+def _check_everyday(done: dict[str, dict[str, Any]], backend: LoweringBackend) -> None:
     ids = done["position_ids"]
     assert ids["row"].stage == "compile" and ids["reproduced"] is True, ids
     # random inputs index the embedding at -1 (eager fails): the case's own inputs are held
@@ -342,14 +347,10 @@ def test_everyday_rows_reduce_to_bundles_that_reproduce_and_say_what_failed(ever
     assert at_run["reduced_nodes"] < at_run["original_nodes"]
     assert "at run, in the compiled" in (at_run["folder"] / "ISSUE.md").read_text().splitlines()[0]
 
-
-@pytest.mark.slow
-def test_a_repro_fails_under_its_settings_and_not_under_torch_tensorrt_s_defaults(everyday) -> None:
-    """The int64 hash reduces to one node: at Torch-TensorRT's default min_block_size of 5 it
-    never reaches a converter and matches eager; under the bundle's SETTINGS (the row's profile,
-    min_block_size 1) its converter makes 2654435761 an int32 constant and fails. Run as
-    repro.py compiles it, on the release's own code over the stand-in."""
-    done, backend = everyday
+    # The hash reduces to one node: at Torch-TensorRT's default min_block_size of 5 it never
+    # reaches a converter and matches eager; under the bundle's SETTINGS (the row's profile,
+    # min_block_size 1) its converter makes 2654435761 an int32 constant and fails. Compiled as
+    # repro.py compiles it, by the release's own code over the stand-in.
     hashed = done["int64_hash"]
     assert (hashed["reduced_nodes"], hashed["reproduced"]) == (1, True), hashed
     script = runpy.run_path(str(hashed["folder"] / bundle.REPRO), run_name="repro")
@@ -359,9 +360,9 @@ def test_a_repro_fails_under_its_settings_and_not_under_torch_tensorrt_s_default
     expected = module(*inputs)
     blob, _ = sendable(torch.export.export(module, inputs))
     call = call_arguments((2, 13), inputs, {}, "cpu")
-    host = backend.host(locate("2.13.0"))
+    host = backend.host(locate("2.13.0"))  # the host the reductions ran on
     compiled, _ = host.compile(blob, call, {}, "cpu", False, (inputs, {}))
     for got, want in zip(compiled(*inputs), expected, strict=True):
         assert torch.equal(got, want)  # Torch-TensorRT's defaults: no failure to see
-    with pytest.raises(RuntimeError, match="value cannot be converted to type int32 without overflow"):
+    with pytest.raises(RuntimeError, match="cannot be converted to type int32 without overflow"):
         host.compile(blob, call, script["SETTINGS"], "cpu", False, (inputs, {}))
