@@ -29,10 +29,10 @@ import signal
 import subprocess
 import sys
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import IO, Any, NoReturn
+from typing import IO, Any, NoReturn, Protocol
 
 # How long a fresh child may take to start before its first piece of work (Python, torch and
 # trtcheck's modules on a busy machine), at least: that time is never counted against a zoo
@@ -128,14 +128,35 @@ def send_or_start(child: Child | None, start: Callable[[], Child], message: Any)
     return fresh
 
 
+class Proc(Protocol):
+    """A child process as :class:`subprocess.Popen` shows it, or a forked one
+    (:class:`trtcheck.forkserver.Forked`)."""
+
+    pid: int
+
+    def poll(self) -> int | None: ...
+    def wait(self, timeout: float | None = None) -> int: ...
+    def send_signal(self, sig: int) -> None: ...
+
+
+class Starter(Protocol):
+    """What forks children from a warm parent (:class:`trtcheck.forkserver.ForkServer`):
+    None when it will not, and the child then starts afresh."""
+
+    def start(self, target: str, args: Sequence[str], pipes: tuple[int, int],
+              log: IO[str] | int, env: Mapping[str, str] | None) -> Proc | None: ...
+
+
 class Child:
-    """The parent's side of one child process."""
+    """The parent's side of one child process: a fresh interpreter, or one forked by
+    ``server`` when it is given and forks."""
 
     def __init__(self, target: str, *args: str, log: IO[str] | int = subprocess.DEVNULL,
-                 env: Mapping[str, str] | None = None) -> None:
+                 env: Mapping[str, str] | None = None, server: Starter | None = None) -> None:
         to_child_r, to_child_w = os.pipe()
         to_parent_r, to_parent_w = os.pipe()
-        self.proc = subprocess.Popen(
+        forked = server.start(target, args, (to_child_r, to_parent_w), log, env) if server else None
+        self.proc: Proc = forked or subprocess.Popen(
             python_command(target, str(to_child_r), str(to_parent_w), str(os.getpid()), *args),
             pass_fds=(to_child_r, to_parent_w), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
             env=child_env(env), start_new_session=True,

@@ -94,7 +94,7 @@ def test_actionlint_on_the_workflows_and_the_readme(tmp_path: Path) -> None:
     actionlint = tool("actionlint")
     examples = readme_workflows()
     assert set(examples) == {"minimal", "two-job", "workflow-run", "one-job", "baseline", "ab",
-                             "matrix", "gpu-ngc", "gpu-venv", "gpu-conda", "gpu-empty"}
+                             "matrix", "gpu-ngc", "gpu-venv", "gpu-conda", "gpu-empty", "pytest"}
     for name, text in examples.items():
         (tmp_path / f"readme-{name}.yml").write_text(text)
     files = [str(p) for p in WORKFLOWS] + sorted(str(p) for p in tmp_path.iterdir())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -47,6 +47,13 @@ def instantiate(opts: Options) -> dict[str, Backend]:
         else:
             made[name] = REGISTRY[name]()
     return made
+
+
+def preloads(names: Iterable[str]) -> tuple[str, ...]:
+    """The modules the named backends (``lowering@VERSION`` among them) import before their
+    first case, in order, once each."""
+    return tuple(dict.fromkeys(m for name in names
+                               for m in REGISTRY[BackendRef.parse(name).name].preload))
 
 
 @contextmanager
@@ -138,4 +145,5 @@ __all__ = [
     "get",
     "instantiate",
     "lowering_label",
+    "preloads",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -75,6 +76,9 @@ class Backend(ABC):
     ``uses_profiles`` (False: one row per case) are read from it."""
 
     traits: ClassVar[Traits]
+    # Modules its compile needs, imported before the first case rather than in it, and by a
+    # fork server once for all the processes it forks.
+    preload: ClassVar[tuple[str, ...]] = ()
     name: ClassVar[str]
     kind: ClassVar[Kind]
     uses_profiles: ClassVar[bool]
@@ -100,8 +104,11 @@ class Backend(ABC):
     def compile(self, job: CompileJob) -> Compiled:
         """Compile; raise :class:`Unsupported` for a known limitation."""
 
-    def activate(self) -> None:  # noqa: B027 (an optional hook)
-        """Before the first case of a run: acquire what the backend keeps across cases."""
+    def activate(self) -> None:
+        """Before the first case of a run: import :attr:`preload`, and acquire what the backend
+        keeps across cases (a subclass that does calls this too)."""
+        for module in self.preload:
+            importlib.import_module(module)
 
     def deactivate(self) -> None:  # noqa: B027 (an optional hook)
         """After the last case: release it (a child process, say)."""

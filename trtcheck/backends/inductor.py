@@ -10,6 +10,7 @@ from contextlib import contextmanager
 
 import torch
 
+from trtcheck.backends import graph_breaks
 from trtcheck.backends.base import Backend, Compiled, CompileJob
 from trtcheck.core.traits import TRAITS
 from trtcheck.results.rows import Evidence
@@ -23,23 +24,25 @@ _PATH = re.compile(r"""(['"])/[^'"\n]*\1""")
 
 class InductorBackend(Backend):
     traits = TRAITS["inductor"]
-
-    def activate(self) -> None:
-        """Import inductor's compiler with the worker's start (seconds: 8 on an H200 beside
-        torch's 3), not in the first case's compile."""
-        import torch._inductor.compile_fx  # noqa: F401
+    # inductor's compiler: seconds to import (8 on an H200 beside torch's 3)
+    preload = ("torch._inductor.compile_fx",)
 
     def compile(self, job: CompileJob) -> Compiled:
         fn = torch.compile(job.model, backend="inductor")
         # torch.compile is lazy: one call here so compile time lands in the compile stage.
         args, kwargs = clone((job.args, job.kwargs))
-        with output_code() as sources, torch.no_grad():
+        with output_code() as sources, graph_breaks.watch() as breaks, torch.no_grad():
             fn(*args, **kwargs)
-        details = {"compiled_as": HOW}
+        broke = graph_breaks.summary(breaks)
+        details: dict[str, object] = {"compiled_as": HOW, "graphs": len(sources),
+                                      "graph_breaks": [b.describe() for b in breaks]}
         code = code_hash(sources)
         if code:
             details["code_hash"] = code
-        return Compiled(fn, Evidence(notes=[f"inductor: {HOW}"], details=details))
+            remark = broke
+        else:  # every call runs eager's kernels: the row's figures are not inductor's
+            remark = f"inductor compiled nothing: {broke or 'Dynamo handed it no graph'}"
+        return Compiled(fn, Evidence(notes=[f"inductor: {HOW}"], details=details, remark=remark))
 
 
 @contextmanager

@@ -20,7 +20,8 @@ Value = Callable[[str], tuple[Any, str]]  # a setting's value and where it came 
 class ABSettings:
     """``start`` processes a side, then ``STEP`` more at a time for undecided rows up to
     ``cap``, none started after ``budget_s``; ``alpha`` the zoo-wide false-alarm rate;
-    ``seed`` the row order's (None: drawn and recorded); ``caches`` each backend's compile cache."""
+    ``seed`` the row order's (None: drawn and recorded); ``caches`` each backend's compile cache;
+    ``fork`` whether the processes fork from a warm parent (:mod:`trtcheck.forkserver`)."""
 
     start: int
     cap: int
@@ -28,6 +29,7 @@ class ABSettings:
     alpha: float
     seed: int | None
     caches: Mapping[str, str]
+    fork: bool = True
 
     def cache(self, backend: str) -> str:
         """``shared`` or ``private``: the compile cache of a backend (``inductor``, ``tensorrt``)."""
@@ -35,7 +37,8 @@ class ABSettings:
 
     def to_dict(self) -> dict[str, Any]:
         return {"start": self.start, "cap": self.cap, "step": STEP, "budget_s": self.budget_s,
-                "alpha": self.alpha, "seed": self.seed, "compile_cache": dict(self.caches)}
+                "alpha": self.alpha, "seed": self.seed, "compile_cache": dict(self.caches),
+                "fork": self.fork}
 
 
 def resolve(value: Value, name: Callable[[str, str], str]) -> ABSettings:
@@ -64,7 +67,7 @@ def resolve(value: Value, name: Callable[[str, str], str]) -> ABSettings:
                               f"{' or '.join(CACHE_MODES)}")
         caches[backend] = mode
     return ABSettings(int(start), int(cap), float(budget), float(alpha), value("ab_seed")[0],
-                      caches)
+                      caches, bool(value("ab_fork")[0]))
 
 
 

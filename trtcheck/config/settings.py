@@ -31,6 +31,9 @@ CHOICE_OF_TORCH_TENSORRT = "PATH|VERSION"
 RUN, SELECT, ANALYZE, DIFF, REDUCE, AB = "run", "select", "analyze", "diff", "reduce", "ab"
 # The commands that run cases: a setting takes all three unless its entry names fewer.
 RUNS = (RUN, AB, REDUCE)
+# The pytest plugin (``pytest --trtcheck``): it takes the settings whose entry names it, each
+# under its flag with the ``--trtcheck-`` prefix; selection, workers and the exit code are pytest's.
+PYTEST = "pytest"
 _COLLECTS = (RUN, ANALYZE, SELECT, REDUCE, AB)
 
 SAME = object()  # Setting.undecided: Options holds the default itself
@@ -92,34 +95,36 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("backends", list, [], "Backend to run (repeatable): " + ", ".join(NAMES)
             + " [tensorrt where it runs, else lowering where Torch-TensorRT's code is found or "
               "fetched, else emulate].", flag="--backend", multiple=True, metavar="NAME",
-            action="backends", rows=True),
+            action="backends", rows=True, commands=(*RUNS, PYTEST)),
     Setting("torch_tensorrt", list, [], "The Torch-TensorRT code the lowering backend runs: a "
             "wheel, an unpacked release or a version (repeatable: one set of lowering@VERSION "
             "rows per release) [the installed one, else the release for this torch].",
-            flag="--torch-tensorrt", multiple=True, metavar=CHOICE_OF_TORCH_TENSORRT, rows=True),
+            flag="--torch-tensorrt", multiple=True, metavar=CHOICE_OF_TORCH_TENSORRT, rows=True,
+            commands=(*RUNS, PYTEST)),
     Setting("lowering_dryrun", bool, False, "The lowering backend stops at Torch-TensorRT's "
             "dryrun: its lowering and partitioning only, each TensorRT block run by PyTorch, "
             "faster and blind to the converters and the engine [false: the release's real compile "
-            "through the TensorRT stand-in].", flag="--lowering-dryrun", rows=True),
+            "through the TensorRT stand-in].", flag="--lowering-dryrun", rows=True,
+            commands=(*RUNS, PYTEST)),
     Setting("run_profiles", list, ["default"], "Settings profile (repeatable) [default].",
             flag="--profile", multiple=True, metavar="NAME", action="profiles", field="profiles",
-            rows=True),
+            rows=True, commands=(*RUNS, PYTEST)),
     Setting("variants", list, [], "Only these variants (repeatable) [all].", flag="--variant",
-            multiple=True, metavar="NAME", action="variants", commands=(SELECT,), rows=True),
+            multiple=True, metavar="NAME", action="variants", commands=(SELECT, PYTEST), rows=True),
     Setting("keyword", str, None, "Select cases by expression, like pytest -k: substrings of the "
             "case id or tags, with and, or, not, parentheses.", config=False, flag="-k",
             metavar="EXPR", commands=(SELECT,), rows=True),
     Setting("config", Path, None, "Config file [the nearest trtcheck.toml, or pyproject.toml "
             "with [tool.trtcheck], at or above the first path].", config=False, flag="--config",
-            metavar="FILE", action="config", commands=(SELECT,), field="config_file"),
+            metavar="FILE", action="config", commands=(SELECT, PYTEST), field="config_file"),
     Setting("out", Path, "trtcheck-report", "Report directory [trtcheck-report].", flag="--out",
-            metavar="DIR", action="out", commands=(*RUNS, ANALYZE)),
+            metavar="DIR", action="out", commands=(*RUNS, ANALYZE, PYTEST)),
     Setting("device", str, "auto", "cpu, cuda, cuda:N, a list of GPUs cuda:0,cuda:1 (one worker "
             "each) or auto [auto: cuda when available].", flag="--device", metavar="DEV",
-            action="device", rows=True, undecided="cpu"),
+            action="device", rows=True, undecided="cpu", commands=(*RUNS, PYTEST)),
     Setting("isolate", bool, True, "Run each case in a worker subprocess [isolate]; --no-isolate "
             "runs them in-process, for debugging (no timeouts).", flag="--isolate/--no-isolate",
-            commands=(RUN, REDUCE)),
+            commands=(RUN, REDUCE, PYTEST)),
     Setting("workers", int, None, "Isolated workers running cases at once [1; on CUDA one per "
             "listed GPU, never two cases timed on one GPU].", flag="--workers", metavar="N",
             undecided=1, commands=(RUN,)),
@@ -131,17 +136,17 @@ SETTINGS: tuple[Setting, ...] = (
             "shards by count].", flag="--baseline", metavar="FILE", action="baseline",
             commands=(RUN,)),
     Setting("cache_dir", Path, None, "Torch-TensorRT engine cache directory; turns the engine "
-            "cache on [none].", flag="--cache-dir", metavar="DIR", commands=(RUN,)),
+            "cache on [none].", flag="--cache-dir", metavar="DIR", commands=(RUN, PYTEST)),
     Setting("engine_cache", bool, None, "Torch-TensorRT's engine cache: build engines "
             "refittable, save and reuse them [on when cache_dir is set].",
-            flag="--cache/--no-cache", rows=True, undecided=False, commands=(RUN,)),
+            flag="--cache/--no-cache", rows=True, undecided=False, commands=(RUN, PYTEST)),
     Setting("timeout", (int, float), None, "Seconds per case before it is stopped (time spent "
             "waiting for another trtcheck on the device not counted), and per zoo file's import "
             "[900 on CUDA, 300 on CPU].", flag="--timeout", metavar="S",
-            commands=(SELECT,), undecided=300.0),
+            commands=(SELECT, PYTEST), undecided=300.0),
     Setting("memory_limit_mb", int, None, "Address-space limit of the worker, in MiB (CPU runs "
             "only) [none].", flag="--memory-limit", metavar="MIB",
-            field="memory_limit", commands=(RUN, AB)),
+            field="memory_limit", commands=(RUN, AB, PYTEST)),
     Setting("resume", bool, False, "Skip cases already recorded in OUT/results.jsonl, and say "
             "how many; other options than the run it resumes exit 2, naming the first.",
             config=False, flag="--resume", commands=(RUN,)),
@@ -173,6 +178,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("ab_seed", int, None, "trtcheck ab: the seed of the order of rows in each process "
             "[random, recorded].", config=False, flag="--seed", metavar="N", commands=(AB,),
             field="ab"),
+    Setting("ab_fork", bool, True, "trtcheck ab: fork each measurement process from a server "
+            "that has imported torch, inductor and trtcheck once, each still fresh where it "
+            "counts (its own CUDA context, allocator, kernel choices and compile state); "
+            "--no-fork starts a new interpreter for each [true].", flag="--fork/--no-fork",
+            commands=(AB,), field="ab"),
     Setting("compile_cache", list, [], "trtcheck ab: BACKEND=shared (one compile cache for the "
             "job) or BACKEND=private (one per process), repeatable [inductor=shared, "
             "tensorrt=shared].", flag="--compile-cache", multiple=True,
@@ -183,11 +193,11 @@ SETTINGS: tuple[Setting, ...] = (
             flag="--allow-skipped", commands=(RUN, AB)),
     Setting("nan", NAN_POLICIES, "warn", "NaN or Inf in eager's or the backend's output: warn "
             "(matching ones pass, marked ⚠, the counts in every report) or fail every such row "
-            "[warn].", flag="--nan", action="nan", rows=True, commands=(RUN, AB)),
+            "[warn].", flag="--nan", action="nan", rows=True, commands=(RUN, AB, PYTEST)),
     Setting("fallback", FALLBACKS, None, "No backend named and lowering's code neither cached "
             "nor fetchable: emulate runs instead (every report's headline says so), or none: "
             "exit 2 with the fix [none when CI is set, else emulate].", flag="--fallback",
-            undecided="emulate", commands=(RUN, AB)),
+            undecided="emulate", commands=(RUN, AB, PYTEST)),
     Setting("reduce", bool, False, "After the run, reduce each failing row to the smallest graph "
             "that fails the same way, a bundle each under OUT/repro/ (the verdict stays the "
             "run's) [false].", flag="--reduce/--no-reduce", action="reduce", commands=(RUN,)),
@@ -203,7 +213,7 @@ SETTINGS: tuple[Setting, ...] = (
             "sharing [false].", flag="--keep-real-values", commands=(RUN, REDUCE)),
     Setting("time_predictions", bool, False, "Time the rows of prediction backends (lowering, "
             "emulate) too: PyTorch running a rewritten graph, shown apart, never a speedup "
-            "[false].", flag="--time-predictions", rows=True, commands=(RUN, AB)),
+            "[false].", flag="--time-predictions", rows=True, commands=(RUN, AB, PYTEST)),
     Setting("strict_xfail", bool, False, "An xpass (a declared expected failure that passed) "
             "fails the run [false].", rows=True),
     Setting("dtype_drift", bool, True, "After the comparison, call the compiled module once more "

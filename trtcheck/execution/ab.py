@@ -25,13 +25,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from trtcheck import forkserver
+from trtcheck.backends import preloads
 from trtcheck.config.ab import STEP
 from trtcheck.config.options import Options
 from trtcheck.core.traits import Kind
 from trtcheck.errors import UsageError
-from trtcheck.execution.isolate import IsolatedExecutor
+from trtcheck.execution.isolate import WORKER, IsolatedExecutor
 from trtcheck.execution.probe import describe, git
 from trtcheck.execution.run import Collection, collect
+from trtcheck.forkserver import ForkServer
 from trtcheck.results import ab
 from trtcheck.results.ab import SIDES, Decision, Level, ProcessFigure
 from trtcheck.results.metrics import MAX_REL
@@ -145,15 +148,16 @@ def cache_setup(opts: Options, process: int, caches: Path) -> tuple[Options, dic
 
 
 def run_process(tree: Tree, opts: Options, backends: Mapping[str, BackendTraits],
-                process: Process, wanted: set[str] | None, caches: Path, log: Path) -> Process:
-    """One fresh worker: collect ``tree``'s zoo, run the ``wanted`` cases (all: None) in an
-    order shuffled with the process's seed, and stop it."""
+                process: Process, wanted: set[str] | None, caches: Path, log: Path,
+                server: ForkServer | None = None) -> Process:
+    """One fresh worker (forked by ``server`` where it forks): collect ``tree``'s zoo, run the
+    ``wanted`` cases (all: None) in an order shuffled with the process's seed, and stop it."""
     # The first process of each side gives the side's rows, with every check; the others
     # give figures and their comparison with eager, without the export where no backend
     # compiles from it, the analysis and the dtype drift check (a second compile).
     popts, env = cache_setup(replace(opts, paths=tree.paths, figures_only=process.index >= 2,
                                      kernels=True), process.index, caches)
-    executor = IsolatedExecutor(popts, backends, log, env)
+    executor = IsolatedExecutor(popts, backends, log, env, server=server)
     try:
         collection: Collection = collect(popts, executor)
         cases = [c for c in collection.cases if wanted is None or c.case_id in wanted]
@@ -207,6 +211,7 @@ class Job:
     work: Path
     say: Say
     seed: int
+    server: ForkServer | None = None
     processes: list[Process] = field(default_factory=list)
 
     def run(self, count: int, wanted: set[str] | None) -> None:
@@ -218,7 +223,10 @@ class Job:
             tree = self.trees[side]
             if tree.paths:
                 run_process(tree, self.opts, self.backends, process, wanted,
-                            self.work / "caches", self.opts.out / "worker.log")
+                            self.work / "caches", self.opts.out / "worker.log", self.server)
+            if self.server is not None and self.server.refused:
+                self.say(f"ab: processes start a new interpreter from now on: {self.server.refused}")
+                self.server = None
             self.processes.append(process)
             most = sorted(process.wall_parts.items(), key=lambda kv: -kv[1])[:2]
             self.say(f"ab: process {index + 1} ({side}{', ' + tree.ref if tree.ref else ''}): "
@@ -270,11 +278,12 @@ def run_ab(opts: Options, backends: Mapping[str, BackendTraits], base_ref: str,
     seed = settings.seed if settings.seed is not None else random.SystemRandom().randrange(2**31)
     started = time.monotonic()
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    with tempfile.TemporaryDirectory(prefix="trtcheck-ab-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="trtcheck-ab-") as tmp, \
+            warm_parent(opts, say) as server:
         work = Path(tmp)
         with checkout(top, "base", base_ref, paths, work) as base, \
                 checkout(top, "head", head_ref, paths, work) as head:
-            job = Job(opts, backends, {"base": base, "head": head}, work, say, seed)
+            job = Job(opts, backends, {"base": base, "head": head}, work, say, seed, server)
             predictions = all(b.kind is not Kind.MEASURED for b in backends.values())
             job.run(2 if predictions else 2 * settings.start, None)
             base_rec, head_rec = job.record("base"), job.record("head")
@@ -307,6 +316,25 @@ def run_ab(opts: Options, backends: Mapping[str, BackendTraits], base_ref: str,
                  for k, per in figures.items()],
     }
     return head_rec
+
+
+@contextmanager
+def warm_parent(opts: Options, say: Say) -> Iterator[ForkServer | None]:
+    """The job's fork server, importing torch, trtcheck's worker and what the backends preload
+    while the trees are checked out; None where the processes start a new interpreter each."""
+    why = forkserver.unavailable() if opts.ab.fork else "--no-fork"
+    if why:
+        say(f"ab: each process starts a new interpreter: {why}")
+        yield None
+        return
+    opts.out.mkdir(parents=True, exist_ok=True)
+    with (opts.out / "worker.log").open("a", encoding="utf-8", errors="replace") as log:
+        server = ForkServer(("torch", WORKER, *preloads(opts.backends)), log)
+    say("ab: processes fork from a parent that imports torch, inductor and trtcheck once")
+    try:
+        yield server
+    finally:
+        server.close()
 
 
 def _kernel_sets(per: Mapping[str, list[ProcessFigure]], names: Mapping[str, Any],

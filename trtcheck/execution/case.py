@@ -16,6 +16,7 @@ from trtcheck.config.options import Options
 from trtcheck.core.profiles import Tolerance
 from trtcheck.core.traits import Kind
 from trtcheck.errors import Unsupported
+from trtcheck.execution import process_state
 from trtcheck.execution.events import Item, StageHook, no_hook
 from trtcheck.execution.probe import kernel_settings
 from trtcheck.execution.stages import STEADY_BACKEND, STEADY_EAGER, StageError, Stages
@@ -112,8 +113,11 @@ def iter_rows(case: Case, opts: Options, backends: Mapping[str, Backend],
               hook: StageHook = no_hook) -> Iterator[Item]:
     """The case's analysis, then its rows as each slot finishes; ``hook`` hears each stage start.
 
-    The last row is held until the case has released its model and inputs, and notes GPU
-    memory the case left allocated."""
+    The case starts from the process-global state this process had before its first case
+    (:mod:`trtcheck.execution.process_state`), whatever the cases before it changed. The last row is
+    held until the case has released its model and inputs, and notes GPU memory the case left
+    allocated."""
+    process_state.fresh().restore()
     full = in_full(case)
     if isinstance(full, ImportFailure):
         yield from import_failed(case, plan(backends, opts.profiles), full)
@@ -156,6 +160,7 @@ def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
             require_tensors(expected)
             eager = Eager(module, inputs_changed(inputs, eager_in), state, tuple(state.changed()))
             eager.restore()  # export, and every backend, start from the state eager started from
+            at_eager = process_state.take()  # and each slot from the process state eager ran in
         program, others, shapes = None, [], STATIC
         if needs_program(case, opts, backends):
             with stages.stage("export"):
@@ -184,7 +189,8 @@ def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
         slot_before = memory.in_use(opts.device)
         example = AtShape(shapes.sets[0], (job.args, job.kwargs), expected, eager_in)
         run = SlotRun(case, eager, opts, stages.for_slot(slot), shapes, (example, *others),
-                      truncate_double=bool(slot.profile and slot.profile.truncate_double))
+                      truncate_double=bool(slot.profile and slot.profile.truncate_double),
+                      process=at_eager)
         outcome = _run_backend(run, backend, job)
         outcome = replace(outcome, memory=_slot_memory(outcome.memory, slot, slot_before,
                                                        opts.device))
@@ -320,6 +326,7 @@ class SlotRun:
     shapes: ShapePlan
     at: Sequence[AtShape]  # the example shape first, then the others
     truncate_double: bool
+    process: process_state.Snapshot  # the process-global state eager ran in
 
 
 def _run_backend(run: SlotRun, backend: Backend, job: CompileJob) -> SlotOutcome:
@@ -331,6 +338,7 @@ def _run_backend(run: SlotRun, backend: Backend, job: CompileJob) -> SlotOutcome
     narrowing = TRUNCATE_DOUBLE if run.truncate_double else NO_NARROWING
     try:
         run.eager.restore()
+        run.process.restore()  # what an earlier slot's backend changed, its compiles among it
         with stages.stage("compile"):
             compiled = backend.compile(job)
         evidence, engine = compiled.evidence, compiled.memory
@@ -338,6 +346,7 @@ def _run_backend(run: SlotRun, backend: Backend, job: CompileJob) -> SlotOutcome
         example, *others = run.at
         result, judged, backend_in, actual = _run_and_compare(compiled, example, pick,
                                                               narrowing, stages)
+        judged.note(evidence.remark)
         for at in others:
             if not judged.passed:
                 break

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from trtcheck.config.options import Options
 from trtcheck.core.traits import NO_BACKEND
 from trtcheck.execution.events import Item, StageHook, no_hook
-from trtcheck.process import STARTUP_S, Child, ended, send_or_start
+from trtcheck.process import STARTUP_S, Child, Starter, ended, send_or_start
 from trtcheck.results.rows import BackendTraits, Row, plan, rows_for
 from trtcheck.status import Status
 from trtcheck.zoo.cases import Case
@@ -58,13 +58,16 @@ class IsolatedExecutor:
 
     Its first worker is the zoo collector's child (:meth:`collector`), which then holds the
     zoo's files imported already; with ``start``, one starts at once instead, so that it
-    imports torch while the cases are collected."""
+    imports torch while the cases are collected. With a ``server``, each worker is forked from
+    it where it forks (``trtcheck ab``'s processes)."""
 
     def __init__(self, opts: Options, backends: Mapping[str, BackendTraits], log_path: Path,
-                 env: Mapping[str, str] | None = None, *, start: bool = False) -> None:
+                 env: Mapping[str, str] | None = None, *, start: bool = False,
+                 server: Starter | None = None) -> None:
         self.opts = opts
         self.backends = backends
         self.env = env
+        self.server = server
         log_path.parent.mkdir(parents=True, exist_ok=True)
         self.log_path = log_path
         self.log = log_path.open("a+", encoding="utf-8", errors="replace")
@@ -75,11 +78,11 @@ class IsolatedExecutor:
     def collector(self) -> Collector:
         """A zoo collector whose last child becomes this executor's worker."""
         return Collector(self.opts.timeout, target=WORKER, log=self.log, env=self.env,
-                         adopt=self._adopt)
+                         adopt=self._adopt, server=self.server)
 
     def _spawn(self) -> Child:
         self.timeline.mark("interpreter")
-        return self._configure(Child(WORKER, log=self.log, env=self.env))
+        return self._configure(Child(WORKER, log=self.log, env=self.env, server=self.server))
 
     def _adopt(self, child: Child) -> None:
         """Take ``child`` (the collector's last child, or the worker itself under new options)

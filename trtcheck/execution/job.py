@@ -47,6 +47,16 @@ def prepare(opts: Options) -> Options:
     return opts
 
 
+def loaded(opts: Options) -> Mapping[str, Any]:
+    """The backends a run's executor is given (:func:`trtcheck.execution.run.start`): isolated,
+    their traits, the workers loading them; in this process, the backends themselves."""
+    if opts.isolate:
+        return traits_table(opts.backends)
+    from trtcheck import backends
+
+    return backends.instantiate(opts)
+
+
 class StageClock:
     """Where the time goes: seconds by stage, from each stage's start to the next stage of its
     case (or the case's end), summed over cases and over workers running at once."""
@@ -76,12 +86,7 @@ def run_job(opts: Options, watch: Callable[[Collection], Watcher], *, base: Reco
     collected: its record with ``environment["stage_s"]``, reduced by ``after`` when given,
     with its changes against ``base`` (the ``--baseline`` record, read by the caller before
     anything runs) when given."""
-    if opts.isolate:
-        chosen: Mapping[str, Any] = traits_table(opts.backends)
-    else:
-        from trtcheck import backends
-
-        chosen = backends.instantiate(opts)
+    chosen = loaded(opts)
     clock = StageClock()
     with contextlib.closing(start(opts, chosen)) as executor:
         collection = collect(opts, executor)

@@ -247,6 +247,17 @@ def _shown(value: Any) -> str:
     return repr(value)
 
 
+def environment(opts: Options) -> dict[str, Any]:
+    """A record's environment as a run starts: when, the machine's versions, device and commit
+    (:func:`trtcheck.execution.probe.describe`), and the GPUs listed."""
+    started = datetime.now(timezone.utc)
+    env = probe.describe(opts.device, opts.paths[0])
+    env["started"] = started.isoformat(timespec="seconds")
+    if opts.devices:
+        env["devices"] = list(opts.devices)
+    return env
+
+
 def run(opts: Options, backends: Mapping[str, BackendTraits], collection: Collection,
         executor: Executor, on_case: Callable[[Case | None, list[Row]], None],
         on_stage: StageListener | None = None) -> Record:
@@ -257,12 +268,8 @@ def run(opts: Options, backends: Mapping[str, BackendTraits], collection: Collec
     Returns the record, its rows in collection order whatever order the workers finished
     in; an interrupted run's record says so (``Record.interrupted``), its remaining rows
     ``skipped: interrupted``."""
-    started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
-    env = probe.describe(opts.device, opts.paths[0])
-    env["started"] = started.isoformat(timespec="seconds")
-    if opts.devices:
-        env["devices"] = list(opts.devices)
+    env = environment(opts)
     if collection.shard:
         env["shard"] = collection.shard
     slots = plan(backends, opts.profiles)

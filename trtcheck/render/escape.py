@@ -1,5 +1,5 @@
-"""Untrusted text made safe for each place it goes: one terminal or XML line (``plain``),
-inline GitHub Markdown (``md``), XML text (``xml_text``).
+"""Untrusted text made safe for each place it goes: one terminal or XML line (``plain``), lines
+of it (``block``), inline GitHub Markdown (``md``), XML text (``xml_text``).
 
 Model names, variants, messages and tracebacks come from user code. Every renderer passes
 them through one of these before they reach a report.
@@ -13,6 +13,7 @@ import re
 # The complement of XML 1.0's Char production.
 _XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _BREAKS = re.compile("[\t\n\v\f\r\x85\u2028\u2029]+")
+_LINES = re.compile("\r\n|[\n\v\f\r\x85\u2028\u2029]")
 # Control characters (C0, DEL, C1), lone surrogates, U+FFFE/U+FFFF, and the bidirectional
 # overrides that can make text display in a different order from how it reads.
 _INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u202a-\u202e\u2066-\u2069]")
@@ -30,6 +31,13 @@ def plain(text: object) -> str:
     if text.isprintable():  # most text: no line break and no character either pattern finds
         return text.strip()
     return _INVISIBLE.sub("", _BREAKS.sub(" ", text)).strip()
+
+
+def block(text: object) -> str:
+    """Lines of printable text (a traceback), safe on a terminal and in XML: each line's control
+    characters dropped, its indentation kept."""
+    return "\n".join(_INVISIBLE.sub("", line.expandtabs(4)).rstrip()
+                     for line in _LINES.split(str(text)))
 
 
 def md(text: object) -> str:

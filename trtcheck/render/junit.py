@@ -23,7 +23,7 @@ from trtcheck.render.text import (
     NONFINITE_MARK,
     ROW_FIGURES,
     drift_text,
-    failing_outputs,
+    failure_lines,
     fallback_text,
     headline,
     nonfinite_text,
@@ -31,7 +31,7 @@ from trtcheck.render.text import (
     path_text,
 )
 from trtcheck.results.baseline import PROCESSES, read
-from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
+from trtcheck.results.metrics import ROW_METRICS
 from trtcheck.results.record import Record
 from trtcheck.results.rows import NO_PROFILE, Row, RowKey
 from trtcheck.results.verdict import gate_of
@@ -154,7 +154,7 @@ def _testcase(record: Record, row: Row, *,
     message, kind = plain(f"{_prediction(row)} {headline(row)}".lstrip()), row.status.value
     outcome, detail = None, ""
     if row.status is Status.FAIL or (row.status is Status.XPASS and record.xpass_fails):
-        outcome, detail = "failure", xml_text(_failures(row))
+        outcome, detail = "failure", xml_text("\n".join(failure_lines(row)))
     elif regression is not None and row.status not in ERRORS:
         outcome, kind, message, detail = "failure", "regression", plain(regression), ""
     elif row.status in ERRORS:
@@ -200,15 +200,6 @@ def _system_out(record: Record, row: Row) -> str:
     if row.prediction:
         lines.append(f"PREDICTION: this row is {KIND_NOTES[row.kind]}.")
     return "\n".join(lines)
-
-
-def _failures(row: Row) -> str:
-    """One line per output that did not match, with the tolerance that would have passed."""
-    return "\n".join(
-        f"{o.get('path')}: {o.get('message') or 'mismatch'} ("
-        + ", ".join(f"{m.output_label} {num(o.get(m.field))}" for m in OUTPUT_METRICS) + ")"
-        for o in failing_outputs(row)
-    )
 
 
 def _properties(env: dict[str, Any]) -> dict[str, str]:

@@ -157,6 +157,8 @@ def _latency(record: Record) -> str:
     parts += [f"- {md(n)}" for r in record.rows if r.memory for n in r.memory.notes]
     parts += [f"- {md(r.case_id)} · {_backend(r)}: {md(cost_text(r))}"
               for r in record.rows if cost_text(r)]
+    parts += [f"- {md(r.case_id)} · {_backend(r)}: {md(r.evidence.remark)}"
+              for r in record.rows if r.latency is not None and r.evidence.remark]
     compiled_as = dict.fromkeys(f"{r.backend} compiled as {r.evidence.details['compiled_as']}"
                                 for r in record.rows if r.evidence.details.get("compiled_as"))
     parts += [f"- {md(how)}" for how in compiled_as]

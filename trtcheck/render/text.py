@@ -20,6 +20,7 @@ from trtcheck.results.figures import (
     RESIDENT,
     LatencyFigure,
 )
+from trtcheck.results.metrics import OUTPUT_METRICS
 from trtcheck.results.nonfinite import MARK as NONFINITE_MARK
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
@@ -223,6 +224,13 @@ def kinds_present(record: Record) -> list[Kind]:
 def failing_outputs(row: Row) -> list[dict[str, Any]]:
     """The outputs of a row that did not match eager."""
     return [o for o in row.outputs if not o.get("passed")]
+
+
+def failure_lines(row: Row) -> list[str]:
+    """One line per output that did not match, with the tolerance that would have passed."""
+    return [f"{o.get('path')}: {o.get('message') or 'mismatch'} ("
+            + ", ".join(f"{m.output_label} {num(o.get(m.field))}" for m in OUTPUT_METRICS) + ")"
+            for o in failing_outputs(row)]
 
 
 def one_clock(record: Record) -> bool:

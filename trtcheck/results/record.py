@@ -187,6 +187,11 @@ def _restore_numbers(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+def read_row(line: str) -> Row:
+    """A row from its line of JSON (:attr:`Row.json_line`), its NaN and infinities restored."""
+    return Row.from_dict(_restore_numbers(json.loads(line)))
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write a file so that readers see the old or the new content, never a partial one."""
     path.parent.mkdir(parents=True, exist_ok=True)

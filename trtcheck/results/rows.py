@@ -77,7 +77,9 @@ class Evidence:
     number of compiled blocks (None when the backend has no such notion); ``notes`` what the
     backend says of settings and versions; ``settings`` what it passed; ``versions`` the
     releases whose code ran; ``details`` figures of one backend's own; ``drift`` what a call
-    with the sibling dtypes did (:mod:`trtcheck.measure.drift`).
+    with the sibling dtypes did (:mod:`trtcheck.measure.drift`); ``remark`` what the compile did
+    that changes what the row's figures mean (graph breaks, nothing compiled), which the row's
+    message says too, whatever its status.
     """
 
     path: list[str] = field(default_factory=list)
@@ -89,6 +91,7 @@ class Evidence:
     versions: dict[str, str | None] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
     drift: dict[str, str] | None = None
+    remark: str = ""
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Evidence:

@@ -30,7 +30,16 @@ from pathlib import Path
 from typing import IO, Any, NoReturn
 
 from trtcheck.errors import frames
-from trtcheck.process import STARTUP_S, Child, Parent, ended, exit_now, freeze_imports, send_or_start
+from trtcheck.process import (
+    STARTUP_S,
+    Child,
+    Parent,
+    Starter,
+    ended,
+    exit_now,
+    freeze_imports,
+    send_or_start,
+)
 from trtcheck.status import Status
 from trtcheck.zoo.discover import IMPORTED, Discovered, ImportFailure, ZooFile
 
@@ -57,13 +66,15 @@ class Collector:
 
     By default the child is this module's and writes to a log of the collector's own; given a
     ``target``, ``log`` and ``env``, the child is that module (one that starts with
-    :func:`serve`), and ``adopt`` receives it, still running, when collection ends."""
+    :func:`serve`), and ``adopt`` receives it, still running, when collection ends; with a
+    ``server``, the child is forked from it where it forks."""
 
     def __init__(self, timeout: float, *, target: str = TARGET, log: IO[str] | None = None,
                  env: Mapping[str, str] | None = None,
-                 adopt: Callable[[Child], None] | None = None) -> None:
+                 adopt: Callable[[Child], None] | None = None,
+                 server: Starter | None = None) -> None:
         self.timeout = timeout
-        self.target, self.env, self.adopt = target, env, adopt
+        self.target, self.env, self.adopt, self.server = target, env, adopt, server
         self.own_log = log is None
         self.log: IO[str] = log if log is not None else tempfile.TemporaryFile(  # noqa: SIM115
             "w+", encoding="utf-8", errors="replace")
@@ -103,7 +114,8 @@ class Collector:
 
     def _send(self, request: tuple[str, Path, Path]) -> Child:
         self.child = send_or_start(
-            self.child, lambda: Child(self.target, log=self.log, env=self.env), request)
+            self.child, lambda: Child(self.target, log=self.log, env=self.env, server=self.server),
+            request)
         return self.child
 
     def _stop(self, child: Child) -> int:

@@ -44,6 +44,36 @@ def test_inductor_compiles_the_users_module_and_says_so() -> None:
     assert compiled.evidence.details["compiled_as"].startswith("torch.compile on the module")
 
 
+class Broken(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x @ x
+        torch._dynamo.graph_break()
+        return y @ x
+
+
+class Skipped(torch.nn.Module):
+    @torch.compiler.disable
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x @ x
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("model", "graphs", "remark"), [
+    (Broken(), 2, "1 graph break: Call to `torch._dynamo.graph_break()` at " + __file__),
+    (Skipped(), 0, "inductor compiled nothing: 1 graph break: Skip inlining"),
+])
+def test_inductor_counts_its_graph_breaks_and_says_when_it_compiled_nothing(
+        model: torch.nn.Module, graphs: int, remark: str) -> None:
+    torch.compiler.reset()  # as before each row
+    args = (torch.randn(4, 4),)
+    job = CompileJob(None, args, {}, Profile("default"), "cpu", module=model)
+    compiled = backends.get("inductor").compile(job)
+    details = compiled.evidence.details
+    assert details["graphs"] == graphs and len(details["graph_breaks"]) == 1
+    assert compiled.evidence.remark.startswith(remark)
+    assert ("code_hash" in details) == (graphs > 0)  # never a bare missing hash
+
+
 def test_control_row_carries_the_export_cost_and_equal_memory_figures() -> None:
     opts = resolve((FIXTURES,), backends=("eager",), keyword="propagator")
     (case,) = collect(opts).cases
@@ -71,6 +101,11 @@ def test_report_names_how_inductor_compiled_and_the_export_cost() -> None:
             Row("z::m[float32]", "z.py", "m", "float32", "inductor", "-", Kind.MEASURED,
                 latency=lat, evidence=Evidence(details={
                     "compiled_as": "torch.compile on the module (backend inductor, default mode)"}))]
+    rows.append(Row("z::n[float32]", "z.py", "n", "float32", "inductor", "-", Kind.MEASURED,
+                    latency=lat, evidence=Evidence(
+                        remark="inductor compiled nothing: 1 graph break: x")))
     report = render_markdown(Record({"device": "cuda:0"}, {}, rows, {}))
     assert "export adds 0.12 ms a call" in report and "not a speedup" in report
+    # a passing row's figures are not inductor's: said beside them
+    assert "z::n\\[float32\\] · inductor: inductor compiled nothing: 1 graph break: x" in report
     assert "inductor compiled as torch.compile on the module" in report
