@@ -139,6 +139,22 @@ def test_titles_say_what_failed() -> None:
         "wrong values from aten.rsub.Scalar: max abs error 1 (rtol 0.005, atol 0.005)")
 
 
+def test_a_bundle_says_what_ran_the_row_in_its_own_words() -> None:
+    measured = bundle.Ran("tensorrt", "2.13.0", bundle.MEASURED, "10.13.2")
+    assert measured.how().startswith("Measured on TensorRT 10.13.2: ")
+    assert measured.tensorrt_line() == "TensorRT 10.13.2"
+    graph = bundle.Ran("lowering", "2.12.1", bundle.GRAPH)
+    assert "Torch-TensorRT 2.12.1's own lowering" in graph.how() and "graph level" in graph.how()
+    assert "converter" not in graph.tensorrt_line()
+    ours = {"require_full_compilation": False, "min_block_size": 1, "truncate_double": True}
+    call = bundle.compile_call(ours, dryrun=True)
+    assert "    min_block_size=1,\n" in call and "    truncate_double=True,\n" in call
+    assert "dryrun=True" in call and "dryrun" not in bundle.compile_call(ours)
+    # Torch-TensorRT's own default needs no word; trtcheck's 1 says what the default would do
+    assert "default of 5" in bundle.settings_note(ours, graph, "truncate_double")
+    assert "default of 5" not in bundle.settings_note({**ours, "min_block_size": 5}, graph, "p")
+
+
 def test_only_failures_with_a_graph_are_reducible() -> None:
     assert reducible(_fail(_leaf(False))) is None
     assert "before there was an exported graph" in str(reducible(_error("X: y", stage="export")))
