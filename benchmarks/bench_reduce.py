@@ -1,9 +1,10 @@
-"""Time per reduction on CPU: ``trtcheck reduce`` over ``tests/zoos/reduce`` (the 8-layer RoPE
-transformer with ``1 - z`` in its fifth layer, and each failing lowering pattern buried in a
-generated graph) on Torch-TensorRT's lowering, then one Markdown table row per reduced row from
-the bundles' ``summary.json``, for docs/reduce.md.
+"""Reductions on CPU: ``trtcheck reduce`` over a zoo on Torch-TensorRT's lowering (by default
+``tests/zoos/reduce``: everyday models that fail on the converters, the 8-layer RoPE transformer
+with ``1 - z`` in its fifth layer, and each failing lowering pattern buried in a generated graph),
+then one Markdown table row per failing row from ``results.json`` and the bundles'
+``summary.json``, and how many rows became reproducing bundles, for docs/reduce.md.
 
-    python benchmarks/bench_reduce.py [--torch-tensorrt 2.13.0] [--out DIR]
+    python benchmarks/bench_reduce.py [--zoo PATH] [--torch-tensorrt 2.13.0] [--out DIR]
     python benchmarks/bench_reduce.py --quick    # the one-node overflow only: checks the code path
 """
 
@@ -22,23 +23,36 @@ REPO = Path(__file__).resolve().parent.parent
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--zoo", type=Path, default=REPO / "tests" / "zoos" / "reduce")
     parser.add_argument("--torch-tensorrt", default="2.13.0")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--quick", action="store_true", help="the smallest case only (-k huge)")
     args = parser.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="bench-reduce-"))
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "trtcheck", "reduce", str(REPO / "tests" / "zoos" / "reduce"),
+    subprocess.run([sys.executable, "-m", "trtcheck", "reduce", str(args.zoo),
                     "--backend", "lowering", "--torch-tensorrt", args.torch_tensorrt, "--out", str(out),
                     "-q", *(["-k", "huge"] if args.quick else [])], cwd=REPO, check=False)
     total = time.perf_counter() - t0
-    print("| case | nodes | reduced to | seconds | candidates | reproduced |")
-    print("|---|---:|---:|---:|---:|---|")
-    for path in sorted((out / "repro").glob("*/summary.json")):
-        s = json.loads(path.read_text())
-        print(f"| `{s['case_id']}` | {s['original_nodes']} | {s['reduced_nodes']} | {s['seconds']:.0f} "
-              f"| {s['attempts']} | {'yes' if s['reproduced'] else 'no'} |")
-    print(f"\nwhole command (run, reductions, fresh-process checks): {total:.0f} s; bundles in {out}")
+    rows = json.loads((out / "results.json").read_text())["rows"]
+    failing = [r for r in rows if r.get("reduction")]
+    print("| case | row | nodes | reduced to | seconds | candidates | values | reproduced |")
+    print("|---|---|---:|---:|---:|---:|---|---|")
+    sizes = []
+    for row in failing:
+        red = row["reduction"]
+        head = f"| `{row['case_id']}` | {row['status']} at {row['stage']} |"
+        if not red.get("reduced"):
+            print(f"{head} {red.get('original_nodes', '—')} | — | — | — | — | not reduced: {red['why']} |")
+            continue
+        if red["reproduced"]:
+            sizes.append(red["reduced_nodes"])
+        print(f"{head} {red['original_nodes']} | {red['reduced_nodes']} | {red['seconds']:.0f} "
+              f"| {red['attempts']} | {red['values']} | {'yes' if red['reproduced'] else 'no'} |")
+    shown = ", ".join(map(str, sorted(sizes))) or "—"
+    print(f"\n{len(failing)} failing rows: {sum(bool(r['reduction'].get('reduced')) for r in failing)} "
+          f"bundles, {len(sizes)} reproduce in a fresh process (their sizes in nodes: {shown})")
+    print(f"whole command (run, reductions, fresh-process checks): {total:.0f} s; bundles in {out}")
     return 0
 
 

@@ -211,9 +211,10 @@ SETTINGS: tuple[Setting, ...] = (
             flag="--budget", metavar="S", commands=(REDUCE,)),
     Setting("reduce_attempts", int, 200, "Candidate graphs one row's reduction may try [200].",
             flag="--attempts", metavar="N", commands=(REDUCE,)),
-    Setting("keep_real_values", bool, False, "Where random weights and inputs do not reproduce a "
-            "failure, bundles keep the model's real ones; they may be private: review before "
-            "sharing [false].", flag="--keep-real-values", commands=(RUN, REDUCE)),
+    Setting("keep_real_values", bool, False, "Where neither random values nor the case's example "
+            "inputs through random weights reproduce a failure, bundles keep the model's real "
+            "ones; they may be private: review before sharing [false].", flag="--keep-real-values",
+            commands=(RUN, REDUCE)),
     Setting("time_predictions", bool, False, "Time the rows of prediction backends (lowering, "
             "emulate) too: PyTorch running a rewritten graph, shown apart, never a speedup "
             "[false].", flag="--time-predictions", rows=True, commands=(RUN, AB, PYTEST)),

@@ -16,9 +16,10 @@ import torch
 from trtcheck.backends.torch_tensorrt.frames import PACKAGE
 from trtcheck.config.timing import Timing
 from trtcheck.core.profiles import Profile, Tolerance
+from trtcheck.core.traits import TTRT_MIN_BLOCK_SIZE
 from trtcheck.errors import tracebacks
 from trtcheck.reduce.graph import Subgraph
-from trtcheck.reduce.signature import Signature
+from trtcheck.reduce.signature import Signature, exception_message, logged_errors
 from trtcheck.results.rows import Row
 
 _CUT = re.compile(r" \[\d+ more lines? in results\.json\]")
@@ -39,6 +40,67 @@ class Reduced(torch.nn.Module):
 
 {forward}
 '''
+
+
+# What ran the row, by level: whether it measured TensorRT, and what a reader is told it was.
+MEASURED, CONVERTERS, GRAPH, EMULATED, PYTORCH = "tensorrt", "converters", "graph", "emulate", "pytorch"
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What compiled the row: its backend, the Torch-TensorRT release whose code ran (or whose
+    settings the row's profile stands for, where none ran), the level (one of
+    :data:`MEASURED`, :data:`CONVERTERS`, :data:`GRAPH`, :data:`EMULATED`, :data:`PYTORCH`),
+    and the TensorRT that ran, where one did."""
+
+    backend: str
+    release: str | None
+    level: str
+    tensorrt: str | None = None
+    jit: bool = False  # through Torch-TensorRT's torch.compile front-end, not dynamo.compile
+
+    @property
+    def call(self) -> str:
+        """The front-end's call, as the bundle's words name it."""
+        return 'torch.compile(..., backend="tensorrt")' if self.jit else "dynamo.compile"
+
+    @property
+    def measured(self) -> bool:
+        return self.level == MEASURED
+
+    def how(self) -> str:
+        """One plain sentence: what ran the row, and whether it is a measurement."""
+        release = f"Torch-TensorRT {self.release or '—'}"
+        found = f"found by trtcheck's `{self.backend}` backend"
+        return {
+            MEASURED: f"Measured on TensorRT {self.tensorrt or '—'}: {found}, which ran "
+                      f"{release}'s `{self.call}` with the settings below on a CUDA GPU.",
+            CONVERTERS: f"Predicted, not measured on TensorRT: {found}, which ran {release}'s own "
+                        f"`{self.call}` from its Python code with the settings below (its "
+                        "lowering, partitioning and converters), over trtcheck's TensorRT "
+                        "stand-in, which built each network the converters made and ran it with "
+                        "PyTorch: a prediction at the converter level. TensorRT's builder and "
+                        "kernels did not run.",
+            GRAPH: f"Predicted, not measured on TensorRT: {found}, which ran {release}'s own "
+                   "lowering, complex rewrite and partitioning from its Python code "
+                   "(`dynamo.compile(..., dryrun=True)` with the settings below), each TensorRT "
+                   "block run by PyTorch: a prediction at the graph level. No converter ran.",
+            EMULATED: f"Predicted, not measured on TensorRT: {found}, trtcheck's own "
+                      "implementation of Torch-TensorRT's documented rules; no Torch-TensorRT code "
+                      f"ran. The settings below are the row's profile as {release} takes them.",
+            PYTORCH: f"Measured on PyTorch, not on TensorRT: {found} (no Torch-TensorRT code "
+                     f"ran). The settings below are the row's profile as {release} takes them.",
+        }[self.level]
+
+    def tensorrt_line(self) -> str:
+        """The environment's TensorRT line."""
+        return {
+            MEASURED: f"TensorRT {self.tensorrt or '—'}",
+            CONVERTERS: "TensorRT: not run; trtcheck's TensorRT stand-in built and ran the "
+                        "converters' networks with PyTorch (a prediction)",
+            GRAPH: "TensorRT: not run; each TensorRT block ran in PyTorch (a prediction at the "
+                   "graph level)",
+        }.get(self.level, "TensorRT: not run")
 
 
 def module_source(sub: Subgraph, about: str) -> str:
@@ -85,17 +147,22 @@ def {model}(variant: str):
 
 
 def repro_source(module: str, settings: Mapping[str, Any], tolerances: Sequence[Tolerance],
-                 run_command: str, about: str, jit: bool = False) -> str:
+                 run_command: str, about: str, ran: Ran, profile: str) -> str:
     """A standalone script: torch and torch_tensorrt only, torch_tensorrt imported under __main__;
-    with ``jit``, compiled by Torch-TensorRT's torch.compile front-end."""
+    ``settings`` are every compile setting the row ran with, passed as its front-end takes them
+    (``dynamo.compile`` keywords, or ``torch.compile`` options)."""
     tol = [(t.rtol, t.atol) for t in tolerances]
-    how = "torch.compile options" if jit else "torch_tensorrt.dynamo.compile keywords"
+    how = textwrap.fill(ran.how().replace("`", ""), 96, break_on_hyphens=False)
+    note = textwrap.fill(settings_note(settings, ran, profile).replace("`", ""), 96,
+                         initial_indent="# ", subsequent_indent="# ", break_on_hyphens=False)
     compile_lines = (
-        '        compiled = torch.compile(module, backend="tensorrt", options=SETTINGS)' if jit
+        '        compiled = torch.compile(module, backend="tensorrt", options=SETTINGS)' if ran.jit
         else "        program = torch.export.export(module, inputs)\n"
              "        compiled = torch_tensorrt.dynamo.compile(program, arg_inputs=list(inputs), "
              "**SETTINGS)")
     return f'''"""{about}
+
+{how}
 
 Needs torch and torch_tensorrt with TensorRT on a CUDA GPU: python {REPRO}
 Without TensorRT, Torch-TensorRT's own lowering reproduces it on any machine, from this folder:
@@ -108,7 +175,7 @@ from pathlib import Path
 import torch
 
 HERE = Path(__file__).resolve().parent
-# The settings the row was compiled with ({how}).
+{note}
 SETTINGS = {settings!r}
 # (rtol, atol) per output, as the row was judged.
 TOLERANCES = {tol!r}
@@ -157,6 +224,20 @@ if __name__ == "__main__":
 '''
 
 
+def settings_note(settings: Mapping[str, Any], ran: Ran, profile: str) -> str:
+    """What ``settings`` are, and why a ``min_block_size`` other than Torch-TensorRT's default
+    matters to whoever runs the bundle."""
+    kind = "`torch.compile` option" if ran.jit else "`torch_tensorrt.dynamo.compile` keyword"
+    text = (f"Every {kind} the row ran with: trtcheck's profile `{profile}` as Torch-TensorRT "
+            f"{ran.release or '—'} takes it")
+    size = settings.get("min_block_size")
+    if size is not None and size != TTRT_MIN_BLOCK_SIZE:
+        text += (f"; min_block_size {size} is trtcheck's, and at Torch-TensorRT's default of "
+                 f"{TTRT_MIN_BLOCK_SIZE} a graph with fewer convertible ops is left to PyTorch, "
+                 "where no converter sees it")
+    return text + "."
+
+
 def config_source(profile: Profile, tolerances: Mapping[str, Tolerance]) -> str:
     """The bundle's trtcheck.toml: the row's profile, tolerances and a single timed call."""
     lines = ["# The settings the reduced row ran under.", "[timing]"]
@@ -188,44 +269,38 @@ class Issue:
     original_nodes: int
     reduced_nodes: int
     code: str
+    ops: list[str]  # the reduced graph's ops, in order
     inputs: list[str]  # "x0: complex64 [2, 8]"
     weights: list[str]
     privacy_note: str
     environment: Mapping[str, Any]
+    ran: Ran
+    profile: str
     settings: Mapping[str, Any]
     releases: Mapping[str, str]
     trtcheck_command: str  # trtcheck run . --backend ...: the bundle on any machine
 
 
 def issue_text(issue: Issue) -> str:
-    row, sig = issue.row, issue.signature
-    predicted = row.prediction
-    version = (row.evidence.versions.get("torch_tensorrt") or issue.environment.get("torch_tensorrt")
-               or "—")
-    if predicted:
-        how = (f"**Predicted, not measured on TensorRT**: found by trtcheck's `{row.backend}` "
-               f"backend, which runs Torch-TensorRT {version}'s own lowering, complex rewrite and "
-               "partitioning from its Python code, with each TensorRT block run by PyTorch on "
-               f"{issue.environment.get('device', 'cpu')}. TensorRT itself did not run; "
-               "`python repro.py` checks it on a GPU.")
-    else:
-        how = (f"**Measured on TensorRT** {issue.environment.get('tensorrt') or ''} by trtcheck's "
-               f"`{row.backend}` backend.")
-    title = _title(sig)
+    row, sig, ran = issue.row, issue.signature, issue.ran
+    how = ran.how()
+    if not ran.measured:
+        head, _, rest = how.partition(": ")
+        how = f"**{head}**: {rest} `python {REPRO}` checks it on a GPU."
     env = issue.environment
     gpu = (f"{env.get('device_name')} (driver {env.get('driver') or '—'})"
            if str(env.get("device", "cpu")).startswith("cuda") else "none (CPU)")
     lines = [
-        f"# {title}", "", how, "",
+        f"# {title(sig, row, issue.ops)}", "", how, "",
         "## Environment", "",
         f"- torch {env.get('torch', '—')}",
-        f"- Torch-TensorRT {version}",
-        f"- TensorRT {env.get('tensorrt') or ('— (not run: a prediction)' if predicted else '—')}",
+        f"- Torch-TensorRT {ran.release or '—'}",
+        f"- {ran.tensorrt_line()}",
         f"- GPU: {gpu}",
         f"- Python {env.get('python', '—')}, {env.get('platform', '—')}",
-        "", "## Settings", "", "```python",
-        f"torch_tensorrt.dynamo.compile(program, arg_inputs=inputs, **{dict(issue.settings)!r})",
-        "```", "",
+        "", "## Settings", "", settings_note(issue.settings, ran, issue.profile), "",
+        "```python", compile_call(issue.settings, dryrun=ran.level == GRAPH, jit=ran.jit), "```",
+        "",
         f"## Reduced graph ({issue.reduced_nodes} of {issue.original_nodes} nodes)", "",
         "```python", issue.code, "```", "",
         "Inputs: " + (", ".join(issue.inputs) or "none") + ".",
@@ -235,9 +310,14 @@ def issue_text(issue: Issue) -> str:
     lines += [issue.privacy_note, "", "## Expected against got", ""]
     lines += _expected_got(row)
     if row.status.value == "error":
-        lines += ["", f"Exception: `{sig.error}`" + (f", raised from `{sig.frame}`." if sig.frame
-                                                     else " (no Torch-TensorRT frame in the traceback)."),
+        lines += ["", f"Exception: `{sig.error or 'of no named type'}`" + (
+            f", raised from `{sig.frame}`." if sig.frame
+            else " (no Torch-TensorRT frame in the traceback)."),
                   "", "```", _frames(row.traceback or row.message), "```"]
+    logged = logged_errors(row.traceback or "")
+    if logged:
+        who = "TensorRT" if ran.measured else "trtcheck's TensorRT stand-in (a prediction)"
+        lines += ["", f"Logged at ERROR by {who} while building:", "", "```", *logged, "```"]
     if issue.releases:
         lines += ["", "## Releases", "", "| Torch-TensorRT | this bundle |", "|---|---|"]
         lines += [f"| {v} | {r} |" for v, r in issue.releases.items()]
@@ -247,12 +327,92 @@ def issue_text(issue: Issue) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _title(sig: Signature) -> str:
-    if sig.error:
-        return f"{sig.error} at {sig.stage}" + (f" in {sig.frame.split(' in ')[0]}" if sig.frame else "")
-    what = {"values": "wrong values", "dtype": "wrong output dtype", "shape": "wrong output shape",
-            "inputs": "inputs changed by the compiled module"}.get(sig.mismatch or "", "a wrong result")
-    return f"{what} from {sig.op}" if sig.op else what
+def compile_call(settings: Mapping[str, Any], *, dryrun: bool = False,
+                 jit: bool = False) -> str:
+    """The compile call with every setting spelled out, as ``repro.py`` makes it: ``dynamo.compile``
+    of the exported program, or with ``jit`` ``torch.compile`` of the module."""
+    if jit:
+        options = "".join(f"        {k!r}: {v!r},\n" for k, v in settings.items())
+        return f'torch.compile(module, backend="tensorrt", options={{\n{options}}})'
+    lines = ["torch_tensorrt.dynamo.compile(", "    program,", "    arg_inputs=inputs,"]
+    lines += [f"    {k}={v!r}," for k, v in settings.items()]
+    if dryrun:
+        lines.append("    dryrun=True,  # trtcheck's graph level only; repro.py compiles for real")
+    return "\n".join([*lines, ")"])
+
+
+def title(sig: Signature, row: Row, ops: Sequence[str]) -> str:
+    """What failed, in one line: an exception by its type, where it was raised and why (the
+    builder's logged refusal, else its message), a run-time one by the ops it ran; a wrong
+    result by the output's op and how it differs."""
+    trace = row.traceback or ""
+    if sig.status == "error":
+        error = sig.error or "an exception"
+        if sig.stage == "run":
+            head = f"{error} at run, in the compiled {_ops(ops)}"
+        else:
+            head = f"{error} at {sig.stage}" + (f" in {_file_line(sig.frame)}" if sig.frame else "")
+        logged = logged_errors(trace)
+        why = refusal(logged[0]) if logged else exception_message(trace) or ""
+        return _one_line(f"{head}: {why}" if why else head)
+    if sig.mismatch == "inputs":
+        return "inputs changed by the compiled module"
+    failing = next((leaf for leaf in row.outputs if not leaf.get("passed", True)), {})
+    # the reduced graph's ops: the first diverging one may be a view after the op at fault
+    what = f"{_WRONG.get(sig.mismatch or '', 'a wrong result from')} {_ops(ops or [sig.op or ''])}"
+    return _one_line(f"{what}: {_how_it_differs(sig.mismatch, failing)}" if failing else what)
+
+
+# How a title names each kind of mismatch, before the op it comes from.
+_WRONG = {"values": "wrong values from", "nonfinite": "NaN/Inf placement differs from eager at",
+          "dtype": "wrong output dtype from", "shape": "wrong output shape from"}
+# A layer's refusal as TensorRT logs it, the layer named as Torch-TensorRT names its layers:
+# "[GATHER]-[aten_ops.embedding.default]-[name]: Error Code 4: API Usage Error (detail)".
+_REFUSAL = re.compile(r"^\[(?P<layer>[^\]]+)\]-\[(?P<op>[^\]]+)\]-\[[^\]]*\]: "
+                      r"Error Code \d+: [^(]*\((?P<detail>.*)\)$")
+
+
+def refusal(logged: str) -> str:
+    """A builder's logged refusal in a title's words: the layer and the op it converts, and why."""
+    found = _REFUSAL.match(logged.strip())
+    if found is None:
+        return f"the builder refused: {logged}"
+    return f"the builder refused {found['op']}'s {found['layer']} layer: {found['detail']}"
+
+
+def _how_it_differs(kind: str | None, leaf: Mapping[str, Any]) -> str:
+    """The metric a mismatch of ``kind`` is read by, for one failing output leaf."""
+    if kind == "dtype":
+        return f"{leaf.get('eager_dtype')} returned as {leaf.get('dtype')}"
+    if kind == "shape":
+        return f"{leaf.get('eager_shape')} returned as {leaf.get('shape')}"
+    if kind == "nonfinite":
+        parts = [f"{leaf.get(k) or 0} {name} where eager has {leaf.get(f'eager_{k}') or 'none'}"
+                 for k, name in (("nan", "NaN"), ("inf", "Inf"))
+                 if (leaf.get(k) or 0) != (leaf.get(f"eager_{k}") or 0)]
+        return "Torch-TensorRT gives " + " and ".join(parts)
+    err = leaf.get("max_abs")
+    shown = f"max abs error {err:.3g}" if isinstance(err, float) else "values differ"
+    return f"{shown} (rtol {leaf.get('rtol', 0):g}, atol {leaf.get('atol', 0):g})"
+
+
+def _ops(ops: Sequence[str]) -> str:
+    distinct = [op for op in dict.fromkeys(ops) if op]
+    if not distinct:
+        return "graph"
+    if len(distinct) > 3:
+        return f"graph of {len(ops)} nodes"
+    return " and ".join([", ".join(distinct[:-1]), distinct[-1]] if len(distinct) > 1 else distinct)
+
+
+def _file_line(frame: str) -> str:
+    """``converter_utils.py:817`` of ``torch_tensorrt/.../converter_utils.py:817 in to_torch``."""
+    return frame.split(" in ")[0].rsplit("/", 1)[-1]
+
+
+def _one_line(text: str, most: int = 240) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= most else text[:most - 1] + "…"
 
 
 def _expected_got(row: Row) -> list[str]:
@@ -265,7 +425,7 @@ def _expected_got(row: Row) -> list[str]:
         err = leaf.get("max_abs")
         lines.append(f"- output {i}: eager gives {want}; Torch-TensorRT gives {got}"
                      + (f", max abs error {err:.3g}" if isinstance(err, float) else ""))
-    if row.status.value == "error":
+    if row.status.value == "error" and row.stage in ("compile", "run"):
         lines.append(f"- eager runs the graph; Torch-TensorRT raises at {row.stage}")
     message = _CUT.sub("", row.message)
     lines.append(f"- trtcheck's verdict: {row.status.value} at {row.stage}: {message}")

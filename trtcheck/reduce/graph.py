@@ -1,7 +1,10 @@
 """A failing case's exported graph, eager's value at every node, and its subgraphs as modules.
 
-The graph is the exported program after ``run_decompositions()``; its nodes are the
-``call_function`` nodes, in the graph's (topological) order. A subgraph is a set of those nodes:
+The graph is the exported program made functional (``run_decompositions({})``: in-place ops
+replaced, no op decomposed), so its ops are the ones every backend is handed for the row, and
+Torch-TensorRT decomposes and converts each candidate as it did the whole model (its
+``scaled_dot_product_attention`` converter sees that op, not torch's decomposition of it); its
+nodes are the ``call_function`` nodes, in the graph's (topological) order. A subgraph is a set of those nodes:
 a value it uses but does not compute is fed in as an input (eager's recorded value), or held as a
 buffer when it is one of the model's weights; its outputs are its tensor nodes that no node of the
 set uses, and those the model returns.
@@ -30,15 +33,21 @@ class NotAGraph(Exception):
     """A set of nodes that cannot stand as a module of its own (it needs a non-tensor value)."""
 
 
+def functional(program: ExportedProgram) -> ExportedProgram:
+    """``program`` at the level reduction cuts: functional, nothing decomposed."""
+    return decompose(program, {})
+
+
 def count_nodes(program: ExportedProgram) -> int:
-    """The ``call_function`` nodes of ``program`` after ``run_decompositions()``."""
-    return sum(n.op == "call_function" for n in decompose(program).graph.nodes)
+    """The ``call_function`` nodes of ``program`` made :func:`functional`."""
+    return sum(n.op == "call_function" for n in functional(program).graph.nodes)
 
 
 @dataclass
 class Recorded:
-    """The decomposed graph, its nodes in order, and eager's value at each node and placeholder."""
+    """The functional graph, its nodes in order, and eager's value at each node and placeholder."""
 
+    module: fx.GraphModule
     graph: fx.Graph
     nodes: list[fx.Node]
     values: dict[str, Any]
@@ -93,8 +102,9 @@ def op_name(target: Any) -> str:
 
 
 def record(program: ExportedProgram, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Recorded:
-    """Decompose ``program`` and run its graph with PyTorch, keeping every node's value."""
-    program = decompose(program)
+    """Make ``program`` :func:`functional` and run its graph with PyTorch, keeping every node's
+    value."""
+    program = functional(program)
     gm = program.graph_module
     users = iter(fx_pytree.tree_flatten_spec((tuple(args), dict(kwargs)), program.call_spec.in_spec))
     constants = {**program.state_dict, **program.constants}
@@ -107,6 +117,21 @@ def record(program: ExportedProgram, args: tuple[Any, ...], kwargs: Mapping[str,
             weights.add(spec.arg.name)
         else:
             raise NotAGraph(f"the exported program takes a {spec.kind.name.lower()} input")
+    if any(n.op in ("get_attr", "call_module", "call_method") for n in gm.graph.nodes):
+        raise NotAGraph("the exported graph holds submodules or attributes (control flow), "
+                        "which reduction does not cut")
+    values = _run(gm, flat)
+    user_outputs = {s.arg.name for s in program.graph_signature.output_specs
+                    if s.kind.name == "USER_OUTPUT" and hasattr(s.arg, "name")}
+    (out,) = [n for n in gm.graph.nodes if n.op == "output"]
+    outputs = [n for n in pytree.tree_leaves(out.args)
+               if isinstance(n, fx.Node) and n.name in user_outputs and n.op == "call_function"]
+    return Recorded(gm, gm.graph, [n for n in gm.graph.nodes if n.op == "call_function"], values,
+                    frozenset(weights), outputs)
+
+
+def _run(gm: fx.GraphModule, flat: list[Any]) -> dict[str, Any]:
+    """Every node's value (placeholders included) with ``flat`` fed to the placeholders."""
     values: dict[str, Any] = {}
 
     class Keep(fx.Interpreter):
@@ -114,18 +139,17 @@ def record(program: ExportedProgram, args: tuple[Any, ...], kwargs: Mapping[str,
             values[n.name] = result = super().run_node(n)
             return result
 
-    if any(n.op in ("get_attr", "call_module", "call_method") for n in gm.graph.nodes):
-        raise NotAGraph("the exported graph holds submodules or attributes (control flow), "
-                        "which reduction does not cut")
     with torch.no_grad():
         Keep(gm).run(*flat)
-    user_outputs = {s.arg.name for s in program.graph_signature.output_specs
-                    if s.kind.name == "USER_OUTPUT" and hasattr(s.arg, "name")}
-    (out,) = [n for n in gm.graph.nodes if n.op == "output"]
-    outputs = [n for n in pytree.tree_leaves(out.args)
-               if isinstance(n, fx.Node) and n.name in user_outputs and n.op == "call_function"]
-    return Recorded(gm.graph, [n for n in gm.graph.nodes if n.op == "call_function"], values,
-                    frozenset(weights), outputs)
+    return values
+
+
+def replay(rec: Recorded, weights: Mapping[str, torch.Tensor]) -> dict[str, Any]:
+    """Eager's value at every node with the model's weights (by placeholder name) replaced by
+    ``weights``, on the recorded user inputs: the activations the case's own inputs give
+    without the model's real weights."""
+    placeholders = [n.name for n in rec.graph.nodes if n.op == "placeholder"]
+    return _run(rec.module, [weights.get(n, rec.values[n]) for n in placeholders])
 
 
 @dataclass
@@ -158,8 +182,11 @@ class _Calls(torch.nn.Module):
         return self.inner(*args)
 
 
-def subgraph(rec: Recorded, keep: Iterable[str]) -> Subgraph:
-    """The nodes ``keep`` as a module; :class:`NotAGraph` if one needs a non-tensor input."""
+def subgraph(rec: Recorded, keep: Iterable[str], values: Mapping[str, Any] | None = None
+             ) -> Subgraph:
+    """The nodes ``keep`` as a module, fed eager's recorded values (or ``values``, by node
+    name: a :func:`replay`'s); :class:`NotAGraph` if one needs a non-tensor input."""
+    fed = rec.values if values is None else values
     chosen = rec.ordered(keep)
     outputs = rec.sinks(chosen)
     if not outputs:
@@ -174,7 +201,7 @@ def subgraph(rec: Recorded, keep: Iterable[str]) -> Subgraph:
         for arg in rec.node(name).all_input_nodes:
             if arg.name in inside or arg.name in feeds:
                 continue
-            value = rec.values[arg.name]
+            value = fed[arg.name]
             if not isinstance(value, torch.Tensor):
                 raise NotAGraph(f"{name} needs {arg.name}, which is not a tensor")
             feeds[arg.name] = value

@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from trtcheck.backends import lowering_label
+from trtcheck.backends.lowering.code import CodeUnavailable, default_release, locate, torch_minor
 from trtcheck.backends.torch_tensorrt.compat import adapt_settings, parse_version
 from trtcheck.config.options import Options
 from trtcheck.core.profiles import BUILTIN_PROFILES, Profile
@@ -26,12 +27,21 @@ from trtcheck.execution.run import Collection, OneAtATime
 from trtcheck.process import child_env, python_command
 from trtcheck.program.export import export
 from trtcheck.reduce import bundle
-from trtcheck.reduce.graph import NotAGraph, Recorded, Subgraph, count_nodes, record, slug, subgraph
+from trtcheck.reduce.graph import (
+    NotAGraph,
+    Recorded,
+    Subgraph,
+    count_nodes,
+    record,
+    replay,
+    slug,
+    subgraph,
+)
 from trtcheck.reduce.shrink import Exhausted, Search, shrink
 from trtcheck.reduce.signature import Signature, reducible, signature
 from trtcheck.results.record import Record
 from trtcheck.results.rows import NO_PROFILE, Row
-from trtcheck.status import FAILING
+from trtcheck.status import FAILING, Status
 from trtcheck.tensors import StateSnapshot, clone, leaves_with_paths, same_values
 from trtcheck.zoo import discover
 from trtcheck.zoo.cases import Case, build
@@ -39,6 +49,7 @@ from trtcheck.zoo.discover import ImportFailure, ZooFile
 
 REPRO_DIR = "repro"
 Say = Callable[[str], None]
+Values = tuple[list[torch.Tensor], dict[str, torch.Tensor]]  # a subgraph's inputs and buffers
 
 
 @dataclass(frozen=True)
@@ -64,8 +75,7 @@ class Candidates:
         self.work = work
         self.count = 0
 
-    def run(self, sub: Subgraph, case: Case, values: tuple[list[torch.Tensor], dict[str, torch.Tensor]]
-            | None = None) -> Row:
+    def run(self, sub: Subgraph, case: Case, values: Values | None = None) -> Row:
         self.count += 1
         folder = self.work / f"c{self.count:04d}"
         folder.mkdir(parents=True)
@@ -84,8 +94,7 @@ class Candidates:
         return rows[0]
 
 
-def write_zoo(folder: Path, sub: Subgraph, case: Case,
-              values: tuple[list[torch.Tensor], dict[str, torch.Tensor]] | None,
+def write_zoo(folder: Path, sub: Subgraph, case: Case, values: Values | None,
               about: str) -> tuple[Path, str]:
     """The subgraph as a zoo file and its ``inputs.pt`` in ``folder`` (eager's values unless
     ``values`` gives others): the file, and the module's source it holds."""
@@ -201,7 +210,7 @@ class Reducer:
                 f"break{'s' * (len(breaks) != 1)} ({breaks[0]}); the reduction cuts the one "
                 "exported graph, which is not a graph Torch-TensorRT was handed")}
         started = time.monotonic()
-        values = signature(row).mismatch == "values"
+        values = signature(row).mismatch in ("values", "nonfinite")
         try:
             rec, eager_differs = _record(case, twice=values)
         except Exception as exc:  # the row stays as it is; the reason is shown with it
@@ -222,10 +231,13 @@ class Reducer:
         self.say(f"reduce {name}: {len(whole)} nodes, {target.describe()}")
         try:
             if not search.fails(whole, op=False):
-                got = search.rejected[-1][0].describe() if search.rejected else "no graph"
+                got = search.rejected[-1][0] if search.rejected else None
+                gives = ("is no graph of tensors" if got is None else "passes" if got.status ==
+                         Status.PASS.value else f"gives {got.describe()}")
                 return {"reduced": False, "original_nodes": len(whole),
-                        "why": f"its exported graph, run as a module of its own, gives "
-                               f"{got} rather than {target.describe()}"}
+                        "why": f"its exported graph, run on {row.backend}/{row.profile} as a module "
+                               f"of its own, {gives} where the row gave {target.describe()}, so "
+                               "no cut of it shows the row's failure"}
             shrink(search)
             stopped = None
         except Exhausted as exc:
@@ -242,25 +254,7 @@ class Reducer:
     def _bundle(self, case: Case, row: Row, profile: Profile, rec: Recorded, search: Search,
                 target: Signature, stopped: str | None, seconds: float) -> Pending:
         sub = subgraph(rec, search.best)
-        runner = self._runner(row, profile)
-        fake_inputs = random_like(sub.inputs)
-        fake_weights = dict(zip(sub.weights, random_like(sub.weights.values(), seed=1), strict=True))
-        fake_row = runner.run(sub, case, (fake_inputs, fake_weights))
-        random_ok = target.same(search.signature_of(search.best, fake_row))
-        keep_real = not random_ok and self.limits.keep_real_values
-        if random_ok:
-            values, note = (fake_inputs, fake_weights), (
-                "Inputs and buffers are random values of the same dtype and shape as the model's: "
-                "the failure reproduces with them.")
-        elif keep_real:
-            values, note = (sub.inputs, sub.weights), (
-                "Inputs and buffers are the model's real values (kept on request: the failure "
-                "does not reproduce with random ones). Review them before posting this.")
-        else:
-            values, note = (fake_inputs, fake_weights), (
-                "Inputs and buffers are random values of the same dtype and shape; the failure "
-                "needs the model's real values, which this bundle does not carry "
-                "(`--keep-real-values` keeps them).")
+        values, held, note = self._values(case, row, profile, rec, search, target, sub)
         folder = self.out / slug(f"{case.case_id}-{row.backend}-{row.profile}")
         folder.mkdir(parents=True, exist_ok=True)
         for stale in folder.iterdir():
@@ -273,16 +267,18 @@ class Reducer:
                                               encoding="utf-8")
         command = self._command(row)
         shown = shlex.join(["trtcheck", "run", ".", *command[1:]])
-        settings = self._settings(row, profile)
+        ran = self._ran(row, profile.jit)
+        settings = row_settings(ran, profile)
         tolerances = [bundle.Tolerance(leaf.get("rtol", 5e-3), leaf.get("atol", 5e-3))
                       for leaf in search.best_row.outputs]
         (folder / bundle.REPRO).write_text(bundle.repro_source(module, settings, tolerances,
-                                                               shown, about, profile.jit),
+                                                               shown, about, ran, profile.name),
                                            encoding="utf-8")
 
         # What the fresh rows are read with, taken now so that the graph need not wait with them.
         sinks, ops = rec.sinks(search.best), {n: rec.op(n) for n in rec.ordered(search.best)}
         original_nodes, reduced_nodes, code = len(rec.names), count_nodes(sub.export()), sub.code()
+        reduced_ops = list(ops.values())
         described = ([_describe(f"x{i}", t) for i, t in enumerate(sub.inputs)],
                      [_describe(k, t) for k, t in sub.weights.items()])
         best_row, tried = search.best_row, search.tried
@@ -297,18 +293,18 @@ class Reducer:
             releases = {self._release(r): ("fails the same way" if target.same(
                 signature(r, sinks, ops)) else r.status.value if r.status.value == "pass"
                 else f"fails differently ({r.status.value} at {r.stage})") for r in fresh}
-            shown_row = mine if mine is not None else best_row
+            shown_row = mine if mine is not None and reproduced else best_row
             issue = bundle.Issue(
-                case.case_id, shown_row, target, original_nodes, reduced_nodes, code,
-                *described, note, self.env, settings, releases if len(releases) > 1 else {},
-                shown)
+                case.case_id, shown_row, target, original_nodes, reduced_nodes, code, reduced_ops,
+                *described, note, self.env, ran, profile.name, settings,
+                releases if len(releases) > 1 else {}, shown)
             (folder / "ISSUE.md").write_text(bundle.issue_text(issue), encoding="utf-8")
             summary = {
                 "case_id": case.case_id, "backend": row.backend, "profile": row.profile,
                 "original_nodes": original_nodes, "reduced_nodes": reduced_nodes,
                 "signature": target.to_dict(), "seconds": round(seconds, 2),
                 "reproduced": reproduced, "unchecked": unchecked, "attempts": tried,
-                "complete": stopped is None, "stopped": stopped, "values": "real" if keep_real else "random",
+                "complete": stopped is None, "stopped": stopped, "values": held,
                 "releases": releases,
             }
             bundle.write_json(folder / "summary.json", summary)
@@ -353,22 +349,80 @@ class Reducer:
                 done[i] = _finished(pending[i], fresh, unchecked)
         return done
 
-    def _settings(self, row: Row, profile: Profile) -> dict[str, Any]:
-        """The ``dynamo.compile`` settings of the row's release for its profile, as objects
-        (their ``repr`` is the source ``repro.py`` passes)."""
-        version = (row.evidence.versions.get("torch_tensorrt")
-                   or getattr(self.backends[row.backend], "version", None)
-                   or self.env.get("torch_tensorrt"))
-        if not version:
-            return {}
-        return adapt_settings(parse_version(str(version)), profile)[0]
+    def _values(self, case: Case, row: Row, profile: Profile, rec: Recorded, search: Search,
+                target: Signature, sub: Subgraph) -> tuple[Values, str, str]:
+        """The values the bundle holds, what they are (``random``, ``example``, ``real``) and its
+        note on them: random inputs and buffers where the failure reproduces with them; else the
+        case's own example inputs and what the graph computes from them through random weights
+        (where random inputs make eager fail or fail another way); the real values only on
+        request."""
+        runner = self._runner(row, profile)
+        names = sorted(rec.weights)
+        weights = dict(zip(names, random_like([rec.values[n] for n in names], seed=1), strict=True))
+        try:
+            example = subgraph(rec, search.best, replay(rec, weights))
+        except Exception:  # random weights that the graph cannot run on: random values only
+            example = None
+        buffers = example.weights if example else dict(zip(
+            sub.weights, random_like(sub.weights.values(), seed=1), strict=True))
+        fake = (random_like(sub.inputs), buffers)
+        got = search.signature_of(search.best, runner.run(sub, case, fake))
+        if target.same(got):
+            return fake, "random", ("Inputs and buffers are random values of the same dtype and "
+                                    "shape as the model's: the failure reproduces with them.")
+        why = (f"with random inputs eager itself fails ({got.describe()})"
+               if got.status == Status.ERROR.value and got.stage in ("eager", "export", "build")
+               else f"random inputs give {got.describe()} instead")
+        own = ("the case's own example inputs (those its zoo file's factory returns) and the values "
+               "the graph computes from them through random weights, since " + why)
+        if example is not None:
+            shown = (example.inputs, example.weights)
+            if target.same(search.signature_of(search.best, runner.run(sub, case, shown))):
+                return shown, "example", (f"Inputs are {own}; buffers are random values of the "
+                                          "same dtype and shape as the model's weights.")
+        if self.limits.keep_real_values:
+            return (sub.inputs, sub.weights), "real", (
+                "Inputs and buffers are the model's real values (kept on request: the failure "
+                "does not reproduce with random ones). Review them before posting this.")
+        if example is not None:
+            return (example.inputs, example.weights), "example", (
+                f"Inputs are {own}; buffers are random. The failure needs the model's real "
+                "weights, which this bundle does not carry (`--keep-real-values` keeps them).")
+        return fake, "random", (
+            "Inputs and buffers are random values of the same dtype and shape; the failure needs "
+            "the model's real values, which this bundle does not carry (`--keep-real-values` "
+            "keeps them).")
+
+    def _ran(self, row: Row, jit: bool) -> bundle.Ran:
+        """What compiled the row, at which level, and the release whose settings it took;
+        ``jit``: through Torch-TensorRT's torch.compile front-end."""
+        return replace(self._level(row), jit=jit)
+
+    def _level(self, row: Row) -> bundle.Ran:
+        ref = BackendRef.parse(row.backend)
+        versions = row.evidence.versions
+        if ref.name == "lowering":
+            return bundle.Ran(row.backend, self._release(row),
+                              bundle.GRAPH if self.opts.lowering_dryrun else bundle.CONVERTERS)
+        release = (ref.release or versions.get("torch_tensorrt") or self.env.get("torch_tensorrt")
+                   or default_release(torch_minor()))
+        if ref.name == "tensorrt":
+            return bundle.Ran(row.backend, release, bundle.MEASURED,
+                              versions.get("tensorrt") or self.env.get("tensorrt"))
+        return bundle.Ran(row.backend, release,
+                          bundle.EMULATED if ref.name == "emulate" else bundle.PYTORCH)
 
     def _release(self, row: Row) -> str:
-        """The Torch-TensorRT release a fresh row ran (its label; else the one named; else the
-        backend's name)."""
+        """The Torch-TensorRT release a lowering row ran (its label; else the one named; else
+        the one ``lowering`` finds with none named; else the backend's name)."""
         label = BackendRef.parse(row.backend).release or row.evidence.versions.get("torch_tensorrt")
         if not label and len(self.opts.torch_tensorrt) == 1:
             label = lowering_label(self.opts.torch_tensorrt[0])
+        if not label and not self.opts.torch_tensorrt:
+            try:
+                label = locate(None).version
+            except CodeUnavailable:
+                label = None
         return label or row.backend
 
     def _command(self, row: Row) -> list[str]:
@@ -384,6 +438,16 @@ class Reducer:
         if base == "lowering" and self.opts.lowering_dryrun:  # the level it was reduced at
             args.append("--lowering-dryrun")
         return args
+
+
+def row_settings(ran: bundle.Ran, profile: Profile) -> dict[str, Any]:
+    """Every ``dynamo.compile`` setting of ``ran``'s release for ``profile``, as objects (their
+    ``repr`` is the source ``repro.py`` passes): what the backends pass for a row."""
+    try:
+        version = parse_version(ran.release or "")
+    except ValueError:  # a release named by a folder that is no version: today's release's
+        version = parse_version(default_release(torch_minor()))
+    return adapt_settings(version, profile)[0]
 
 
 def _describe(name: str, value: torch.Tensor) -> str:
@@ -422,19 +486,21 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _randomness(rec: Recorded, eager_differs: bool) -> str | None:
-    """Why a row's wrong values come from randomness in the model, not from its backend: ops
-    that draw new random values on every call (``randn_like``, ``dropout`` in training), or
-    eager itself giving another result on each call; None when neither holds."""
+    """Why a row's wrong values come from randomness in the model, not from its backend: eager
+    itself giving another result on each call, named by the ops that draw new random values on
+    every call (``randn_like``, ``dropout`` in training) where there are some; None when eager
+    gives the same result twice (an op tagged random that draws nothing, such as
+    ``scaled_dot_product_attention`` with no dropout, is no cause)."""
+    if not eager_differs:
+        return None
     seeded = sorted({str(n.target) for n in rec.nodes if n.op == "call_function"
                      and torch.Tag.nondeterministic_seeded in getattr(n.target, "tags", ())})
     if seeded:
         return (f"randomness in the model: {', '.join(seeded)} draw{'s' if len(seeded) == 1 else ''}"
                 " new random values on every call, so no backend can match eager's values; "
                 "seed them or leave them out of the checked model (not a backend bug)")
-    if eager_differs:
-        return ("randomness in the model: eager itself gives another result on each call with "
-                "the same inputs, so no backend can match it (not a backend bug)")
-    return None
+    return ("randomness in the model: eager itself gives another result on each call with "
+            "the same inputs, so no backend can match it (not a backend bug)")
 
 
 def _finished(pending: Pending, fresh: list[Row], unchecked: str | None) -> dict[str, Any]:

@@ -1,8 +1,9 @@
 """How a row fails, as reduction compares it: a candidate is kept only when it fails the same way.
 
 A signature is the row's status and stage, then for an exception its type and the
-Torch-TensorRT frame it came from, and for a wrong result the kind of mismatch (``values``,
-``dtype``, ``shape``, ``inputs``) and the op of the first node whose value diverges.
+Torch-TensorRT frame it came from, and for a wrong result the kind of mismatch (``nonfinite``:
+NaN or Inf where eager has none, or the reverse; ``values``, ``dtype``, ``shape``, ``inputs``)
+and the op of the first node whose value diverges.
 """
 
 from __future__ import annotations
@@ -18,11 +19,17 @@ from trtcheck.results.rows import Row
 from trtcheck.status import Status
 
 REDUCIBLE = frozenset({Status.FAIL, Status.ERROR})
+# How the lowering host notes, on a compile's exception, each message TensorRT logged at ERROR
+# (the builder's reason for refusing a network).
+LOGGED_ERROR = "TensorRT logged at ERROR: "
+# What each mismatch kind is called where a person reads it.
+MISMATCHES = {"nonfinite": "NaN/Inf placement", "values": "values", "dtype": "dtype",
+              "shape": "shape", "inputs": "inputs", "other": "other"}
 # Stages with an exported graph to cut: earlier ones (build, eager, export) fail before it exists.
 GRAPH_STAGES = frozenset({"compile", "run", "compare", "drift"})
 
 _CITED = re.compile(r"(torch_tensorrt/[\w/]+\.py:\d+)")
-_LAST = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt)): ?(.*)$")
+_LAST = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt))(?:: ?(.*))?$")
 _NAMED = re.compile(r"^([A-Z]\w*(?:Error|Exception)): ")
 
 
@@ -44,13 +51,16 @@ class Signature:
                                  other.mismatch, self.op)
 
     def describe(self) -> str:
-        head = f"{self.status} at {self.stage or '—'}"
-        if self.error:
-            return f"{head}: {self.error}" + (f" from {self.frame}" if self.frame else
-                                              " (no Torch-TensorRT frame)")
+        """One line: ``error at compile: RuntimeError from ...``; a row with no stage (a pass)
+        is its status alone."""
+        head = f"{self.status} at {self.stage}" if self.stage else self.status
+        if self.error or self.frame:
+            return f"{head}: {self.error or 'an exception'}" + (
+                f" from {self.frame}" if self.frame else
+                " (no Torch-TensorRT frame)" if self.stage in ("compile", "run") else "")
         if self.mismatch:
-            return f"{head}: {self.mismatch} mismatch" + (f", first diverging at {self.op}"
-                                                          if self.op else "")
+            return f"{head}: {MISMATCHES.get(self.mismatch, self.mismatch)} mismatch" + (
+                f", first diverging at {self.op}" if self.op else "")
         return head
 
     def to_dict(self) -> dict[str, Any]:
@@ -80,14 +90,24 @@ def signature(row: Row, outputs: Sequence[str] | None = None,
     if not failing:
         return Signature(status, stage, mismatch="inputs" if "inputs after the call" in row.message
                          else "other")
-    leaf = failing[0][1]
-    kind = ("dtype" if leaf.get("dtype") != leaf.get("eager_dtype") else
-            "shape" if leaf.get("shape") != leaf.get("eager_shape") else "values")
+    kind = mismatch_kind(failing[0][1])
     op = None
     if outputs is not None and ops is not None:
         names = set(failing_outputs(row, outputs))
         op = next((ops[name] for name in ops if name in names), None)  # the earliest, in graph order
     return Signature(status, stage, mismatch=kind, op=op)
+
+
+def mismatch_kind(leaf: dict[str, Any]) -> str:
+    """How a failing output leaf differs from eager's: its dtype, its shape, where it holds NaN
+    or Inf (a count that differs from eager's), or its values."""
+    if leaf.get("dtype") != leaf.get("eager_dtype"):
+        return "dtype"
+    if leaf.get("shape") != leaf.get("eager_shape"):
+        return "shape"
+    if any((leaf.get(k) or 0) != (leaf.get(f"eager_{k}") or 0) for k in ("nan", "inf")):
+        return "nonfinite"
+    return "values"
 
 
 def failing_outputs(row: Row, outputs: Sequence[str]) -> list[str]:
@@ -104,7 +124,7 @@ def exception_of(traceback: str, message: str) -> tuple[str | None, str | None]:
     found = next((m for line in reversed(lines) if (m := _LAST.match(line))), None)
     if found:
         error = found[1].rsplit(".", 1)[-1]
-        named = _NAMED.match(found[2])
+        named = _NAMED.match(found[2] or "")
         if error == "RuntimeError" and named:  # a remote exception re-raised under its name
             error = named[1]
     inside = [where for found in tracebacks(traceback) for frame in found.frames
@@ -113,3 +133,18 @@ def exception_of(traceback: str, message: str) -> tuple[str | None, str | None]:
         return error, inside[-1]
     cited = _CITED.search(message)
     return error, cited[1] if cited else None
+
+
+def exception_message(traceback: str) -> str | None:
+    """The message of the exception that ended ``traceback`` (its last ``Type: message``
+    line), or None."""
+    lines = [line for line in traceback.strip().splitlines() if line and not line[0].isspace()]
+    found = next((m for line in reversed(lines) if (m := _LAST.match(line))), None)
+    return found[2] if found and found[2] else None
+
+
+def logged_errors(traceback: str) -> list[str]:
+    """What TensorRT logged at ERROR during the compile, as the lowering host notes it on the
+    exception, each message once."""
+    return list(dict.fromkeys(line.strip()[len(LOGGED_ERROR):] for line in traceback.splitlines()
+                              if line.strip().startswith(LOGGED_ERROR)))

@@ -1,15 +1,26 @@
-"""``trtcheck reduce``: the signature rules, the recorded graph and its subgraphs (in-process),
-and reductions on Torch-TensorRT's real lowering code (slow: the CLI in a subprocess)."""
+"""``trtcheck reduce``: the signature rules, the recorded graph and its subgraphs, bundle titles,
+and reductions of everyday models on Torch-TensorRT 2.13.0's converters through the lowering host,
+all in this process (the CLI's runs are tests/e2e/test_reduce.py's)."""
 
 from __future__ import annotations
 
+import runpy
+from pathlib import Path
+from typing import Any
+
+import pytest
 import torch
 
 from tests.helpers import REPO
+from trtcheck.backends.lowering.code import locate
+from trtcheck.backends.lowering.lowering_backend import LoweringBackend, sendable
+from trtcheck.backends.torch_tensorrt.compat import call_arguments
 from trtcheck.config.options import Options
-from trtcheck.execution.run import InProcessExecutor
-from trtcheck.reduce.graph import count_nodes, record, slug, subgraph
-from trtcheck.reduce.reducer import Limits, Reducer, random_like
+from trtcheck.core.profiles import BUILTIN_PROFILES
+from trtcheck.execution.run import InProcessExecutor, collect
+from trtcheck.reduce import bundle
+from trtcheck.reduce.graph import count_nodes, record, replay, slug, subgraph
+from trtcheck.reduce.reducer import Limits, Pending, Reducer, random_like
 from trtcheck.reduce.signature import Signature, exception_of, reducible, signature
 from trtcheck.render.escape import md
 from trtcheck.render.text import reduction_text
@@ -77,6 +88,71 @@ def test_a_mismatch_is_its_kind_and_the_op_of_the_earliest_failing_output() -> N
     assert not values.same(dtype, op=False)
     inputs = signature(_fail(_leaf(True), message="inputs after the call differ from eager's"))
     assert inputs.mismatch == "inputs" and not inputs.same(values, op=False)
+
+
+def test_a_bare_exception_line_is_its_type_and_a_nan_where_eager_has_none_is_its_own_kind() -> None:
+    """The builder's refusal ends in a bare ``AssertionError`` (``assert cuda_engine``), followed
+    by what TensorRT logged at ERROR."""
+    frames = FRAME.format(f="_TRTInterpreter", n=446, fn="run")
+    trace = _trace("AssertionError", frames) + "TensorRT logged at ERROR: [GATHER]-[x]-[y]: no\n"
+    refused = Row("z::m[v]", "z", "m", "v", "lowering", status=Status.ERROR, stage="compile",
+                  message="", traceback=trace)
+    assert signature(refused) == Signature(
+        "error", "compile", error="AssertionError",
+        frame="torch_tensorrt/dynamo/conversion/_TRTInterpreter.py:446 in run")
+    nan = {**_leaf(False, "torch.float32", "torch.float32"), "nan": 128, "eager_nan": 0}
+    found = signature(_fail(nan), ["sdpa"], {"sdpa": "aten.scaled_dot_product_attention.default"})
+    assert found.mismatch == "nonfinite"
+    assert found.describe() == ("fail at compare: NaN/Inf placement mismatch, first diverging at "
+                                "aten.scaled_dot_product_attention.default")
+    assert Signature("pass", None).describe() == "pass"
+
+
+def test_titles_say_what_failed() -> None:
+    refused = ("[GATHER]-[aten_ops.embedding.default]-[embed/gather]: Error Code 4: API Usage Error "
+               "(IGatherLayer indices has type FLOAT, which this layer does not take)")
+    frames = FRAME.format(f="_TRTInterpreter", n=446, fn="run")
+    row = Row("z::m[v]", "z", "m", "v", "lowering", status=Status.ERROR, stage="compile",
+              message="", traceback=_trace("AssertionError", frames)
+              + f"TensorRT logged at ERROR: {refused}\nTensorRT logged at ERROR: {refused}\n")
+    assert bundle.title(signature(row), row, ["aten.embedding.default"]) == (
+        "AssertionError at compile in _TRTInterpreter.py:446: the builder refused "
+        "aten_ops.embedding.default's GATHER layer: IGatherLayer indices has type FLOAT, which "
+        "this layer does not take")
+    overflow = _error("RuntimeError: value cannot be converted to type int32 without overflow",
+                      FRAME.format(f="converter_utils", n=817, fn="to_torch"))
+    assert bundle.title(signature(overflow), overflow, ["aten.mul.Tensor"]) == (
+        "RuntimeError at compile in converter_utils.py:817: value cannot be converted to type "
+        "int32 without overflow")
+    at_run = _error("RuntimeError: Index tensor must have the same number of dimensions", stage="run")
+    assert bundle.title(signature(at_run), at_run, ["aten.fill.Tensor", "aten.select_scatter.default"]
+                        ) == ("RuntimeError at run, in the compiled aten.fill.Tensor and "
+                              "aten.select_scatter.default: Index tensor must have the same number "
+                              "of dimensions")
+    nan = _fail({**_leaf(False, "torch.float32", "torch.float32"), "nan": 128, "eager_nan": 0})
+    sdpa = "aten.scaled_dot_product_attention.default"
+    assert bundle.title(signature(nan, ["a"], {"a": sdpa}), nan, [sdpa]) == (
+        f"NaN/Inf placement differs from eager at {sdpa}: Torch-TensorRT gives 128 NaN where "
+        "eager has none")
+    off = _fail({**_leaf(False), "max_abs": 1.0, "rtol": 5e-3, "atol": 5e-3})
+    assert bundle.title(signature(off, ["s"], {"s": "aten.rsub.Scalar"}), off, []) == (
+        "wrong values from aten.rsub.Scalar: max abs error 1 (rtol 0.005, atol 0.005)")
+
+
+def test_a_bundle_says_what_ran_the_row_in_its_own_words() -> None:
+    measured = bundle.Ran("tensorrt", "2.13.0", bundle.MEASURED, "10.13.2")
+    assert measured.how().startswith("Measured on TensorRT 10.13.2: ")
+    assert measured.tensorrt_line() == "TensorRT 10.13.2"
+    graph = bundle.Ran("lowering", "2.12.1", bundle.GRAPH)
+    assert "Torch-TensorRT 2.12.1's own lowering" in graph.how() and "graph level" in graph.how()
+    assert "converter" not in graph.tensorrt_line()
+    ours = {"require_full_compilation": False, "min_block_size": 1, "truncate_double": True}
+    call = bundle.compile_call(ours, dryrun=True)
+    assert "    min_block_size=1,\n" in call and "    truncate_double=True,\n" in call
+    assert "dryrun=True" in call and "dryrun" not in bundle.compile_call(ours)
+    # Torch-TensorRT's own default needs no word; trtcheck's 1 says what the default would do
+    assert "default of 5" in bundle.settings_note(ours, graph, "truncate_double")
+    assert "default of 5" not in bundle.settings_note({**ours, "min_block_size": 5}, graph, "p")
 
 
 def test_only_failures_with_a_graph_are_reducible() -> None:
@@ -197,3 +273,115 @@ def test_a_bundle_is_checked_at_the_lowering_level_it_was_reduced_at(tmp_path) -
                                          "--torch-tensorrt", "2.13.0", "--lowering-dryrun"]
     assert "--lowering-dryrun" not in command(False, "lowering")
     assert "--lowering-dryrun" not in command(True, "emulate")
+
+
+class PositionIds(torch.nn.Module):
+    """HF-style position ids from an attention mask, into an embedding."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.positions = torch.nn.Embedding(8, 4)
+
+    def forward(self, mask: torch.Tensor) -> torch.Tensor:
+        return self.positions((mask.cumsum(-1) - 1).masked_fill(mask == 0, 1))
+
+
+def test_a_replay_feeds_the_case_s_own_inputs_through_random_weights() -> None:
+    """Random values of the same dtype and range break what ties the inputs together (a padded
+    position's -1 that the mask hides): the replay keeps it, and leaves the real weights out."""
+    mask = torch.tensor([[0, 0, 1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1, 1, 1]])
+    model = PositionIds().eval()
+    rec = record(torch.export.export(model, (mask,)), (mask,), {})
+    (weight,) = rec.weights
+    fake = {weight: torch.randn(8, 4)}
+    sub = subgraph(rec, rec.names[1:], replay(rec, fake))  # cut after the cumsum: fed its value
+    assert torch.equal(sub.inputs[0], mask.cumsum(-1))
+    assert sub.weights == {"w0": fake[weight]}
+    (out,) = sub.module(*sub.inputs)
+    torch.testing.assert_close(out, torch.nn.functional.embedding(
+        (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1), fake[weight]))
+
+
+# -- on Torch-TensorRT 2.13.0's converters, in this process ---------------------------------------
+
+
+def _reduce_all(opts: Options, executor: InProcessExecutor) -> dict[str, dict[str, Any]]:
+    """Every row of ``opts``'s zoo, each reduced here and its bundle run again as ``trtcheck
+    reduce``'s fresh check runs it (in this process, on the executor's backends): each reduction
+    by case name, with its row and its bundle's folder."""
+    reducer = Reducer(opts, executor.backends, executor, Limits(), {"torch": torch.__version__})
+    done = {}
+    try:
+        for case in collect(opts).cases:
+            (row,) = [r for r in executor.rows(case) if isinstance(r, Row)]
+            found = reducer.reduce(case, row)
+            if isinstance(found, Pending):
+                fresh = reducer._runner(row, BUILTIN_PROFILES["default"]).row(
+                    found.folder / bundle.ZOO_FILE, case)
+                found = {**found.finish([fresh], None), "folder": found.folder}
+            done[case.spec.name] = {**found, "row": row}
+    finally:
+        reducer.close()
+    return done
+
+
+@pytest.mark.slow
+def test_everyday_rows_reduce_to_bundles_that_reproduce_and_only_under_their_settings(
+        tmp_path: Path, ttrt_releases: dict[str, Path]) -> None:
+    """One lowering host for the four rows (a test each would start one each): position ids
+    (the builder refuses FLOAT indices), an int64 hash, a NaN where eager has none, a column
+    write (the builder refuses the scatter's ranks); then the hash's repro under
+    Torch-TensorRT's defaults and under its SETTINGS."""
+    opts = Options(paths=(ZOO / "everyday.py",), out=tmp_path, backends=("lowering",),
+                   torch_tensorrt=("2.13.0",), timing=bundle.QUICK, isolate=False)
+    backend = LoweringBackend("2.13.0")
+    executor = InProcessExecutor(opts, {"lowering": backend})
+    try:
+        _check_everyday(_reduce_all(opts, executor), backend)
+    finally:
+        executor.close()
+
+
+def _check_everyday(done: dict[str, dict[str, Any]], backend: LoweringBackend) -> None:
+    ids = done["position_ids"]
+    assert ids["row"].stage == "compile" and ids["reproduced"] is True, ids
+    # random inputs index the embedding at -1 (eager fails): the case's own inputs are held
+    assert ids["values"] == "example" and ids["reduced_nodes"] < ids["original_nodes"]
+    issue = (ids["folder"] / "ISSUE.md").read_text()
+    assert issue.startswith("# AssertionError at compile in _TRTInterpreter.py:446: the builder "
+                            "refused aten_ops.embedding.default's GATHER layer: IGatherLayer "
+                            "indices has type FLOAT")
+    assert "case's own example inputs" in issue and "eager itself fails" in issue
+    assert "Torch-TensorRT 2.13.0's own `dynamo.compile`" in issue and "converter level" in issue
+    assert "- Torch-TensorRT 2.13.0\n" in issue and "min_block_size=1," in issue
+    # A NaN where eager has none and a run-time error keep their signatures while the graph shrinks.
+    nan = done["padded_attention"]
+    assert (nan["reduced_nodes"], nan["reproduced"]) == (1, True), nan
+    assert nan["signature"].endswith("NaN/Inf placement mismatch, first diverging at "
+                                     "aten.scaled_dot_product_attention.default")
+    column = done["no_bos"]
+    assert column["row"].stage == "compile" and column["reproduced"] is True, column
+    assert column["reduced_nodes"] < column["original_nodes"]
+    # refused at build since the stand-in checks a scatter's ranks as TensorRT documents them
+    title = (column["folder"] / "ISSUE.md").read_text().splitlines()[0]
+    assert "the builder refused aten_ops.scatter.src's SCATTER layer" in title, title
+
+    # The hash reduces to one node: at Torch-TensorRT's default min_block_size of 5 it never
+    # reaches a converter and matches eager; under the bundle's SETTINGS (the row's profile,
+    # min_block_size 1) its converter makes 2654435761 an int32 constant and fails. Compiled as
+    # repro.py compiles it, by the release's own code over the stand-in.
+    hashed = done["int64_hash"]
+    assert (hashed["reduced_nodes"], hashed["reproduced"]) == (1, True), hashed
+    script = runpy.run_path(str(hashed["folder"] / bundle.REPRO), run_name="repro")
+    assert script["SETTINGS"]["min_block_size"] == 1
+    data = torch.load(hashed["folder"] / bundle.DATA, weights_only=True)
+    module, inputs = script["Reduced"](data["weights"]).eval(), tuple(data["inputs"])
+    expected = module(*inputs)
+    blob, _ = sendable(torch.export.export(module, inputs))
+    call = call_arguments((2, 13), inputs, {}, "cpu")
+    host = backend.host(locate("2.13.0"))  # the host the reductions ran on
+    compiled, _ = host.compile(blob, call, {}, "cpu", False, (inputs, {}))
+    for got, want in zip(compiled(*inputs), expected, strict=True):
+        assert torch.equal(got, want)  # Torch-TensorRT's defaults: no failure to see
+    with pytest.raises(RuntimeError, match="cannot be converted to type int32 without overflow"):
+        host.compile(blob, call, script["SETTINGS"], "cpu", False, (inputs, {}))

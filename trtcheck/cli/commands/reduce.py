@@ -17,7 +17,8 @@ smallest exported graph that still fails the same way, with a bundle in
 OUT/repro/CASE/: repro.py (torch and torch_tensorrt only), a zoo file that
 'trtcheck run' reproduces as one row, inputs.pt, ISSUE.md and summary.json.
 Weights and inputs are random values of the same dtype and shape wherever the
-failure reproduces with them; --keep-real-values keeps the real ones otherwise
+failure reproduces with them; else the case's own example inputs, through random
+weights; --keep-real-values keeps the real ones where neither reproduces it
 (they may be private: review the bundle before sharing it).
 """
 

@@ -1,0 +1,84 @@
+"""Everyday models that fail on Torch-TensorRT 2.13.0's converters, each in a few lines of the
+code it comes from, for ``trtcheck reduce``: HF-style position ids (an int64 cumsum feeding an
+embedding), an int64 hash by a constant beyond int32, attention over a padded batch (a fully
+masked row: NaN in eager's output) and a sampler's in-place slice assignment."""
+
+from __future__ import annotations
+
+import torch
+
+import trtcheck
+
+SEQ, DIM = 8, 16
+
+
+class PositionIds(torch.nn.Module):
+    """Position ids from the attention mask, as Hugging Face's left-padded generation makes them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.positions = torch.nn.Embedding(SEQ, DIM)
+
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        position_ids = mask.long().cumsum(-1) - 1
+        position_ids = position_ids.masked_fill(mask == 0, 1)
+        return ids.unsqueeze(-1).float() + self.positions(position_ids)
+
+
+class Hash(torch.nn.Module):
+    """Knuth's multiplicative hash of int64 ids into buckets."""
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return (ids * 2654435761) % 1000003
+
+
+class PaddedAttention(torch.nn.Module):
+    """Self-attention over a batch whose second sequence is all padding: its rows are fully
+    masked, so eager's attention gives NaN there."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.qkv = torch.nn.Linear(DIM, 3 * DIM)
+
+    def forward(self, x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        q, k, v = self.qkv(x).unsqueeze(1).chunk(3, dim=-1)
+        mask = keep[:, None, None, :] & keep[:, None, :, None]
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+class NoBos(torch.nn.Module):
+    """A sampler's filter: the first token (beginning of sequence) never drawn again."""
+
+    def forward(self, logits: torch.Tensor) -> torch.Tensor:
+        probs = logits.softmax(-1)
+        y = probs.clone()
+        y[:, 0] = 0.0
+        return y / y.sum(-1, keepdim=True)
+
+
+def _mask() -> torch.Tensor:
+    mask = torch.ones(2, SEQ, dtype=torch.int64)
+    mask[0, :3] = 0  # left padding
+    return mask
+
+
+@trtcheck.model(variants=("int64",))
+def position_ids(variant: str):
+    return PositionIds(), (torch.arange(2 * SEQ).reshape(2, SEQ), _mask())
+
+
+@trtcheck.model(variants=("int64",))
+def int64_hash(variant: str):
+    return Hash(), (torch.arange(1, 2 * SEQ + 1).reshape(2, SEQ),)
+
+
+@trtcheck.model(variants=("float32",))
+def padded_attention(variant: str):
+    keep = torch.ones(2, SEQ, dtype=torch.bool)
+    keep[1] = False
+    return PaddedAttention(), (torch.randn(2, SEQ, DIM), keep)
+
+
+@trtcheck.model(variants=("float32",))
+def no_bos(variant: str):
+    return NoBos(), (torch.randn(2, 32),)
