@@ -30,6 +30,7 @@ from trtcheck.backends.lowering.converted import (
     summarize,
     watching_int64,
 )
+from trtcheck.backends.torch_tensorrt.conversion import Conversion
 from trtcheck.backends.torch_tensorrt.jit import Inputs, JitCompile
 from trtcheck.tensors import StateSnapshot
 from trtcheck.zoo.discover import IMPORTED, ImportFailure, ZooFile
@@ -50,7 +51,7 @@ def compiled(blob: bytes, zoo_file: tuple[str, str] | None, options: dict[str, A
     state = StateSnapshot(model)
     jit = JitCompile(model, options)
     narrowed: list[str] = []
-    with watching_int64(narrowed), contextlib.redirect_stdout(io.StringIO()):
+    with Conversion().watching(watching_int64(narrowed)), contextlib.redirect_stdout(io.StringIO()):
         jit.run(calls)
     state.restore()
     evidence = jit.evidence()
