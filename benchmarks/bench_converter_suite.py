@@ -12,14 +12,17 @@ process, one at a time; a case that crashes or hangs the worker is recorded and 
     python benchmarks/bench_converter_suite.py --quick   # this repository's own converter cases
 
 Ends with ``pass rate: NN.N% (P of N)``: N counts the cases run (sampled, less those the suite's own
-decorators skip), P those that passed. ``--quick`` runs ``benchmarks/converter_cases/`` (no upstream
-checkout needed). The suite's cases need the ``parameterized`` and ``expecttest`` packages.
+decorators skip), P those that passed; every test module that could not be imported is named, and
+counted, before it. With no case run it exits 1, naming why (most often a package the suite's modules
+import is missing). ``--quick`` runs ``benchmarks/converter_cases/`` (no upstream checkout needed).
+The suite's cases need the ``parameterized`` and ``expecttest`` packages (in the ``dev`` extra).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
 import logging
 import os
@@ -30,6 +33,7 @@ import subprocess
 import sys
 import time
 import traceback
+import types
 import unittest
 from collections import Counter
 from pathlib import Path
@@ -50,10 +54,9 @@ ADAPTATIONS = (
     "`half_to_float` (computed in float32; every CPU `_softmax` of the worker, the stand-in's own included, "
     "then runs this math)",
 )
-# Words in a failure's message that name a feature only a GPU has: FP8/FP4, collectives, and TensorRT
-# plugins (native CUDA kernels of Torch-TensorRT's library, which the stand-in cannot run).
+# Words in a failure's message that name a feature only a GPU has: FP8/FP4, collectives.
 GPU_ONLY = re.compile(r"compute capability|sm_\d+|FP8|fp8|float8|FP4|nvfp4|Blackwell|Hopper|NCCL|"
-                      r"ModelOpt|modelopt|requires a GPU|DLA|add_plugin", re.I)
+                      r"ModelOpt|modelopt|requires a GPU|DLA", re.I)
 LAYER = re.compile(r"\b(I[A-Z][A-Za-z]+Layer)\b")
 
 
@@ -86,34 +89,55 @@ def _cpu_references() -> None:
 
 
 _KEEP: list[Any] = []
-UNIMPORTABLE: dict[str, str] = {}  # test file -> why it cannot be imported here
 
 
-def _load(suite: Path, release: str) -> str:
-    """Import the release over the stand-in, adapt, and put the suite's package on ``sys.path``."""
+def import_suite(suite: Path) -> tuple[str, dict[str, str]]:
+    """Import the suite's folder as a package (named for the folder, made an identifier: a folder
+    named ``suite-2.13`` is the package ``suite_2_13``) and each of its ``test_*.py`` modules; the
+    package's name, and each module that could not be imported with why."""
+    package = re.sub(r"\W", "_", suite.name)
+    if not package.isidentifier():
+        package = f"suite_{package}"
+    init = suite / "__init__.py"
+    if init.exists():
+        spec = importlib.util.spec_from_file_location(package, init, submodule_search_locations=[str(suite)])
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[package] = module
+        spec.loader.exec_module(module)
+    else:
+        module = types.ModuleType(package)
+        module.__path__ = [str(suite)]
+        sys.modules[package] = module
+    unimportable: dict[str, str] = {}
+    for path in sorted(suite.glob("test_*.py")):
+        try:
+            importlib.import_module(f"{package}.{path.stem}")
+        except Exception as exc:  # reported: its cases cannot be counted
+            unimportable[path.name] = f"{type(exc).__name__}: {exc}"
+    return package, unimportable
+
+
+def _load(suite: Path, release: str) -> tuple[str, dict[str, str]]:
+    """Import the release over the stand-in, adapt, and import the suite's modules."""
     import torch
 
     from trtcheck.backends.lowering.code import locate
-    from trtcheck.backends.lowering.host import load
+    from trtcheck.backends.lowering.release import load
 
     source = locate(release)
     load(str(source.path or ""), behaving=True)
     _cpu_references()
-    sys.path.insert(0, str(suite.parent))
     available = torch.cuda.is_available
     torch.cuda.is_available = lambda: True  # read by the harness's skipIf, when its module is imported
     try:
-        for path in sorted(suite.glob("test_*.py")):
-            try:
-                importlib.import_module(f"{suite.name}.{path.stem}")
-            except Exception as exc:  # reported: its cases cannot be counted
-                UNIMPORTABLE[path.name] = f"{type(exc).__name__}: {exc}"
+        return import_suite(suite)
     finally:
         torch.cuda.is_available = available
-    return suite.name
 
 
-def _ids(suite: Path, package: str) -> list[str]:
+def case_ids(suite: Path, package: str, unimportable: dict[str, str]) -> list[str]:
+    """The ids of the cases of the suite's imported test modules."""
     ids: list[str] = []
 
     def walk(test: Any) -> None:
@@ -124,7 +148,7 @@ def _ids(suite: Path, package: str) -> list[str]:
             ids.append(test.id())
 
     for path in sorted(suite.glob("test_*.py")):
-        if path.name not in UNIMPORTABLE:
+        if path.name not in unimportable:
             walk(unittest.defaultTestLoader.loadTestsFromName(f"{package}.{path.stem}"))
     return ids
 
@@ -188,12 +212,12 @@ def worker(suite: Path, release: str) -> int:
     real_stdout = sys.stdout
     sys.stdout = sys.stderr  # the suite's own prints stay off the protocol
     try:
-        package = _load(suite, release)
+        package, unimportable = _load(suite, release)
     except Exception:
         print(json.dumps({"fatal": traceback.format_exc()}), file=real_stdout, flush=True)
         return 1
-    print(json.dumps({"ids": _ids(suite, package), "unimportable": UNIMPORTABLE}), file=real_stdout,
-          flush=True)
+    print(json.dumps({"ids": case_ids(suite, package, unimportable), "unimportable": unimportable}),
+          file=real_stdout, flush=True)
     for line in sys.stdin:
         test_id = line.strip()
         if not test_id:
@@ -332,18 +356,42 @@ def main(argv: list[str] | None = None) -> int:
           f"(seed {args.seed}) through the TensorRT stand-in on CPU (NOT TensorRT)")
     for name, why in unimportable.items():
         print(f"not imported, its cases not counted: {name}: {why}")
+    if not ids:
+        code, summary = verdict(0, 0, total, unimportable)
+        first.close()
+        print(f"\n{summary}")
+        return code
     print()
     records = run_cases(suite, args.release, ids, args.timeout, first)
     wall = time.perf_counter() - started
     if args.json:
         args.json.write_text(json.dumps({"release": args.release, "suite": str(suite), "total": total,
-                                         "seed": args.seed, "wall_s": wall, "records": records}, indent=1))
+                                         "seed": args.seed, "wall_s": wall, "records": records,
+                                         "unimportable": unimportable}, indent=1))
     passed, run, gpu = report(records, wall)
     if gpu:
         print(f"\npass rate without the {gpu} cases needing a GPU-only feature: "
               f"{100 * passed / (run - gpu) if run > gpu else 0:.1f}% ({passed} of {run - gpu})")
-    print(f"\npass rate: {100 * passed / run if run else 0:.1f}% ({passed} of {run})")
-    return 0
+    code, summary = verdict(passed, run, total, unimportable)
+    print(f"\n{summary}")
+    return code
+
+
+def verdict(passed: int, run: int, total: int, unimportable: dict[str, str]) -> tuple[int, str]:
+    """The exit code and the last lines: the modules not imported, named and counted, then the pass
+    rate; with no case run, exit 1 and why."""
+    lines = [f"test modules not imported: {len(unimportable)}"
+             + "".join(f"\n  {name}: {why}" for name, why in unimportable.items())] if unimportable else []
+    if run == 0:
+        if unimportable:
+            cause, count = Counter(unimportable.values()).most_common(1)[0]
+            why = f"no case was found: {len(unimportable)} test modules could not be imported ({count} of " \
+                f"them: {cause})" if total == 0 else "every case was skipped"
+        else:
+            why = "the suite holds no test case (no test_*.py module with cases)" if total == 0 else \
+                "every case was skipped"
+        return 1, "\n".join([*lines, f"no case ran: {why}"])
+    return 0, "\n".join([*lines, f"pass rate: {100 * passed / run:.1f}% ({passed} of {run})"])
 
 
 if __name__ == "__main__":

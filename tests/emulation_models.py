@@ -162,3 +162,15 @@ def scatter_inputs(device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
 class TwoComplexOutputs(torch.nn.Module):
     def forward(self, z: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return z * w, z + w
+
+
+class PositionIds(nn.Module):
+    """HF-style position ids from an attention mask, looked up in an embedding."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = nn.Embedding(16, 4)
+
+    def forward(self, mask: torch.Tensor) -> torch.Tensor:
+        pos = mask.long().cumsum(-1) - 1
+        return self.emb(pos.masked_fill(mask == 0, 1))

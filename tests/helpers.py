@@ -86,6 +86,21 @@ def assert_headlines(out: Path, code: int, terminal: str) -> None:
     assert (failing >= 1) == (code == 1), ET.tostring(junit, encoding="unicode")[:2000]
 
 
+def reported(record: Any, out: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """``trtcheck report`` of ``record`` (a :class:`~trtcheck.results.record.Record`) saved in
+    ``out``, in this process: its exit code and what the terminal read, every report's
+    headline checked against the code (:func:`assert_headlines`)."""
+    from trtcheck.cli import main
+    from trtcheck.results.record import save
+
+    save(record, out / "results.json")
+    capsys.readouterr()
+    code = main(["report", str(out)])
+    terminal = capsys.readouterr().out
+    assert_headlines(out, code, terminal)
+    return code, terminal
+
+
 def tool(name: str) -> str:
     """The path of a command-line tool, from PATH or this venv; the test skips without it."""
     path = shutil.which(name) or shutil.which(name, path=str(Path(sys.executable).parent))

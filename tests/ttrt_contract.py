@@ -15,12 +15,15 @@ arguments, the release's own ``dynamo.compile`` with its signature, warnings and
 reading, the engine cache and its outcome, the first call's output check, the module it times
 and the engine memory it records. ``dynamo.compile`` is wrapped to record its arguments and, with
 ``dryrun`` (the default), to add ``dryrun=True`` with the real compile's early return reproduced
-(``Compiler.as_real``); without, the release's real compile runs through the behaving stand-in.
+(``Release.as_real``); without, the release's real compile runs through the behaving stand-in.
+Under a profile of the torch.compile front-end the module itself goes to the subprocess (pickled;
+the repository root is on its path, so that the tests' classes resolve), and the backend's
+``torch.compile`` of it runs there through the behaving stand-in, as a user's would on TensorRT.
 
 Dryrun builds no TensorRT engine. With ``engines=True`` each ``_run_on_acc_*`` block is replaced
-by the lowering host's ``Engine``: a STAND-IN for a TensorRT engine that runs the block with
-PyTorch, with an engine's input checks and output dtypes. It is the only stand-in here, and its
-numbers are PyTorch's, never TensorRT's.
+by the dryrun level's ``Engine`` (:mod:`trtcheck.backends.lowering.dryrun`): a STAND-IN for a
+TensorRT engine that runs the block with PyTorch, with an engine's input checks and output dtypes.
+It is the only stand-in here, and its numbers are PyTorch's, never TensorRT's.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+import pickle
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +42,9 @@ import torch
 from trtcheck.backends.base import CompileJob
 from trtcheck.backends.lowering.client import LoweringHost
 from trtcheck.backends.lowering.code import CodeSource
-from trtcheck.backends.lowering.host import Compiler, main
+from trtcheck.backends.lowering.dryrun import as_engines
+from trtcheck.backends.lowering.host import main
+from trtcheck.backends.lowering.release import Release
 from trtcheck.backends.torch_tensorrt.compat import plain_setting
 from trtcheck.backends.torch_tensorrt.tensorrt_backend import TensorRTBackend
 from trtcheck.core.profiles import Profile
@@ -75,11 +81,14 @@ class RealRelease:
         """``dynamic_shapes``: exported with them, and the backend given the shape plan a run
         makes (:func:`trtcheck.program.shapes.plan_shapes`); without ``dryrun``, the release's
         real compile through the behaving stand-in; ``cache_dir``: the engine cache on, there."""
-        kwargs = kwargs or {}
+        kwargs, profile = kwargs or {}, profile or Profile("default")
         blob = io.BytesIO()
-        torch.export.save(torch.export.export(model, args, kwargs, dynamic_shapes=dynamic_shapes), blob)
-        return Result(**self.host.request("tensorrt", blob.getvalue(), args, kwargs,
-                                          profile or Profile("default"), engines, dryrun, cache_dir))
+        if not profile.jit or dynamic_shapes is not None:  # the JIT path needs no program
+            torch.export.save(torch.export.export(model, args, kwargs,
+                                                  dynamic_shapes=dynamic_shapes), blob)
+        module = pickle.dumps(model) if profile.jit else None
+        return Result(**self.host.request("tensorrt", blob.getvalue(), args, kwargs, profile,
+                                          engines, dryrun, cache_dir, module))
 
     def real_compile(self, model: torch.nn.Module, args: tuple[Any, ...],
                      dynamic: dict[int, tuple[int, int, int]] | None = None,
@@ -105,33 +114,33 @@ class RealRelease:
 _STATE: dict[str, Any] = {"engines": True, "dryrun": True, "calls": [], "wrapped": False}
 
 
-def _dryrun(compiler: Compiler) -> None:
+def _dryrun(release: Release) -> None:
     """Wrap the release's ``dynamo.compile`` (keeping its signature) to compile as a dryrun."""
-    real = compiler.ttrt.dynamo.compile
+    real = release.ttrt.dynamo.compile
 
     @functools.wraps(real)
     def compile(program: Any, *args: Any, **kwargs: Any) -> Any:
         _STATE["calls"].append({k: plain_setting(v) for k, v in kwargs.items()
                                 if k not in ("arg_inputs", "kwarg_inputs", "inputs")})
-        _STATE["inputs"] = [dict(x.shape) if isinstance(x, compiler.ttrt.Input) else tuple(x.shape)
+        _STATE["inputs"] = [dict(x.shape) if isinstance(x, release.ttrt.Input) else tuple(x.shape)
                             for x in kwargs.get("arg_inputs", kwargs.get("inputs", []))]
         if not _STATE["dryrun"]:  # the real compile: converters, builder, runtime of the stand-in
             with contextlib.redirect_stdout(io.StringIO()):
                 return real(program, *args, **kwargs)
         seen: dict[str, Any] = {}
-        with compiler.as_real(seen), contextlib.redirect_stdout(io.StringIO()):
+        with release.as_real(seen), contextlib.redirect_stdout(io.StringIO()):
             module = real(program, *args, **kwargs, dryrun=True)
         if _STATE["engines"] and "early_return" not in seen:
-            compiler.as_engines(module, bool(seen["settings"].truncate_double))
+            as_engines(release, module, bool(seen["settings"].truncate_double))
         return module
 
-    compiler.ttrt.dynamo.compile = compile
+    release.ttrt.dynamo.compile = compile
     _STATE["wrapped"] = True
 
 
-def real_compile(request: tuple[Any, ...], compiler: Compiler) -> dict[str, Any]:
+def real_compile(request: tuple[Any, ...], release: Release) -> dict[str, Any]:
     _, blob, args, dynamic, calls = request
-    ttrt = compiler.ttrt
+    ttrt = release.ttrt
     inputs: list[Any] = []
     for i, x in enumerate(args):
         if i in dynamic:
@@ -140,7 +149,7 @@ def real_compile(request: tuple[Any, ...], compiler: Compiler) -> dict[str, Any]
             x = ttrt.Input(min_shape=(lo, *rest), opt_shape=(opt, *rest), max_shape=(hi, *rest),
                            dtype=x.dtype)
         inputs.append(x)
-    real = compiler.ttrt.dynamo.compile.__wrapped__ if _STATE["wrapped"] else compiler.ttrt.dynamo.compile
+    real = release.ttrt.dynamo.compile.__wrapped__ if _STATE["wrapped"] else release.ttrt.dynamo.compile
     with contextlib.redirect_stdout(io.StringIO()):
         compiled = real(torch.export.load(io.BytesIO(blob)), arg_inputs=inputs, min_block_size=1)
     engines = [type(m).__name__ for n, m in compiled.named_children() if n.startswith("_run_on_acc")]
@@ -149,33 +158,40 @@ def real_compile(request: tuple[Any, ...], compiler: Compiler) -> dict[str, Any]
     return {"outputs": outputs, "engines": engines, "tensorrt": sys.modules["tensorrt"].__version__}
 
 
-def handle(request: tuple[Any, ...], compiler: Compiler, modules: dict[int, Any]) -> dict[str, Any]:
+def handle(request: tuple[Any, ...], release: Release, modules: dict[int, Any]) -> dict[str, Any]:
     if request[0] == "standin":
-        return real_compile(request, compiler)
-    _, blob, args, kwargs, profile, engines, dryrun, cache_dir = request
+        return real_compile(request, release)
+    _, blob, args, kwargs, profile, engines, dryrun, cache_dir, module = request
     if not _STATE["wrapped"]:
-        _dryrun(compiler)
+        _dryrun(release)
     _STATE["engines"] = engines
     _STATE["dryrun"] = dryrun
-    program = torch.export.load(io.BytesIO(blob))
-    shapes = plan_shapes(program, (args, kwargs))
+    _STATE["calls"].append({})
+    _STATE["inputs"] = []
+    program = torch.export.load(io.BytesIO(blob)) if blob else None
+    shapes = plan_shapes(program, (args, kwargs)) if program else None
+    torch.compiler.reset()  # as the worker does before each row
     compiled = TensorRTBackend().compile(CompileJob(
-        program, args, kwargs, profile, "cpu", ranges=shapes.ranges,
-        engine_cache=cache_dir is not None, cache_dir=cache_dir))
+        program, args, kwargs, profile, "cpu", ranges=shapes.ranges if shapes else {},
+        engine_cache=cache_dir is not None, cache_dir=cache_dir,
+        module=pickle.loads(module) if module else None))
     inputs = clone((args, kwargs))
     at_shapes = []
     with torch.no_grad():
         outputs = compiled.fn(*inputs[0], **inputs[1])
         timed_inputs = clone((args, kwargs))
-        timed_outputs = compiled.timed(*timed_inputs[0], **timed_inputs[1])
-        for at in shapes.sets[1:]:
+        timed_outputs = compiled.called(*timed_inputs[0], **timed_inputs[1])
+        for at in shapes.sets[1:] if shapes else ():
             resized = resize(program, (args, kwargs), at)
             at_shapes.append((resized, compiled.fn(*clone(resized)[0], **clone(resized)[1])))
-    return {"evidence": compiled.evidence, "call": _STATE["calls"][-1], "outputs": outputs,
-            "checked": not isinstance(compiled.fn, torch.nn.Module), "inputs": _STATE["inputs"],
-            "at_shapes": at_shapes, "timed": type(compiled.timed).__name__,
+    # the JIT path calls no dynamo.compile: its call is the options torch.compile passed
+    return {"evidence": compiled.evidence, "call": _STATE["calls"][-1] or compiled.evidence.settings,
+            "outputs": outputs,
+            "checked": not isinstance(compiled.fn, torch.nn.Module), "inputs": _STATE.get("inputs", []),
+            "at_shapes": at_shapes, "timed": type(compiled.called).__name__,
             "timed_outputs": timed_outputs, "memory": compiled.memory}
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' own classes
     main(sys.argv[1:], handle, behaving=True)

@@ -10,6 +10,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
+from typing import TypeVar
+
+E = TypeVar("E", bound=BaseException)
 
 
 class Exit(IntEnum):
@@ -19,7 +22,8 @@ class Exit(IntEnum):
 
     PASS = 0, "no row fails: pass, xfail, xpass, skipped, unsupported"
     FAIL = 1, ("a row is fail, error, timeout or crash (or xpass under strict_xfail), or, with "
-               "--fail-on regression, a row regressed against the baseline")
+               "--fail-on regression, a row regressed against the baseline, or, with trtcheck ab "
+               "and --fail-on output-change, a row's eager outputs changed against the base")
     USAGE = 2, ("usage or configuration error (also --resume with other options, and merge of "
                 "records that cannot be combined)")
     OUTPUT = 3, ("the report directory could not be written (a full disk): the rows that "
@@ -47,7 +51,8 @@ def exit_codes_help() -> str:
     import textwrap
 
     return "\n".join(textwrap.fill(e.meaning, 72, initial_indent=f"  {e.value:<5}",
-                                    subsequent_indent=" " * 7) for e in Exit)
+                                    subsequent_indent=" " * 7, break_on_hyphens=False)
+                     for e in Exit)
 
 
 class TrtcheckError(Exception):
@@ -94,6 +99,51 @@ class OutputError(TrtcheckError):
 
 class Unsupported(Exception):
     """A known limitation: the row becomes ``unsupported`` with this reason, not ``error``."""
+
+
+class PredictionGap(Exception):
+    """A prediction that could not be made: the TensorRT stand-in lacks a TensorRT API, or its
+    own code could not run a layer. The row is ``skipped`` with this reason, never blamed on
+    Torch-TensorRT or the model (its message is what is missing or failed; the row says that
+    the prediction could not be made). Raised in the lowering host, and wherever Torch-TensorRT
+    runs over the stand-in."""
+
+    stage: str | None = None  # the stage it stopped, once a case's stages have seen it
+
+    @property
+    def reason(self) -> str:
+        """What a row says is missing or failed: the message, unless a subclass says it shorter."""
+        return str(self)
+
+
+class BuildRefused(Exception):
+    """TensorRT's builder (or, under ``lowering``, the stand-in's, predicting it) refused a
+    network Torch-TensorRT's converters built: the message already says what the builder logged,
+    the layer and the graph node it came from, and which converter to report, so a row shows it
+    as it is, with no frame of Torch-TensorRT's added."""
+
+
+# How a message that names the converter to report (a refused build's) ends.
+REPORT_CONVERTER = "report that converter to Torch-TensorRT"
+
+
+# The exceptions of one row that cross from a child process with their type (and the
+# ``evidence`` an exception gathered before it was raised, where it has any).
+ROW_ERRORS: dict[str, type[Exception]] = {
+    cls.__name__: cls for cls in (Unsupported, PredictionGap, BuildRefused)}
+
+
+def found_in(exc: BaseException, kind: type[E]) -> E | None:
+    """The first exception of type ``kind`` in ``exc``'s chain (itself, its causes and the
+    exceptions it was raised while handling), if any."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, kind):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
 
 
 INTERNAL = "internal"  # the stage of a row that trtcheck's own error ended

@@ -29,6 +29,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
@@ -86,13 +87,15 @@ class ForkServer:
 
     def __init__(self, preload: Sequence[str], log: Any = subprocess.DEVNULL,
                  env: Mapping[str, str] | None = None) -> None:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        # one datagram a message, in order: a request or an answer never arrives in pieces
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.proc = subprocess.Popen(
             python_command(TARGET, str(theirs.fileno()), str(os.getpid()), *preload),
             pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
             env=child_env(env), start_new_session=True)
         theirs.close()
         self.socket = ours
+        self.lock = threading.Lock()  # one request and its answer at a time
         self.refused: str | None = None  # why the server forks no child, once it has said
 
     def start(self, target: str, args: Sequence[str], pipes: tuple[int, int], log: Any,
@@ -106,10 +109,11 @@ class ForkServer:
         with open(os.devnull, "w") if log == subprocess.DEVNULL else contextlib.nullcontext(log) as out:
             fds = [*pipes, out.fileno(), status_w]
             try:
-                socket.send_fds(self.socket, [pickle.dumps((target, list(args), child_env(env)))],
-                                fds)
-                answer = pickle.loads(self.socket.recv(_MESSAGE) or pickle.dumps(
-                    ("refused", "the fork server has gone")))
+                with self.lock:
+                    socket.send_fds(self.socket,
+                                    [pickle.dumps((target, list(args), child_env(env)))], fds)
+                    answer = pickle.loads(self.socket.recv(_MESSAGE) or pickle.dumps(
+                        ("refused", "the fork server has gone")))
             except OSError as exc:
                 answer = ("refused", f"the fork server has gone ({exc})")
             finally:

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import IO, Any, NoReturn, Protocol
 
+from trtcheck.errors import ROW_ERRORS
+
 # How long a fresh child may take to start before its first piece of work (Python, torch and
 # trtcheck's modules on a busy machine), at least: that time is never counted against a zoo
 # file's import or a case, whose timeouts start when the child takes them.
@@ -94,21 +96,26 @@ class Failure:
     type: str
     message: str
     traceback: str
+    evidence: Any = None  # what the exception gathered before it was raised (its ``evidence``)
 
     @classmethod
     def of(cls, exc: BaseException) -> Failure:
-        return cls(type(exc).__name__, str(exc), "".join(traceback.format_exception(exc)))
+        return cls(type(exc).__name__, str(exc), "".join(traceback.format_exception(exc)),
+                   getattr(exc, "evidence", None))
 
     def exception(self) -> Exception:
-        """The child's exception as a local one: a builtin type keeps its name, others say theirs;
-        the child's traceback is chained under it."""
-        kind = getattr(builtins, self.type, None)
+        """The child's exception as a local one: a builtin type and a row's own error
+        (:data:`trtcheck.errors.ROW_ERRORS`) keep their type, others say theirs; the child's
+        traceback is chained under it, and its evidence is its ``evidence``."""
+        kind = getattr(builtins, self.type, None) or ROW_ERRORS.get(self.type)
         exc: Exception | None = None
         if isinstance(kind, type) and issubclass(kind, Exception):
             with contextlib.suppress(TypeError):  # a builtin whose constructor wants more
                 exc = kind(self.message)
         exc = exc or RuntimeError(f"{self.type}: {self.message}")
         exc.__cause__ = RemoteTraceback(self.traceback)
+        if self.evidence is not None:
+            exc.evidence = self.evidence  # type: ignore[attr-defined]
         return exc
 
 

@@ -93,6 +93,8 @@ def verdict(statuses: Iterable[Status], *, strict_xfail: bool, interrupted: bool
     return Verdict.PASS
 
 
+# ``--fail-on``'s word for failing a ``trtcheck ab`` job on a row whose eager outputs changed.
+OUTPUT_CHANGE = "output-change"
 NO_CASE = "no case was selected (check the paths and -k)"
 
 

@@ -55,12 +55,28 @@ def _git(repo: Path, *args: str) -> None:
                    check=True, capture_output=True)
 
 
-def _repo(tmp_path: Path, *, planted: bool) -> Path:
+# Two nn.Sequential models: torch.compile traces one Sequential.forward for both, so in a process
+# that ran the other first each would be a recompile with dynamic shapes, its code depending on
+# the shuffled case order.
+CONTAINERS = '''
+
+@trtcheck.model(variants=["float32"])
+def seq_linear(variant):
+    return torch.nn.Sequential(torch.nn.Linear(16, 16)), (torch.randn(4, 16),)
+
+
+@trtcheck.model(variants=["float32"])
+def seq_conv(variant):
+    return torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3)), (torch.randn(1, 3, 9, 9),)
+'''
+
+
+def _repo(tmp_path: Path, *, planted: bool, zoo: str = ZOO) -> Path:
     """A repository whose HEAD~1 holds the zoo and whose HEAD plants a compiled-only slowdown
     in it, or is a commit of the same tree."""
     repo = tmp_path / "repo"
     (repo / "models").mkdir(parents=True)
-    (repo / "models" / "mm.py").write_text(ZOO)
+    (repo / "models" / "mm.py").write_text(zoo)
     _git(repo, "init", "-q")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-qm", "base")
@@ -100,6 +116,10 @@ def test_ab_flags_a_compiled_only_slowdown_and_names_the_row(tmp_path: Path) -> 
     for side in ("base", "head"):
         assert len(row[side]["process_speedups"]) == len(row[side]["process_latency_ms"]) == processes
     assert row["decision"]["verdict"] == "slower"
+    # the plant is the compiled module's alone: eager's outputs are the same in every process
+    digests = row["base"]["process_eager_digests"] + row["head"]["process_eager_digests"]
+    assert len(digests) == 2 * processes and digests[0] and len(set(digests)) == 1, digests
+    assert section["eager_differences"] == {} and "output changed" not in proc.stdout
     assert record["baseline"]["rule"] == "processes"
     for report in ("report.md", "comment.md"):
         assert "rows decided" in (out / report).read_text(), report
@@ -113,23 +133,30 @@ def test_ab_flags_a_compiled_only_slowdown_and_names_the_row(tmp_path: Path) -> 
 @pytest.mark.slow
 def test_ab_of_the_same_zoo_tree_exits_0(tmp_path: Path) -> None:
     out = tmp_path / "report"
-    proc = _ab(_repo(tmp_path, planted=False), out, 2)  # however few, it must never flag
+    # however few processes, it must never flag
+    proc = _ab(_repo(tmp_path, planted=False, zoo=ZOO + CONTAINERS), out, 2)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "; same tree: base and head ran the same code" in proc.stdout
+    assert "ab: processes fork from a parent" in proc.stderr
     record = json.loads((out / "results.json").read_text())
     section = record["ab"]
     assert section["same_tree"] and section["sides"]["base"]["commit"] != \
         section["sides"]["head"]["commit"]
     assert "slower" not in [r["decision"]["verdict"] for r in section["rows"]]
-    # one shared cache: the process that compiled and those that loaded hash the same code
-    (row,) = section["rows"]
-    hashes = row["base"]["process_code_hashes"] + row["head"]["process_code_hashes"]
-    assert len(hashes) == 4 and hashes[0] and len(set(hashes)) == 1, hashes
-    for side in ("base", "head"):  # on a CPU: the operators each process's extra call ran
-        assert all(k.get("eager") and k.get("backend") for k in row[side]["process_kernels"])
+    # the processes ran the cases in different orders ...
+    assert len({tuple(p["cases"]) for p in section["processes"]}) > 1
+    # ... and one shared cache: the process that compiled and those that loaded hash the same
+    # code, row by row, whatever case ran before it
+    assert len(section["rows"]) == 3
+    for row in section["rows"]:
+        hashes = row["base"]["process_code_hashes"] + row["head"]["process_code_hashes"]
+        assert len(hashes) == 4 and hashes[0] and len(set(hashes)) == 1, (row["case_id"], hashes)
+        for side in ("base", "head"):  # on a CPU: the operators each process's extra call ran
+            assert all(k.get("eager") and k.get("backend") for k in row[side]["process_kernels"])
     for p in section["processes"]:  # where each process's wall went
         parts = p["wall_parts_s"]
         assert {"imports", "compile", "timing", "teardown"} <= parts.keys(), parts
+        assert parts["imports"] < 0.5, parts  # forked with torch and inductor imported
         assert sum(parts.values()) == pytest.approx(p["duration_s"], rel=0.1)
     # the later processes of each side skip the export, analysis and drift the first ran
     assert [("export" in p["wall_parts_s"], "drift" in p["wall_parts_s"])

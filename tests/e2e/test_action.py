@@ -278,7 +278,7 @@ def test_tensorrt_extra_without_a_matching_torch_tensorrt_stops_before_pip(tmp_p
 
 @pytest.mark.parametrize(("inputs", "message"), [
     ({"extras": "tensorrt] --index-url=https://evil"}, "extras must be"),
-    ({"fail-on": "regressions"}, "fail-on must be failures, regression or never"),
+    ({"fail-on": "regressions"}, "fail-on must be failures, regression, output-change or never"),
     ({"summary": "yes"}, "summary must be true or false"),
     ({"reduce": "1"}, "reduce must be true or false"),
     ({"install-torch": "yes"}, "install-torch must be true or false"),
@@ -361,14 +361,15 @@ def test_run_step_runs_ab_against_the_base_commit_instead_of_a_baseline(tmp_path
     trtcheck = _recorder(tmp_path, 'printf "%s\\n" "$@" > "$ARGS_FILE"\n', "trtcheck")
     base = tmp_path / "results.json"
     base.write_text("{}")
-    inputs = {"paths": "models/", "ab-base": "0" * 40, "fail-on": "regression",
+    inputs = {"paths": "models/", "ab-base": "0" * 40, "fail-on": "regression output-change",
               "baseline": str(base), "reduce": "true"}
     env = {**runner_env(tmp_path, ARGS_FILE=str(tmp_path / "args")),
            **step_env("Run trtcheck", inputs, {"trtcheck": str(trtcheck)})}
     proc = run_step("Run trtcheck", env, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "args").read_text().splitlines() == [
-        "ab", "--base", "0" * 40, "--fail-on", "regression", "--", "models/"]
+        "ab", "--base", "0" * 40, "--fail-on", "regression", "--fail-on", "output-change", "--",
+        "models/"]
     assert "baseline and reduce are not used" in proc.stdout
 
 

@@ -94,9 +94,17 @@ EXPECTED: dict[tuple[str, str], tuple[Status, str | None, str]] = {
 
 
 @pytest.fixture(scope="module")
-def rows(ttrt_releases: dict[str, Path]) -> dict[tuple[str, str], Row]:
+def behaving(ttrt_releases: dict[str, Path]) -> Iterator[LoweringBackend]:
+    """The converter level on 2.13.0: one host for this module's in-process rows."""
+    backend = LoweringBackend("2.13.0")
+    yield backend
+    backend.deactivate()
+
+
+@pytest.fixture(scope="module")
+def rows(behaving: LoweringBackend) -> dict[tuple[str, str], Row]:
     """Every pattern under the default profile, and those in TRUNCATED under truncate_double, on 2.13.0."""
-    backend = {"lowering": LoweringBackend("2.13.0")}
+    backend = {"lowering": behaving}
     found: dict[tuple[str, str], Row] = {}
     for profile in (BUILTIN_PROFILES["default"], BUILTIN_PROFILES["truncate_double"]):
         opts = Options(paths=(ZOO,), profiles=(profile,), timing=QUICK)
@@ -360,3 +368,35 @@ def test_run_end_to_end(ttrt_releases: dict[str, Path], tmp_path: Path) -> None:
     assert ARGMAX_AS_INT32 in top["evidence"]["notes"]
     timed = next(r for r in record["rows"] if r["case_id"].endswith("guide_rope[complex64]"))
     assert timed["prediction_timing"]["schedule"] == "serial"  # never beside the busy host
+
+
+def test_torch_compile_front_end(behaving: LoweringBackend) -> None:
+    """--profile default --profile torch_compile: a model with weights and int64 ids passes on
+    both front-ends; a model with a data-dependent branch fails to export, so its default row is
+    an error at export, while its torch.compile row runs (the module goes to the host pickled,
+    the zoo file imported there) and passes in two graphs, its graph break a note naming the
+    line; each torch.compile row's evidence names the front-end."""
+    zoo = TESTS / "zoos" / "torch_compile"
+    opts = Options(paths=(zoo,), profiles=(BUILTIN_PROFILES["default"],
+                                           BUILTIN_PROFILES["torch_compile"]), timing=QUICK)
+    found = {(case.spec.name, row.profile): row for case in collect(opts).cases
+             for row in iter_rows(case, opts, {"lowering": behaving}) if isinstance(row, Row)}
+    assert {k: r.status for k, r in found.items()} == {
+        ("tagger", "default"): Status.PASS, ("tagger", "torch_compile"): Status.PASS,
+        ("gate", "default"): Status.ERROR, ("gate", "torch_compile"): Status.PASS}
+    assert found[("gate", "default")].stage == "export"
+    for name in ("tagger", "gate"):
+        ev = found[(name, "torch_compile")].evidence
+        assert ev.details["frontend"] == "torch_compile"
+        assert ev.notes[0].startswith("Torch-TensorRT's torch.compile front-end: torch.compile("
+                                      'model, backend="tensorrt", options=settings)')
+        assert ev.versions["torch_tensorrt"] == "2.13.0" and ev.drift is not None
+    tagger = found[("tagger", "torch_compile")]
+    assert tagger.evidence.path == ["torch.compile, 1 graph", "int64 native", "1 TensorRT engine"]
+    assert tagger.message == "" and tagger.evidence.drift["change"] == "int64 → int32"
+    gate = found[("gate", "torch_compile")]
+    line = next(i for i, text in enumerate((zoo / "models.py").read_text().splitlines(), 1)
+                if "the graph break" in text)
+    assert gate.message == (f"1 graph break: generic_jump TensorVariable() at "
+                            f"{zoo / 'models.py'}:{line}")
+    assert gate.evidence.path[0] == "torch.compile, 2 graphs" and gate.evidence.engines == 2

@@ -18,13 +18,22 @@ from typing import Any
 import pytest
 import torch
 
-from tests.emulation_models import RoPE, ScatterIds, TwoComplexOutputs, rope_inputs, scatter_inputs
+from tests.emulation_models import (
+    PositionIds,
+    RoPE,
+    ScatterIds,
+    TwoComplexOutputs,
+    rope_inputs,
+    scatter_inputs,
+)
 from tests.ttrt_contract import RealRelease
+from tests.zoos.torch_compile.models import Tagger
 from trtcheck.backends.lowering.code import locate
 from trtcheck.backends.torch_tensorrt.compat import (
     Version,
 )
 from trtcheck.core.profiles import Profile
+from trtcheck.errors import BuildRefused
 
 RELEASES: list[Version] = [(2, 5), (2, 8), (2, 10), (2, 12), (2, 13), (2, 14)]
 DEFAULT = Profile("default")
@@ -261,6 +270,21 @@ class Rope(torch.nn.Module):
         return torch.view_as_real(z * freqs).flatten(2)
 
 
+class KVCache(torch.nn.Module):
+    """A decode step writing a static KV cache with duplicate slots, ``index_put_(accumulate=True)``:
+    Torch-TensorRT's ScatterAdd plugin (an IPluginV3 layer)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(16, 8))
+        self.proj = torch.nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor, slots: torch.Tensor) -> torch.Tensor:
+        cache = self.cache.clone()
+        cache.index_put_((slots,), self.proj(x), accumulate=True)
+        return torch.relu(cache) * 2 + 1
+
+
 def _close(got: Any, want: Any, atol: float = 1e-5) -> None:
     if isinstance(want, torch.Tensor):
         assert isinstance(got, torch.Tensor) and got.dtype == want.dtype and got.shape == want.shape
@@ -277,7 +301,8 @@ def test_real_compile_runs_end_to_end_through_the_stand_in(release: Callable[[st
                                                           version: str) -> None:
     """Past dryrun, through the behaving TensorRT stand-in (NOT TensorRT: PyTorch's numbers): each
     release's interpreter, converters and runtime on a vision model static and with a dynamic batch,
-    int64 ids and a complex64 RoPE, compared with eager."""
+    int64 ids, a complex64 RoPE and a KV cache written through the ScatterAdd plugin, compared with
+    eager."""
     torch.manual_seed(0)
     vision = Vision().eval()
     x = torch.randn(2, 3, 8, 8)
@@ -287,10 +312,13 @@ def test_real_compile_runs_end_to_end_through_the_stand_in(release: Callable[[st
         (vision, (torch.randn(4, 3, 8, 8),), {0: (1, 5, 8)}, batches),
         (Ids().eval(), (torch.randint(-1000, 1000, (3, 6)),), None, None),
         (Rope(), (torch.randn(1, 16, 64), torch.randn(1, 16, 32, dtype=torch.complex64)), None, None),
+        (KVCache().eval(), (torch.randn(3, 8), torch.tensor([1, 5, 1])), None, None),
     ]
     for model, args, dynamic, at in cases:
         reply = release(version).real_compile(model, args, dynamic, at)
         assert reply["engines"], "a TensorRT engine was built"
+        if isinstance(model, KVCache):  # index_put converted (the plugin), not left to PyTorch between two
+            assert len(reply["engines"]) == 1
         assert reply["tensorrt"] == {"2.12.1": "10.16.1", "2.13.0": "11.0.0", "2.14.0": "11.1.0"}[
             version]
         with torch.no_grad():
@@ -332,6 +360,24 @@ def test_standin_int64_scatter_matches_eager(release: Callable[[str], RealReleas
         expected = model(*args)
     assert result.outputs.dtype == torch.int64 and torch.equal(result.outputs, expected)
     assert "int64 native" in result.evidence.path
+
+
+@pytest.mark.slow
+def test_standin_refused_build_names_the_layer_and_the_converter(
+        release: Callable[[str], RealRelease]) -> None:
+    """A network the builder refuses (here the stand-in's, in TensorRT's place) is a BuildRefused
+    whose message leads with the layer and what was logged, and names 2.13.0's cumsum converter,
+    which built the int64 position ids as float32, not the ``assert cuda_engine`` after it."""
+    mask = torch.ones(2, 6, dtype=torch.int64)
+    mask[0, :2] = 0
+    with pytest.raises(BuildRefused) as refused:
+        release("2.13.0").compile(PositionIds().eval(), (mask,), dryrun=False)
+    message = str(refused.value)
+    assert message.startswith("the TensorRT stand-in's builder (predicting TensorRT's) refused layer "
+                              "'[GATHER]-[aten_ops.embedding.default]")
+    assert "IGatherLayer indices has type FLOAT" in message
+    assert "what it reads is float32 where PyTorch computes int64 since node cumsum" in message
+    assert "(aten_ops_cumsum at torch_tensorrt/dynamo/conversion/aten_ops_converters.py:" in message
 
 
 @pytest.mark.slow
@@ -387,3 +433,43 @@ def test_standin_engine_cache_saves_then_refits_the_cached_engines(release: Call
             _close(hit.timed_outputs, again(*args))
     with torch.no_grad():
         assert not torch.allclose(other(*args), model(*args), atol=1e-3)  # the refit changed the outputs
+
+
+# 6. The tensorrt backend's torch.compile front-end, through the behaving stand-in -------------
+# torch.compile(model, backend="tensorrt") of the module itself, in each release's subprocess:
+# Dynamo, the release's registered backend, its converters and runtime; the stand-in's numbers
+# (PyTorch's), NOT TensorRT's.
+
+JIT = Profile("torch_compile", frontend="torch_compile")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", REAL)
+def test_standin_jit_compiles_the_module_and_recompiles_at_the_declared_shapes(
+        release: Callable[[str], RealRelease], version: str) -> None:
+    """The torch.compile front-end on each release: an int64 embedding with weights at a
+    dynamic batch and sequence, compiled at the example and recompiled at the declared ends of
+    its ranges, each graph in an engine, the module torch.compile returned the one timed, its
+    outputs eager's. (A graph break, on the same code: test_lowering_backend.py's
+    test_torch_compile_front_end.)"""
+    torch.manual_seed(0)
+    model, ids = Tagger().eval(), torch.randint(0, 64, (4, 8))
+    dims = {"ids": {0: torch.export.Dim("batch", min=1, max=16), 1: torch.export.Dim("seq", min=2)}}
+    result = release(version).compile(model, (ids,), JIT, dynamic_shapes=dims)
+    ev = result.evidence
+    assert ev.path == ["torch.compile, 1 graph, recompiled at 2 shapes", "int64 native",
+                       "3 TensorRT engines"]  # one a graph
+    assert ev.details["frontend"] == "torch_compile" and ev.details["graph_breaks"] == []
+    assert [g["shape"] for g in ev.details["graphs"]] == ["example", "ids=(1, 2)", "ids=(16, 16)"]
+    assert [r["shape"] for r in ev.details["recompiles"]] == ["ids=(1, 2)", "ids=(16, 16)"]
+    assert "tensor 'ids' size mismatch at index 0. expected 4, actual 1" in (
+        ev.details["recompiles"][0]["reasons"][0])
+    assert result.call == {"require_full_compilation": False, "min_block_size": 1,
+                           "truncate_double": False}
+    assert ev.versions["tensorrt"] == STANDIN_TENSORRT[version] and ev.remark == ""
+    assert result.timed == "OptimizedModule"  # what torch.compile returned is what is timed
+    with torch.no_grad():
+        _close(result.outputs, model(ids))
+        assert [tuple(inputs[0][0].shape) for inputs, _ in result.at_shapes] == [(1, 2), (16, 16)]
+        for inputs, outputs in result.at_shapes:
+            _close(outputs, model(*inputs[0]))

@@ -3,6 +3,7 @@ do, are reaped with their exit codes, and a target the server cannot fork starts
 
 from __future__ import annotations
 
+import copy
 import os
 import signal
 import subprocess
@@ -66,19 +67,15 @@ def test_a_forked_child_speaks_the_protocol_and_is_reaped_with_its_code(
 
 def test_a_target_the_server_did_not_preload_is_refused_and_says_why(
         server: ForkServer) -> None:
+    mine = copy.copy(server)  # the same server, so that the refusal stays on this handle
     r, w = os.pipe()
     try:
-        assert ForkServer.start(_copy(server), "json", [], (r, w), subprocess.DEVNULL, None) is None
+        assert mine.start("json", [], (r, w), subprocess.DEVNULL, None) is None
     finally:
         os.close(r)
         os.close(w)
-
-
-def _copy(server: ForkServer) -> ForkServer:
-    """The same server through a handle of its own, so that a refusal stays in this test."""
-    other = object.__new__(ForkServer)
-    other.proc, other.socket, other.refused = server.proc, server.socket, None
-    return other
+    assert mine.refused == "json is not a module with a main(argv)"
+    assert mine.start(COLLECTOR, [], (r, w), subprocess.DEVNULL, None) is None  # from now on
 
 
 class _Refusing:

@@ -15,7 +15,7 @@ from trtcheck.backends.lowering.code import VERSION, CodeUnavailable, locate
 from trtcheck.backends.lowering.lowering_backend import LoweringBackend
 from trtcheck.backends.torch_tensorrt.tensorrt_backend import TensorRTBackend
 from trtcheck.config.options import Options
-from trtcheck.core.traits import TRAITS, BackendRef, needs_choice
+from trtcheck.core.traits import EMULATE_SCOPE, TRAITS, BackendRef, needs_choice
 from trtcheck.errors import NoFallback
 
 REGISTRY: dict[str, type[Backend]] = {cls.name: cls for cls in (
@@ -121,7 +121,7 @@ def _default(opts: Options) -> Options:
     return replace(opts, backends=("emulate",), backend_note=(
         f"no backend named: using emulate, trtcheck's prediction of TensorRT's dtype behaviour, "
         f"not TensorRT (tensorrt: {trt_reason}; lowering: {low_reason})"),
-        fallback_note=f"emulate ran instead of lowering, the default: {low_reason}")
+        fallback_note=f"emulate ran instead of lowering, the default: {low_reason}; {EMULATE_SCOPE}")
 
 
 def _no_fallback(opts: Options, reason: str) -> str:

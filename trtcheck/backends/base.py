@@ -6,7 +6,7 @@ import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 from torch.export import ExportedProgram
@@ -15,6 +15,9 @@ from trtcheck.core.profiles import Profile
 from trtcheck.core.traits import Kind, Traits
 from trtcheck.program.shapes import ShapeRange
 from trtcheck.results.rows import Evidence
+
+if TYPE_CHECKING:
+    from trtcheck.zoo.discover import ZooFile
 
 __all__ = ["Backend", "CompileJob", "Compiled"]
 
@@ -47,7 +50,8 @@ class CompileJob:
     """Everything a backend may use to compile one case."""
 
     # None: not exported, in a process that gives figures only and whose backends all compile
-    # the user's module (their ``from_module`` trait)
+    # the user's module (their ``from_module`` trait), or for a backend that compiles the
+    # user's module under this profile (:meth:`Backend.compiles_module`) when export failed
     program: ExportedProgram | None
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
@@ -58,6 +62,9 @@ class CompileJob:
     # The shapes each dynamic input runs at, by the program's input name; empty: static shapes.
     ranges: Mapping[str, ShapeRange] = field(default_factory=dict)
     module: torch.nn.Module | None = None  # the user's module, on the device, in eval mode
+    # the zoo file that declares it: what a process other than the worker imports before it
+    # unpickles the module (the lowering host's torch.compile front-end)
+    zoo_file: ZooFile | None = None
 
     @property
     def model(self) -> torch.nn.Module:
@@ -99,6 +106,12 @@ class Backend(ABC):
     def not_applicable(self, profile: Profile) -> str | None:
         """Why ``profile`` asks nothing of this backend (its rows become ``skipped``), or None."""
         return None
+
+    def compiles_module(self, profile: Profile | None) -> bool:
+        """Whether, under ``profile``, it compiles the user's module rather than the exported
+        program (so that its row runs where the case does not export): by default its
+        ``from_module`` trait."""
+        return self.traits.from_module
 
     @abstractmethod
     def compile(self, job: CompileJob) -> Compiled:

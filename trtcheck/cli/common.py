@@ -133,7 +133,7 @@ def say_resumed(rec: Record, out: Path) -> None:
 
 def say_baseline(rec: Record) -> None:
     """The baseline's warnings and how many rows regressed against it."""
-    from trtcheck.render.changes import STATUSES_ONLY, count_line, decision_lines, statuses_only
+    from trtcheck.render.changes import count_line, decision_lines
     from trtcheck.render.escape import plain
     from trtcheck.results import ab, baseline
     from trtcheck.results.ab import side_label
@@ -150,8 +150,6 @@ def say_baseline(rec: Record) -> None:
         echo(plain(f"base: {labels[0]}; head: {labels[1]}{same}"))
     for line in decision_lines(diff):
         echo(plain(line))
-    if statuses_only(diff):
-        echo(STATUSES_ONLY)
     echo(f"against the {'base' if diff.rule == baseline.PROCESSES else 'baseline'}: "
          f"{count_line(diff)}")
 

@@ -148,7 +148,7 @@ def saved_gate(saved: Mapping[str, Any], **cli: Any) -> Gate:
     the defaults."""
     recorded = saved.get("gate") or {}
     keys = {"fail_on": "fail_on", "metric": "metric", "threshold": "threshold"}
-    pairs = [(cli[k], COMMAND_LINE) if cli.get(k) is not None else
+    pairs = [(cli[k], COMMAND_LINE) if cli.get(k) not in (None, ()) else
              (recorded[f], "the record's options") if f in recorded else
              (BY_KEY[k].default, "default") for k, f in keys.items()]
     return validation.gate(*pairs)

@@ -44,9 +44,10 @@ def unrecorded(default: Any = None, factory: Callable[[], Any] | None = None) ->
 @dataclass(frozen=True)
 class Gate:
     """What fails a run compared with a baseline: ``fail_on`` ``regression`` adds regressions to
-    failing rows; ``metric`` and ``threshold`` decide what a regression is."""
+    failing rows, ``output-change`` (``ab``) rows whose eager outputs changed; ``metric`` and
+    ``threshold`` decide what a regression is."""
 
-    fail_on: str = setting("fail_on")
+    fail_on: tuple[str, ...] = setting("fail_on")
     metric: str = setting("metric")
     threshold: float = setting("threshold", float)
 
@@ -111,6 +112,9 @@ class Options:
     # ``ab``: the kernels of one extra call of eager and of each timed backend, after the timing
     # (trtcheck.measure.kernels), so that processes that ran other kernels can be told apart.
     kernels: bool = unrecorded(False)
+    # ``ab``: the folder where the process keeps each case's eager digests (and, in the first
+    # process of a side, its eager outputs: trtcheck.measure.outputs); None: kept nowhere.
+    eager_outputs: Path | None = unrecorded(None)
 
     def to_dict(self) -> dict[str, Any]:
         """The options a record keeps: every field but those marked unrecorded, as JSON."""

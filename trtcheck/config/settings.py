@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from trtcheck.core.traits import NAMES
+from trtcheck.status import OUTPUT_CHANGE
 
-FAIL_ON = ("failures", "regression")
+FAIL_ON = ("failures", "regression", OUTPUT_CHANGE)
 GATE_METRICS = ("speedup", "latency")
 NAN_POLICIES = ("warn", "fail")  # trtcheck.results.nonfinite says what each does
 FALLBACKS = ("emulate", "none")
@@ -150,10 +151,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("resume", bool, False, "Skip cases already recorded in OUT/results.jsonl, and say "
             "how many; other options than the run it resumes exit 2, naming the first.",
             config=False, flag="--resume", commands=(RUN,)),
-    Setting("fail_on", FAIL_ON, "failures", "failures: exit 1 on failing rows; regression: also "
-            "on regressions of the gated figure (--metric) against --baseline (trtcheck ab: "
-            "against the base) [failures].",
-            flag="--fail-on", action="fail-on", commands=(RUN, DIFF, AB), field="gate"),
+    Setting("fail_on", FAIL_ON, ["failures"], "What fails the run, repeatable: failures, exit 1 "
+            "on failing rows (always); regression, also on regressions of the gated figure "
+            "(--metric) against --baseline (trtcheck ab: against the base); output-change "
+            "(trtcheck ab), also on a row whose model's own eager outputs changed, head against "
+            "base [failures].", flag="--fail-on", multiple=True, action="fail-on",
+            commands=(RUN, DIFF, AB), field="gate"),
     Setting("metric", GATE_METRICS, "speedup", "The figure gated: speedup, the speedup over "
             "eager (the backend normalised by eager in the same process); latency, the backend's "
             "absolute time (GPU time on CUDA), for dedicated runners. The other is judged and "
@@ -235,7 +238,8 @@ RENAMED: Mapping[str, str] = {"regression_metric": "metric", "regression_thresho
 # The record's options that change rows, each with how messages name it: a resumed run must
 # share them with the run it resumes, and merged records with each other.
 ROW_SETTINGS: Mapping[str, str] = {s.attr: s.name for s in SETTINGS if s.rows}
-CONFIG_SCHEMA: Mapping[str, Any] = {s.key: (str if s.type is Path else s.type)
+CONFIG_SCHEMA: Mapping[str, Any] = {s.key: (str if s.type is Path else (str, list)
+                                     if s.multiple and isinstance(s.type, tuple) else s.type)
                                     for s in SETTINGS if s.config}
 
 

@@ -3,7 +3,7 @@ file's tables against their schema, names against what is known, and ranges."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -14,6 +14,7 @@ from trtcheck.core.profiles import (
     BUILTIN_PROFILES,
     COVERAGE_MODES,
     DEFAULT_TOLERANCES,
+    FRONTENDS,
     INT64_POLICIES,
     Profile,
     Tolerance,
@@ -30,6 +31,7 @@ _PROFILE_KEYS: dict[str, Any] = {
     "require_full_compilation": bool,
     "min_block_size": int,
     "settings": dict,
+    "frontend": FRONTENDS,
 }
 _TOL_KEYS: dict[str, Any] = {"rtol": (int, float), "atol": (int, float)}
 
@@ -111,15 +113,17 @@ def baseline(base: str | Path | None, source: str) -> Path | None:
     return Path(base) if base is not None else None
 
 
-def gate(fail_on: tuple[str, str], metric: tuple[str, str],
+def gate(fail_on: tuple[str | Sequence[str], str], metric: tuple[str, str],
          threshold: tuple[float | str, str]) -> Gate:
-    """The gate from ``(value, where it came from)`` pairs; ConfigError for values out of range."""
-    for (value, where), key, known in ((fail_on, "fail_on", FAIL_ON),
+    """The gate from ``(value, where it came from)`` pairs, ``fail_on`` one word or several;
+    ConfigError for values out of range."""
+    words = (fail_on[0],) if isinstance(fail_on[0], str) else tuple(fail_on[0])
+    for (value, where), key, known in (*(((w, fail_on[1]), "fail_on", FAIL_ON) for w in words),
                                        (metric, "metric", GATE_METRICS)):
         if value not in known:
             raise ConfigError(f"{setting_name(where, key)}: {value!r} is not one of "
                               f"{', '.join(map(repr, known))}")
-    return Gate(fail_on[0], metric[0], fraction(*threshold))
+    return Gate(tuple(dict.fromkeys(words)) or ("failures",), metric[0], fraction(*threshold))
 
 
 def fraction(value: float | str, where: str) -> float:

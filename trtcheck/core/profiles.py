@@ -28,6 +28,10 @@ DEFAULT_TOLERANCES: Mapping[str, Tolerance] = {
 
 INT64_POLICIES = ("native", "int32")
 COVERAGE_MODES = ("broad", "seed")
+# Torch-TensorRT's two front-ends: ahead of time, ``dynamo.compile`` of the exported program
+# (its ``ir="dynamo"``), and just in time, ``torch.compile(model, backend="tensorrt")`` of the
+# user's module (its ``ir="torch_compile"``).
+FRONTENDS = ("export", "torch_compile")
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,12 @@ class Profile:
     require_full_compilation: bool = False
     min_block_size: int = 1
     settings: Mapping[str, Any] = field(default_factory=dict)
+    frontend: str = "export"
+
+    @property
+    def jit(self) -> bool:
+        """Whether Torch-TensorRT compiles the user's module through ``torch.compile``."""
+        return self.frontend == "torch_compile"
 
     def to_dict(self) -> dict[str, Any]:
         """The profile's fields, and its description as text (what older records are read by)."""
@@ -74,6 +84,10 @@ class Profile:
         ]
         if self.require_full_compilation:
             parts.append("require_full_compilation: a PyTorch fallback is unsupported")
+        if self.jit:
+            parts.append('Torch-TensorRT\'s torch.compile front-end: torch.compile(model, '
+                         'backend="tensorrt") of the user\'s module, graph by graph as Dynamo '
+                         'hands them over (emulate predicts the export front-end only)')
         return "; ".join(parts)
 
 
@@ -82,4 +96,6 @@ BUILTIN_PROFILES: Mapping[str, Profile] = {
     "truncate_double": Profile("truncate_double", truncate_double=True),
     "int64_as_int32": Profile("int64_as_int32", int64="int32"),
     "seed": Profile("seed", coverage="seed"),
+    # default's settings on the just-in-time front-end
+    "torch_compile": Profile("torch_compile", frontend="torch_compile"),
 }

@@ -26,6 +26,11 @@ class Kind(str, Enum):
         return self.value
 
 
+# What emulate does not model, said on its rows and where it ran in place of lowering.
+EMULATE_SCOPE = ("it models the seeds' documented rewrite and casting rules, not Torch-TensorRT's "
+                 "converters, so a converter's own bug passes there")
+
+
 @dataclass(frozen=True)
 class Traits:
     """A backend's kind and traits.

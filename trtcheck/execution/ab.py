@@ -35,8 +35,10 @@ from trtcheck.execution.isolate import WORKER, IsolatedExecutor
 from trtcheck.execution.probe import describe, git
 from trtcheck.execution.run import Collection, collect
 from trtcheck.forkserver import ForkServer
+from trtcheck.measure import outputs
 from trtcheck.results import ab
 from trtcheck.results.ab import SIDES, Decision, Level, ProcessFigure
+from trtcheck.results.baseline import OUTPUT_CHANGED
 from trtcheck.results.metrics import MAX_REL
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Analysis, BackendTraits, Row, RowKey
@@ -72,6 +74,15 @@ class Process:
     problems: list[Row] = field(default_factory=list)
     analyses: dict[str, Any] = field(default_factory=dict)
     wall_parts: dict[str, float] = field(default_factory=dict)  # seconds, adding up to duration_s
+    collected: list[str] = field(default_factory=list)  # its case ids in the zoo's order
+    # each case's digests of its seeded inputs and eager's outputs (trtcheck.measure.outputs)
+    eager: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def in_case_order(self) -> list[Row]:
+        """The process's rows in the zoo's case order, whatever order they ran in: the problems
+        of files that could not be collected first, as ``trtcheck run`` gives them."""
+        rank = {case_id: i for i, case_id in enumerate(self.collected)}
+        return self.problems + sorted(self.rows, key=lambda r: rank.get(r.case_id, len(rank)))
 
     def code_hash(self) -> str | None:
         """A hash of the code every row of the process generated (None: no backend said)."""
@@ -148,19 +159,23 @@ def cache_setup(opts: Options, process: int, caches: Path) -> tuple[Options, dic
 
 
 def run_process(tree: Tree, opts: Options, backends: Mapping[str, BackendTraits],
-                process: Process, wanted: set[str] | None, caches: Path, log: Path,
+                process: Process, wanted: set[str] | None, work: Path, log: Path,
                 server: ForkServer | None = None) -> Process:
     """One fresh worker (forked by ``server`` where it forks): collect ``tree``'s zoo, run the
-    ``wanted`` cases (all: None) in an order shuffled with the process's seed, and stop it."""
+    ``wanted`` cases (all: None) in an order shuffled with the process's seed, and stop it; its
+    compile caches and eager outputs are under the job's ``work`` folder."""
     # The first process of each side gives the side's rows, with every check; the others
     # give figures and their comparison with eager, without the export where no backend
     # compiles from it, the analysis and the dtype drift check (a second compile).
     popts, env = cache_setup(replace(opts, paths=tree.paths, figures_only=process.index >= 2,
-                                     kernels=True), process.index, caches)
+                                     kernels=True,
+                                     eager_outputs=eager_folder(work, process.index)),
+                             process.index, work / "caches")
     executor = IsolatedExecutor(popts, backends, log, env, server=server)
     try:
         collection: Collection = collect(popts, executor)
         cases = [c for c in collection.cases if wanted is None or c.case_id in wanted]
+        process.collected = [c.case_id for c in cases]
         random.Random(process.seed).shuffle(cases)
         process.cases = [c.case_id for c in cases]
         process.problems = list(collection.problems)
@@ -175,16 +190,24 @@ def run_process(tree: Tree, opts: Options, backends: Mapping[str, BackendTraits]
         end = time.monotonic()
     process.duration_s = end - executor.timeline.marks[0][0]
     process.wall_parts = executor.timeline.parts(end)
+    process.eager = outputs.read_digests(popts.eager_outputs)
     return process
 
 
-def figure(row: Row, process: int) -> ProcessFigure:
+def eager_folder(work: Path, process: int) -> Path:
+    """Where a process keeps its eager digests and, the first of each side, its outputs."""
+    return work / "eager" / f"p{process}"
+
+
+def figure(row: Row, process: Process) -> ProcessFigure:
     lat = None if row.prediction else row.latency
     device = lat.backend_device or lat.backend if lat is not None else None
-    return ProcessFigure(process, str(row.status), lat.speedup if lat is not None else None,
+    eager = process.eager.get(row.case_id)
+    return ProcessFigure(process.index, str(row.status), lat.speedup if lat is not None else None,
                          device.median_ms if device is not None else None,
                          row.evidence.details.get("code_hash"), kernel_entry(row),
-                         MAX_REL.of_row(row.outputs))
+                         MAX_REL.of_row(row.outputs),
+                         f"{eager['inputs']}/{eager['outputs']}" if eager else None)
 
 
 def kernel_entry(row: Row) -> dict[str, Any]:
@@ -223,7 +246,7 @@ class Job:
             tree = self.trees[side]
             if tree.paths:
                 run_process(tree, self.opts, self.backends, process, wanted,
-                            self.work / "caches", self.opts.out / "worker.log", self.server)
+                            self.work, self.opts.out / "worker.log", self.server)
             if self.server is not None and self.server.refused:
                 self.say(f"ab: processes start a new interpreter from now on: {self.server.refused}")
                 self.server = None
@@ -238,7 +261,7 @@ class Job:
         for p in self.processes:
             for row in p.rows:
                 found.setdefault(row.key, {s: [] for s in SIDES})[p.side].append(
-                    figure(row, p.index))
+                    figure(row, p))
         return found
 
     def kernel_names(self) -> dict[RowKey, dict[str, dict[str, list[str]]]]:
@@ -247,12 +270,29 @@ class Job:
         found: dict[RowKey, dict[str, dict[str, list[str]]]] = {}
         for p in self.processes:
             for row in p.rows:
-                key = figure(row, p.index).kernel_set
+                key = figure(row, p).kernel_set
                 kernels = row.evidence.details.get("kernels") or {}
                 if key is not None:
                     found.setdefault(row.key, {}).setdefault(key, {
                         who: list((kernels.get(who) or {}).get("names") or [])
                         for who in ("eager", "backend")})
+        return found
+
+    def eager_differences(self, figures: ab.Figures) -> dict[str, str]:
+        """How each case's eager outputs differ, head against base, where their digests do
+        (:func:`trtcheck.results.ab.eager_change`): from the values the first process of each
+        side kept, in words."""
+        firsts = {side: next((p for p in self.processes if p.side == side), None)
+                  for side in SIDES}
+        found: dict[str, str] = {}
+        for key, per in figures.items():
+            change = ab.eager_change(per, "")
+            if key.case_id in found or change is None or change[0] != OUTPUT_CHANGED:
+                continue
+            kept = [outputs.values_file(eager_folder(self.work, p.index), key.case_id)
+                    for p in firsts.values() if p is not None]
+            if len(kept) == 2:
+                found[key.case_id] = outputs.difference(*kept)
         return found
 
     def record(self, side: str) -> Record:
@@ -261,7 +301,7 @@ class Job:
         tree = self.trees[side]
         env = describe(self.opts.device, tree.root)
         env["git_commit"] = tree.commit
-        rows = (first.problems + first.rows) if first else []
+        rows = first.in_case_order() if first else []
         return Record(env, self.opts.to_dict(), rows, dict(first.analyses) if first else {})
 
 
@@ -291,10 +331,8 @@ def run_ab(opts: Options, backends: Mapping[str, BackendTraits], base_ref: str,
             level = Level(settings.alpha, len(keys),
                           ab.looks(settings.start, settings.cap, STEP))
             decisions = _sequential(job, keys, level, started) if keys else {}
-    figures, names = job.figures(), job.kernel_names()
-    diff = ab.to_diff(base_rec, head_rec, decisions, figures, metric=opts.gate.metric,
-                      threshold=opts.gate.threshold, level=level)
-    head_rec.baseline = diff.to_dict()
+            figures, names = job.figures(), job.kernel_names()
+            differences = job.eager_differences(figures)
     head_rec.environment["started"] = started_at
     head_rec.environment["duration_s"] = round(time.monotonic() - started, 3)
     head_rec.ab = {
@@ -309,12 +347,17 @@ def run_ab(opts: Options, backends: Mapping[str, BackendTraits], base_ref: str,
         "level": level.to_dict(),
         "processes": [p.to_dict() for p in job.processes],
         "base_rows": [r.to_dict() for r in base_rec.rows],
+        "eager_differences": differences,
         "rows": [{"case_id": k.case_id, "backend": k.backend, "profile": k.profile,
                   **{side: ab.side_dict(per[side]) for side in SIDES},
                   "kernel_sets": _kernel_sets(per, names.get(k, {}), opts.gate.metric),
                   "decision": decisions[k].to_dict() if k in decisions else None}
                  for k, per in figures.items()],
     }
+    in_report_order(head_rec, base_rec)
+    diff = ab.to_diff(base_rec, head_rec, decisions, figures, metric=opts.gate.metric,
+                      threshold=opts.gate.threshold, level=level, differences=differences)
+    head_rec.baseline = diff.to_dict()
     return head_rec
 
 
@@ -335,6 +378,17 @@ def warm_parent(opts: Options, say: Say) -> Iterator[ForkServer | None]:
         yield server
     finally:
         server.close()
+def in_report_order(head: Record, base: Record) -> None:
+    """Put the rows of ``head``, an ``ab`` record whose sides' rows follow the zoo's case order,
+    in the order every report gives them: the rows the head broke first, then the case order;
+    its ``ab`` section's rows the same, then the rows only the base has."""
+    newly = ab.newly_failing(head) or set()
+    head.rows.sort(key=lambda r: r.key not in newly)
+    rank: dict[RowKey, int] = {}
+    for r in (*head.rows, *base.rows):
+        rank.setdefault(r.key, len(rank))
+    (head.ab or {}).get("rows", []).sort(
+        key=lambda r: rank.get(RowKey(r["case_id"], r["backend"], r["profile"]), len(rank)))
 
 
 def _kernel_sets(per: Mapping[str, list[ProcessFigure]], names: Mapping[str, Any],

@@ -3,6 +3,7 @@ compare → time, each slot's run a typed :class:`SlotOutcome` that becomes its 
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field, fields, replace
@@ -15,7 +16,7 @@ from trtcheck.backends import Backend, Compiled, CompileJob
 from trtcheck.config.options import Options
 from trtcheck.core.profiles import Tolerance
 from trtcheck.core.traits import Kind
-from trtcheck.errors import Unsupported
+from trtcheck.errors import PredictionGap, Unsupported
 from trtcheck.execution import process_state
 from trtcheck.execution.events import Item, StageHook, no_hook
 from trtcheck.execution.probe import kernel_settings
@@ -30,6 +31,7 @@ from trtcheck.measure.compare import (
     require_tensors,
 )
 from trtcheck.measure.mutation import inputs_changed, mutation_problem
+from trtcheck.measure.outputs import keep_eager
 from trtcheck.measure.timing import measure
 from trtcheck.program.analyze import analyze_program
 from trtcheck.program.export import export
@@ -45,6 +47,8 @@ from trtcheck.zoo.discover import IMPORTED, ImportFailure
 # Why a module that changes its own buffers gets no dtype drift check: its compiled module's
 # second call starts from another state than eager's would.
 STATE_CHANGES = "the module changes its own buffers between calls"
+# How a row the TensorRT stand-in could not predict begins (:class:`PredictionGap`).
+PREDICTION_GAP = "the prediction could not be made"
 
 
 @dataclass(frozen=True)
@@ -158,25 +162,38 @@ def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
             expected = module(*eager_in[0], **eager_in[1])
         with stages.stage("compare"):  # announced, so that a crash here is not blamed on eager
             require_tensors(expected)
+            if opts.eager_outputs is not None:  # ab: base and head compared on the same inputs
+                keep_eager(opts.eager_outputs, case.case_id, inputs, expected,
+                           values=not opts.figures_only)
             eager = Eager(module, inputs_changed(inputs, eager_in), state, tuple(state.changed()))
             eager.restore()  # export, and every backend, start from the state eager started from
             at_eager = process_state.take()  # and each slot from the process state eager ran in
-        program, others, shapes = None, [], STATIC
-        if needs_program(case, opts, backends):
-            with stages.stage("export"):
-                program = export(case, built)
-                shapes = plan_shapes(program, inputs)
-            others = _other_shapes(eager, program, inputs, shapes, stages)
     except StageError as err:
         yield from rows_for(case, slots, status=Status.ERROR, stage=err.stage, message=str(err),
                             location=err.location, traceback=err.traceback, timings=stages.timings,
                             memory=stages.memory())
         return
+    program, others, shapes, unexported = None, [], STATIC, None
+    if needs_program(case, opts, backends):
+        try:
+            with stages.stage("export"):
+                program = export(case, built)
+                shapes = plan_shapes(program, inputs)
+            others = _other_shapes(eager, program, inputs, shapes, stages)
+        except StageError as err:  # a slot that compiles the user's module runs without it
+            program, others, shapes, unexported = None, [], STATIC, err
     if not opts.figures_only and program is not None:
         yield Analysis(case.case_id, _analyze(program, inputs, stages))
 
     for slot in slots:
         backend = backends[slot.backend]
+        if unexported is not None and (unexported.stage != "export"
+                                       or not backend.compiles_module(slot.profile)):
+            yield row_for(case, slot, status=Status.ERROR, stage=unexported.stage,
+                          message=str(unexported), location=unexported.location,
+                          traceback=unexported.traceback, timings=stages.timings,
+                          memory=stages.memory())
+            continue
         reason = backend.unavailable_reason(opts.device) or (
             slot.profile and backend.not_applicable(slot.profile))
         if reason:
@@ -185,7 +202,7 @@ def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
         job = CompileJob(program, inputs[0], inputs[1], slot.profile or opts.profiles[0],
                          opts.device, opts.engine_cache,
                          str(opts.cache_dir.resolve()) if opts.cache_dir else None, shapes.ranges,
-                         module=module)
+                         module=module, zoo_file=case.file)
         slot_before = memory.in_use(opts.device)
         example = AtShape(shapes.sets[0], (job.args, job.kwargs), expected, eager_in)
         run = SlotRun(case, eager, opts, stages.for_slot(slot), shapes, (example, *others),
@@ -364,10 +381,15 @@ def _run_backend(run: SlotRun, backend: Backend, job: CompileJob) -> SlotOutcome
     except Unsupported as exc:
         return SlotOutcome(Status.UNSUPPORTED, stages.timings, evidence, stages.memory(engine),
                            message=str(exc), stage="compile")
-    except StageError as err:
-        return SlotOutcome(Status.ERROR, stages.timings, evidence, stages.memory(engine),
-                           message=str(err), stage=err.stage, location=err.location,
-                           traceback=err.traceback, shapes=shapes_record(run.shapes, ran))
+    except PredictionGap as gap:  # the stand-in's, not the model's nor Torch-TensorRT's
+        return SlotOutcome(Status.SKIPPED, stages.timings, getattr(gap, "evidence", None) or evidence,
+                           stages.memory(engine), message=f"{PREDICTION_GAP}: {gap.reason}", stage=gap.stage,
+                           traceback="".join(traceback.format_exception(gap)))
+    except StageError as err:  # the evidence the backend gathered before it failed, where it has any
+        return SlotOutcome(Status.ERROR, stages.timings, err.evidence or evidence,
+                           stages.memory(engine), message=str(err), stage=err.stage,
+                           location=err.location, traceback=err.traceback,
+                           shapes=shapes_record(run.shapes, ran))
     outputs = _judge_outputs(run, result, judged)
     if run.opts.dtype_drift and not run.opts.figures_only:
         evidence = _drift(run, compiled, job, evidence, judged)

@@ -1,6 +1,8 @@
 """A case's stages: each announced, timed and its memory peak taken, and an exception in one
-classified (out of memory, Torch-TensorRT's own frame, trtcheck's own bug) into a
-:class:`StageError` naming the stage and the user's ``file:line``."""
+classified (out of memory, Torch-TensorRT's own frame, a refused TensorRT build, trtcheck's own
+bug) into a :class:`StageError` naming the stage and the user's ``file:line``; a prediction the
+TensorRT stand-in could not make (:class:`~trtcheck.errors.PredictionGap`) is raised as itself,
+from wherever in the exception's chain it is."""
 
 from __future__ import annotations
 
@@ -14,12 +16,21 @@ import torch
 
 from trtcheck.backends.torch_tensorrt.frames import torch_tensorrt_cause
 from trtcheck.core.traits import NO_BACKEND
-from trtcheck.errors import INTERNAL, InternalError, Unsupported, last_line, location
+from trtcheck.errors import (
+    INTERNAL,
+    BuildRefused,
+    InternalError,
+    PredictionGap,
+    Unsupported,
+    found_in,
+    last_line,
+    location,
+)
 from trtcheck.execution.events import StageHook, no_hook
 from trtcheck.measure import device_lock, memory
 from trtcheck.measure.memory import Peak
 from trtcheck.results.figures import Memory
-from trtcheck.results.rows import Slot
+from trtcheck.results.rows import Evidence, Slot
 from trtcheck.zoo.cases import Case
 
 
@@ -28,15 +39,20 @@ class StageError(Exception):
 
     def __init__(self, stage: str, exc: BaseException, where: str, device: str = "cpu") -> None:
         line = last_line(exc, cut=True)
+        trace = "".join(traceback.format_exception(exc))
         if isinstance(exc, torch.OutOfMemoryError) and torch.device(device).type == "cuda":
             line = memory.gpu_oom_message(stage, exc, device)
         elif is_out_of_memory(exc):
             line = f"out of memory: {line}"
-        trace = "".join(traceback.format_exception(exc))
-        super().__init__(line + torch_tensorrt_cause(trace))
+        elif isinstance(exc, BuildRefused):  # it names the converter to report itself
+            line = " ".join(str(exc).split())
+        else:
+            line += torch_tensorrt_cause(trace)
+        super().__init__(line)
         self.stage = stage
         self.location = where
         self.traceback = trace
+        self.evidence: Evidence | None = getattr(exc, "evidence", None)
 
 
 STEADY_EAGER, STEADY_BACKEND = "eager steady", "backend steady"  # peaks taken after timing
@@ -80,16 +96,24 @@ class Stages:
                 yield
         except Unsupported:
             raise
-        except InternalError as exc:  # trtcheck's bug: no user file:line to blame
-            raise StageError(INTERNAL, exc, "", self.device) from exc
         except Exception as exc:
-            # No frame of the zoo in the traceback (a factory's bad return value, an export
-            # error raised inside torch): point at the model's declaration instead.
-            where = (location(exc, self.case.file.root)
-                     or f"{self.case.file.path}:{self.case.spec.line}")
-            raise StageError(name, exc, where, self.device) from exc
+            gap = found_in(exc, PredictionGap)
+            if gap is None:
+                raise self._error(name, exc) from exc
+            gap.stage = name
+            if gap is exc:
+                raise
+            raise gap from exc  # the stand-in's gap, wherever Torch-TensorRT's code wrapped it
         finally:
             self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - t0
+
+    def _error(self, name: str, exc: Exception) -> StageError:
+        if isinstance(exc, InternalError):  # trtcheck's bug: no user file:line to blame
+            return StageError(INTERNAL, exc, "", self.device)
+        # No frame of the zoo in the traceback (a factory's bad return value, an export error
+        # raised inside torch): point at the model's declaration instead.
+        where = location(exc, self.case.file.root) or f"{self.case.file.path}:{self.case.spec.line}"
+        return StageError(name, exc, where, self.device)
 
     def memory(self, engine: int | None = None, owned: int | None = None) -> Memory | None:
         """The steady-state peaks of eager and the backend (with what the compiled module

@@ -57,6 +57,13 @@ class Ran:
     release: str | None
     level: str
     tensorrt: str | None = None
+    jit: bool = False  # through Torch-TensorRT's torch.compile front-end
+
+    @property
+    def entry(self) -> str:
+        """The Torch-TensorRT entry point that compiled the row."""
+        return ('torch.compile front-end (`backend="tensorrt"`)' if self.jit
+                else "`dynamo.compile`")
 
     @property
     def measured(self) -> bool:
@@ -68,9 +75,9 @@ class Ran:
         found = f"found by trtcheck's `{self.backend}` backend"
         return {
             MEASURED: f"Measured on TensorRT {self.tensorrt or '—'}: {found}, which ran "
-                      f"{release}'s `dynamo.compile` with the settings below on a CUDA GPU.",
+                      f"{release}'s {self.entry} with the settings below on a CUDA GPU.",
             CONVERTERS: f"Predicted, not measured on TensorRT: {found}, which ran {release}'s own "
-                        "`dynamo.compile` from its Python code with the settings below (its "
+                        f"{self.entry} from its Python code with the settings below (its "
                         "lowering, partitioning and converters), over trtcheck's TensorRT "
                         "stand-in, which built each network the converters made and ran it with "
                         "PyTorch: a prediction at the converter level. TensorRT's builder and "
@@ -143,11 +150,17 @@ def {model}(variant: str):
 def repro_source(module: str, settings: Mapping[str, Any], tolerances: Sequence[Tolerance],
                  run_command: str, about: str, ran: Ran, profile: str) -> str:
     """A standalone script: torch and torch_tensorrt only, torch_tensorrt imported under __main__;
-    ``settings`` are every ``dynamo.compile`` keyword the row ran with."""
+    ``settings`` are every setting the row ran with, passed as ``ran`` passed them (to
+    ``dynamo.compile``, or to the torch.compile front-end)."""
     tol = [(t.rtol, t.atol) for t in tolerances]
     how = textwrap.fill(ran.how().replace("`", ""), 96, break_on_hyphens=False)
     note = textwrap.fill(settings_note(settings, ran, profile).replace("`", ""), 96,
                          initial_indent="# ", subsequent_indent="# ", break_on_hyphens=False)
+    compile_lines = (
+        '        compiled = torch.compile(module, backend="tensorrt", options=SETTINGS)' if ran.jit
+        else "        program = torch.export.export(module, inputs)\n"
+             "        compiled = torch_tensorrt.dynamo.compile(program, arg_inputs=list(inputs), "
+             "**SETTINGS)")
     return f'''"""{about}
 
 {how}
@@ -189,8 +202,7 @@ def main() -> int:
     inputs = tuple(t.cuda() for t in data["inputs"])
     with torch.no_grad():
         expected = module(*inputs)
-        program = torch.export.export(module, inputs)
-        compiled = torch_tensorrt.dynamo.compile(program, arg_inputs=list(inputs), **SETTINGS)
+{compile_lines}
         actual = compiled(*inputs)
     actual = actual if isinstance(actual, (tuple, list)) else (actual,)
     differ = 0
@@ -216,8 +228,10 @@ if __name__ == "__main__":
 def settings_note(settings: Mapping[str, Any], ran: Ran, profile: str) -> str:
     """What ``settings`` are, and why a ``min_block_size`` other than Torch-TensorRT's default
     matters to whoever runs the bundle."""
-    text = (f"Every `torch_tensorrt.dynamo.compile` keyword the row ran with: trtcheck's profile "
-            f"`{profile}` as Torch-TensorRT {ran.release or '—'} takes it")
+    what = ('`torch.compile(..., backend="tensorrt")` option' if ran.jit
+            else "`torch_tensorrt.dynamo.compile` keyword")
+    text = (f"Every {what} the row ran with: trtcheck's profile `{profile}` as Torch-TensorRT "
+            f"{ran.release or '—'} takes it")
     size = settings.get("min_block_size")
     if size is not None and size != TTRT_MIN_BLOCK_SIZE:
         text += (f"; min_block_size {size} is trtcheck's, and at Torch-TensorRT's default of "
@@ -239,6 +253,8 @@ def config_source(profile: Profile, tolerances: Mapping[str, Tolerance]) -> str:
               f"coverage = {profile.coverage!r}".replace("'", '"'),
               f"require_full_compilation = {str(profile.require_full_compilation).lower()}",
               f"min_block_size = {profile.min_block_size}"]
+    if profile.jit:
+        lines.append(f"frontend = {profile.frontend!r}".replace("'", '"'))
     if profile.settings:
         lines += ["", f"[profiles.{profile.name}.settings]"]
         lines += [f"{k} = {json.dumps(v)}" for k, v in profile.settings.items()]
@@ -285,7 +301,8 @@ def issue_text(issue: Issue) -> str:
         f"- GPU: {gpu}",
         f"- Python {env.get('python', '—')}, {env.get('platform', '—')}",
         "", "## Settings", "", settings_note(issue.settings, ran, issue.profile), "",
-        "```python", compile_call(issue.settings, dryrun=ran.level == GRAPH), "```", "",
+        "```python", compile_call(issue.settings, dryrun=ran.level == GRAPH, jit=ran.jit), "```",
+        "",
         f"## Reduced graph ({issue.reduced_nodes} of {issue.original_nodes} nodes)", "",
         "```python", issue.code, "```", "",
         "Inputs: " + (", ".join(issue.inputs) or "none") + ".",
@@ -312,8 +329,13 @@ def issue_text(issue: Issue) -> str:
     return "\n".join(lines) + "\n"
 
 
-def compile_call(settings: Mapping[str, Any], *, dryrun: bool = False) -> str:
-    """The ``dynamo.compile`` call with every setting spelled out, as ``repro.py`` makes it."""
+def compile_call(settings: Mapping[str, Any], *, dryrun: bool = False, jit: bool = False) -> str:
+    """The call with every setting spelled out, as ``repro.py`` makes it: ``dynamo.compile``, or
+    with ``jit`` the torch.compile front-end."""
+    if jit:
+        options = "".join(f"\n        {k!r}: {v!r}," for k, v in settings.items())
+        return ('torch.compile(\n    module,\n    backend="tensorrt",\n    options={'
+                f"{options}\n    }},\n)")
     lines = ["torch_tensorrt.dynamo.compile(", "    program,", "    arg_inputs=inputs,"]
     lines += [f"    {k}={v!r}," for k, v in settings.items()]
     if dryrun:

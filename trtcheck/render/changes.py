@@ -12,10 +12,14 @@ from trtcheck.render.text import NONE, PREDICTION_MARK, num
 from trtcheck.results.ab import SIDES, TEST, side_label
 from trtcheck.results.baseline import (
     ACCURACY_FACTOR,
+    EAGER,
     FAR_APART,
     IMPROVEMENT,
+    INPUTS_CHANGED,
     NOT_COMPARABLE,
     NOT_GATED,
+    NOT_REPRODUCIBLE,
+    OUTPUT_CHANGED,
     PROCESSES,
     REGRESSION,
     SMALL,
@@ -36,7 +40,7 @@ def render_changes(record: Record, *, heading: str = "##", escape: Escape = md) 
     diff = read(record.baseline)
     if diff is None:
         return ""
-    shown = sorted((c for c in diff.changes if c.shown), key=_order)
+    shown = [c for c in ordered(diff) if c.shown]
     cuda = str(record.environment.get("device", "")).startswith("cuda")
     title = "Head against base" if diff.rule == PROCESSES else "Changes against the baseline"
     lines = [f"{heading} {title}", "", _gate(diff, escape, cuda, record.ab)]
@@ -48,12 +52,12 @@ def render_changes(record: Record, *, heading: str = "##", escape: Escape = md) 
         notes = kernel_notes(diff)
         if notes:
             lines += ["", KERNEL_SETS, "", *(f"- {escape(n)}" for n in notes)]
-        # the rows the process table holds already: only status and accuracy changes, without
-        # latency columns (their one figure per side is the process table's)
-        shown = [c for c in shown if c.status_changed or c.accuracy_changed]
+        # the rows the process table holds already: only status, accuracy and eager output
+        # changes, without latency columns (their one figure per side is the process table's)
+        shown = [c for c in shown if c.status_changed or c.accuracy_changed or c.eager]
         if shown:
-            lines += ["", "| case | backend | profile | status | worst rel err |",
-                      "|---|---|---|---|---|"]
+            lines += ["", "| case | backend | profile | status | worst rel err | "
+                          f"{EAGER_OUTPUTS} |", "|---|---|---|---|---|---|"]
             lines += [_line(c, escape, latency=False) for c in shown]
     elif shown:
         # the backend's ms beside the speedup, as information; under the latency metric they
@@ -79,6 +83,9 @@ def _categories(metric: str) -> dict[str, tuple[str, str]]:
         "removed": ("removed row", "removed rows"),
         IMPROVEMENT: (f"row with {metric} improved", f"rows with {metric} improved"),
         "accuracy": ("accuracy change", "accuracy changes"),
+        OUTPUT_CHANGED: ("output change", "output changes"),
+        INPUTS_CHANGED: ("row whose inputs changed", "rows whose inputs changed"),
+        NOT_REPRODUCIBLE: ("row not reproducible", "rows not reproducible"),
         "other": (f"row whose {other} worsened (not gated)",
                   f"rows whose {other} worsened (not gated)"),
         NOT_COMPARABLE: ("row with figures not comparable", "rows with figures not comparable"),
@@ -91,10 +98,15 @@ def _categories(metric: str) -> dict[str, tuple[str, str]]:
 
 def count_line(diff: Diff) -> str:
     """The changes counted by category: the same words in the terminal and every report. A
-    category with no rows is left out, but for regressions, status changes and unchanged rows."""
+    category with no rows is left out, but for regressions, status changes and unchanged rows;
+    where the speed was not judged, no speed category is counted, and the line says why."""
     names = _categories(diff.metric)
+    unjudged = speed_not_judged(diff)
     parts = [f"{n} {names[what][n != 1]}" for what, n in diff.tally().items()
-             if n or what in (REGRESSION, "status", "unchanged")]
+             if (n or what in (REGRESSION, "status", "unchanged"))
+             and not (unjudged and what not in _NOT_SPEED)]
+    if unjudged:
+        return ", ".join(parts) + f"; {unjudged}"
     line = ", ".join(parts[:-1]) + f"; {parts[-1]}"
     if diff.rule == PROCESSES:
         decided, gated = diff.decided()
@@ -102,13 +114,19 @@ def count_line(diff: Diff) -> str:
     return line
 
 
-STATUSES_ONLY = ("No row has a latency to judge (the backends predict, or no row was timed on both "
-                 "sides): statuses alone are compared.")
+# The categories of :meth:`Diff.tally` that say nothing of speed.
+_NOT_SPEED = ("status", "new", "removed", "accuracy", *EAGER)
 
 
-def statuses_only(diff: Diff) -> bool:
-    """Whether a diff over processes judged no latency at all (prediction backends)."""
-    return diff.rule == PROCESSES and not (diff.level or {}).get("rows")
+def speed_not_judged(diff: Diff) -> str:
+    """Over processes, where no row was timed on both sides: ``speed not judged: …`` with the
+    reason; ``""`` where the speed was judged (or the diff is against a baseline)."""
+    if diff.rule != PROCESSES or (diff.level or {}).get("rows"):
+        return ""
+    why = ("every backend predicts, and a prediction times nothing a gate could use"
+           if diff.changes and all(c.prediction for c in diff.changes)
+           else "no row was timed on both sides")
+    return f"speed not judged: {why}; statuses alone are compared"
 
 
 def figure_name(metric: str) -> str:
@@ -168,18 +186,19 @@ def _value(metric: str, slowdown: float) -> float:
 
 def decision_lines(diff: Diff) -> list[str]:
     """One plain line per row whose latency was judged (under the rule over runs, per row that
-    moved beyond the threshold): what the terminal prints."""
+    moved beyond the threshold) or whose eager outputs changed: what the terminal prints."""
     lines = []
-    for c in sorted(diff.changes, key=_order):
+    for c in ordered(diff):
         lat = c.latency
-        if lat is None or (diff.rule != PROCESSES and lat.verdict == SMALL
-                           and lat.other_verdict in (SMALL, None)):
-            continue
-        over = (f" over {'+'.join(map(str, lat.processes))} processes" if lat.processes
-                else " between two runs")
-        kernels = f"; {lat.kernels}" if lat.kernels else ""
-        lines.append(f"{c.case_id} {c.backend} {c.profile}: "
-                     f"{change_text(lat, processes=False)}{over}{kernels}")
+        said = [c.eager_text] if c.eager else []
+        if lat is not None and not (diff.rule != PROCESSES and lat.verdict == SMALL
+                                    and lat.other_verdict in (SMALL, None)):
+            over = (f" over {'+'.join(map(str, lat.processes))} processes" if lat.processes
+                    else " between two runs")
+            kernels = f"; {lat.kernels}" if lat.kernels else ""
+            said.insert(0, f"{change_text(lat, processes=False)}{over}{kernels}")
+        if said:
+            lines.append(f"{c.case_id} {c.backend} {c.profile}: {'; '.join(said)}")
     return lines
 
 
@@ -187,7 +206,7 @@ def kernel_notes(diff: Diff) -> list[str]:
     """One plain line per row whose processes ran several kernel sets, naming them: every
     report shows these, since a set only one side ran is a change of its own."""
     return [f"{c.case_id} {c.backend} {c.profile}: {c.latency.kernels}"
-            for c in sorted(diff.changes, key=_order) if c.latency and c.latency.kernels]
+            for c in ordered(diff) if c.latency and c.latency.kernels]
 
 
 # How an accuracy change is judged over processes, which every report of an ab job says.
@@ -195,33 +214,47 @@ ACCURACY_OVER_PROCESSES = (
     "Each side's worst relative error is its worst over its processes; an accuracy change is "
     f"one where the head's processes fall outside the spread of the base's by more than "
     f"×{ACCURACY_FACTOR:g}.")
+EAGER_OUTPUTS = "eager outputs, head against base (same seeded inputs)"
 KERNEL_SETS = ("Processes that ran different kernels (cuDNN's or cuBLAS's choice, another "
                "generated kernel) are judged like with like: within each kernel set both sides "
                "ran; a set one side alone ran is a change of its own.")
 
 
 def _process_table(diff: Diff, escape: Escape) -> list[str]:
-    """Every row judged over processes: its figure on each side (the geometric mean over that
-    side's processes), the change with its interval and the verdict. Rows not judged
-    (predictions, a side missing) are in the changes table; nothing judged, no table."""
-    judged = [c for c in sorted(diff.changes, key=_order) if c.latency is not None]
+    """Every row judged over processes: the gated figure on each side and the change the rule
+    judged, both from one statistic (each side's processes' geometric mean, trimmed as the test
+    trims them), the change's interval and verdict; the other figure on each side beside it;
+    the processes. Rows not judged (predictions, a side missing) are in the changes table;
+    nothing judged, no table."""
+    judged = [c for c in ordered(diff) if c.latency is not None]
     if not judged:
         return []
-    unit = "×" if diff.metric == "speedup" else " ms"
-    statistic = ("geometric mean over processes" if diff.metric == "speedup"
-                 else "geometric mean of each process's median")
+    other = "latency" if diff.metric == "speedup" else "speedup"
+    statistic = "geometric mean over processes, 25% trimmed each end"
     lines = [f"| case | backend | profile | {figure_name(diff.metric)}, base → head ({statistic}) "
-             "| change [interval] | processes |", "|---|---|---|---|---|---|"]
+             f"| change [interval] | {figure_name(other)}, base → head | processes |",
+             "|---|---|---|---|---|---|---|"]
     for c in judged:
         lat = c.latency
         assert lat is not None
         text = escape(change_text(lat))
         cells = [escape(c.case_id), escape(c.backend), escape(c.profile),
-                 f"{num(lat.before, unit)} → {num(lat.after, unit)}",
+                 _pair(lat.before, lat.after, diff.metric),
                  f"**{text}**" if lat.worsened else text,
+                 _pair(lat.other_before, lat.other_after, other),
                  " + ".join(map(str, lat.processes or ()))]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
+
+
+def _pair(before: float | None, after: float | None, metric: str) -> str:
+    """``0.822× → 1.03×``, ``1.2 ms → 1.5 ms``; ``—`` for a side without a figure."""
+    unit = "×" if metric == "speedup" else " ms"
+
+    def one(x: float | None) -> str:
+        return num(x, unit) if x is not None and math.isfinite(x) else NONE
+
+    return f"{one(before)} → {one(after)}"
 
 
 def gate_rule(diff: Diff, cuda: bool) -> str:
@@ -233,8 +266,9 @@ def gate_rule(diff: Diff, cuda: bool) -> str:
     if not diff.comparable:
         return (f"Its speedup, latency and memory figures are {NOT_COMPARABLE} with this run's: "
                 "nothing is gated on them.")
-    if statuses_only(diff):
-        return STATUSES_ONLY
+    if speed_not_judged(diff):  # the count line says why
+        return ("Base and head run in one job, in fresh processes; their statuses, accuracy and "
+                "the model's own eager outputs compared.")
     if diff.rule == PROCESSES:
         level = diff.level or {}
         return (f"Base and head measured in one job, in fresh processes. A row regresses when "
@@ -269,6 +303,13 @@ def _gate(diff: Diff, escape: Escape, cuda: bool, ab: dict[str, Any] | None) -> 
     return where + gate_rule(diff, cuda)  # trtcheck's own words: nothing to escape
 
 
+def ordered(diff: Diff) -> list[RowChange]:
+    """The rows of a diff in the order every report gives them. Over processes (``trtcheck
+    ab``), the record's own: the rows the head broke first, then the zoo's case order, then the
+    rows only the base has; against a baseline, what needs attention first."""
+    return list(diff.changes) if diff.rule == PROCESSES else sorted(diff.changes, key=_order)
+
+
 def _order(change: RowChange) -> tuple[int, ...]:
     became_failing = change.after is not None and Status(change.after) in FAILING \
         and (change.before is None or Status(change.before) not in FAILING)
@@ -288,6 +329,9 @@ def _line(c: RowChange, escape: Escape, *, latency: bool = True, info: bool = Tr
         cells += [_figure(lat) if lat else NONE, _verdict(lat, escape) if lat else NONE]
         if info:
             cells.append(_arrow(num(lat.before_ms), num(lat.after_ms)) if lat else NONE)
+    else:
+        cells.append(f"**{escape(c.eager_text)}**" if c.eager == OUTPUT_CHANGED
+                     else escape(c.eager_text) or NONE)
     return "| " + " | ".join(cells) + " |"
 
 

@@ -28,6 +28,8 @@ from trtcheck.render.text import (
     NONFINITE_MARK,
     NONFINITE_NOTE,
     PREDICTION_MARK,
+    cut,
+    evidence_lines,
     fallback_text,
     headline,
     num,
@@ -40,7 +42,7 @@ from trtcheck.render.text import (
     verdict_text,
     warned,
 )
-from trtcheck.results.ab import side_label
+from trtcheck.results.ab import newly_failing, side_label, speed_over_processes
 from trtcheck.results.metrics import MAX_ABS, MAX_REL, MIN_ATOL, MIN_RTOL, severity
 from trtcheck.results.record import Record
 from trtcheck.results.rows import NO_PROFILE, Row
@@ -53,6 +55,7 @@ ARTIFACT_NOTE = ("the full report is `report.md` in the run's report artifact, a
                  "`report.html` (open it in a browser)")
 ATTENTION = frozenset({Status.FAIL, Status.ERROR, Status.CRASH, Status.TIMEOUT, Status.XPASS})
 
+NEWLY = " · newly failing"  # an ab record's row that failed on the head and not on the base
 _ZWJ = "\u200d"
 # Mentions (@user, @org/team, emails), references (#1, GH-1) and autolinks (scheme://, www.):
 # a zero-width joiner after the trigger character stops GitHub from acting on them.
@@ -156,19 +159,32 @@ def _row_name(row: Row) -> str:
 
 
 def _attention(record: Record) -> _Block | None:
-    """Failing rows, then rows that passed with NaN or Inf in an output."""
+    """Failing rows, then rows that passed with NaN or Inf in an output; of an ``ab`` record,
+    the rows the head broke first, marked, then the others in the zoo's case order."""
     rows = [r for r in record.rows if r.status in ATTENTION or warned(r)]
     if not rows:
         return None
+    newly = newly_failing(record)
     order = {s: i for i, s in enumerate((Status.CRASH, Status.TIMEOUT, Status.ERROR,
                                          Status.FAIL, Status.XPASS, Status.PASS))}
-    rows.sort(key=lambda r: order[r.status])
+    rows.sort(key=lambda r: (r.key not in newly, 0) if newly is not None
+              else (False, order[r.status]))
     lines = [f"| {inert(r.case_id)} | {_row_name(r)} | "
-             f"{_bold(r, record.fails(r))} | {inert(shortened(r, headline(r), _MESSAGE_CHARS))} |"
+             f"{_bold(r, record.fails(r))}{NEWLY if newly and r.key in newly else ''} | "
+             f"{inert(shortened(r, headline(r), _MESSAGE_CHARS))}{_evidence(r)} |"
              for r in rows]
     tail = ["", NONFINITE_NOTE] if any(warned(r) for r in rows) else []
     return _Block(["#### Needs attention", "", "| case | backend | status | what happened |",
                    "|---|---|---|---|"], lines, tail)
+
+
+def _evidence(row: Row) -> str:
+    """The row's first evidence line, cut, and how many more report.md holds; ``""`` if none."""
+    found = evidence_lines(row)
+    if not found:
+        return ""
+    more = f" (+{len(found) - 1} more in report.md)" if len(found) > 1 else ""
+    return f"<br>evidence: {inert(cut(found[0], _MESSAGE_CHARS))}{more}"
 
 
 def _bold(row: Row, failing: bool) -> str:
@@ -238,8 +254,10 @@ def _speedup(row: Row) -> str:
 
 
 def _latency(record: Record) -> _Block | None:
+    """One line per case: each backend's speedup; none for an ``ab`` record judged over
+    processes, whose figures are the changes' (one figure per fact)."""
     backends = list(dict.fromkeys(r.backend for r in record.rows if r.latency or r.prediction))
-    if not backends:
+    if not backends or speed_over_processes(record):
         return None
     if all(r.prediction for r in record.rows if r.backend in backends):
         return _Block(["#### Latency", "", "No speedup: every backend of this run predicts "
@@ -259,7 +277,10 @@ def _latency(record: Record) -> _Block | None:
 
 
 def _chart(record: Record) -> _Block | None:
-    """A bar per measured backend: geometric-mean speedup over its rows, with the range."""
+    """A bar per measured backend: geometric-mean speedup over its rows, with the range; none
+    for an ``ab`` record judged over processes (its rows' figures are the changes')."""
+    if speed_over_processes(record):
+        return None
     by_backend: dict[str, list[float]] = {}
     for row in record.rows:
         if row.latency is not None and not row.prediction and math.isfinite(row.latency.speedup) \

@@ -13,16 +13,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from trtcheck.errors import innermost
+from trtcheck.errors import REPORT_CONVERTER, innermost
 from trtcheck.render.changes import (
     ACCURACY_OVER_PROCESSES,
+    EAGER_OUTPUTS,
     KERNEL_SETS,
-    STATUSES_ONLY,
     change_text,
     count_line,
     figure_name,
     kernel_notes,
-    statuses_only,
+    ordered,
 )
 from trtcheck.render.escape import plain
 from trtcheck.render.link import RunLink, commit_of
@@ -37,6 +37,7 @@ from trtcheck.render.text import (
     PREDICTION_MARK,
     ROW_FIGURES,
     UNSTABLE_MARK,
+    evidence_lines,
     fallback_text,
     headline,
     kinds_present,
@@ -52,7 +53,13 @@ from trtcheck.render.text import (
     verdict_text,
     warned,
 )
-from trtcheck.results.ab import SIDES, side_label
+from trtcheck.results.ab import (
+    SIDES,
+    SPEED_IN_CHANGES,
+    newly_failing,
+    side_label,
+    speed_over_processes,
+)
 from trtcheck.results.baseline import (
     IMPROVEMENT,
     PROCESSES,
@@ -252,6 +259,8 @@ def _share(u: Used) -> str:
 
 
 def _speed(record: Record) -> str:
+    if speed_over_processes(record):
+        return section("speed", "Speed", f'<p class="note">{esc(SPEED_IN_CHANGES)}</p>')
     timed = [r for r in record.rows if r.latency is not None and not r.prediction]
     predicted = sum(r.latency is not None and r.prediction for r in record.rows)
     parts = []
@@ -331,8 +340,7 @@ def _ab_changes(record: Record, diff: Diff) -> str:
     """``trtcheck ab``: when and what it compared, each judged row's change, head over base
     (above 1: worse), with its interval over processes against the band the threshold leaves
     unchanged; then the rows whose status or accuracy changed, named."""
-    judged = sorted((c for c in diff.changes if c.latency is not None),
-                    key=lambda c: -(c.latency.slowdown if c.latency else 0.0))
+    judged = [c for c in ordered(diff) if c.latency is not None]
     marks = [Mark(f"{c.case_id} · {c.backend} · {c.profile}", c.latency.slowdown,
                   *(c.latency.interval or (None, None)), _change_tone(c.latency),
                   change_text(c.latency, interval=False),
@@ -348,10 +356,8 @@ def _ab_changes(record: Record, diff: Diff) -> str:
              f"{esc(head or NONE)}{esc(same)}; measured in one job started "
              f"{esc(record.environment.get('started') or NONE)}, process against process, "
              f"gated on {esc(figure_name(diff.metric))} at {diff.threshold:.0%}.</p>"]
-    if statuses_only(diff):
-        parts.append(f"<p>{esc(STATUSES_ONLY)}</p>")
     if marks:
-        shown, cut_note = _limited(marks, "most worsened first")
+        shown, cut_note = _limited(marks, "in the zoo's case order")
         values = [v for m in shown for v in (m.value, m.low, m.high, *(m.band or ()))
                   if v is not None]
         parts += [interval_chart(shown, log_scale(values), refs=[Reference(1.0, "1.00×")],
@@ -372,14 +378,18 @@ def _ab_changes(record: Record, diff: Diff) -> str:
 
 
 def _named_changes(diff: Diff) -> str:
-    """The table of rows whose status or accuracy changed, each named; empty when none did."""
-    changed = [c for c in diff.changes if c.status_changed or c.accuracy_changed]
+    """The table of rows whose status, accuracy or (over processes) eager outputs changed, each
+    named; empty when none did."""
+    changed = [c for c in ordered(diff) if c.status_changed or c.accuracy_changed or c.eager]
     if not changed:
         return ""
-    return table(["case", "backend", "profile", "status", "worst rel err"],
+    eager = diff.rule == PROCESSES
+    return table(["case", "backend", "profile", "status", "worst rel err",
+                  *([esc(EAGER_OUTPUTS)] if eager else [])],
                  [[esc(c.case_id), esc(c.backend), esc(c.profile), _status_change(c),
                    (f"{esc(num(c.before_error))} → <strong>{esc(num(c.after_error))}</strong>"
-                    if c.accuracy_changed else esc(num(c.after_error)))]
+                    if c.accuracy_changed else esc(num(c.after_error))),
+                   *([esc(c.eager_text or NONE)] if eager else [])]
                   for c in changed[:TABLE_LIMIT]])
 
 
@@ -440,11 +450,14 @@ def _failure(row: Row) -> str:
     if row.location:
         lines.append(f"<p>location: <code>{esc(row.location)}</code></p>")
     found = innermost(row.traceback or "", "torch_tensorrt")
-    if found is not None:
+    if found is not None and REPORT_CONVERTER not in row.message:  # else the message names whom
         frame = found[1]
         code = f": <code>{esc(frame.code)}</code>" if frame.code else ""
         lines.append(f"<p>Torch-TensorRT frame: <code>{esc(frame.within('torch_tensorrt'))}</code>"
                      f"{code}</p>")
+    evidence = evidence_lines(row)
+    if evidence:
+        lines.append("<ul>" + "".join(f"<li>{esc(line)}</li>" for line in evidence) + "</ul>")
     if row.prediction:
         lines.append(f'<p class="note">{PREDICTION_MARK} {esc(KIND_NOTES[row.kind])}</p>')
     lines.append(_reduction(row))
@@ -474,10 +487,13 @@ def _reduction(row: Row) -> str:
 
 
 def _rows(record: Record, shares: dict[int, Used | None]) -> str:
-    ordered = sorted(record.rows, key=lambda r: not record.fails(r))
-    shown = ordered[:TABLE_LIMIT]
-    headers = ["case", "backend", "profile", "status", "tolerance used", "speedup [95% interval]",
-               *(esc(f.label) for f in LATENCY_FIGURES), "memory ratio"]
+    newly = newly_failing(record) or set()  # an ab record's rows the head broke come first
+    by_failing = sorted(record.rows, key=lambda r: (r.key not in newly, not record.fails(r)))
+    shown = by_failing[:TABLE_LIMIT]
+    speed = not speed_over_processes(record)  # an ab record's are under Head against base
+    headers = ["case", "backend", "profile", "status", "tolerance used",
+               *(["speedup [95% interval]", *(esc(f.label) for f in LATENCY_FIGURES)]
+                 if speed else []), "memory ratio"]
     cells = []
     for r in shown:
         used = shares[id(r)]
@@ -485,11 +501,13 @@ def _rows(record: Record, shares: dict[int, Used | None]) -> str:
             esc(r.case_id), esc(r.backend + (f" {PREDICTION_MARK}" if r.prediction else "")),
             esc(r.profile), f'<td data-v="{esc(r.status.value)}">{_status_html(r)}</td>',
             num_cell(NONE if used is None else _share(used), None if used is None else used.value),
-            num_cell(speedup_text(r), r.latency.speedup if r.latency and not r.prediction else None),
-            *(num_cell(num(f.of(r.latency)), f.of(r.latency)) for f in LATENCY_FIGURES),
+            *([num_cell(speedup_text(r),
+                        r.latency.speedup if r.latency and not r.prediction else None),
+               *(num_cell(num(f.of(r.latency)), f.of(r.latency)) for f in LATENCY_FIGURES)]
+              if speed else []),
             num_cell(num(r.memory_ratio, "×"), r.memory_ratio)])
     note = (f'<p class="note">The first {TABLE_LIMIT} of {len(record.rows)} rows, failing rows first; '
-            "report.md and results.json hold them all.</p>" if len(ordered) > TABLE_LIMIT else "")
+            "report.md and results.json hold them all.</p>" if len(by_failing) > TABLE_LIMIT else "")
     return section("rows", "Every row", table(headers, cells, sortable=True), note)
 
 

@@ -30,12 +30,12 @@ from trtcheck.render.text import (
     num,
     path_text,
 )
-from trtcheck.results.baseline import PROCESSES, read
+from trtcheck.results.baseline import OUTPUT_CHANGED, PROCESSES, read
 from trtcheck.results.metrics import ROW_METRICS
 from trtcheck.results.record import Record
 from trtcheck.results.rows import NO_PROFILE, Row, RowKey
-from trtcheck.results.verdict import gate_of
-from trtcheck.status import ERRORS, Status
+from trtcheck.results.verdict import fails_on, gate_of
+from trtcheck.status import ERRORS, OUTPUT_CHANGE, Status
 
 DEFAULT_SUITE = "trtcheck"
 _UNSET = (NO_PROFILE, "default")
@@ -55,7 +55,7 @@ def render_junit(record: Record) -> str:
     totals: Counter[str | None] = Counter()
     seconds = 0.0
     elements = []
-    regressed = _gated_regressions(record)
+    regressed = _gated_changes(record)
     for name, rows in suites.items():
         cases = [_testcase(record, r, regression=regressed.get(r.key))
                  for r in rows]
@@ -137,26 +137,35 @@ def _prediction(row: Row) -> str:
     return f"[prediction: {row.kind}]" if row.prediction else ""
 
 
-def _gated_regressions(record: Record) -> dict[RowKey, str]:
-    """The rows whose regression fails the job (``--fail-on regression``), each with the words
-    of its change: such a row is a failing testcase whatever its status."""
+def _gated_changes(record: Record) -> dict[RowKey, tuple[str, str]]:
+    """The rows whose change fails the job, each with its kind and the words of its change: a
+    regression (``--fail-on regression``) or, of an ``ab`` job, changed eager outputs
+    (``--fail-on output-change``); such a row is a failing testcase whatever its status."""
     diff = read(record.baseline)
-    if diff is None or not gate_of(record.options)[0]:
+    if diff is None:
         return {}
     against = "the base" if diff.rule == PROCESSES else "the baseline"
-    return {RowKey(c.case_id, c.backend, c.profile):
-            f"{diff.metric} regression against {against}: {change_text(c.latency)}"
-            for c in diff.regressions if c.latency is not None}
+    found = {}
+    if OUTPUT_CHANGE in fails_on(record.options):
+        found = {RowKey(c.case_id, c.backend, c.profile): (OUTPUT_CHANGE, c.eager_text)
+                 for c in diff.changes if c.eager == OUTPUT_CHANGED}
+    if gate_of(record.options)[0]:
+        found |= {RowKey(c.case_id, c.backend, c.profile):
+                  ("regression", f"{diff.metric} regression against {against}: "
+                                 f"{change_text(c.latency)}")
+                  for c in diff.regressions if c.latency is not None}
+    return found
 
 
 def _testcase(record: Record, row: Row, *,
-              regression: str | None = None) -> _Case:
+              regression: tuple[str, str] | None = None) -> _Case:
     message, kind = plain(f"{_prediction(row)} {headline(row)}".lstrip()), row.status.value
     outcome, detail = None, ""
     if row.status is Status.FAIL or (row.status is Status.XPASS and record.xpass_fails):
         outcome, detail = "failure", xml_text("\n".join(failure_lines(row)))
     elif regression is not None and row.status not in ERRORS:
-        outcome, kind, message, detail = "failure", "regression", plain(regression), ""
+        outcome, detail = "failure", ""
+        kind, message = regression[0], plain(regression[1])
     elif row.status in ERRORS:
         outcome, detail = "error", xml_text(row.traceback) if row.traceback else ""
     elif row.status in _SKIPPED:
@@ -190,7 +199,8 @@ def _system_out(record: Record, row: Row) -> str:
         "dtype drift": drift_text(row) or NONE,
         "NaN/Inf": f"{NONFINITE_MARK} {nonfinite}" if nonfinite else NONE,
         **{m.row_label: num(row.worst[m.field]) for m in ROW_METRICS},
-        **{c.label: c.text(row) for c in ROW_FIGURES if row.memory or not c.memory},
+        **{c.label: c.text(row) for c in ROW_FIGURES
+           if (row.memory or not c.memory) and c.shown(record)},
     }
     lines = [f"{key}: {value}" for key, value in facts.items() if value != NONE]
     if row.memory:

@@ -19,6 +19,7 @@ from trtcheck.render.text import (
     ROW_FIGURES,
     cost_text,
     cut,
+    evidence_lines,
     failing_outputs,
     fallback_text,
     headline,
@@ -37,7 +38,7 @@ from trtcheck.render.text import (
     verdict_text,
     warned,
 )
-from trtcheck.results.ab import side_label
+from trtcheck.results.ab import SPEED_IN_CHANGES, side_label, speed_over_processes
 from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
@@ -128,7 +129,11 @@ def _accuracy(record: Record) -> str:
     if not rows:
         return ""
     note = f"\n\n{NONFINITE_NOTE}" if any(warned(r) for r in record.rows) else ""
-    return f"## Accuracy\n\n{_table(headers, rows)}{note}"
+    # what an untimed row's compile did (graph breaks): a timed row's is under Latency
+    remarks = "".join(f"\n\n- {md(r.case_id)} · {_backend(r)} · {md(r.profile)}: "
+                      f"{md(r.evidence.remark)}"
+                      for r in record.rows if r.latency is None and r.evidence.remark)
+    return f"## Accuracy\n\n{_table(headers, rows)}{note}{remarks}"
 
 
 def _latency(record: Record) -> str:
@@ -136,18 +141,17 @@ def _latency(record: Record) -> str:
     # On one clock the device figures repeat the caller's: only the caller's are shown.
     one = one_clock(record)
     columns = [c for c in ROW_FIGURES if MARKDOWN in c.reports and (memory or not c.memory)
-               and not (one and c.figure and c.figure.device)]
+               and not (one and c.figure and c.figure.device) and c.shown(record)]
     rows = [[md(r.case_id), _backend(r), md(r.profile), *(c.text(r) for c in columns)]
             for r in record.rows if r.latency is not None]
     headers = ["case", "backend", "profile",
                *(c.figure.unclocked if one and c.figure else c.label for c in columns)]
     if not rows:
         return ""
-    parts = [f"## Latency\n\n{_table(headers, rows)}", latency_note(record)]
-    if record.ab:
-        parts.append("For `trtcheck ab`, this table is the head's first process alone; each "
-                     "side's figure over all its processes, and the change, are under Head "
-                     "against base.")
+    over = speed_over_processes(record)
+    parts = [f"## Latency\n\n{_table(headers, rows)}",
+             SPEED_IN_CHANGES + " This table is the head's first process alone." if over
+             else latency_note(record)]
     if memory:
         parts.append(f"Memory: {md(', '.join(memory_measures(record)))} of one call after "
                      "warm-up, above what was in use before it (first-call allocations such as "
@@ -303,6 +307,7 @@ def _detail(row: Row, rows: int = 1) -> str:
         lines.append(f"- {reduced}")
     if row.evidence.fallbacks:
         lines.append(f"- ran in PyTorch: {md(', '.join(row.evidence.fallbacks))}")
+    lines += [f"- {md(line)}" for line in evidence_lines(row)]
     if row.prediction:
         lines.append(f"- {PREDICTION_MARK} {md(KIND_NOTES[row.kind])}")
     outputs = [_output(o) for o in failing_outputs(row)]

@@ -10,8 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from trtcheck.core.traits import Kind, traits_of
+from trtcheck.core.traits import EMULATE_SCOPE, Kind, traits_of
 from trtcheck.render.escape import md, plain
+from trtcheck.results.ab import speed_over_processes
 from trtcheck.results.figures import (
     ALLOCATOR,
     LATENCY_FIGURES,
@@ -37,7 +38,7 @@ NO_SPEEDUP = "n/a (prediction)"
 # What every report says of a row whose backend predicts rather than measures.
 KIND_NOTES = {
     Kind.EMULATED: ("a prediction of TensorRT's dtype behaviour, made by trtcheck's emulate "
-                    "backend with PyTorch, not a TensorRT measurement"),
+                    f"backend with PyTorch, not a TensorRT measurement; {EMULATE_SCOPE}"),
     Kind.LOWERED: ("a prediction: Torch-TensorRT's own code ran (its converters, over a "
                    "TensorRT stand-in that builds and runs each engine with PyTorch; with "
                    "--lowering-dryrun its lowering and partitioning only, each TensorRT block "
@@ -84,6 +85,12 @@ class Column:
     reports: tuple[str, ...] = (MARKDOWN, HTML)
     memory: bool = False
     figure: LatencyFigure | None = None  # the latency figure it shows, if one
+    speed: bool = False  # a speed figure: a latency or the speedup
+
+    def shown(self, record: Record) -> bool:
+        """Whether a table of ``record`` shows it: not a speed figure of an ``ab`` record,
+        whose speed is its figures over processes (:func:`speed_over_processes`)."""
+        return not (self.speed and speed_over_processes(record))
 
 
 def _memory(read: Callable[[Any], int | None]) -> Callable[[Row], str]:
@@ -95,9 +102,10 @@ def _memory(read: Callable[[Any], int | None]) -> Callable[[Row], str]:
 # The first calls' peaks include one-time allocations (cuBLAS workspaces, lazy
 # initialisation), so the tables keep to the steady-state peaks and JUnit names them as such.
 ROW_FIGURES: tuple[Column, ...] = (
-    *(Column(f.label, functools.partial(lambda f, row: num(f.of(row.latency)), f), figure=f)
+    *(Column(f.label, functools.partial(lambda f, row: num(f.of(row.latency)), f), figure=f,
+             speed=True)
       for f in LATENCY_FIGURES),
-    Column("speedup [95% interval]", lambda row: speedup_text(row)),
+    Column("speedup [95% interval]", lambda row: speedup_text(row), speed=True),
     Column("compile s", lambda row: num(row.timings.get("compile"))),
     Column("eager peak MiB", _memory(lambda m: m.eager), memory=True),
     Column("backend peak MiB", _memory(lambda m: m.backend), memory=True),
@@ -188,6 +196,13 @@ def nonfinite_text(row: Row) -> str:
 def cut(text: str, width: int) -> str:
     """``text``, cut to ``width`` characters with an ellipsis where it is longer."""
     return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def evidence_lines(row: Row) -> list[str]:
+    """What the backend found on its way, for a row shown whatever its status: its notes, then
+    the stage its compile reached (the lowering backend's converter stage)."""
+    stage = row.evidence.details.get("stage")
+    return [*row.evidence.notes, *([f"stage reached: {stage}"] if stage else [])]
 
 
 def shortened(row: Row, text: str, width: int) -> str:

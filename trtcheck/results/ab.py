@@ -17,6 +17,9 @@ from typing import Any
 
 from trtcheck.results.baseline import (
     IMPROVEMENT,
+    INPUTS_CHANGED,
+    NOT_REPRODUCIBLE,
+    OUTPUT_CHANGED,
     PROCESSES,
     REGRESSION,
     UNCHANGED,
@@ -70,7 +73,9 @@ class Decision:
     ``change`` is how many times slower the head is (above 1: slower; the base's speedup over
     the head's, or the head's latency over the base's), a geometric mean over processes;
     ``low``/``high`` its interval at the corrected level (each side one-sided at ``level``);
-    ``processes`` the figures each side gave; ``p_slower`` the one-sided p-value of slower."""
+    ``processes`` the figures each side gave; ``p_slower`` the one-sided p-value of slower;
+    ``base``/``head`` each side's figure the change is the ratio of (the geometric mean of its
+    processes' figures, trimmed as the test trims them), so that the two never disagree."""
 
     verdict: str
     change: float | None
@@ -80,19 +85,23 @@ class Decision:
     p_slower: float | None
     level: float
     why: str = ""
+    base: float | None = None
+    head: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: finite(v) for k, v in asdict(self).items()}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Decision:
-        values = {k: (float(v) if isinstance(v, str) and k in ("change", "low", "high") else v)
+        values = {k: (float(v) if isinstance(v, str) and k in _NUMBERS else v)
                   for k, v in d.items() if k in _DECISION_FIELDS}
         values["processes"] = tuple(values.get("processes") or (0, 0))
         return cls(**values)
 
 
-_DECISION_FIELDS = ("verdict", "change", "low", "high", "processes", "p_slower", "level", "why")
+_NUMBERS = ("change", "low", "high", "base", "head")
+_DECISION_FIELDS = ("verdict", "change", "low", "high", "processes", "p_slower", "level", "why",
+                    "base", "head")
 
 
 def decide(base: Sequence[float], head: Sequence[float], *, metric: str, threshold: float,
@@ -108,7 +117,9 @@ def decide(base: Sequence[float], head: Sequence[float], *, metric: str, thresho
     n = (len(b), len(h))
     if min(n) < 2:
         return Decision(UNDECIDED, None, None, None, n, None, level,
-                        "fewer than 2 processes with a figure on a side")
+                        "fewer than 2 processes with a figure on a side",
+                        math.exp(_trimmed_mean(b)) if b else None,
+                        math.exp(_trimmed_mean(h)) if h else None)
     (mb, vb, kb), (mh, vh, kh) = _trimmed(b), _trimmed(h)
     # d > 0: the head is slower (a lower speedup, or a longer time)
     d = (mb - mh) if metric == "speedup" else (mh - mb)
@@ -131,14 +142,20 @@ def decide(base: Sequence[float], head: Sequence[float], *, metric: str, thresho
         verdict = UNCHANGED
     else:
         verdict = UNDECIDED
-    return Decision(verdict, math.exp(d), math.exp(low), math.exp(high), n, p, level)
+    return Decision(verdict, math.exp(d), math.exp(low), math.exp(high), n, p, level,
+                    base=math.exp(mb), head=math.exp(mh))
 
 
-def geometric_mean(values: Sequence[float]) -> float:
-    """The geometric mean of a side's per-process figures: the statistic the rule's change is
-    the ratio of, and the one figure each side's reports show; NaN without a figure."""
-    logs = [math.log(v) for v in values if v > 0 and math.isfinite(v)]
-    return math.exp(_mean(logs)) if logs else math.nan
+def _kept(xs: Sequence[float]) -> tuple[list[float], int]:
+    """A side's values, sorted, with ``TRIM`` of them cut off each end (nothing below 4
+    values), and how many were cut off each end."""
+    ordered = sorted(xs)
+    g = int(TRIM * len(ordered))
+    return ordered[g:len(ordered) - g], g
+
+
+def _trimmed_mean(xs: Sequence[float]) -> float:
+    return _mean(_kept(xs)[0])
 
 
 def _trimmed(xs: Sequence[float]) -> tuple[float, float, int]:
@@ -146,13 +163,10 @@ def _trimmed(xs: Sequence[float]) -> tuple[float, float, int]:
     values off each end, the squared standard error of that mean (from the winsorized
     variance), and how many values were left. Nothing is cut below 4 values, where it is
     Welch's mean and squared standard error."""
-    ordered = sorted(xs)
-    n = len(ordered)
-    g = int(TRIM * n)
-    kept = ordered[g:n - g]
+    kept, g = _kept(xs)
     winsorized = [kept[0]] * g + kept + [kept[-1]] * g
     k = len(kept)
-    return _mean(kept), (n - 1) * _var(winsorized) / (k * (k - 1)), k
+    return _mean(kept), (len(xs) - 1) * _var(winsorized) / (k * (k - 1)), k
 
 
 def _mean(xs: Sequence[float]) -> float:
@@ -226,8 +240,9 @@ class ProcessFigure:
     """One row's figures in one process: its status, speedup (eager ÷ backend, interleaved in
     that process), the backend's latency (device median, ms), the hash of the code the
     backend generated there, the fingerprints of the kernels eager and the backend ran
-    (``{"eager": …, "backend": …}``, or ``{"reason": …}`` where none was taken) and the worst
-    relative error of its comparison with eager."""
+    (``{"eager": …, "backend": …}``, or ``{"reason": …}`` where none was taken), the worst
+    relative error of its comparison with eager, and the digests of the case's seeded inputs
+    and of eager's outputs on them (``INPUTS/OUTPUTS``, :mod:`trtcheck.measure.outputs`)."""
 
     process: int
     status: str
@@ -236,6 +251,7 @@ class ProcessFigure:
     code_hash: str | None = None
     kernels: Mapping[str, Any] | None = None
     max_rel: float | None = None
+    eager: str | None = None
 
     @property
     def kernel_set(self) -> str | None:
@@ -265,7 +281,8 @@ def side_dict(per_process: Sequence[ProcessFigure]) -> dict[str, list[Any]]:
             "process_kernels": [dict(f.kernels) if f.kernels is not None else None
                                 for f in per_process],
             "process_max_rel": [finite(f.max_rel) if f.max_rel is not None else None
-                                for f in per_process]}
+                                for f in per_process],
+            "process_eager_digests": [f.eager for f in per_process]}
 
 
 def side_from_dict(d: Mapping[str, Any]) -> list[ProcessFigure]:
@@ -278,11 +295,12 @@ def side_from_dict(d: Mapping[str, Any]) -> list[ProcessFigure]:
     def column(key: str) -> list[Any]:
         return d.get(key) or [None] * len(ids)
 
-    return [ProcessFigure(p, s, number(sp), number(ms), h, k, number(e))
-            for p, s, sp, ms, h, k, e in zip(
+    return [ProcessFigure(p, s, number(sp), number(ms), h, k, number(e), g)
+            for p, s, sp, ms, h, k, e, g in zip(
                 ids, d.get("process_statuses", []), d.get("process_speedups", []),
                 d.get("process_latency_ms", []), column("process_code_hashes"),
-                column("process_kernels"), column("process_max_rel"), strict=True)]
+                column("process_kernels"), column("process_max_rel"),
+                column("process_eager_digests"), strict=True)]
 
 
 @dataclass(frozen=True)
@@ -424,36 +442,72 @@ _VERDICTS = {SLOWER: REGRESSION, FASTER: IMPROVEMENT}
 
 def to_diff(base: Record, head: Record, decisions: Mapping[RowKey, Decision],
             figures: Mapping[RowKey, Mapping[str, Sequence[ProcessFigure]]], *, metric: str,
-            threshold: float, level: Level) -> Diff:
+            threshold: float, level: Level, differences: Mapping[str, str] | None = None) -> Diff:
     """The head against the base: statuses, rows added and removed, accuracy as
-    :func:`trtcheck.results.baseline.compare` reports them, and each gated row's latency as
-    its decision over processes."""
+    :func:`trtcheck.results.baseline.compare` reports them, the model's own eager outputs
+    (:func:`eager_change`, ``differences`` each case's in words), and each gated row's latency
+    as its decision over processes."""
     diff = compare(base, head, metric=metric, threshold=threshold)
     changes = []
     for c in diff.changes:
         key = RowKey(c.case_id, c.backend, c.profile)
         c = _accuracy_over_processes(c, figures.get(key))
+        eager = eager_change(figures.get(key) or {}, (differences or {}).get(c.case_id, ""))
+        if eager is not None:
+            c = replace(c, eager=eager[0], eager_detail=eager[1])
         decision = decisions.get(key)
         if decision is None or c.before is None or c.after is None:
             changes.append(replace(c, latency=None))
             continue
-        before, after = (geometric_mean(figures_of(figures[key][side], metric)) for side in SIDES)
-        before_ms, after_ms = (ms if ms == ms else None for ms in (  # NaN: no figure
-            geometric_mean(figures_of(figures[key][side], "latency")) for side in SIDES))
         interval = ((decision.low, decision.high)
                     if decision.low is not None and decision.high is not None else None)
         other = "latency" if metric == "speedup" else "speedup"
         # the figure not gated, judged by the same test at the same level, never gated
         seen = decide(*(figures_of(figures[key][side], other) for side in SIDES), metric=other,
                       threshold=threshold, level=level.per_test)
+        latency = decision if metric == "latency" else seen
         changes.append(replace(c, latency=LatencyChange(
-            metric, before, after, decision.change if decision.change is not None else math.nan,
-            _VERDICTS.get(decision.verdict, decision.verdict), before_ms=before_ms, after_ms=after_ms,
-            interval=interval, processes=decision.processes, other_metric=other,
-            other_slowdown=seen.change, other_verdict=_VERDICTS.get(seen.verdict, seen.verdict),
+            metric, _figure(decision.base), _figure(decision.head),
+            decision.change if decision.change is not None else math.nan,
+            _VERDICTS.get(decision.verdict, decision.verdict), before_ms=latency.base,
+            after_ms=latency.head, interval=interval, processes=decision.processes,
+            other_metric=other, other_slowdown=seen.change,
+            other_verdict=_VERDICTS.get(seen.verdict, seen.verdict),
             kernels=kernel_line(kernel_sets(figures[key]["base"], figures[key]["head"], metric),
-                                metric))))
+                                metric),
+            other_before=seen.base, other_after=seen.head)))
     return replace(diff, changes=changes, rule=PROCESSES, level=level.to_dict())
+
+
+def eager_change(per: Mapping[str, Sequence[ProcessFigure]],
+                 difference: str) -> tuple[str, str] | None:
+    """The model's own eager outputs, the head's against the base's on the same seeded inputs:
+    None where they agree or were not kept; else the verdict and what it rests on. A side whose
+    processes gave more than one digest is not reproducible (its inputs or outputs move from
+    one build to the next) and its outputs are not compared; a head that builds other inputs
+    is named as such; otherwise the outputs changed, by ``difference`` (the values compared:
+    ``max abs 1.2e+03, 16 of 48 int64 values differ``)."""
+    seen = {side: list(dict.fromkeys(f.eager for f in per.get(side, ()) if f.eager))
+            for side in SIDES}
+    if not all(seen.values()):
+        return None
+    for side in SIDES:
+        if len(seen[side]) > 1:
+            what = ("inputs" if len({d.partition("/")[0] for d in seen[side]}) > 1
+                    else "eager outputs")
+            n = sum(1 for f in per[side] if f.eager)
+            return NOT_REPRODUCIBLE, (f"the {side}'s {n} processes built {len(seen[side])} "
+                                      f"different {what}; its outputs are not compared")
+    (base,), (head,) = seen["base"], seen["head"]
+    if base == head:
+        return None
+    if base.partition("/")[0] != head.partition("/")[0]:
+        return INPUTS_CHANGED, "the head builds other seeded inputs; outputs not compared"
+    return OUTPUT_CHANGED, difference or "eager's outputs differ"
+
+
+def _figure(value: float | None) -> float:
+    return math.nan if value is None else value
 
 
 def _accuracy_over_processes(change: RowChange,
@@ -479,14 +533,15 @@ def _accuracy_over_processes(change: RowChange,
 
 def judge(base: Record, head: Record,
           figures: Mapping[RowKey, Mapping[str, Sequence[ProcessFigure]]], *, metric: str,
-          threshold: float, level: Level) -> tuple[dict[RowKey, Decision], Diff]:
+          threshold: float, level: Level,
+          differences: Mapping[str, str] | None = None) -> tuple[dict[RowKey, Decision], Diff]:
     """Every gated row decided at once on the figures it has (no sequential step: ``trtcheck
     diff`` of ``ab`` records), and the diff those decisions give."""
     decisions = {key: decide_row(figures[key]["base"], figures[key]["head"], metric=metric,
                                  threshold=threshold, level=level.per_test)
                  for key in gated(base, head) if key in figures}
     return decisions, to_diff(base, head, decisions, figures, metric=metric,
-                              threshold=threshold, level=level)
+                              threshold=threshold, level=level, differences=differences)
 
 
 Figures = Mapping[RowKey, Mapping[str, Sequence[ProcessFigure]]]
@@ -540,6 +595,29 @@ def sides(record: Record) -> tuple[Record, Record, dict[RowKey, dict[str, list[P
     return base, record, row_entries(section)
 
 
+def speed_over_processes(record: Record) -> bool:
+    """Whether an ``ab`` record judged its rows' speed over processes: each row's speedup and
+    latency are then its figures over every process of each side, and no report shows one
+    process's figures for the same facts beside them."""
+    return bool(((record.ab or {}).get("level") or {}).get("rows"))
+
+
+# Where each report points instead of the first process's speed figures.
+SPEED_IN_CHANGES = ("Each row's speedup over eager and latency, for `trtcheck ab`, are its "
+                    "figures over every process of each side, under Head against base.")
+
+
+def newly_failing(record: Record) -> set[RowKey] | None:
+    """The rows of an ``ab`` record's head that fail the run and did not on the base (a row the
+    base has not counts), each side judged under the head's options; None for a record not made
+    by ``ab``. Every other row failing the run failed on the base as well: already failing."""
+    if record.ab is None:
+        return None
+    failed = {row.key for row in map(Row.from_dict, record.ab.get("base_rows", []))
+              if record.fails(row)}
+    return {r.key for r in record.failing_rows() if r.key not in failed}
+
+
 def rejudge(before: Record, after: Record | None, *, metric: str, threshold: float) -> Diff:
     """``trtcheck diff`` under the rule over processes: an ``ab`` record's own sides (``after``
     None), or the head side of ``before`` against the head side of ``after``. The level is
@@ -554,4 +632,8 @@ def rejudge(before: Record, after: Record | None, *, metric: str, threshold: flo
     recorded = (head.ab or {}).get("level") or {}
     keys = gated(base, head)
     level = Level(float(recorded.get("alpha", 0.05)), len(keys), int(recorded.get("looks", 1)))
-    return judge(base, head, figures, metric=metric, threshold=threshold, level=level)[1]
+    # how a record's own sides' outputs differ is known (the job compared the values); across
+    # records only whether they do
+    differences = (before.ab or {}).get("eager_differences") if after is None else None
+    return judge(base, head, figures, metric=metric, threshold=threshold, level=level,
+                 differences=differences)[1]

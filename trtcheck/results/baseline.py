@@ -40,6 +40,11 @@ NOT_COMPARABLE = "not comparable"  # the baseline's figures meant something else
 # The verdicts only the rule over processes (trtcheck.results.ab) gives: within the threshold
 # both ways, and still undecided when the processes ran out.
 UNCHANGED, UNDECIDED = "unchanged", "not enough evidence"
+# What the rule over processes finds of the model's own eager outputs, head against base
+# (trtcheck.results.ab.eager_change), in the order the tally counts them.
+OUTPUT_CHANGED, NOT_REPRODUCIBLE, INPUTS_CHANGED = "output changed", "not reproducible", \
+    "inputs changed"
+EAGER = (OUTPUT_CHANGED, INPUTS_CHANGED, NOT_REPRODUCIBLE)
 # Which rule judged the latency: several fresh processes a side (trtcheck ab), or one run a side.
 PROCESSES, RUNS = "processes", "runs"
 
@@ -78,6 +83,10 @@ class LatencyChange:
         return REGRESSION in (self.verdict, self.other_verdict)
     # Under the rule over processes, where they ran several kernel sets: the sets, in words.
     kernels: str = ""
+    # Under the rule over processes: each side's figure of the one not gated, the statistic
+    # ``other_slowdown`` is the ratio of.
+    other_before: float | None = None
+    other_after: float | None = None
 
 
 @dataclass(frozen=True)
@@ -98,6 +107,11 @@ class RowChange:
     # each side's worst over all its processes).
     before_errors: tuple[float, float] | None = None
     after_errors: tuple[float, float] | None = None
+    # Under the rule over processes: the model's own eager outputs, head against base on the
+    # same seeded inputs (trtcheck.results.ab.eager_change): the verdict (None: they agree, or
+    # were not compared) and what it rests on.
+    eager: str | None = None
+    eager_detail: str = ""
 
     @property
     def status_changed(self) -> bool:
@@ -121,9 +135,14 @@ class RowChange:
         return high > 0 and (low == 0 or high / low > ACCURACY_FACTOR)
 
     @property
+    def eager_text(self) -> str:
+        """``output changed: max abs 1.2e+03, 16 of 48 int64 values differ``, or ``""``."""
+        return f"{self.eager}: {self.eager_detail}" if self.eager else ""
+
+    @property
     def shown(self) -> bool:
         """Whether the change is worth a line: anything but an unchanged row."""
-        return (self.status_changed or self.accuracy_changed
+        return (self.status_changed or self.accuracy_changed or self.eager is not None
                 or (self.latency is not None
                     and (self.latency.verdict in (REGRESSION, IMPROVEMENT, NOT_COMPARABLE,
                                                   UNDECIDED, NOISE, UNSTABLE)
@@ -133,7 +152,7 @@ class RowChange:
     def unchanged(self) -> bool:
         """Whether the row was judged unchanged: the same status and accuracy, and a latency
         within the threshold (or none to judge: a prediction's)."""
-        return (not self.status_changed and not self.accuracy_changed
+        return (not self.status_changed and not self.accuracy_changed and self.eager is None
                 and (self.latency is None or (self.latency.verdict in (SMALL, UNCHANGED)
                                               and self.latency.other_verdict
                                               not in (REGRESSION, IMPROVEMENT))))
@@ -176,6 +195,8 @@ class Diff:
             "removed": sum(c.after is None for c in self.changes),
             IMPROVEMENT: latency(IMPROVEMENT),
             "accuracy": sum(c.accuracy_changed for c in self.changes),
+            **{what: sum(c.eager == what for c in self.changes)
+               for what in (EAGER if self.rule == PROCESSES else ())},
             "other": sum(c.latency is not None and c.latency.other_verdict == REGRESSION
                          and c.latency.verdict != REGRESSION for c in self.changes),
             NOT_COMPARABLE: latency(NOT_COMPARABLE),

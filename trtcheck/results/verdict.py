@@ -8,16 +8,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from trtcheck.errors import Exit
-from trtcheck.results.baseline import read
+from trtcheck.results.ab import newly_failing
+from trtcheck.results.baseline import OUTPUT_CHANGED, read
 from trtcheck.results.record import Record
-from trtcheck.status import Verdict, nothing_tested
+from trtcheck.status import OUTPUT_CHANGE, Verdict, nothing_tested
 
 
 @dataclass(frozen=True)
 class JobVerdict:
     """A run's verdict with what it rests on: ``failing`` rows of ``rows``, ``regressions``
     flagged against the baseline (or ``ab``'s base) under ``metric``, counted in the verdict
-    when ``gated`` (``fail_on`` ``regression``); ``empty`` why nothing was tested."""
+    when ``gated`` (``fail_on`` ``regression``); ``empty`` why nothing was tested; of an ``ab``
+    job, ``outputs`` rows whose eager outputs changed, counted when ``outputs_gated``
+    (``fail_on`` ``output-change``); ``fail_on`` what the run was told to fail on, in words."""
 
     verdict: Verdict
     rows: int
@@ -27,6 +30,11 @@ class JobVerdict:
     metric: str
     empty: str = ""
     same_tree: bool = False  # an ``ab`` job whose base and head are one tree
+    # an ``ab`` job: how many failing rows the head broke; the others failed on the base too
+    newly: int | None = None
+    outputs: int = 0
+    outputs_gated: bool = False
+    fail_on: str = "failures"
 
     @property
     def exit_code(self) -> Exit:
@@ -39,7 +47,9 @@ class JobVerdict:
                               else "")
 
     def _why(self) -> str:
-        fails = f"{self.failing} of {self.rows} rows fail the run"
+        fails = (f"{self.failing} of {self.rows} rows fail the run" if self.newly is None else
+                 f"{self.newly} newly failing, {self.failing - self.newly} already failing on "
+                 "the base")
         regressions = regression_words(self.regressions, self.metric)
         if self.verdict is Verdict.INTERRUPTED:
             return ("the run was stopped before every case finished; the rows cover what "
@@ -51,10 +61,15 @@ class JobVerdict:
             parts = [fails] if self.failing else []
             if self.gated and self.regressions:
                 parts.append(regressions)
+            if self.outputs_gated and self.outputs:
+                parts.append(output_words(self.outputs))
             return "; ".join(parts)
         why = f"{self.rows} rows, none fails the run"
-        if self.regressions:
-            why += f"; {regressions} not gated (--fail-on failures)"
+        loose = [words for n, words, gated in (
+            (self.regressions, regressions, self.gated),
+            (self.outputs, output_words(self.outputs), self.outputs_gated)) if n and not gated]
+        if loose:
+            why += f"; {' and '.join(loose)} not gated (--fail-on {self.fail_on})"
         return why
 
     @property
@@ -68,10 +83,22 @@ def regression_words(n: int, metric: str) -> str:
     return f"{n} {metric} regression{'s' if n != 1 else ''}"
 
 
+def output_words(n: int) -> str:
+    """``1 output change``: rows whose eager outputs changed, head against base."""
+    return f"{n} output change{'s' if n != 1 else ''}"
+
+
+def fails_on(options: dict[str, Any]) -> tuple[str, ...]:
+    """What a record's run was told to fail on (``--fail-on``, repeatable), from its options;
+    a record written before it repeated holds one word."""
+    given = (options.get("gate") or {}).get("fail_on") or "failures"
+    return (given,) if isinstance(given, str) else tuple(given)
+
+
 def gate_of(options: dict[str, Any]) -> tuple[bool, str]:
     """Whether a record's run failed on regressions, and its metric, from its options."""
     gate = options.get("gate") or {}
-    return gate.get("fail_on") == "regression", str(gate.get("metric") or "speedup")
+    return "regression" in fails_on(options), str(gate.get("metric") or "speedup")
 
 
 def job_verdict(record: Record) -> JobVerdict:
@@ -84,10 +111,15 @@ def job_verdict(record: Record) -> JobVerdict:
     regressions = len(diff.regressions) if diff else 0
     if diff:
         metric = diff.metric
-    if result is Verdict.PASS and gated and regressions:
+    outputs = sum(c.eager == OUTPUT_CHANGED for c in diff.changes) if diff else 0
+    outputs_gated = OUTPUT_CHANGE in fails_on(record.options)
+    if result is Verdict.PASS and ((gated and regressions) or (outputs_gated and outputs)):
         result = Verdict.FAIL
+    newly = newly_failing(record)
     return JobVerdict(result, len(statuses),
                       len(record.failing_rows()),
                       regressions, gated, metric,
                       nothing_tested(statuses) if result is Verdict.EMPTY else "",
-                      bool((record.ab or {}).get("same_tree")))
+                      bool((record.ab or {}).get("same_tree")),
+                      None if newly is None else len(newly), outputs, outputs_gated,
+                      " --fail-on ".join(fails_on(record.options)))

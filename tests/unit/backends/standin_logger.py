@@ -1,7 +1,9 @@
-"""A TensorRT logger for the stand-in's tests: it keeps what it is told."""
+"""A TensorRT logger for the stand-in's tests: it keeps what it is told; and a network built with it."""
 
 from __future__ import annotations
 
+from trtcheck.backends.lowering.trt import engine
+from trtcheck.backends.lowering.trt.network import INetworkDefinition
 from trtcheck.backends.lowering.trt.types import ILogger, Severity
 
 
@@ -14,3 +16,10 @@ class Recorder(ILogger):
 
     def log(self, severity: Severity, msg: str) -> None:
         self.messages.append((severity, msg))
+
+
+def network() -> tuple[engine.Builder, INetworkDefinition, Recorder]:
+    """A builder logging to a :class:`Recorder`, a strongly typed network of it, and the logger."""
+    logger = Recorder()
+    builder = engine.Builder(logger)
+    return builder, builder.create_network(1 << 1), logger

@@ -45,6 +45,8 @@ def test_without_the_code_the_default_is_emulate_naming_both_reasons(
     assert "; lowering: " in opts.backend_note
     assert opts.fallback_note is not None
     assert opts.fallback_note.startswith("emulate ran instead of lowering, the default: ")
+    assert opts.fallback_note.endswith("not Torch-TensorRT's converters, so a converter's own bug "
+                                       "passes there")
 
 
 def test_several_releases_give_one_lowering_backend_each(ttrt_releases: dict[str, Path]) -> None:

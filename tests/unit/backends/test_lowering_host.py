@@ -9,11 +9,16 @@ import numpy as np
 import pytest
 import torch
 
-from trtcheck.backends.lowering.host import Rejected, _raise_no_fp64, int64_narrowed, summarize
-from trtcheck.backends.lowering.trt import engine, layers
+from trtcheck.backends.lowering.converted import (
+    _raise_no_fp64,
+    converter_stage,
+    engine_layers,
+    int64_narrowed,
+    summarize,
+)
+from trtcheck.backends.lowering.release import Rejected
+from trtcheck.backends.lowering.trt import engine
 from trtcheck.backends.lowering.trt.types import DataType, TopKOperation
-
-layers.bind()
 
 
 @pytest.mark.parametrize("message", [
@@ -93,3 +98,31 @@ def test_a_cast_of_an_int64_value_is_named_with_its_layer_and_the_node_s_own_cas
 def test_narrowings_are_summarized() -> None:
     assert summarize(["a", "b", "a", "c", "d", "e"]) == [
         "a", "b", "c", "int64 narrowed inside the engine by 2 more nodes"]
+
+
+class _RuntimeModule(torch.nn.Module):
+    """Torch-TensorRT 2.12's Python runtime module: it holds its ICudaEngine as ``engine``."""
+
+    def __init__(self, cuda_engine: engine.ICudaEngine) -> None:
+        super().__init__()
+        self.engine = cuda_engine
+
+
+def test_an_engine_s_layers_are_read_through_its_engine_inspector() -> None:
+    builder = engine.Builder(None)
+    net = builder.create_network(1 << 1)
+    x = net.add_input("x", DataType.FLOAT, (2, 4))
+    topk = net.add_topk(x, TopKOperation.MAX, 1, 1 << 1)
+    topk.name = "best"
+    net.mark_output(net.add_identity(topk.get_output(0)).get_output(0))
+    config = builder.create_builder_config()
+    config.add_optimization_profile(builder.create_optimization_profile())
+    built = engine.Runtime(None).deserialize_cuda_engine(builder.build_serialized_network(net, config))
+    assert built is not None
+    module = torch.nn.Module()
+    module.add_module("_run_on_acc_0", _RuntimeModule(built))
+    module.add_module("_run_on_gpu_1", torch.nn.Identity())
+    layers = engine_layers(module)
+    assert layers == {"_run_on_acc_0": ["best (TOPK)", "(Identity) [1] (IDENTITY)"]}
+    assert converter_stage(layers) == ("converters: 1 engine(s), 2 layers (TOPK, IDENTITY), built and run "
+                                       "by the TensorRT stand-in")

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from tests.unit.backends.standin_logger import Recorder
-from trtcheck.backends.lowering.trt import engine, layers, refit
+from trtcheck.backends.lowering.trt import engine, refit
 from trtcheck.backends.lowering.trt.types import (
     BuilderFlag,
     DataType,
@@ -22,8 +22,6 @@ from trtcheck.backends.lowering.trt.types import (
     Weights,
     WeightsRole,
 )
-
-layers.bind()
 
 MARK = 1234.5  # the built weights' value, looked for in the serialized plans
 

@@ -13,11 +13,14 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
-from tests.unit.backends.standin_logger import Recorder
-from trtcheck.backends.lowering.trt import engine, layers, memory
+from tests.unit.backends.standin_logger import Recorder, network
+from trtcheck.backends.lowering.trt import engine, memory
 from trtcheck.backends.lowering.trt.network import INetworkDefinition
 from trtcheck.backends.lowering.trt.types import (
+    ActivationType,
     DataType,
     Dims,
     ElementWiseOperation,
@@ -25,16 +28,9 @@ from trtcheck.backends.lowering.trt.types import (
     LoopOutput,
     Severity,
     TripLimit,
+    UnaryOperation,
     Weights,
 )
-
-layers.bind()
-
-
-def network() -> tuple[engine.Builder, INetworkDefinition, Recorder]:
-    logger = Recorder()
-    builder = engine.Builder(logger)
-    return builder, builder.create_network(1 << 1), logger
 
 
 def run(builder: engine.Builder, net: INetworkDefinition, inputs: dict[str, torch.Tensor],
@@ -142,9 +138,9 @@ def test_a_refused_type_is_logged_and_the_build_fails() -> None:
 
 @pytest.mark.parametrize(("build", "words"), [
     (lambda net, x: net.add_activation(net.add_cast(x, DataType.INT32).get_output(0),
-                                       layers.ActivationType.RELU), "RELU input has type INT32"),
+                                       ActivationType.RELU), "RELU input has type INT32"),
     (lambda net, x: net.add_gather(x, x, 0), "indices has type FLOAT"),
-    (lambda net, x: net.add_unary(x, layers.UnaryOperation.NOT), "NOT input has type FLOAT"),
+    (lambda net, x: net.add_unary(x, UnaryOperation.NOT), "NOT input has type FLOAT"),
 ], ids=["activation-int32", "gather-float-indices", "not-float"])
 def test_layer_type_limits_are_refused(build: Any, words: str) -> None:
     builder, net, logger = network()
@@ -205,3 +201,64 @@ def test_a_loop_runs_its_body_once_per_trip() -> None:
     x_value = torch.arange(12.0).reshape(4, 3)
     (got,) = run(builder, net, {"x": x_value}, {"x": ((1, 3), (4, 3), (8, 3))})
     assert torch.equal(got, x_value.cumsum(0))
+
+
+class _Seen(TorchDispatchMode):
+    """A caller's dispatch mode that records every op it is given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: list[str] = []
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        self.ops.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+
+def _constant_network(builder: engine.Builder) -> INetworkDefinition:
+    """``x + [0, 1, 2]`` over a (2, 3) float input, its constant's weights made as the caller makes them."""
+    net = builder.create_network(1 << 1)
+    x = net.add_input("x", DataType.FLOAT, (2, 3))
+    constant = net.add_constant((1, 3), Weights(np.arange(3, dtype=np.float32)))
+    total = net.add_elementwise(x, constant.get_output(0), ElementWiseOperation.SUM)
+    assert total.get_output(0).shape == (2, 3)  # inferred inside the caller's mode
+    net.mark_output(total.get_output(0))
+    return net
+
+
+def _build_and_run(builder: engine.Builder, mode: Any, x: torch.Tensor, out: torch.Tensor) -> None:
+    """Within ``mode``: build ``_constant_network``, serialize, deserialize, serialize and
+    deserialize again; then run the engine on ``x`` into ``out`` (within ``mode`` too unless it
+    is a FakeTensorMode, whose tensors have no memory to run on)."""
+    config = builder.create_builder_config()
+    config.add_optimization_profile(builder.create_optimization_profile())
+    with mode:
+        blob = builder.build_serialized_network(_constant_network(builder), config)
+        assert blob is not None
+        built = engine.Runtime(builder.logger).deserialize_cuda_engine(blob)
+        assert built is not None
+        again = engine.Runtime(builder.logger).deserialize_cuda_engine(built.serialize())
+        assert again is not None
+        context = again.create_execution_context()
+        context.set_tensor_address("x", x.data_ptr())
+        context.set_tensor_address(again.get_tensor_name(1), out.data_ptr())
+        if not isinstance(mode, FakeTensorMode):
+            assert context.execute_async_v3(0)
+    if isinstance(mode, FakeTensorMode):
+        assert context.execute_async_v3(0)
+
+
+def test_a_network_with_a_constant_builds_serializes_and_deserializes_in_a_fake_tensor_mode() -> None:
+    """Torch-TensorRT's torch.compile path converts inside Dynamo's FakeTensorMode: the stand-in's
+    weights, shape inference and plans are real tensors all the same, and the engine runs after."""
+    x, out = torch.ones(2, 3), torch.empty(2, 3)
+    _build_and_run(engine.Builder(Recorder()), FakeTensorMode(), x, out)
+    assert torch.equal(out, x + torch.arange(3.0))
+
+
+def test_the_callers_dispatch_mode_sees_none_of_the_stand_ins_work() -> None:
+    x, out = torch.ones(2, 3), torch.empty(2, 3)
+    seen = _Seen()
+    _build_and_run(engine.Builder(Recorder()), seen, x, out)
+    assert seen.ops == []
+    assert torch.equal(out, x + torch.arange(3.0))

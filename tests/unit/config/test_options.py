@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,22 @@ def test_trtcheck_toml_and_profiles(tmp_path: Path) -> None:
     assert fast.truncate_double and fast.int64 == "int32" and fast.coverage == "broad"
 
 
+def test_the_torch_compile_profile_and_a_profile_of_ones_own_on_that_front_end(
+        tmp_path: Path) -> None:
+    """The built-in torch_compile profile is default's settings on the torch.compile front-end;
+    a profile of one's own picks the front-end with its frontend key."""
+    (tmp_path / "trtcheck.toml").write_text(
+        'run_profiles = ["default", "torch_compile", "jit64"]\n'
+        '[profiles.jit64]\ntruncate_double = true\nfrontend = "torch_compile"\n')
+    default, builtin, own = resolve([tmp_path]).profiles
+    assert not default.jit and builtin.jit and own.jit and own.truncate_double
+    assert replace(builtin, name="default", frontend="export") == default
+    assert "torch.compile front-end" in builtin.describe()
+    assert "torch.compile" not in default.describe()
+
+
 @pytest.mark.parametrize("toml, message", [
+    ("[profiles.p]\nfrontend = 'jit'", "frontend: 'jit' is not one of 'export', 'torch_compile'"),
     ("backend = ['eager']", "unknown key 'backend'; did you mean 'backends'?"),
     ("[timing]\nrepeat = 3", "unknown key 'repeat'; did you mean 'repeats'?"),
     ("strict_xfail = 'yes'", "strict_xfail: expected bool"),

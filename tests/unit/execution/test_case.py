@@ -5,13 +5,16 @@ from __future__ import annotations
 import traceback
 from pathlib import Path
 
-from trtcheck.backends import get
+from trtcheck.backends import Backend, Compiled, CompileJob, get
 from trtcheck.backends.torch_tensorrt.frames import torch_tensorrt_cause
 from trtcheck.config.options import Options
+from trtcheck.config.timing import Timing
+from trtcheck.core.profiles import BUILTIN_PROFILES, Profile
+from trtcheck.core.traits import TRAITS
 from trtcheck.errors import frames
 from trtcheck.execution.case import iter_rows
 from trtcheck.execution.run import collect
-from trtcheck.results.rows import Row
+from trtcheck.results.rows import Evidence, Row
 from trtcheck.status import Status
 
 ZOO = {"m.py": """
@@ -101,6 +104,58 @@ def test_an_export_error_gives_its_first_line_and_the_declaration(make_zoo) -> N
     first_line = row.message.split(": ", 1)[1]
     assert first_line in " ".join(row.traceback.split())
     assert len(row.traceback.splitlines()) > 5
+
+
+class ModuleUnderJit(Backend):
+    """Compiles the user's module under a torch.compile profile, as tensorrt and lowering do
+    (here the module itself, run as is), and the exported program under any other."""
+
+    traits = TRAITS["lowering"]
+
+    def compiles_module(self, profile: Profile | None) -> bool:
+        return bool(profile and profile.jit)
+
+    def compile(self, job: CompileJob) -> Compiled:
+        exported = job.program is not None
+        return Compiled(job.program.module() if exported else job.model,
+                        Evidence(details={"exported": exported}))
+
+
+def test_a_case_that_does_not_export_still_runs_its_torch_compile_rows(make_zoo) -> None:
+    """The export error is the row of every slot that needs the exported program; a slot whose
+    backend compiles the user's module under its profile runs without it."""
+    root = make_zoo({"m.py": """
+        import torch, trtcheck
+
+        class DataDependent(torch.nn.Module):
+            def forward(self, x):
+                if x.sum() > 0:
+                    return x + 1
+                return x - 1
+
+        @trtcheck.model
+        def branchy(variant):
+            return DataDependent(), (torch.ones(3),)
+
+        @trtcheck.model
+        def plain(variant):
+            return torch.nn.ReLU(), (torch.ones(3),)
+    """})
+    opts = Options(paths=(root,), device="cpu",
+                   profiles=(BUILTIN_PROFILES["default"], BUILTIN_PROFILES["torch_compile"]),
+                   timing=Timing(warmup=1, warmup_s=0.0, repeats=1, min_time_s=0.0, max_repeats=1))
+    backends = {"lowering": ModuleUnderJit(), "eager": get("eager")}
+    rows = {(c.spec.name, r.backend, r.profile): r for c in collect(opts).cases
+            for r in iter_rows(c, opts, backends) if isinstance(r, Row)}
+    assert {k: (r.status.value, r.stage) for k, r in rows.items()} == {
+        ("branchy", "lowering", "default"): ("error", "export"),
+        ("branchy", "lowering", "torch_compile"): ("pass", None),
+        ("branchy", "eager", "-"): ("error", "export"),
+        ("plain", "lowering", "default"): ("pass", None),
+        ("plain", "lowering", "torch_compile"): ("pass", None),
+        ("plain", "eager", "-"): ("pass", None)}
+    assert rows[("branchy", "lowering", "torch_compile")].evidence.details == {"exported": False}
+    assert rows[("plain", "lowering", "torch_compile")].evidence.details == {"exported": True}
 
 
 def _raise_from(path: Path, code: str) -> str:

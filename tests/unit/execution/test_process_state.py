@@ -36,10 +36,12 @@ def conv(variant):
 """
 
 
-def _run(root, order: list[str]) -> dict[str, Row]:
-    """The zoo's cases run in ``order`` in this process, one after the other, on inductor."""
-    opts = Options(paths=(root,), device="cpu", backends=("inductor",), dtype_drift=False,
-                   timing=Timing(warmup=1, repeats=2, warmup_s=0.0, min_time_s=0.0))
+def _run(root, order: list[str], device: str) -> dict[str, Row]:
+    """The zoo's cases run in ``order`` in this process, one after the other, on inductor (on
+    CUDA with the kernels of one more call fingerprinted)."""
+    opts = Options(paths=(root,), device=device, backends=("inductor",), dtype_drift=False,
+                   timing=Timing(warmup=1, repeats=2, warmup_s=0.0, min_time_s=0.0),
+                   kernels=device == "cuda")
     cases = {c.spec.name: c for c in collect(opts).cases}
     rows = {}
     for name in order:
@@ -49,17 +51,25 @@ def _run(root, order: list[str]) -> dict[str, Row]:
     return rows
 
 
+def _kernels(row: Row) -> object:
+    return (row.evidence.details.get("kernels") or {}).get("backend", {}).get("fingerprint")
+
+
 @pytest.mark.slow
-def test_every_row_gets_the_code_it_gets_alone_in_any_case_order(make_zoo) -> None:
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=[
+    pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")])])
+def test_every_row_gets_the_code_it_gets_alone_in_any_case_order(make_zoo, device: str) -> None:
     names = ["conv", *(f"linear_{w}" for w in WIDTHS)]
     root = make_zoo({"m.py": ZOO.format(models=CONV + "".join(LINEAR.format(w=w) for w in WIDTHS))})
-    forward = _run(root, names)
-    backward = _run(root, names[::-1])
+    forward = _run(root, names, device)
+    backward = _run(root, names[::-1], device)
     hashes = {name: row.evidence.details.get("code_hash") for name, row in forward.items()}
     for name in names:
         assert forward[name].status is backward[name].status is Status.PASS, name
         assert hashes[name], f"{name}: {forward[name].message}"  # inductor compiled its own code
         assert backward[name].evidence.details.get("code_hash") == hashes[name], name
+        if device == "cuda":  # the same kernels ran, whatever case ran before
+            assert _kernels(forward[name]) and _kernels(backward[name]) == _kernels(forward[name])
     # a dynamic recompile would share one kernel between widths, or give none
     assert len(set(hashes.values())) == len(names)
 

@@ -208,3 +208,15 @@ def test_the_worst_output_is_the_one_the_rows_message_names() -> None:
     accuracy = render_comment(_record(rows)).split("#### Accuracy")[1]
     assert "| inductor · output \\['x'\\] |" in accuracy
     assert "`['x']` the value at key `x` of its dict" in accuracy
+
+
+def test_a_row_needing_attention_shows_its_first_evidence_note() -> None:
+    from trtcheck.results.rows import Evidence
+
+    notes = ["int64 narrowed to float32 inside the engine by cumsum", "TensorRT logged at ERROR: x"]
+    row = _row("ids", "lowering", Status.ERROR, stage="compile", message="refused",
+               evidence=Evidence(notes=notes))
+    comment = render_comment(_record([row]))
+    [line] = [x for x in comment.splitlines() if x.startswith("| zoo::ids") and "**error** |" in x]
+    assert line.endswith("<br>evidence: int64 narrowed to float32 inside the engine by cumsum "
+                         "(+1 more in report.md) |")

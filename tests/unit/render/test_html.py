@@ -245,3 +245,28 @@ def test_the_history_command_skips_a_record_it_cannot_read(tmp_path: Path,
     assert "bad.json" in (tmp_path / "h" / "history.html").read_text()
     assert main(["history", str(tmp_path / "bad.json"), "--out", str(tmp_path / "h2")]) == 2
     assert "no record could be read" in capsys.readouterr().err
+
+
+def test_a_refused_build_shows_its_evidence_and_not_the_assertion_frame() -> None:
+    """An error row keeps the notes its backend gathered before it failed, in report.html and
+    report.md; a message that names the converter to report is not followed by the frame where
+    the failure showed (Torch-TensorRT's ``assert cuda_engine``)."""
+    from trtcheck.errors import REPORT_CONVERTER
+    from trtcheck.render import render_markdown
+    from trtcheck.results.rows import Evidence
+
+    trace = ('Traceback (most recent call last):\n  File "/x/site-packages/torch_tensorrt/dynamo/'
+             'conversion/_TRTInterpreter.py", line 446, in run\n    assert cuda_engine\nAssertionError\n')
+    evidence = Evidence(notes=["int64 narrowed to float32 inside the engine by cumsum <x>"],
+                        details={"stage": "converters: stopped after 5 nodes converted"})
+    row = _row("r", Status.ERROR, backend="lowering", kind=Kind.LOWERED, stage="compile",
+               message=f"the builder refused layer 'g'; {REPORT_CONVERTER}", traceback=trace,
+               evidence=evidence)
+    failures = render_html(_record(row)).split('id="failures"')[1]
+    assert "<li>int64 narrowed to float32 inside the engine by cumsum &lt;x&gt;</li>" in failures
+    assert "<li>stage reached: converters: stopped after 5 nodes converted</li>" in failures
+    assert "Torch-TensorRT frame" not in failures and "_TRTInterpreter.py:446" not in failures.split(
+        "<summary>traceback")[0]
+    details = render_markdown(_record(row)).split("## Details")[1]
+    assert "- int64 narrowed to float32 inside the engine by cumsum " in details
+    assert "- stage reached: converters: stopped after 5 nodes converted" in details

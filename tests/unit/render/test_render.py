@@ -554,3 +554,14 @@ def test_every_report_takes_its_latency_and_memory_columns_from_one_list() -> No
     assert Latency.from_dict({"eager": latency.to_dict()["eager"],
                               "backend": latency.to_dict()["backend"]}) == \
         Latency(_stats(4.0), _stats(2.0))
+
+
+def test_an_untimed_row_s_remark_is_under_the_accuracy_table(record: Record) -> None:
+    """A prediction row is not timed, so it has no latency row to carry its remark (a graph
+    break on the torch.compile front-end): the accuracy section lists it."""
+    jit = _row("gate.py", "gate", "default", "lowering", Status.PASS, profile="torch_compile",
+               kind=Kind.LOWERED, evidence=Evidence(remark="1 graph break: generic_jump at gate.py:14"))
+    text = render_markdown(replace(record, rows=[*record.rows, jit]))
+    accuracy = text.split("## Accuracy", 1)[1].split("\n## ", 1)[0]
+    assert ("- gate::gate\\[default\\] · lowering † · torch\\_compile: 1 graph break: "
+            "generic\\_jump at gate.py:14") in accuracy

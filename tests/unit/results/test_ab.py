@@ -32,6 +32,7 @@ from trtcheck.results.baseline import PROCESSES, Diff, compare
 from trtcheck.results.figures import Latency, Stats
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row, RowKey
+from trtcheck.status import Status
 
 START, CAP, STEP, ALPHA, THRESHOLD = 6, 15, 3, 0.05, 0.07
 
@@ -258,16 +259,11 @@ def test_a_planted_ab_heads_every_report_as_its_exit_code_says(
     """A head six times slower in eager and compiled alike, re-rendered by ``trtcheck report``
     in-process: the exit code and every headline agree; under the speedup metric the row's
     speedup over eager improved, and every report says it got slower on the same line."""
-    from tests.helpers import assert_headlines
-    from trtcheck.cli import main
-    from trtcheck.results.record import save
+    from tests.helpers import reported
 
     out = tmp_path / "rep"
-    save(_planted(metric, fail_on), out / "results.json")
-    assert main(["report", str(out)]) == code
-    terminal = capsys.readouterr().out
-    assert_headlines(out, code, terminal)
-    assert headline in terminal.splitlines()
+    exit_code, terminal = reported(_planted(metric, fail_on), out, capsys)
+    assert exit_code == code and headline in terminal.splitlines()
     report = (out / "report.md").read_text()
     line = next(li for li in report.split("## Head against base")[1].splitlines()
                 if li.startswith("| zoo::mlp"))
@@ -470,3 +466,143 @@ def test_a_process_timeline_adds_up_to_its_wall_with_the_workers_marks_among_the
     assert parts == pytest.approx({"interpreter": 0.1, "imports": 2.4, "collection": 0.5,
                                    "idle": 1.0, "compile": 2.5, "teardown": 0.5})
     assert sum(parts.values()) == pytest.approx(7.0)
+
+
+# --- what the pull request changed: newly failing rows, speed judged or not, one figure -------
+
+def _broken(status: str = "fail") -> Row:
+    return replace(_row("broken", 1.0), status=Status(status), latency=None)
+
+
+def _changed_ab(tmp_path: Path) -> Record:
+    """An ab record whose head broke one row (``c_broken``: pass → fail) while another failed
+    on both sides (``b_old``: fail → error), a third timed and unchanged (``a_fine``); each
+    side's rows in the zoo's case order (a, b, c), written as run_ab writes them."""
+    from trtcheck.execution.ab import in_report_order
+
+    rng = random.Random(21)
+    fine = _row("a_fine", 1.5)
+    old = replace(_row("b_old", 1.0), status=Status.FAIL, latency=None)
+    ok, broken = (replace(_row("c_broken", 1.0), status=Status(s), latency=None)
+                  for s in ("pass", "fail"))
+    base_rec = Record({}, {}, [fine, old, ok])
+    head_rec = Record({}, {"gate": {"fail_on": "failures", "metric": "speedup",
+                                    "threshold": THRESHOLD}},
+                      [fine, replace(old, status=Status.ERROR), broken])
+    figures = {fine.key: {side: [ProcessFigure(i, "pass", s, 0.2) for i, s in
+                                 enumerate(_draw(rng, 6, 0.0, 0.01))] for side in ab.SIDES}}
+    level = Level(ALPHA, 1, 4)
+    head_rec.ab = {"level": level.to_dict(), "base_rows": [r.to_dict() for r in base_rec.rows],
+                   "rows": [{"case_id": k.case_id, "backend": k.backend, "profile": k.profile,
+                             **{s: ab.side_dict(figures[k][s]) for s in ab.SIDES}}
+                            for k in figures]}
+    in_report_order(head_rec, base_rec)
+    _, diff = ab.judge(base_rec, head_rec, figures, metric="speedup", threshold=THRESHOLD,
+                       level=level)
+    head_rec.baseline = diff.to_dict()
+    return head_rec
+
+
+def test_the_headline_counts_the_rows_the_head_broke_apart_from_those_failing_before(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """comment.md's first line, the terminal's last and every other headline say what the
+    pull request did, the exit code's rule unchanged (1: a row fails on the head); the row the
+    head broke comes first in every table, marked in "Needs attention"."""
+    from tests.helpers import reported
+
+    record = _changed_ab(tmp_path)
+    assert [r.model for r in record.rows] == ["c_broken", "a_fine", "b_old"]
+    out = tmp_path / "rep"
+    code, terminal = reported(record, out, capsys)
+    assert code == 1
+    said = "FAIL: 1 newly failing, 1 already failing on the base"
+    assert [li for li in terminal.splitlines() if li.startswith("FAIL")][-1] == said
+    comment = (out / "comment.md").read_text()
+    assert comment.splitlines()[0] == f"### trtcheck: ❌ {said}"
+    attention = comment.split("#### Needs attention")[1].split("\n\n")[1].splitlines()[2:]
+    assert [line.split(" | ")[0] for line in attention] == [
+        "| zoo::c\\_broken\\[float32\\]", "| zoo::b\\_old\\[float32\\]"]
+    assert "newly failing" in attention[0] and "newly failing" not in attention[1]
+    report = (out / "report.md").read_text()
+    changes = report.split("## Head against base")[1]
+    assert changes.index("c\\_broken") < changes.index("b\\_old")
+    assert "FAIL</span> 1 newly failing, 1 already failing on the base" in (
+        out / "report.html").read_text()
+
+
+def test_a_process_gives_its_rows_in_the_zoos_case_order_whatever_order_they_ran() -> None:
+    from trtcheck.execution.ab import Process
+
+    rows = [_row(name, 1.0) for name in ("c", "a", "b")]
+    process = Process(0, "base", 1, [r.case_id for r in rows], rows=rows,
+                      collected=[f"zoo::{n}[float32]" for n in "abc"])
+    assert [r.model for r in process.in_case_order()] == ["a", "b", "c"]
+
+
+def test_with_only_predictions_no_report_counts_speed_regressions_or_unchanged_rows() -> None:
+    """Prediction backends time nothing: the count line names no speed category (no "0 speedup
+    regressions", no "rows unchanged") and says why speed was not judged."""
+    from trtcheck.core.traits import Kind
+    from trtcheck.render import render_comment, render_markdown
+
+    rows = [replace(_row(n, 1.0), backend="lowering", kind=Kind.LOWERED) for n in ("a", "b")]
+    base_rec, head_rec = Record({}, {}, rows), Record({}, {}, rows)
+    _, diff = ab.judge(base_rec, head_rec, {}, metric="speedup", threshold=THRESHOLD,
+                       level=Level(ALPHA, 0, 1))
+    head_rec.baseline = diff.to_dict()
+    head_rec.ab = {"level": Level(ALPHA, 0, 1).to_dict(),
+                   "base_rows": [r.to_dict() for r in rows], "rows": []}
+    line = count_line(diff)
+    assert line == ("0 status changes; speed not judged: every backend predicts, and a "
+                    "prediction times nothing a gate could use; statuses alone are compared")
+    for text in (render_changes(head_rec), render_markdown(head_rec), render_html(head_rec),
+                 render_comment(head_rec, changes=render_changes(head_rec))):
+        assert "regression" not in text and "unchanged" not in text
+        assert "speed not judged" in text.lower()
+
+
+def test_no_ab_report_shows_a_pair_and_a_change_of_opposite_sign() -> None:
+    """Noisy processes (a far-off process on either side, as on a busy runner): each row's
+    base → head pair and its change come from one statistic, so that their signs agree on
+    every line, where the plain geometric means (the figures shown before) disagree with the
+    change for some rows; the latency is beside them, and no other table repeats either."""
+    from trtcheck.render import render_comment, render_markdown
+    from trtcheck.render.junit import render_junit
+
+    rng = random.Random(22)
+    names = [f"m{i}" for i in range(30)]
+    base_rec = Record({}, {}, [_row(n, 1.0) for n in names])
+    head_rec = Record({}, {}, [_row(n, 1.0) for n in names])
+    figures = {}
+    for row in base_rec.rows:
+        per = {side: [ProcessFigure(i, "pass", s, 0.5 / s) for i, s in
+                      enumerate(_draw(rng, 6, shift, 0.05))]
+               for side, shift in (("base", 0.0), ("head", rng.uniform(-0.1, 0.1)))}
+        side = rng.choice(ab.SIDES)  # one process reads far off
+        per[side][0] = replace(per[side][0], speedup=per[side][0].speedup * rng.choice((0.1, 8)))
+        figures[row.key] = per
+    level = Level(ALPHA, len(names), 4)
+    _, diff = ab.judge(base_rec, head_rec, figures, metric="speedup", threshold=THRESHOLD,
+                       level=level)
+    head_rec.baseline = diff.to_dict()
+    head_rec.ab = {"level": level.to_dict(), "base_rows": [], "rows": []}
+    table = render_changes(head_rec).split("| processes |")[1].splitlines()[2:]
+    assert len(table) == len(names)
+    for line in table:
+        cells = line.split(" | ")
+        before, after = (float(x.rstrip("×")) for x in cells[3].split(" → "))
+        change = float(re.search(r"([+-]\d+\.\d)%", cells[4]).group(1))
+        assert (after > before and change > 0) or (after < before and change < 0) \
+            or (after == before and abs(change) < 1), line
+        assert re.fullmatch(r"\d\S* ms → \d\S* ms", cells[5]), line
+
+    def plain_mean(per: list[ProcessFigure]) -> float:
+        return statistics.geometric_mean([f.speedup for f in per])
+
+    assert any((plain_mean(per["head"]) > plain_mean(per["base"]))
+               != (c.latency.slowdown < 1) for c, per in zip(diff.changes, figures.values(),
+                                                              strict=True))
+    comment = render_comment(head_rec, changes=render_changes(head_rec))
+    assert "#### Latency" not in comment and "Speedup by backend" not in comment
+    assert "speedup [95% interval]" not in render_markdown(head_rec)
+    assert "speedup [95% interval]" not in render_junit(head_rec)

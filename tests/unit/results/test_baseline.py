@@ -208,8 +208,17 @@ def test_gate_settings_resolve_from_config_and_command_line(tmp_path: Path) -> N
     from trtcheck.errors import ConfigError, UsageError
 
     (tmp_path / "trtcheck.toml").write_text('metric = "latency"\nthreshold = "10%"\n')
-    opts = resolve((tmp_path,), fail_on="regression")
-    assert opts.gate == Gate("regression", "latency", 0.1) and opts.config_warnings == ()
+    opts = resolve((tmp_path,), fail_on=("regression",))
+    assert opts.gate == Gate(("regression",), "latency", 0.1) and opts.config_warnings == ()
+    both = resolve((tmp_path,), fail_on=("regression", "output-change"))
+    assert both.gate.fail_on == ("regression", "output-change")
+    assert saved_gate(both.to_dict()) == both.gate
+    assert saved_gate({"gate": {"fail_on": "regression"}}).fail_on == ("regression",)  # older
+    (tmp_path / "trtcheck.toml").write_text('fail_on = ["regression", "output-change"]\n')
+    assert resolve((tmp_path,)).gate.fail_on == ("regression", "output-change")
+    (tmp_path / "trtcheck.toml").write_text('fail_on = ["regression", "outputs"]\n')
+    with pytest.raises(ConfigError, match="'outputs' is not one of"):
+        resolve((tmp_path,))
     assert saved_gate(opts.to_dict()) == opts.gate
     assert saved_gate(opts.to_dict(), metric="speedup").metric == "speedup"
     assert saved_gate({}) == Gate()  # a record from before the gate existed

@@ -55,11 +55,13 @@ class LoweringHost:
             raise self._died() from exc
         return self._reply()
 
-    def compile(self, *request: Any, structure: pytree.TreeSpec | None = None) -> tuple[Module, Any]:
-        """Compile in the host; the module it keeps, and the evidence. ``structure``: the output
-        structure the module's flat outputs are rebuilt into (None: they come back as they are)."""
+    def compile(self, *request: Any, structure: pytree.TreeSpec | None = None,
+                kind: str = "compile") -> tuple[Module, Any]:
+        """Compile in the host (``kind``: the request, ``"jit"`` for the torch.compile
+        front-end); the module it keeps, and the evidence. ``structure``: the output structure
+        the module's flat outputs are rebuilt into (None: they come back as they are)."""
         key = next(self.keys)
-        return Module(self, key, structure), self.request("compile", key, *request)
+        return Module(self, key, structure), self.request(kind, key, *request)
 
     def _reply(self) -> Any:
         try:

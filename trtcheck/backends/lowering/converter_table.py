@@ -33,7 +33,7 @@ from torch import fx
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from trtcheck.backends.lowering.code import locate
-from trtcheck.backends.lowering.host import load
+from trtcheck.backends.lowering.release import load
 from trtcheck.emulation.converters import TABLE, probe_key
 
 RELEASE = "2.13.0"

@@ -16,7 +16,9 @@ from __future__ import annotations
 import copy
 import dataclasses
 import io
+import pickle
 from functools import cached_property
+from typing import Any
 
 import torch
 from torch.export import ExportedProgram
@@ -29,14 +31,17 @@ from trtcheck.backends.torch_tensorrt.compat import (
     compiled_evidence,
     complex_rewrite,
     drop_unaccepted,
+    jit_options,
     parse_version,
     profile_not_applicable,
     release_call,
 )
 from trtcheck.backends.torch_tensorrt.inspection import program_dtypes
+from trtcheck.backends.torch_tensorrt.jit import shape_calls
 from trtcheck.core.profiles import Profile
 from trtcheck.core.traits import TRAITS
 from trtcheck.errors import last_line
+from trtcheck.results.rows import Evidence
 
 
 class LoweringBackend(Backend):
@@ -77,8 +82,14 @@ class LoweringBackend(Backend):
         return f"fetched Torch-TensorRT {source.version}'s Python code into {source.path}"
 
     def not_applicable(self, profile: Profile) -> str | None:
+        if profile.jit and self.dryrun:
+            return ("not applicable: the torch.compile front-end runs at the converters through "
+                    "the TensorRT stand-in, which --lowering-dryrun turns off")
         source, _ = self._source
         return profile_not_applicable(parse_version(source.version), profile) if source else None
+
+    def compiles_module(self, profile: Profile | None) -> bool:
+        return bool(profile and profile.jit)  # Torch-TensorRT's torch.compile front-end
 
     def unavailable_reason(self, device: str) -> str | None:
         _, reason = self._source
@@ -92,26 +103,57 @@ class LoweringBackend(Backend):
             raise RuntimeError(reason)
         host = self.host(source)
         installed = str(host.info["version"])
+        if job.profile.jit:
+            return self._compile_jit(source, host, job)
         version, torch_version = parse_version(installed), parse_version(torch.__version__)
         call, settings, notes = release_call(version, installed, job)
         settings, dropped = drop_unaccepted(settings, host.info["parameters"], version)
         notes = [*([source.note] if source.note else []), *notes, *dropped]
 
         blob, structure = sendable(job.program)
-        module, found = host.compile(blob, call, settings, job.device, self.dryrun,
-                                     (job.args, job.kwargs), structure=structure)
-
         complex_path = (complex_rewrite(version, torch_version,
                                         bool(settings.get("use_complex_decomposition", True)))
                         if any(d.is_complex for d in program_dtypes(job.program))
                         else "no complex tensors")
+
+        def evidence(found: dict[str, Any]) -> Evidence:
+            return dataclasses.replace(compiled_evidence(
+                version, installed, job, call, settings, engines=found.get("engines", 0),
+                fallbacks=found.get("fallbacks", []), boundaries=found.get("boundaries", []),
+                notes=notes + found["notes"], passed={"dryrun": self.dryrun},
+                details={"complex_path": complex_path, "level": "graph (dryrun)",
+                         **found.get("details", {})}), remark=found.get("remark", ""))
+
+        try:
+            module, found = host.compile(blob, call, settings, job.device, self.dryrun,
+                                         (job.args, job.kwargs), structure=structure)
+        except Exception as exc:  # with the evidence the host gathered before it, where it has any
+            if isinstance(getattr(exc, "evidence", None), dict):
+                exc.evidence = evidence(exc.evidence)  # type: ignore[attr-defined]
+            raise
+        # Calls run in the host: timed after eager rather than beside it (see Compiled).
+        return Compiled(module, evidence=evidence(found))
+
+    def _compile_jit(self, source: CodeSource, host: LoweringHost, job: CompileJob) -> Compiled:
+        """Torch-TensorRT's torch.compile front-end, in the host (:mod:`.torch_compile`): the
+        user's module goes there pickled, with its zoo file to import first."""
+        installed = str(host.info["version"])
+        version = parse_version(installed)
+        settings, notes = jit_options(version, installed, job, host.info["options"])
+        try:
+            blob = pickle.dumps(job.model)
+        except Exception as exc:
+            raise RuntimeError(f"the lowering backend's torch.compile front-end sends the module "
+                               f"to its Torch-TensorRT host, and it does not pickle: "
+                               f"{last_line(exc)}") from exc
+        where = (str(job.zoo_file.root), str(job.zoo_file.path)) if job.zoo_file else None
+        module, found = host.compile(blob, where, settings, shape_calls(job), kind="jit")
         # Calls run in the host: timed after eager rather than beside it (see Compiled).
         return Compiled(module, evidence=compiled_evidence(
-            version, installed, job, call, settings, engines=found["engines"],
+            version, installed, job, {}, settings, engines=found["engines"],
             fallbacks=found["fallbacks"], boundaries=found["boundaries"],
-            notes=notes + found["notes"], passed={"dryrun": self.dryrun},
-            details={"complex_path": complex_path, "level": "graph (dryrun)",
-                     **found.get("details", {})}))
+            notes=[*([source.note] if source.note else []), *notes, *found["notes"]],
+            jit=found, details=found["details"]))
 
     def host(self, source: CodeSource) -> LoweringHost:
         """This backend's host, started on first use (and again if it died); a host that failed

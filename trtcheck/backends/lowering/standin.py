@@ -67,7 +67,7 @@ class Placeholder(metaclass=_PlaceholderType):
         return Placeholder()
 
 
-class _StandInModule(types.ModuleType):
+class StandInModule(types.ModuleType):
     """The ``tensorrt`` stand-in: names it does not hold are placeholder classes, made on demand."""
 
     def __getattr__(self, name: str) -> Any:
@@ -79,11 +79,12 @@ class _StandInModule(types.ModuleType):
         return value
 
 
-def make_tensorrt(version: str) -> types.ModuleType:
-    """A new ``tensorrt`` stand-in module reporting ``version`` (the release's TensorRT version).
+def make_tensorrt(version: str, kind: type[StandInModule] = StandInModule) -> types.ModuleType:
+    """A new ``tensorrt`` stand-in module (of class ``kind``) reporting ``version`` (the release's
+    TensorRT version).
 
     It has no behaviour and is not TensorRT; ``STANDIN`` is True on it so that readers can tell."""
-    module = _StandInModule("tensorrt", "A stand-in for TensorRT with no behaviour (trtcheck); not TensorRT.")
+    module = kind("tensorrt", "A stand-in for TensorRT with no behaviour (trtcheck); not TensorRT.")
     module.__version__ = version
     module.__spec__ = importlib.machinery.ModuleSpec("tensorrt", loader=None, is_package=True)
     module.__path__ = []  # a package with no submodules: find_spec("tensorrt.plugin") is None

@@ -204,20 +204,46 @@ def cache_settings(version: Version, cache_dir: str | None) -> tuple[dict[str, A
                       f"Torch-TensorRT {v} needs to save and reuse them"]
 
 
+# What torch.compile's options reach: Torch-TensorRT's parse_dynamo_kwargs keeps the fields of
+# its CompilationSettings and the deprecated alias it maps, and silently drops the rest.
+_OPTIONS_ALSO = frozenset({"truncate_long_and_double", "debug"})
+
+
 def drop_unaccepted(settings: Mapping[str, Any], parameters: Collection[str],
-                    version: Version) -> tuple[dict[str, Any], list[str]]:
-    """Drop settings that ``dynamo.compile`` neither names nor reads from ``**kwargs``:
-    it would accept and silently ignore them."""
+                    version: Version, jit: bool = False) -> tuple[dict[str, Any], list[str]]:
+    """Drop settings that ``dynamo.compile`` neither names nor reads from ``**kwargs`` (with
+    ``jit``: that are not torch.compile options of the release, ``parameters`` then naming its
+    ``CompilationSettings`` fields): it would accept and silently ignore them."""
     kept: dict[str, Any] = {}
     notes: list[str] = []
+    also, what = ((_OPTIONS_ALSO, "a torch.compile option (a CompilationSettings field)") if jit
+                  else (_READ_FROM_KWARGS, "a parameter of torch_tensorrt.dynamo.compile"))
     for key, value in settings.items():
-        if key in parameters or key in _READ_FROM_KWARGS:
+        if key in parameters or key in also:
             kept[key] = value
             continue
         hint = did_you_mean(key, parameters)
-        notes.append(f"{key} dropped: not a parameter of torch_tensorrt.dynamo.compile in "
-                     f"Torch-TensorRT {_text(version)}, which would silently ignore it{hint}")
+        notes.append(f"{key} dropped: not {what} in Torch-TensorRT {_text(version)}, which "
+                     f"would silently ignore it{hint}")
     return kept, notes
+
+
+def jit_options(version: Version, installed: str, job: CompileJob,
+                fields: Collection[str]) -> tuple[dict[str, Any], list[str]]:
+    """The options ``torch.compile(model, backend="tensorrt", options=...)`` gets for a job
+    (the profile's settings adapted to the release, as for ``dynamo.compile``, less what its
+    ``CompilationSettings`` do not hold) and notes; Unsupported for inputs the release refuses."""
+    check_inputs(version, installed, job)
+    settings, notes = adapt_settings(version, job.profile)
+    if settings.get("require_full_compilation"):
+        notes.append("require_full_compilation does nothing on the torch.compile front-end: "
+                     "Torch-TensorRT sets it to False there (a graph break leaves PyTorch "
+                     "between graphs whatever it says)")
+    if job.ranges:
+        notes.append("dynamic shapes: the compiled module is called at each declared shape, "
+                     "where Dynamo recompiles as it needs (no torch_tensorrt.Input is passed)")
+    settings, dropped = drop_unaccepted(settings, fields, version, jit=True)
+    return settings, notes + dropped
 
 
 def call_arguments(version: Version, args: tuple[Any, ...], kwargs: Mapping[str, Any],
@@ -310,15 +336,24 @@ def compiled_evidence(version: Version, installed: str, job: CompileJob,
                       fallbacks: list[str], boundaries: list[Any], notes: list[str],
                       fell_back: bool = False, passed: Mapping[str, Any] | None = None,
                       versions: Mapping[str, Any] | None = None,
-                      details: Mapping[str, Any] | None = None) -> Evidence:
+                      details: Mapping[str, Any] | None = None,
+                      jit: Mapping[str, Any] | None = None) -> Evidence:
     """What one release's compile of ``job`` shows, the same for every backend that runs it:
     the dtype path, what ran where, the notes, the settings it was called with beside its
-    inputs (and ``passed``), and the versions."""
+    inputs (and ``passed``), and the versions. ``jit``: what a torch.compile front-end's
+    compile found (:meth:`~trtcheck.backends.torch_tensorrt.jit.JitCompile.evidence`), whose
+    graphs give the dtypes, first in the path, and whose remark the row's message carries."""
     given = {k: v for k, v in call.items() if k not in INPUT_KEYS}
     given.update(settings, **(passed or {}))
+    if jit is None:
+        dtypes, graphs, remark = program_dtypes(job.program), [], ""
+    else:
+        dtypes = {getattr(torch, d.removeprefix("torch.")) for d in jit["dtypes"]}
+        graphs, remark = [jit["path"]], jit["remark"]
     return Evidence(
-        path=path_steps(version, parse_version(torch.__version__), settings,
-                        program_dtypes(job.program), engines, fallbacks, fell_back=fell_back),
+        remark=remark,
+        path=graphs + path_steps(version, parse_version(torch.__version__), settings,
+                                 dtypes, engines, fallbacks, fell_back=fell_back),
         fallbacks=fallbacks,
         boundaries=boundaries,
         engines=engines,

@@ -10,13 +10,14 @@ this module calls the release, reads its logs (:func:`cache_outcome`) and checks
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import inspect
 import io
 import logging
 import sys
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from functools import cached_property
 from types import ModuleType
 from typing import Any
@@ -24,13 +25,21 @@ from typing import Any
 from trtcheck.backends.base import Backend, Compiled, CompileJob
 from trtcheck.backends.torch_tensorrt.compat import (
     EXPLICIT_TYPING_WARNING,
+    Version,
     cache_settings,
     compiled_evidence,
     drop_unaccepted,
+    jit_options,
     parse_version,
     profile_not_applicable,
     release_call,
     torch_tensorrt_inputs,
+)
+from trtcheck.backends.torch_tensorrt.conversion import (
+    STANDIN_BUILDER,
+    TENSORRT_BUILDER,
+    TRT_LOGGER,
+    Conversion,
 )
 from trtcheck.backends.torch_tensorrt.inspection import (
     CheckedOutputs,
@@ -39,9 +48,11 @@ from trtcheck.backends.torch_tensorrt.inspection import (
     partition_summary,
     retyped_inputs,
 )
+from trtcheck.backends.torch_tensorrt.jit import JitCompile, shape_calls
+from trtcheck.backends.torch_tensorrt.logs import logged
 from trtcheck.core.profiles import Profile
 from trtcheck.core.traits import TRAITS
-from trtcheck.errors import last_line
+from trtcheck.errors import BuildRefused, last_line
 
 NOT_INSTALLED = "torch_tensorrt is not installed (pip install \"torch-trtcheck[tensorrt]\")"
 
@@ -74,33 +85,10 @@ def cache_outcome(messages: Sequence[str]) -> tuple[dict[str, int], list[str]]:
     return counts, list(skipped)
 
 
-class _Messages(logging.Handler):
-    def __init__(self, level: int) -> None:
-        super().__init__(level)
-        self.messages: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage())
-
-
-@contextlib.contextmanager
-def _logged(name: str, level: int, on: bool = True) -> Iterator[list[str]]:
-    """The messages a Torch-TensorRT logger emits at ``level`` and above meanwhile (none when
-    not ``on``)."""
-    handler = _Messages(level)
-    logger = logging.getLogger(name)
-    if not on:
-        yield handler.messages
-        return
-    previous = logger.level
-    logger.addHandler(handler)
-    if logger.getEffectiveLevel() > level:
-        logger.setLevel(level)
-    try:
-        yield handler.messages
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(previous)
+def _builder() -> str:
+    """Who builds the engines: TensorRT's builder, or the stand-in's where it stands in for
+    TensorRT (the ``tensorrt`` backend's contract tests)."""
+    return STANDIN_BUILDER if getattr(sys.modules.get("tensorrt"), "BEHAVES", False) else TENSORRT_BUILDER
 
 
 def _parameters(fn: Callable[..., Any]) -> frozenset[str] | None:
@@ -136,6 +124,9 @@ class TensorRTBackend(Backend):
         ttrt, _ = self._imported
         return profile_not_applicable(parse_version(str(ttrt.__version__)), profile) if ttrt else None
 
+    def compiles_module(self, profile: Profile | None) -> bool:
+        return bool(profile and profile.jit)  # Torch-TensorRT's torch.compile front-end
+
     def unavailable_reason(self, device: str) -> str | None:
         # The device first: installing Torch-TensorRT is no advice where there is no GPU.
         return super().unavailable_reason(device) or self._imported[1]
@@ -146,26 +137,33 @@ class TensorRTBackend(Backend):
             raise RuntimeError(reason)
         installed = str(ttrt.__version__)
         version = parse_version(installed)
+        if job.profile.jit:
+            return self._compile_jit(ttrt, version, installed, job)
         call, settings, notes = release_call(version, installed, job)
-        if job.engine_cache:
-            cache, cache_notes = cache_settings(version, job.cache_dir)
-            notes += cache_notes + [f"settings.{k} = {settings[k]!r} passed over the engine cache's "
-                                    f"{k} = {v!r}" for k, v in cache.items()
-                                    if k in settings and settings[k] != v]
-            settings = {**cache, **settings}
+        settings = _with_cache(version, job, settings, notes)
         parameters = _parameters(ttrt.dynamo.compile)
         if parameters is not None:
             settings, dropped = drop_unaccepted(settings, parameters, version)
             notes += dropped
 
         caching = bool(settings.get("cache_built_engines") or settings.get("reuse_cached_engines"))
+        conversion = Conversion()
         with (warnings.catch_warnings(record=True) as caught,
-              _logged(_CACHE_LOGGER, logging.INFO, caching) as logged,
-              _logged("torch_tensorrt", logging.WARNING) as warned):
+              logged(_CACHE_LOGGER, logging.INFO, caching) as cache_log,
+              logged("torch_tensorrt", logging.WARNING) as warned,
+              logged(TRT_LOGGER, logging.ERROR) as refused):
             warnings.simplefilter("always")
-            module = ttrt.dynamo.compile(job.program, **torch_tensorrt_inputs(call, ttrt), **settings)
+            try:
+                with conversion.watching():
+                    module = ttrt.dynamo.compile(job.program, **torch_tensorrt_inputs(call, ttrt),
+                                                 **settings)
+            except Exception as exc:
+                explained = conversion.refusal(list(dict.fromkeys(refused)), _builder())
+                if explained is None:
+                    raise
+                raise BuildRefused(explained) from exc
         fell_back = [line for line in dict.fromkeys(warned) if _DECOMPOSITION_FALLBACK in line]
-        cached, skipped = cache_outcome(logged)
+        cached, skipped = cache_outcome(cache_log)
         notes += skipped
         user_typing = "use_explicit_typing" in job.profile.settings
         notes += list(dict.fromkeys(
@@ -201,3 +199,38 @@ class TensorRTBackend(Backend):
             details={**({"engine_memory": engine_bytes} if engine_bytes else {}),
                      **({"engine_cache": cached} if caching else {})},
         ), memory=sum(v for v in engine_bytes.values() if v) if engine_bytes else None)
+
+    def _compile_jit(self, ttrt: ModuleType, version: Version, installed: str,
+                     job: CompileJob) -> Compiled:
+        """The torch.compile front-end: the user's module compiled by Dynamo and the release's
+        registered backend, called at each declared shape so that its compiles (and
+        recompiles) land in the compile stage."""
+        options = [f.name for f in dataclasses.fields(ttrt.dynamo.CompilationSettings)]
+        settings, notes = jit_options(version, installed, job, options)
+        settings = _with_cache(version, job, settings, notes)
+        caching = bool(settings.get("cache_built_engines") or settings.get("reuse_cached_engines"))
+        jit = JitCompile(job.model, settings)
+        with logged(_CACHE_LOGGER, logging.INFO, caching) as cache_log:
+            jit.run(shape_calls(job))
+        found = jit.evidence()
+        cached, skipped = cache_outcome(cache_log)
+        trt = sys.modules.get("tensorrt")
+        return Compiled(jit.fn, evidence=compiled_evidence(
+            version, installed, job, {}, settings, engines=found["engines"],
+            fallbacks=found["fallbacks"], boundaries=found["boundaries"],
+            notes=notes + found["notes"] + skipped, jit=found,
+            versions={"tensorrt": getattr(trt, "__version__", None)},
+            details={**found["details"], **({"engine_cache": cached} if caching else {})}))
+
+
+def _with_cache(version: Version, job: CompileJob, settings: dict[str, Any],
+                notes: list[str]) -> dict[str, Any]:
+    """``settings`` with the engine cache's where the job asks for it; ``notes`` get what that
+    changed."""
+    if not job.engine_cache:
+        return settings
+    cache, cache_notes = cache_settings(version, job.cache_dir)
+    notes += cache_notes + [f"settings.{k} = {settings[k]!r} passed over the engine cache's "
+                            f"{k} = {v!r}" for k, v in cache.items()
+                            if k in settings and settings[k] != v]
+    return {**cache, **settings}

@@ -20,10 +20,13 @@ slower when its change is beyond --threshold and significant across processes
 every row and every look); rows still undecided get more processes, up to
 --max-processes or the --ab-budget. The head's configuration applies; the base
 supplies only its zoo files. Prediction backends (lowering, emulate) have no
-latency: their statuses alone are compared.
+latency: their statuses alone are compared. Each case's eager outputs on its
+seeded inputs are compared too: a row whose outputs changed is named.
 \b
 Exit codes as 'trtcheck run': with --fail-on regression also 1 for a row
-judged slower; a row with not enough evidence never fails the job.
+judged slower, with --fail-on output-change for a row whose eager outputs
+changed; a row with not enough evidence never fails the job. The headline
+counts the failing rows the head broke apart from those failing on the base.
 """
 
 

@@ -16,10 +16,14 @@ fusions, FP16/TF32 numerics and the builder's own failures are not here. It is i
 a host subprocess (:func:`install`), since it patches ``sys.modules`` and torch.
 
 Modules: ``types`` (enums, ``DataType``, ``Dims``, ``Weights``), ``network`` (the network, its
-tensors, the layer base and the inference driver), ``layers`` (each layer's shape and type rules
-and its computation), ``engine`` (builder, serialization, runtime, engine, execution context),
-``memory`` (addresses as tensors, without copies), ``refit`` (refittable weights, weight-stripped
-plans and the refitter), ``install`` (the module and the CUDA shims).
+tensors, the layer base and the inference driver), ``catalogue`` (the registration of a layer: its
+``LayerType``, ``add_*`` methods, refittable weights and exported name), ``layers`` (the catalogue:
+one module per TensorRT operator page, each layer's shape and type rules and its computation, loops
+and the if-conditional among them), ``plugins`` (the plugin registry and the plugins it runs with
+PyTorch), ``engine`` (builder, serialization, runtime, engine, execution context), ``memory``
+(addresses as tensors, without copies), ``refit`` (refittable weights, weight-stripped plans and
+the refitter), ``modes`` (its tensor work outside the caller's torch modes), ``install`` (the
+module and the CUDA shims).
 """
 
 from trtcheck.backends.lowering.trt.install import install, make_tensorrt

@@ -22,7 +22,8 @@ from typing import Any
 import torch
 
 from trtcheck.backends.lowering.trt import memory, refit
-from trtcheck.backends.lowering.trt.loops import find_bodies, run_layers
+from trtcheck.backends.lowering.trt.layers.loop import find_bodies, run_layers
+from trtcheck.backends.lowering.trt.modes import outside_modes
 from trtcheck.backends.lowering.trt.network import ILayer, INetworkDefinition, ITensor, Meta, infer_layer
 from trtcheck.backends.lowering.trt.types import (
     TORCH,
@@ -147,9 +148,11 @@ class Builder:
     def create_optimization_profile(self) -> IOptimizationProfile:
         return IOptimizationProfile()
 
+    @outside_modes
     def is_network_supported(self, network: INetworkDefinition, config: IBuilderConfig) -> bool:
         return not _check(network)
 
+    @outside_modes
     def build_serialized_network(self, network: INetworkDefinition, config: IBuilderConfig) -> bytes | None:
         errors = _check(network)
         if errors:
@@ -236,6 +239,7 @@ class Runtime:
         self.max_threads = 1
         self.engine_host_code_allowed = False
 
+    @outside_modes
     def deserialize_cuda_engine(self, serialized: Any) -> ICudaEngine | None:
         blob = bytes(serialized)
         if not blob.startswith(MAGIC):
@@ -342,9 +346,11 @@ class ICudaEngine:
     def create_serialization_config(self) -> ISerializationConfig:
         return ISerializationConfig()
 
+    @outside_modes
     def serialize(self) -> IHostMemory:
         return IHostMemory(MAGIC + pickle.dumps(self.plan))
 
+    @outside_modes
     def serialize_with_config(self, config: ISerializationConfig) -> IHostMemory:
         """The plan with EXCLUDE_WEIGHTS: without its refittable weights' values. It stays
         refittable with INCLUDE_REFIT ("remain refittable if originally so") or EXCLUDE_WEIGHTS
@@ -488,6 +494,7 @@ class IExecutionContext:
     def all_shape_inputs_specified(self) -> bool:
         return True
 
+    @outside_modes
     def _infer(self) -> dict[int, Meta]:
         """Every tensor's meta at the set input shapes, by the same rules as the build."""
         if self._metas is None:
@@ -541,6 +548,7 @@ class IExecutionContext:
                 wanted.update(t.uid for t in layer.inputs if t is not None)
         return keep[::-1]
 
+    @outside_modes
     def execute_async_v3(self, stream_handle: int = 0) -> bool:
         device = DEVICE["device"]
         plan = self.engine.plan

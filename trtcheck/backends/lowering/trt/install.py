@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 import sys
 import types
 from collections.abc import Callable, Iterator
@@ -17,38 +18,52 @@ from typing import Any
 import torch
 
 from trtcheck.backends.lowering import standin
-from trtcheck.backends.lowering.trt import engine, layers, loops, network, refit
+from trtcheck.backends.lowering.trt import catalogue, engine, network, refit
 from trtcheck.backends.lowering.trt import types as trt_types
+from trtcheck.backends.lowering.trt.layers import conditional, loop, shuffle
+from trtcheck.backends.lowering.trt.plugins import registry
 
-# Names of the stand-in besides the enums (Graph/*, Core/*, FoundationalTypes/* of the Python API).
+# Names of the stand-in besides the enums and the layers (Graph/*, Core/*, FoundationalTypes/* of the
+# Python API); the layer classes are the catalogue's (:mod:`.catalogue`).
 _CLASSES: dict[str, Any] = {
     "Dims": trt_types.Dims, "Dims2": trt_types.Dims, "Dims3": trt_types.Dims, "Dims4": trt_types.Dims,
     "DimsHW": trt_types.Dims, "DimsExprs": trt_types.Dims, "Weights": trt_types.Weights,
     "ILogger": trt_types.ILogger, "Logger": trt_types.Logger, "volume": trt_types.volume,
-    "Permutation": layers.Permutation, "ITensor": network.ITensor, "ILayer": network.ILayer,
+    "Permutation": shuffle.Permutation, "ITensor": network.ITensor, "ILayer": network.ILayer,
     "INetworkDefinition": network.INetworkDefinition, "Builder": engine.Builder,
     "IBuilderConfig": engine.IBuilderConfig, "IOptimizationProfile": engine.IOptimizationProfile,
     "ITimingCache": engine.ITimingCache, "Runtime": engine.Runtime, "ICudaEngine": engine.ICudaEngine,
     "IExecutionContext": engine.IExecutionContext, "IOutputAllocator": engine.IOutputAllocator,
     "IHostMemory": engine.IHostMemory, "ISerializationConfig": engine.ISerializationConfig,
-    "EngineInspector": engine.EngineInspector, "Refitter": refit.Refitter, **layers.LAYER_CLASSES,
-    "ILoop": loops.ILoop,
-    "ITripLimitLayer": loops.ITripLimitLayer,
-    "IIteratorLayer": loops.IIteratorLayer, "IRecurrenceLayer": loops.IRecurrenceLayer,
-    "ILoopOutputLayer": loops.ILoopOutputLayer, "IIfConditional": loops.IIfConditional,
-    "IConditionLayer": loops.IConditionLayer, "IIfConditionalInputLayer": loops.IIfConditionalInputLayer,
-    "IIfConditionalOutputLayer": loops.IIfConditionalOutputLayer,
+    "EngineInspector": engine.EngineInspector, "Refitter": refit.Refitter, "ILoop": loop.ILoop,
+    "IIfConditional": conditional.IIfConditional, "get_plugin_registry": registry.get_plugin_registry,
+    "init_libnvinfer_plugins": registry.init_libnvinfer_plugins, "PluginField": registry.PluginField,
+    "PluginFieldCollection": registry.PluginFieldCollection, "IPluginV3": registry.IPluginV3,
+    "IPluginCreatorV3One": registry.IPluginCreatorV3One, "IPluginRegistry": registry.IPluginRegistry,
 }
+# A layer class's name (IShuffleLayer, IAttention...): one the catalogue lacks is an error, not a
+# placeholder, so that a converter using it fails where it uses it, saying so.
+_LAYER_NAME = re.compile(r"I[A-Z]\w*Layer|IAttention\w*")
+
+
+class _BehavingModule(standin.StandInModule):
+    """The behaving ``tensorrt``: a layer class it lacks raises ``AttributeError`` naming those it
+    has; other names it lacks are the inert stand-in's placeholders (builder flags, memory pools,
+    tactic sources: settings nothing here reads)."""
+
+    def __getattr__(self, name: str) -> Any:
+        if _LAYER_NAME.fullmatch(name):
+            raise network.lacks(f"tensorrt.{name}", catalogue.exports())
+        return super().__getattr__(name)
 
 
 def make_tensorrt(version: str) -> types.ModuleType:
-    """A ``tensorrt`` module that behaves: the names above, with the inert stand-in's placeholders
-    (:mod:`trtcheck.backends.lowering.standin`) for the settings nothing here reads (builder flags,
-    memory pools, tactic sources)."""
-    layers.bind()
-    module = standin.make_tensorrt(version)
+    """A ``tensorrt`` module that behaves: the names above and the catalogue's layers, with the inert
+    stand-in's placeholders (:mod:`trtcheck.backends.lowering.standin`) for the settings nothing
+    here reads (builder flags, memory pools, tactic sources)."""
+    module = standin.make_tensorrt(version, _BehavingModule)
     module.__doc__ = "A behaving stand-in for TensorRT (trtcheck): layers run by PyTorch; not TensorRT."
-    for name, value in {**trt_types.ENUMS, **trt_types.ALIASES, **_CLASSES}.items():
+    for name, value in {**trt_types.ENUMS, **trt_types.ALIASES, **_CLASSES, **catalogue.exports()}.items():
         setattr(module, name, value)
     module.BEHAVES = True
     return module

@@ -11,15 +11,18 @@ https://docs.nvidia.com/deeplearning/tensorrt/latest/_static/python-api/infer/.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
+from trtcheck.backends.lowering.trt.modes import outside_modes
 from trtcheck.backends.lowering.trt.types import DataType, Dims, ILogger, LayerType, Severity, TensorLocation
+from trtcheck.errors import PredictionGap, found_in, last_line
 
 Value = tuple[int | None, ...]  # a shape tensor's known elements (None: known only at run time)
+_PACKAGE = __name__.rpartition(".")[0]  # the stand-in's own modules
 # Values are followed for tensors this small: shape tensors, the only ones shapes depend on.
 VALUE_LIMIT = 64
 
@@ -36,6 +39,50 @@ class Meta:
     @property
     def rank(self) -> int:
         return len(self.shape)
+
+
+class StandInLacks(AttributeError, PredictionGap):
+    """A name of TensorRT's API the stand-in does not have: an ``AttributeError``, so that a
+    ``hasattr`` probe of Torch-TensorRT's sees it missing as on a TensorRT without it, and a
+    prediction gap, so that a row it stops says the prediction could not be made."""
+
+    def __init__(self, what: str, have: Iterable[str]) -> None:
+        super().__init__(f"the TensorRT stand-in (trtcheck, NOT TensorRT) lacks {what}; it has: "
+                         f"{', '.join(sorted(have))}")
+        self.what = what
+
+    @property
+    def reason(self) -> str:
+        return f"the TensorRT stand-in lacks {self.what}"
+
+
+class StandInFailed(PredictionGap):
+    """The stand-in's own code could not run a layer that its ``infer`` accepted: what TensorRT
+    would compute there is not predicted (never a Torch-TensorRT bug by itself)."""
+
+    def __init__(self, layer: ILayer, exc: BaseException) -> None:
+        super().__init__(f"the TensorRT stand-in could not run layer '{layer.name}' "
+                         f"({type(layer).__name__}): {last_line(exc)}")
+
+
+def standin_gap(exc: BaseException) -> PredictionGap | None:
+    """The prediction gap in ``exc``'s chain, if any: one the stand-in raised, or an
+    ``AttributeError`` on one of its objects (a TensorRT attribute it does not model), which
+    becomes a :class:`StandInLacks`."""
+    gap = found_in(exc, PredictionGap)
+    if gap is not None:
+        return gap
+    missing = found_in(exc, AttributeError)
+    owner = getattr(missing, "obj", None)
+    if missing is None or not type(owner).__module__.startswith(_PACKAGE):
+        return None
+    return StandInLacks(f"{type(owner).__name__}.{missing.name}",
+                        [n for n in dir(owner) if not n.startswith("_")])
+
+
+def lacks(what: str, have: Iterable[str]) -> StandInLacks:
+    """The error for a name of TensorRT's API the stand-in does not have."""
+    return StandInLacks(what, have)
 
 
 class LayerError(Exception):
@@ -232,10 +279,6 @@ class ILayer:
         self.__dict__.update(state)
 
 
-class IInputLayer(ILayer):
-    """A network input (INetworkDefinition.add_input); it runs nothing."""
-
-
 class PassThroughLayer(ILayer):
     """A layer whose one output is its input, of its type and shape (identity, a conditional's
     input)."""
@@ -250,8 +293,9 @@ class PassThroughLayer(ILayer):
 
 class INetworkDefinition:
     """``tensorrt.INetworkDefinition`` (Graph/Network.html): the layers and tensors a converter
-    records, created strongly typed as Torch-TensorRT creates it. ``add_*`` methods are in
-    :mod:`trtcheck.backends.lowering.trt.layers`, bound onto this class."""
+    records, created strongly typed as Torch-TensorRT creates it. The ``add_*`` methods of layers
+    are put on this class by the layers' registration (:mod:`trtcheck.backends.lowering.trt.catalogue`);
+    one the stand-in lacks raises ``AttributeError`` naming those it has."""
 
     def __init__(self, logger: ILogger | None, strongly_typed: bool) -> None:
         self.logger = logger
@@ -260,10 +304,15 @@ class INetworkDefinition:
         self.inputs: list[ITensor] = []
         self.outputs: list[ITensor] = []
         self.errors: list[str] = []
-        self.loops: list[Any] = []  # each ILoop (:mod:`trtcheck.backends.lowering.trt.loops`)
+        self.loops: list[Any] = []  # each ILoop (:mod:`trtcheck.backends.lowering.trt.layers.loop`)
         self.name = "Unnamed Network 0"
         self._metas: dict[int, Meta] = {}
         self.error_recorder: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("add_"):
+            raise lacks(f"INetworkDefinition.{name}", [n for n in dir(type(self)) if n.startswith("add_")])
+        raise AttributeError(f"'INetworkDefinition' object has no attribute '{name}'", name=name, obj=self)
 
     def error(self, message: str) -> None:
         """Say ``message`` as TensorRT does (its logger, at ERROR) and fail the build."""
@@ -351,6 +400,7 @@ class INetworkDefinition:
         return self.layers[index]
 
 
+@outside_modes
 def infer_layer(layer: ILayer, ins: list[Meta | None], report: Any) -> list[Meta]:
     """``layer.infer``; a refusal is reported (``report(message)``) and gives empty shapes."""
     try:

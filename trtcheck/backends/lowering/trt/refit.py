@@ -12,8 +12,9 @@ missing, and the engine cannot run until a refit supplies them.
 Where the documentation is silent, the stand-in decides, as follows. A weight is named
 ``"<layer name> <WeightsRole name>"`` (the guide says only "based on the related layer names and
 weight roles"; this is the form Torch-TensorRT's refit map uses). The refittable weights are those
-of constant, convolution and deconvolution layers and a scale layer's scale and shift (WeightsRole
-has no role for its power), of a float type (FLOAT, HALF, BF16):
+each layer's class declares with its weight roles where it registers (:mod:`.catalogue`): constant,
+convolution and deconvolution layers and a scale layer's scale and shift (WeightsRole has no role
+for its power), of a float type (FLOAT, HALF, BF16):
 integer and boolean weights hold indices and shapes, which the stand-in takes to be folded into
 the plan, so they are neither listed nor stripped. A stripped weight is kept as a tensor on
 PyTorch's ``meta`` device: its shape and type, no values.
@@ -27,16 +28,16 @@ from typing import Any, Protocol
 
 import torch
 
+from trtcheck.backends.lowering.trt.catalogue import LAYERS
+from trtcheck.backends.lowering.trt.modes import outside_modes
 from trtcheck.backends.lowering.trt.network import ILayer
 from trtcheck.backends.lowering.trt.types import (
     FLOATS,
     FROM_TORCH,
     ILogger,
-    LayerType,
     Severity,
     TensorLocation,
     Weights,
-    WeightsRole,
     weights_tensor,
 )
 
@@ -48,15 +49,6 @@ class _Engine(Protocol):
     refittable: bool
 
     def refitted(self) -> None: ...
-
-# The layer attributes holding weights, and the role each has (the layers' classes in layers.py).
-_ROLES: dict[Any, tuple[tuple[str, Any], ...]] = {
-    LayerType.CONSTANT: (("weights", WeightsRole.CONSTANT),),
-    LayerType.CONVOLUTION: (("kernel", WeightsRole.KERNEL), ("bias", WeightsRole.BIAS)),
-    LayerType.DECONVOLUTION: (("kernel", WeightsRole.KERNEL), ("bias", WeightsRole.BIAS)),
-    LayerType.SCALE: (("scale", WeightsRole.SCALE), ("shift", WeightsRole.SHIFT)),  # no role for power
-}
-
 
 @dataclass(frozen=True)
 class Slot:
@@ -90,7 +82,8 @@ def slots(layers: list[ILayer]) -> dict[str, Slot]:
 
 def _slots(layers: list[ILayer]) -> Iterator[Slot]:
     for layer in layers:
-        for attribute, role in _ROLES.get(layer.kind, ()):
+        registered = LAYERS.get(type(layer))
+        for attribute, role in registered.roles if registered is not None else ():
             value = getattr(layer, attribute, None)
             if isinstance(value, torch.Tensor) and value.numel() and FROM_TORCH.get(value.dtype) in FLOATS:
                 yield Slot(layer, attribute, role)
@@ -111,6 +104,7 @@ class Refitter:
     """``tensorrt.Refitter`` (Core/Refitter.html): new values for an engine's refittable weights,
     given by name and applied together by :meth:`refit_cuda_engine`."""
 
+    @outside_modes
     def __init__(self, engine: _Engine, logger: ILogger | None) -> None:
         self.engine = engine
         self.logger = logger
@@ -143,6 +137,7 @@ class Refitter:
         missing = [self._slots[name] for name in self.get_missing_weights()]
         return [s.layer.name for s in missing], [s.role for s in missing]
 
+    @outside_modes
     def set_named_weights(self, name: str, weights: Weights, location: Any = TensorLocation.HOST) -> bool:
         """Give ``name`` new values; False (and an error logged) for a name that is no refittable
         weight, or weights of another count or type than the engine's."""
@@ -160,6 +155,7 @@ class Refitter:
         self._given[name] = tensor.clone()
         return True
 
+    @outside_modes
     def get_named_weights(self, name: str) -> Weights:
         """The values given for ``name`` (empty weights when none were)."""
         made = Weights()
@@ -167,6 +163,7 @@ class Refitter:
             made.tensor, made.dtype = self._given[name], FROM_TORCH[self._given[name].dtype]
         return made
 
+    @outside_modes
     def refit_cuda_engine(self) -> bool:
         """Put the given values in the engine; False (an error logged) while weights are missing."""
         if not self.engine.refittable:

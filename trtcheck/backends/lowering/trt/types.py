@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from trtcheck.backends.lowering.trt.modes import outside_modes
+
 
 class TrtEnum(enum.Enum):
     """A TensorRT enum member: compared by identity, hashable, convertible to ``int``."""
@@ -132,6 +134,7 @@ class Weights:
     ``Weights()`` (empty), ``Weights(numpy_array)`` or ``Weights(dtype, host_pointer, count)``. The
     values are copied when made: TensorRT reads them at build time from memory the caller keeps."""
 
+    @outside_modes
     def __init__(self, *args: Any) -> None:
         if not args:
             self.tensor = torch.empty(0)
@@ -174,6 +177,7 @@ def _from_host(pointer: int, dtype: torch.dtype, count: int) -> torch.Tensor:
     return torch.frombuffer(bytearray(raw), dtype=dtype).clone()
 
 
+@outside_modes
 def weights_tensor(value: Any) -> tuple[torch.Tensor, DataType]:
     """A layer's weights (``Weights`` or a numpy array) as a flat tensor and its type."""
     if isinstance(value, Weights):
@@ -240,6 +244,10 @@ DeviceType = _enum("DeviceType", "GPU DLA")
 AttentionNormalizationOp = _enum("AttentionNormalizationOp", "NONE SOFTMAX")
 CausalMaskKind = _enum("CausalMaskKind", "NONE UPPER_LEFT LOWER_RIGHT")
 TripLimit = _enum("TripLimit", "COUNT WHILE")
+# Plugin/PluginField.html, Plugin/IPluginV3.html: a plugin field's type, the phase a plugin is made for.
+PluginFieldType = _enum("PluginFieldType", "FLOAT16 FLOAT32 FLOAT64 INT8 INT16 INT32 CHAR DIMS UNKNOWN BF16 "
+                                           "INT64 FP8 INT4 FP4")
+TensorRTPhase = _enum("TensorRTPhase", "BUILD RUNTIME")
 LoopOutput = _enum("LoopOutput", "LAST_VALUE CONCATENATE REVERSE")
 EngineCapability = _enum("EngineCapability", "STANDARD SAFETY DLA_STANDALONE")
 TensorFormat = _enum("TensorFormat", "LINEAR CHW2 HWC8 CHW4 CHW16 CHW32 DHWC8 CDHW32 HWC DLA_LINEAR "
@@ -299,7 +307,7 @@ ENUMS: dict[str, Any] = {e.__name__: e for e in (
     FillOperation, TensorIOMode, TensorLocation, LayerType, NetworkDefinitionCreationFlag,
     ExecutionContextAllocationStrategy, SerializationFlag, BuilderFlag, WeightsRole,
     LayerInformationFormat, DeviceType, EngineCapability, TensorFormat, AttentionNormalizationOp,
-    CausalMaskKind, TripLimit, LoopOutput)}
+    CausalMaskKind, TripLimit, LoopOutput, PluginFieldType, TensorRTPhase)}
 # The module-level aliases of DataType members (tensorrt.float32, tensorrt.int64, ...).
 ALIASES = {"float32": DataType.FLOAT, "float16": DataType.HALF, "bfloat16": DataType.BF16,
            "int8": DataType.INT8, "int32": DataType.INT32, "int64": DataType.INT64,

@@ -1,5 +1,4 @@
-"""Control flow of the behaving stand-in: ``ILoop`` and its boundary layers, running a loop's
-body, and the if-conditional.
+"""Loops of the behaving stand-in: ``ILoop``, its boundary layers, and running a loop's body.
 
 NOT TensorRT (see :mod:`trtcheck.backends.lowering.trt`). Written from TensorRT's loop API
 (Graph/Loops.html of the Python API; operators/Loop.html): a trip limit, iterators (one slice of
@@ -16,15 +15,16 @@ from typing import Any
 
 import torch
 
+from trtcheck.backends.lowering.trt import catalogue
 from trtcheck.backends.lowering.trt.network import (
     ILayer,
     INetworkDefinition,
     ITensor,
     LayerError,
     Meta,
-    PassThroughLayer,
+    StandInFailed,
 )
-from trtcheck.backends.lowering.trt.types import INTS, DataType, LayerType, LoopOutput, TripLimit
+from trtcheck.backends.lowering.trt.types import INTS, LayerType, LoopOutput, TripLimit
 
 
 class _Boundary(ILayer):
@@ -38,10 +38,9 @@ class _Boundary(ILayer):
         raise AssertionError("a loop's layers run with their loop")
 
 
+@catalogue.layer(LayerType.TRIP_LIMIT)  # added by ILoop
 class ITripLimitLayer(_Boundary):
     """``tensorrt.ITripLimitLayer``: a 0-D INT32/INT64 count (COUNT) or BOOL condition (WHILE)."""
-
-    kind = LayerType.TRIP_LIMIT
     num_outputs_of = 0
 
     def infer(self, ins: list[Meta | None]) -> list[Meta]:
@@ -53,10 +52,9 @@ class ITripLimitLayer(_Boundary):
         return []
 
 
+@catalogue.layer(LayerType.ITERATOR)  # added by ILoop
 class IIteratorLayer(_Boundary):
     """``tensorrt.IIteratorLayer``: slice ``axis`` of its input, one index per iteration."""
-
-    kind = LayerType.ITERATOR
 
     def infer(self, ins: list[Meta | None]) -> list[Meta]:
         meta = ins[0]
@@ -65,10 +63,9 @@ class IIteratorLayer(_Boundary):
         return [Meta(meta.shape[:axis] + meta.shape[axis + 1:], meta.dtype)]
 
 
+@catalogue.layer(LayerType.RECURRENCE)  # added by ILoop
 class IRecurrenceLayer(_Boundary):
     """``tensorrt.IRecurrenceLayer``: input 0 the first value, input 1 the next iteration's."""
-
-    kind = LayerType.RECURRENCE
 
     def dependencies(self) -> list[ITensor | None]:
         return self.inputs[:1]
@@ -83,11 +80,10 @@ class IRecurrenceLayer(_Boundary):
         return [Meta(first.shape, first.dtype)]
 
 
+@catalogue.layer(LayerType.LOOP_OUTPUT)  # added by ILoop
 class ILoopOutputLayer(_Boundary):
     """``tensorrt.ILoopOutputLayer``: LAST_VALUE, or each iteration's value stacked along ``axis``
     (CONCATENATE, REVERSE), its length input 1 or the trip count."""
-
-    kind = LayerType.LOOP_OUTPUT
 
     def infer(self, ins: list[Meta | None]) -> list[Meta]:
         meta = ins[0]
@@ -139,6 +135,7 @@ class ILoop:
         return state
 
 
+@catalogue.network_method
 def add_loop(network: INetworkDefinition) -> ILoop:
     """``INetworkDefinition.add_loop``."""
     loop = ILoop(network)
@@ -195,12 +192,23 @@ def run_layers(layers: list[ILayer], values: dict[int, torch.Tensor], level: ILo
     for layer in layers:
         child = _child(layer, level)
         if child is None:
-            outs = layer.run([None if t is None else values[t.uid] for t in layer.inputs])
+            outs = run_one(layer, [None if t is None else values[t.uid] for t in layer.inputs])
             for tensor, value in zip(layer.outputs, outs, strict=True):
                 values[tensor.uid] = value
         elif isinstance(layer, ILoopOutputLayer) and layer.loop is child and id(child) not in ran:
             ran.add(id(child))
             run_loop(child, values)
+
+
+def run_one(layer: ILayer, ins: list[Any]) -> list[torch.Tensor]:
+    """``layer.run``: an exception there, out of memory aside, is the stand-in's own failure on a
+    layer its ``infer`` accepted (:class:`StandInFailed`), not what TensorRT would do."""
+    try:
+        return layer.run(ins)
+    except (MemoryError, torch.OutOfMemoryError, StandInFailed):
+        raise
+    except Exception as exc:
+        raise StandInFailed(layer, exc) from exc
 
 
 def run_loop(loop: ILoop, values: dict[int, torch.Tensor]) -> None:
@@ -232,77 +240,3 @@ def run_loop(loop: ILoop, values: dict[int, torch.Tensor]) -> None:
             stack = stack[::-1]
         axis = o.axis % (stack[0].dim() + 1) if stack else 0
         values[o.outputs[0].uid] = torch.stack(stack, dim=axis)
-
-
-class IConditionLayer(ILayer):
-    """``tensorrt.IConditionLayer``: the 0-D BOOL condition of an if-conditional."""
-
-    kind = LayerType.CONDITION
-    num_outputs_of = 0
-
-    def infer(self, ins: list[Meta | None]) -> list[Meta]:
-        (cond,) = ins
-        assert cond is not None
-        if cond.dtype != DataType.BOOL or cond.rank != 0:
-            raise LayerError(f"Error Code 4: API Usage Error (IConditionLayer: the condition must be a 0-D "
-                             f"BOOL tensor, got {cond.dtype.name} of shape {cond.shape})")
-        return []
-
-    def run(self, ins: list[Any]) -> list[torch.Tensor]:
-        return []
-
-
-class IIfConditionalInputLayer(PassThroughLayer):
-    """``tensorrt.IIfConditionalInputLayer``: a tensor entering the conditional's branches."""
-
-    kind = LayerType.CONDITIONAL_INPUT
-
-
-class IIfConditionalOutputLayer(ILayer):
-    """``tensorrt.IIfConditionalOutputLayer``: the true branch's value where the condition holds,
-    else the false branch's; both of one type and rank, a dimension they disagree on dynamic.
-    Both branches are computed here (TensorRT runs only the one taken): a branch that could not
-    run is an error here that TensorRT would not raise."""
-
-    kind = LayerType.CONDITIONAL_OUTPUT
-
-    def infer(self, ins: list[Meta | None]) -> list[Meta]:
-        cond, then, other = ins
-        assert then is not None and other is not None
-        if then.dtype != other.dtype or then.rank != other.rank:
-            raise LayerError("Error Code 4: API Usage Error (IIfConditionalOutputLayer: both branches must "
-                             "give one type and rank)")
-        if cond is not None and cond.value is not None and cond.value[0] is not None:
-            return [then if cond.value[0] else other]
-        return [Meta(tuple(a if a == b else -1 for a, b in zip(then.shape, other.shape, strict=True)),
-                     then.dtype)]
-
-    def run(self, ins: list[Any]) -> list[torch.Tensor]:
-        return [ins[1] if bool(ins[0]) else ins[2]]
-
-
-class IIfConditional:
-    """``tensorrt.IIfConditional`` (Graph/Conditional.html): a condition, inputs and outputs."""
-
-    def __init__(self, network: INetworkDefinition) -> None:
-        self.network = network
-        self.name = f"(IfConditional) [{len(network.layers)}]"
-        self.condition: ITensor | None = None
-
-    def set_condition(self, condition: ITensor) -> IConditionLayer:
-        self.condition = condition
-        return self.network.add(IConditionLayer(self.network, [condition]))  # type: ignore[return-value]
-
-    def add_input(self, input: ITensor) -> IIfConditionalInputLayer:
-        return self.network.add(IIfConditionalInputLayer(self.network, [input]))  # type: ignore[return-value]
-
-    def add_output(self, true_subgraph_output: ITensor,
-                   false_subgraph_output: ITensor) -> IIfConditionalOutputLayer:
-        layer = IIfConditionalOutputLayer(self.network, [self.condition, true_subgraph_output,
-                                                         false_subgraph_output])
-        return self.network.add(layer)  # type: ignore[return-value]
-
-
-def add_if_conditional(network: INetworkDefinition) -> IIfConditional:
-    """``INetworkDefinition.add_if_conditional``."""
-    return IIfConditional(network)

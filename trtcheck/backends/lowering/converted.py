@@ -1,0 +1,267 @@
+"""The converter-level compile of a Torch-TensorRT release, and its evidence.
+
+The release's real ``dynamo.compile`` (no dryrun) through the behaving TensorRT stand-in
+(:mod:`trtcheck.backends.lowering.trt`, NOT TensorRT): its converters build each network, the
+stand-in's builder and runtime run it with PyTorch. :func:`compiled` returns the compiled module and
+the evidence read from the way there: what TensorRT logged at ERROR, what the converters did to
+int64 values (:func:`int64_narrowed`), each engine's layers (through its ``EngineInspector``), the
+outputs the engines hand back in another dtype than eager's, and the stand-in's choices where
+TensorRT's documentation leaves a result open (:mod:`.trt.assumptions`), which the row's message
+names. A refused build, a prediction the stand-in could not make and any other failure keep the
+evidence gathered before them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import operator
+import traceback
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.utils import _pytree as pytree
+
+from trtcheck.backends.lowering.release import Rejected, Release, node_value, op_name
+from trtcheck.backends.lowering.trt import assumptions
+from trtcheck.backends.lowering.trt.network import standin_gap
+from trtcheck.backends.lowering.trt.types import TORCH, DataType, LayerInformationFormat, LayerType
+from trtcheck.backends.torch_tensorrt.conversion import STANDIN_BUILDER, Conversion, Hook
+from trtcheck.backends.torch_tensorrt.inspection import partition_summary
+from trtcheck.errors import BuildRefused
+from trtcheck.tensors import clone
+
+
+def compiled(release: Release, program: torch.export.ExportedProgram, call: dict[str, Any],
+             settings: dict[str, Any], device: str, example: tuple[tuple[Any, ...], dict[str, Any]] | None,
+             ) -> tuple[torch.nn.Module, dict[str, Any]]:
+    """The release's real compile through the behaving stand-in: a network the stand-in's
+    builder refuses raises :class:`BuildRefused`, explained (:meth:`Conversion.refusal`); a
+    converter that raises raises here (with what TensorRT logged at ERROR as a note on the
+    exception); a node a validator refused is a fallback; each engine's layers, and the outputs
+    whose dtype the engines hand back other than eager's, are in the evidence. An exception
+    carries the evidence gathered before it (its ``evidence``)."""
+    errors = _ErrorLog()
+    root = logging.getLogger()
+    root.addHandler(errors)
+    seen: dict[str, Any] = {}
+    narrowed: list[str] = []
+    conversion = Conversion()
+    try:
+        # as_real (in release.compile): the real compile returns early by itself; this names why.
+        with conversion.watching(watching_int64(narrowed)):
+            module, notes = release.compile(program, call, settings, seen)
+    except Exception as exc:
+        for message in errors.messages:
+            exc.add_note(f"TensorRT logged at ERROR: {message}")
+        _raise_no_fp64(exc)
+        evidence = {"notes": summarize(narrowed) + _logged(errors),  # the message holds the log
+                    "details": {"level": LEVEL, "stage": _stopped(conversion)}}
+        refused = conversion.refusal(errors.messages, STANDIN_BUILDER)
+        failed = BuildRefused(refused) if refused else standin_gap(exc) or exc
+        failed.evidence = evidence  # type: ignore[union-attr]
+        if failed is exc:
+            raise
+        raise failed from exc
+    finally:
+        root.removeHandler(errors)
+    notes += _logged(errors) + summarize(narrowed)
+    layers = engine_layers(module)
+    split = partition_summary(module)
+    if "early_return" in seen:
+        notes.append(seen["early_return"])
+    module = module.to(device)
+    if example is not None:
+        with assumptions.recorded() as assumed:
+            try:
+                notes += handed_back(program, module, example)
+            except Exception as exc:
+                _raise_no_fp64(exc)  # any other error is the run stage's, on the row's call
+    else:
+        assumed = []
+    return module, {"notes": notes, "engines": split.engines, "fallbacks": split.fallbacks,
+                    "boundaries": split.boundaries, "remark": "; ".join(assumed),
+                    "details": {"level": LEVEL, "stage": converter_stage(layers),
+                                "engine_layers": layers}}
+
+
+LEVEL = "converters and engine (TensorRT stand-in)"
+
+
+def _logged(errors: _ErrorLog) -> list[str]:
+    return [f"TensorRT logged at ERROR: {m}" for m in dict.fromkeys(errors.messages)]
+
+
+def _stopped(conversion: Conversion) -> str:
+    """The converter stage a failed compile reached."""
+    if not conversion.nodes:
+        return "partitioning: the converters were not reached"
+    last = conversion.nodes[-1].node
+    return (f"converters: stopped after {len(conversion.nodes)} nodes converted, the last "
+            f"{last.name} ({op_name(last.target)})")
+
+
+def watching_int64(found: list[str]) -> Hook:
+    """A :meth:`Conversion.watching` hook: each node the interpreter converts adds to ``found``
+    what its converter did to the graph's int64 values (:func:`int64_narrowed`)."""
+    values: set[Any] = set()  # the tensors holding the graph's int64 values
+
+    def hook(this: Any, n: torch.fx.Node, out: Any, start: int) -> None:
+        found.extend(int64_narrowed(n, out, this.ctx.net, start, values))
+        values.update(t for v, t in zip(pytree.tree_leaves(node_value(n)), pytree.tree_leaves(out),
+                                        strict=False)
+                      if isinstance(v, torch.Tensor) and v.dtype == torch.int64
+                      and getattr(t, "dtype", None) == DataType.INT64)
+
+    return hook
+
+
+def _raise_no_fp64(exc: Exception) -> None:
+    """Raise Torch-TensorRT's own refusal of float64 with truncate_double off (a float64
+    constant, or a float64 input its runtime refuses for the float32 engine input built for it:
+    2.13's ``Dtype mismatch for input x``, 2.12's ``Dtype mismatch for 0th input(x)``) as the
+    ``unsupported`` row dryrun gives, naming the frame that refused; else nothing."""
+    message = str(exc)
+    if not ("does not support float64" in message
+            or ("Dtype mismatch for" in message and "got torch.float64" in message)):
+        return
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if "torch_tensorrt" in Path(f.filename).parts]
+    where = ""
+    if frames:
+        parts = Path(frames[-1].filename).parts
+        package = len(parts) - 1 - parts[::-1].index("torch_tensorrt")
+        where = f" ({Path(*parts[package:]).as_posix()}:{frames[-1].lineno})"
+    raise Rejected(f"TensorRT has no FP64 and truncate_double is off: "
+                   f"{message.splitlines()[0]}{where}") from exc
+
+
+class _ErrorLog(logging.Handler):
+    """What was logged at ERROR or above while it was attached (the stand-in logs a layer
+    TensorRT refuses there, through Torch-TensorRT's TensorRT logger)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+# The integers each type narrower than int64 that TensorRT's Cast takes holds exactly.
+_EXACT = {DataType.INT32: "|value| < 2**31", DataType.FLOAT: "|value| <= 2**24",
+          DataType.HALF: "|value| <= 2**11", DataType.BF16: "|value| <= 2**8",
+          DataType.INT8: "-2**7 <= value < 2**7", DataType.UINT8: "0 <= value < 2**8"}
+
+
+def int64_narrowed(node: torch.fx.Node, made: Any, network: Any, start: int,
+                   values: set[Any]) -> list[str]:
+    """What converting ``node`` did to the graph's int64 values, read from the network it built
+    (``made``: what the converter returned; its layers are those from index ``start`` on;
+    ``values``: the tensors holding the graph's int64 values so far): a result the graph holds as
+    int64 built as a narrower tensor (TopK's INT32 indices), and a cast to a narrower type, other
+    than the node's own result type, of an int64 tensor made from those values (an index cast to
+    int32, an int64 operand promoted to float32). Not narrowings: a cast to BOOL (a condition),
+    a cast of shape values (IShapeLayer's INT64 dimensions); a getitem only picks a result
+    already looked at."""
+    if node.op != "call_function" or node.target is operator.getitem:
+        return []
+    vals = pytree.tree_leaves(node_value(node))
+    narrowed: dict[DataType, list[str]] = {}
+    for val, tensor in zip(vals, pytree.tree_leaves(made), strict=False):
+        dtype = getattr(tensor, "dtype", None)
+        if isinstance(val, torch.Tensor) and val.dtype == torch.int64 and dtype in _EXACT:
+            narrowed.setdefault(dtype, []).append(f"its int64 result is built as {_short(dtype)}")
+    own = {v.dtype for v in vals if isinstance(v, torch.Tensor)}
+    for i in range(start, network.num_layers):
+        layer = network.get_layer(i)
+        source = layer.get_input(0) if layer.type == LayerType.CAST else None
+        if (source is not None and source.dtype == DataType.INT64 and layer.to_type in _EXACT
+                and TORCH[layer.to_type] not in own and _made_from(source, values)):
+            narrowed.setdefault(layer.to_type, []).append(f"layer '{layer.name}' casts an int64 "
+                                                          f"input to {_short(layer.to_type)}")
+    return [f"int64 narrowed to {_short(dtype)} inside the engine by {node.name} "
+            f"({op_name(node.target)}): {'; '.join(dict.fromkeys(how))} (exact while {_EXACT[dtype]})"
+            for dtype, how in narrowed.items()]
+
+
+def _made_from(tensor: Any, values: set[Any]) -> bool:
+    """Whether ``tensor`` is one of ``values`` or made from one by the layers before it, not
+    counting a shape layer (its output holds dimensions, not the values)."""
+    stack, seen = [tensor], set()
+    while stack:
+        t = stack.pop()
+        if t in values:
+            return True
+        layer = getattr(t, "layer", None)
+        if id(t) in seen or layer is None or layer.type == LayerType.SHAPE:
+            continue
+        seen.add(id(t))
+        stack.extend(i for i in layer.inputs if i is not None)
+    return False
+
+
+def _short(dtype: DataType) -> str:
+    return str(TORCH[dtype]).removeprefix("torch.")
+
+
+def summarize(notes: list[str], most: int = 3) -> list[str]:
+    """``notes`` without repeats, at most ``most`` of them and a count of the rest."""
+    unique = list(dict.fromkeys(notes))
+    rest = len(unique) - most
+    return unique[:most] + ([f"int64 narrowed inside the engine by {rest} more nodes"] if rest > 0 else [])
+
+
+
+def engine_layers(module: torch.nn.Module) -> dict[str, list[str]]:
+    """Each engine module's layers, ``"NAME (KIND)"``, read through the engine's
+    ``EngineInspector`` as from a TensorRT engine."""
+    found: dict[str, list[str]] = {}
+    for name, child in module.named_children():
+        # The ICudaEngine: the Python runtime's ``engine`` (2.12), or the ``cuda_engine`` of the
+        # TRTEngine the runtime module holds (2.13 on).
+        engine = getattr(child, "engine", None)
+        engine = getattr(engine, "cuda_engine", engine)
+        if name.startswith("_run_on_acc") and hasattr(engine, "create_engine_inspector"):
+            inspector = engine.create_engine_inspector()
+            info = json.loads(inspector.get_engine_information(LayerInformationFormat.JSON))
+            found[name] = [f"{layer['Name']} ({layer['LayerType']})" for layer in info["Layers"]]
+    return found
+
+
+def converter_stage(layers: dict[str, list[str]]) -> str:
+    """One line naming the stage the compile reached and what it built."""
+    if not layers:
+        return "partitioning: no engine built, the converters were not reached"
+    kinds: dict[str, int] = {}
+    for names in layers.values():
+        for layer in names:
+            kind = layer.rsplit("(", 1)[-1].rstrip(")")
+            kinds[kind] = kinds.get(kind, 0) + 1
+    built = ", ".join(f"{kind} ×{n}" if n > 1 else kind for kind, n in kinds.items())
+    return (f"converters: {len(layers)} engine(s), {sum(map(len, layers.values()))} layers "
+            f"({built}), built and run by the TensorRT stand-in")
+
+
+def handed_back(program: torch.export.ExportedProgram, module: torch.nn.Module,
+                example: tuple[tuple[Any, ...], dict[str, Any]]) -> list[str]:
+    """Notes on the outputs the compiled module hands back in a dtype other than eager's (an
+    int64 narrowed to int32, a float64 built as float32, a complex output as its real layout)."""
+    (output,) = [n for n in program.graph.nodes if n.op == "output"]
+    want = [node_value(n).dtype if isinstance(n, torch.fx.Node) and isinstance(node_value(n), torch.Tensor)
+            else None for n in pytree.tree_leaves(output.args)]
+    args, kwargs = clone(example)
+    with torch.no_grad():
+        got = [leaf.dtype if isinstance(leaf, torch.Tensor) else None
+               for leaf in pytree.tree_leaves(module(*args, **kwargs))]
+    notes = []
+    for i, (eager, engine) in enumerate(zip(want, got, strict=False)):
+        if eager is not None and engine is not None and eager != engine:
+            how = ("narrowed" if eager.itemsize > engine.itemsize and not eager.is_complex
+                   else "handed back differently")
+            notes.append(f"output {i} comes back {str(engine).removeprefix('torch.')} where eager "
+                         f"gives {str(eager).removeprefix('torch.')}: the converters and engine "
+                         f"{how} it")
+    return notes
+
