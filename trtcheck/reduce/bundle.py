@@ -57,12 +57,13 @@ class Ran:
     release: str | None
     level: str
     tensorrt: str | None = None
-    jit: bool = False  # through Torch-TensorRT's torch.compile front-end, not dynamo.compile
+    jit: bool = False  # through Torch-TensorRT's torch.compile front-end
 
     @property
-    def call(self) -> str:
-        """The front-end's call, as the bundle's words name it."""
-        return 'torch.compile(..., backend="tensorrt")' if self.jit else "dynamo.compile"
+    def entry(self) -> str:
+        """The Torch-TensorRT entry point that compiled the row."""
+        return ('torch.compile front-end (`backend="tensorrt"`)' if self.jit
+                else "`dynamo.compile`")
 
     @property
     def measured(self) -> bool:
@@ -74,9 +75,9 @@ class Ran:
         found = f"found by trtcheck's `{self.backend}` backend"
         return {
             MEASURED: f"Measured on TensorRT {self.tensorrt or '—'}: {found}, which ran "
-                      f"{release}'s `{self.call}` with the settings below on a CUDA GPU.",
+                      f"{release}'s {self.entry} with the settings below on a CUDA GPU.",
             CONVERTERS: f"Predicted, not measured on TensorRT: {found}, which ran {release}'s own "
-                        f"`{self.call}` from its Python code with the settings below (its "
+                        f"{self.entry} from its Python code with the settings below (its "
                         "lowering, partitioning and converters), over trtcheck's TensorRT "
                         "stand-in, which built each network the converters made and ran it with "
                         "PyTorch: a prediction at the converter level. TensorRT's builder and "
@@ -149,8 +150,8 @@ def {model}(variant: str):
 def repro_source(module: str, settings: Mapping[str, Any], tolerances: Sequence[Tolerance],
                  run_command: str, about: str, ran: Ran, profile: str) -> str:
     """A standalone script: torch and torch_tensorrt only, torch_tensorrt imported under __main__;
-    ``settings`` are every compile setting the row ran with, passed as its front-end takes them
-    (``dynamo.compile`` keywords, or ``torch.compile`` options)."""
+    ``settings`` are every setting the row ran with, passed as ``ran`` passed them (to
+    ``dynamo.compile``, or to the torch.compile front-end)."""
     tol = [(t.rtol, t.atol) for t in tolerances]
     how = textwrap.fill(ran.how().replace("`", ""), 96, break_on_hyphens=False)
     note = textwrap.fill(settings_note(settings, ran, profile).replace("`", ""), 96,
@@ -227,8 +228,9 @@ if __name__ == "__main__":
 def settings_note(settings: Mapping[str, Any], ran: Ran, profile: str) -> str:
     """What ``settings`` are, and why a ``min_block_size`` other than Torch-TensorRT's default
     matters to whoever runs the bundle."""
-    kind = "`torch.compile` option" if ran.jit else "`torch_tensorrt.dynamo.compile` keyword"
-    text = (f"Every {kind} the row ran with: trtcheck's profile `{profile}` as Torch-TensorRT "
+    what = ('`torch.compile(..., backend="tensorrt")` option' if ran.jit
+            else "`torch_tensorrt.dynamo.compile` keyword")
+    text = (f"Every {what} the row ran with: trtcheck's profile `{profile}` as Torch-TensorRT "
             f"{ran.release or '—'} takes it")
     size = settings.get("min_block_size")
     if size is not None and size != TTRT_MIN_BLOCK_SIZE:
@@ -327,13 +329,13 @@ def issue_text(issue: Issue) -> str:
     return "\n".join(lines) + "\n"
 
 
-def compile_call(settings: Mapping[str, Any], *, dryrun: bool = False,
-                 jit: bool = False) -> str:
-    """The compile call with every setting spelled out, as ``repro.py`` makes it: ``dynamo.compile``
-    of the exported program, or with ``jit`` ``torch.compile`` of the module."""
+def compile_call(settings: Mapping[str, Any], *, dryrun: bool = False, jit: bool = False) -> str:
+    """The call with every setting spelled out, as ``repro.py`` makes it: ``dynamo.compile``, or
+    with ``jit`` the torch.compile front-end."""
     if jit:
-        options = "".join(f"        {k!r}: {v!r},\n" for k, v in settings.items())
-        return f'torch.compile(module, backend="tensorrt", options={{\n{options}}})'
+        options = "".join(f"\n        {k!r}: {v!r}," for k, v in settings.items())
+        return ('torch.compile(\n    module,\n    backend="tensorrt",\n    options={'
+                f"{options}\n    }},\n)")
     lines = ["torch_tensorrt.dynamo.compile(", "    program,", "    arg_inputs=inputs,"]
     lines += [f"    {k}={v!r}," for k, v in settings.items()]
     if dryrun:

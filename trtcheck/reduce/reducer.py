@@ -267,7 +267,7 @@ class Reducer:
                                               encoding="utf-8")
         command = self._command(row)
         shown = shlex.join(["trtcheck", "run", ".", *command[1:]])
-        ran = self._ran(row, profile.jit)
+        ran = self._ran(row, profile)
         settings = row_settings(ran, profile)
         tolerances = [bundle.Tolerance(leaf.get("rtol", 5e-3), leaf.get("atol", 5e-3))
                       for leaf in search.best_row.outputs]
@@ -393,24 +393,23 @@ class Reducer:
             "the model's real values, which this bundle does not carry (`--keep-real-values` "
             "keeps them).")
 
-    def _ran(self, row: Row, jit: bool) -> bundle.Ran:
-        """What compiled the row, at which level, and the release whose settings it took;
-        ``jit``: through Torch-TensorRT's torch.compile front-end."""
-        return replace(self._level(row), jit=jit)
-
-    def _level(self, row: Row) -> bundle.Ran:
+    def _ran(self, row: Row, profile: Profile) -> bundle.Ran:
+        """What compiled the row, at which level, through which front-end, and the release
+        whose settings it took."""
         ref = BackendRef.parse(row.backend)
         versions = row.evidence.versions
         if ref.name == "lowering":
             return bundle.Ran(row.backend, self._release(row),
-                              bundle.GRAPH if self.opts.lowering_dryrun else bundle.CONVERTERS)
+                              bundle.GRAPH if self.opts.lowering_dryrun else bundle.CONVERTERS,
+                              jit=profile.jit)
         release = (ref.release or versions.get("torch_tensorrt") or self.env.get("torch_tensorrt")
                    or default_release(torch_minor()))
         if ref.name == "tensorrt":
             return bundle.Ran(row.backend, release, bundle.MEASURED,
-                              versions.get("tensorrt") or self.env.get("tensorrt"))
+                              versions.get("tensorrt") or self.env.get("tensorrt"), profile.jit)
         return bundle.Ran(row.backend, release,
-                          bundle.EMULATED if ref.name == "emulate" else bundle.PYTORCH)
+                          bundle.EMULATED if ref.name == "emulate" else bundle.PYTORCH,
+                          jit=profile.jit)
 
     def _release(self, row: Row) -> str:
         """The Torch-TensorRT release a lowering row ran (its label; else the one named; else

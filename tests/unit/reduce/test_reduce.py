@@ -150,6 +150,12 @@ def test_a_bundle_says_what_ran_the_row_in_its_own_words() -> None:
     call = bundle.compile_call(ours, dryrun=True)
     assert "    min_block_size=1,\n" in call and "    truncate_double=True,\n" in call
     assert "dryrun=True" in call and "dryrun" not in bundle.compile_call(ours)
+    # a torch.compile row: the front-end's call, its options the same settings
+    jit = bundle.Ran("lowering", "2.13.0", bundle.CONVERTERS, jit=True)
+    assert 'torch.compile front-end (`backend="tensorrt"`)' in jit.how()
+    assert bundle.compile_call(ours, jit=True).startswith('torch.compile(\n    module,\n    '
+                                                         'backend="tensorrt",\n    options={')
+    assert "`torch.compile(..., backend=\"tensorrt\")` option" in bundle.settings_note(ours, jit, "t")
     # Torch-TensorRT's own default needs no word; trtcheck's 1 says what the default would do
     assert "default of 5" in bundle.settings_note(ours, graph, "truncate_double")
     assert "default of 5" not in bundle.settings_note({**ours, "min_block_size": 5}, graph, "p")
@@ -328,12 +334,13 @@ def _reduce_all(opts: Options, executor: InProcessExecutor) -> dict[str, dict[st
 @pytest.mark.slow
 def test_everyday_rows_reduce_to_bundles_that_reproduce_and_only_under_their_settings(
         tmp_path: Path, ttrt_releases: dict[str, Path]) -> None:
-    """One lowering host for the four rows (a test each would start one each): position ids
-    (the builder refuses FLOAT indices), an int64 hash, a NaN where eager has none, a column
-    write (the builder refuses the scatter's ranks); then the hash's repro under
-    Torch-TensorRT's defaults and under its SETTINGS."""
+    """One lowering host for four rows (a test each would start one each): position ids (the
+    builder refuses FLOAT indices), an int64 hash, a NaN where eager has none, an error at run
+    (a complex Python scalar added); then the hash's repro under Torch-TensorRT's defaults and
+    under its SETTINGS."""
     opts = Options(paths=(ZOO / "everyday.py",), out=tmp_path, backends=("lowering",),
-                   torch_tensorrt=("2.13.0",), timing=bundle.QUICK, isolate=False)
+                   torch_tensorrt=("2.13.0",), timing=bundle.QUICK, isolate=False,
+                   keyword="not no_bos")  # another builder refusal: the position ids show one
     backend = LoweringBackend("2.13.0")
     executor = InProcessExecutor(opts, {"lowering": backend})
     try:
@@ -359,12 +366,11 @@ def _check_everyday(done: dict[str, dict[str, Any]], backend: LoweringBackend) -
     assert (nan["reduced_nodes"], nan["reproduced"]) == (1, True), nan
     assert nan["signature"].endswith("NaN/Inf placement mismatch, first diverging at "
                                      "aten.scaled_dot_product_attention.default")
-    column = done["no_bos"]
-    assert column["row"].stage == "compile" and column["reproduced"] is True, column
-    assert column["reduced_nodes"] < column["original_nodes"]
-    # refused at build since the stand-in checks a scatter's ranks as TensorRT documents them
-    title = (column["folder"] / "ISSUE.md").read_text().splitlines()[0]
-    assert "the builder refused aten_ops.scatter.src's SCATTER layer" in title, title
+    at_run = done["complex_bias"]
+    assert at_run["row"].stage == "run" and at_run["reproduced"] is True, at_run
+    assert at_run["reduced_nodes"] < at_run["original_nodes"]
+    assert (at_run["folder"] / "ISSUE.md").read_text().startswith(
+        "# RuntimeError at run, in the compiled aten.add.Tensor: view_as_complex is only supported")
 
     # The hash reduces to one node: at Torch-TensorRT's default min_block_size of 5 it never
     # reaches a converter and matches eager; under the bundle's SETTINGS (the row's profile,

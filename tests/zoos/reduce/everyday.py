@@ -1,7 +1,8 @@
 """Everyday models that fail on Torch-TensorRT 2.13.0's converters, each in a few lines of the
 code it comes from, for ``trtcheck reduce``: HF-style position ids (an int64 cumsum feeding an
 embedding), an int64 hash by a constant beyond int32, attention over a padded batch (a fully
-masked row: NaN in eager's output) and a sampler's in-place slice assignment."""
+masked row: NaN in eager's output), a sampler's in-place slice assignment, and a complex layer's
+bias given as a Python complex scalar."""
 
 from __future__ import annotations
 
@@ -56,6 +57,14 @@ class NoBos(torch.nn.Module):
         return y / y.sum(-1, keepdim=True)
 
 
+class ComplexBias(torch.nn.Module):
+    """A complex-valued layer (a spectrum's gain and phase offset) with its bias written as a
+    Python complex scalar."""
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        return z * 0.5 + 0.25j
+
+
 def _mask() -> torch.Tensor:
     mask = torch.ones(2, SEQ, dtype=torch.int64)
     mask[0, :3] = 0  # left padding
@@ -82,3 +91,8 @@ def padded_attention(variant: str):
 @trtcheck.model(variants=("float32",))
 def no_bos(variant: str):
     return NoBos(), (torch.randn(2, 32),)
+
+
+@trtcheck.model(variants=("complex64",))
+def complex_bias(variant: str):
+    return ComplexBias(), (torch.randn(2, 8, dtype=torch.complex64),)
