@@ -13,15 +13,13 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from trtcheck.backends.torch_tensorrt.conversion import LOGGED_ERROR
 from trtcheck.backends.torch_tensorrt.frames import PACKAGE
 from trtcheck.errors import tracebacks
 from trtcheck.results.rows import Row
 from trtcheck.status import Status
 
 REDUCIBLE = frozenset({Status.FAIL, Status.ERROR})
-# How the lowering host notes, on a compile's exception, each message TensorRT logged at ERROR
-# (the builder's reason for refusing a network).
-LOGGED_ERROR = "TensorRT logged at ERROR: "
 # What each mismatch kind is called where a person reads it.
 MISMATCHES = {"nonfinite": "NaN/Inf placement", "values": "values", "dtype": "dtype",
               "shape": "shape", "inputs": "inputs", "other": "other"}

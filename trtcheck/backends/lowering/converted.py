@@ -27,7 +27,12 @@ from trtcheck.backends.lowering.release import Rejected, Release, node_value, op
 from trtcheck.backends.lowering.trt import assumptions
 from trtcheck.backends.lowering.trt.network import standin_gap
 from trtcheck.backends.lowering.trt.types import TORCH, DataType, LayerInformationFormat, LayerType
-from trtcheck.backends.torch_tensorrt.conversion import STANDIN_BUILDER, Conversion, Hook
+from trtcheck.backends.torch_tensorrt.conversion import (
+    LOGGED_ERROR,
+    STANDIN_BUILDER,
+    Conversion,
+    Hook,
+)
 from trtcheck.backends.torch_tensorrt.inspection import partition_summary
 from trtcheck.errors import BuildRefused
 from trtcheck.tensors import clone
@@ -54,7 +59,7 @@ def compiled(release: Release, program: torch.export.ExportedProgram, call: dict
             module, notes = release.compile(program, call, settings, seen)
     except Exception as exc:
         for message in errors.messages:
-            exc.add_note(f"TensorRT logged at ERROR: {message}")
+            exc.add_note(f"{LOGGED_ERROR}{message}")
         _raise_no_fp64(exc)
         evidence = {"notes": summarize(narrowed) + _logged(errors),  # the message holds the log
                     "details": {"level": LEVEL, "stage": _stopped(conversion)}}
@@ -90,7 +95,7 @@ LEVEL = "converters and engine (TensorRT stand-in)"
 
 
 def _logged(errors: _ErrorLog) -> list[str]:
-    return [f"TensorRT logged at ERROR: {m}" for m in dict.fromkeys(errors.messages)]
+    return [f"{LOGGED_ERROR}{m}" for m in dict.fromkeys(errors.messages)]
 
 
 def _stopped(conversion: Conversion) -> str:

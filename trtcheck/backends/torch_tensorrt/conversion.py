@@ -32,6 +32,9 @@ TRT_LOGGER = "torch_tensorrt [TensorRT Conversion Context]"
 # Who refused a build: TensorRT, or the lowering backend's stand-in predicting it.
 TENSORRT_BUILDER = "TensorRT's builder"
 STANDIN_BUILDER = "the TensorRT stand-in's builder (predicting TensorRT's)"
+# How a compile's exception carries each message TensorRT logged at ERROR (the builder's reason
+# for refusing a network), as a note: what a reduction reads back from the row's traceback.
+LOGGED_ERROR = "TensorRT logged at ERROR: "
 
 # TensorRT's DataType names as PyTorch's dtypes.
 _TORCH = {"FLOAT": torch.float32, "HALF": torch.float16, "BF16": torch.bfloat16, "INT8": torch.int8,
