@@ -14,7 +14,7 @@ is killed when trtcheck dies.
 
 Where forking is unsafe, the server refuses and the caller starts a fresh interpreter instead:
 a platform without ``fork`` or descriptor passing (:func:`unavailable`), a server whose imports
-initialised CUDA (a forked child could not use it), or a target the server has not imported
+touched CUDA (torch then refuses CUDA to a forked child), or a target the server has not imported
 (it forks only children whose module, and its ``main(argv)``, it preloaded).
 """
 
@@ -137,12 +137,14 @@ class ForkServer:
 def main(argv: list[str]) -> NoReturn:
     control = socket.socket(fileno=int(argv[0]))
     die_with_parent(int(argv[1]))
+    # torch.cuda.is_available() asks the CUDA driver for a device count unless told to ask NVML,
+    # and torch then marks every later fork as unable to use CUDA: importing inductor's compiler
+    # asks (measured on an H200 with torch 2.11).
+    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
     for module in argv[2:]:
         importlib.import_module(module)
-    import torch
-
-    refusal = ("its imports initialised CUDA, which a forked child cannot use"
-               if torch.cuda.is_initialized() else None)
+    refusal = ("its imports touched CUDA, which a forked child then cannot use"
+               if _cuda_refused() else None)
     freeze_imports()
     statuses: dict[int, int] = {}  # child pid -> the write end of its status pipe
     while True:
@@ -173,6 +175,17 @@ def main(argv: list[str]) -> NoReturn:
         statuses[pid] = fds[3]
         control.sendall(pickle.dumps(("forked", pid)))
     exit_now()
+
+
+def _cuda_refused() -> bool:
+    """Whether a child forked now would find CUDA refused to it (torch's bad-fork mark), asked
+    of a child forked for that alone."""
+    pid = os.fork()
+    if pid == 0:
+        import torch
+
+        os._exit(1 if torch.cuda._is_in_bad_fork() else 0)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0
 
 
 def _reap(statuses: dict[int, int]) -> None:
