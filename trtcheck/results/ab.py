@@ -5,7 +5,8 @@ Each side ran in several fresh processes; each process gave every row it ran one
 speedup, eager ÷ backend interleaved in that process, or the backend's latency). A row is
 judged on those figures alone: Welch's one-sided t test on their logarithms, at a level
 corrected for every row and every look of the sequential step (Bonferroni), and the change's
-point estimate beyond the threshold. No torch, no scipy: the t distribution is computed here.
+point estimate beyond the threshold. No torch, no scipy: the t distribution is
+:mod:`trtcheck.results.stats`'s.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from trtcheck.results.baseline import (
 from trtcheck.results.jsontext import finite
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row, RowKey
+from trtcheck.results.stats import mean, t_quantile, t_sf, trimmed, trimmed_mean
 
 SIDES = ("base", "head")
 SLOWER, FASTER = "slower", "faster"  # with baseline's UNCHANGED and UNDECIDED, the four verdicts
@@ -118,9 +120,9 @@ def decide(base: Sequence[float], head: Sequence[float], *, metric: str, thresho
     if min(n) < 2:
         return Decision(UNDECIDED, None, None, None, n, None, level,
                         "fewer than 2 processes with a figure on a side",
-                        math.exp(_trimmed_mean(b)) if b else None,
-                        math.exp(_trimmed_mean(h)) if h else None)
-    (mb, vb, kb), (mh, vh, kh) = _trimmed(b), _trimmed(h)
+                        math.exp(trimmed_mean(b, TRIM)) if b else None,
+                        math.exp(trimmed_mean(h, TRIM)) if h else None)
+    (mb, vb, kb), (mh, vh, kh) = trimmed(b, TRIM), trimmed(h, TRIM)
     # d > 0: the head is slower (a lower speedup, or a longer time)
     d = (mb - mh) if metric == "speedup" else (mh - mb)
     se2 = vb + vh
@@ -144,95 +146,6 @@ def decide(base: Sequence[float], head: Sequence[float], *, metric: str, thresho
         verdict = UNDECIDED
     return Decision(verdict, math.exp(d), math.exp(low), math.exp(high), n, p, level,
                     base=math.exp(mb), head=math.exp(mh))
-
-
-def _kept(xs: Sequence[float]) -> tuple[list[float], int]:
-    """A side's values, sorted, with ``TRIM`` of them cut off each end (nothing below 4
-    values), and how many were cut off each end."""
-    ordered = sorted(xs)
-    g = int(TRIM * len(ordered))
-    return ordered[g:len(ordered) - g], g
-
-
-def _trimmed_mean(xs: Sequence[float]) -> float:
-    return _mean(_kept(xs)[0])
-
-
-def _trimmed(xs: Sequence[float]) -> tuple[float, float, int]:
-    """Yuen's figures of one side: the mean of what is left after cutting ``TRIM`` of the
-    values off each end, the squared standard error of that mean (from the winsorized
-    variance), and how many values were left. Nothing is cut below 4 values, where it is
-    Welch's mean and squared standard error."""
-    kept, g = _kept(xs)
-    winsorized = [kept[0]] * g + kept + [kept[-1]] * g
-    k = len(kept)
-    return _mean(kept), (len(xs) - 1) * _var(winsorized) / (k * (k - 1)), k
-
-
-def _mean(xs: Sequence[float]) -> float:
-    return math.fsum(xs) / len(xs)
-
-
-def _var(xs: Sequence[float]) -> float:
-    m = _mean(xs)
-    return math.fsum((x - m) ** 2 for x in xs) / (len(xs) - 1)
-
-
-def t_sf(t: float, df: float) -> float:
-    """P(T > t) for Student's t with ``df`` degrees of freedom (any real df > 0)."""
-    if math.isinf(t):
-        return 0.0 if t > 0 else 1.0
-    tail = 0.5 * _betainc(df / 2, 0.5, df / (df + t * t))
-    return tail if t > 0 else 1 - tail
-
-
-def t_quantile(p: float, df: float) -> float:
-    """The ``p`` quantile of Student's t (``p`` above 0.5): Newton's method on :func:`t_sf`,
-    kept inside a bracket that bisection narrows whenever a step would leave it."""
-    lo, hi = 0.0, 1.0
-    while t_sf(hi, df) > 1 - p:
-        lo, hi = hi, hi * 2
-    log_norm = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
-    t = (lo + hi) / 2
-    for _ in range(100):
-        excess = t_sf(t, df) - (1 - p)  # positive: t is below the quantile
-        if excess > 0:
-            lo = t
-        else:
-            hi = t
-        density = math.exp(log_norm - (df + 1) / 2 * math.log1p(t * t / df))
-        step = t + excess / density
-        t = step if lo < step < hi else (lo + hi) / 2
-        if abs(excess) < 1e-12 or hi - lo < 1e-9 * hi:
-            break
-    return t
-
-
-def _betainc(a: float, b: float, x: float) -> float:
-    """The regularized incomplete beta function I_x(a, b), by its continued fraction."""
-    if x <= 0:
-        return 0.0
-    if x >= 1:
-        return 1.0
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-                     + a * math.log(x) + b * math.log1p(-x))
-    if x > (a + 1) / (a + b + 2):  # the fraction converges fast on this side only
-        return 1.0 - _betainc(b, a, 1.0 - x)
-    tiny = 1e-300
-    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    f = d
-    for m in range(1, 500):
-        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
-            d = 1.0 + numerator * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + numerator / c
-            c = c if abs(c) > tiny else tiny
-            f *= c * d
-        if abs(c * d - 1.0) < 1e-14:
-            break
-    return front * f / a
 
 
 @dataclass(frozen=True)
@@ -341,10 +254,10 @@ def kernel_sets(base: Sequence[ProcessFigure], head: Sequence[ProcessFigure],
     sets = []
     for i, (key, per) in enumerate(found.items()):
         values = [v for side in SIDES for v in figures_of(per[side], metric) if v > 0]
-        mean = math.exp(_mean([math.log(v) for v in values])) if values else None
+        figure = math.exp(mean([math.log(v) for v in values])) if values else None
         sets.append(KernelSet(_letter(i), key,
                               {side: tuple(f.process for f in per[side]) for side in SIDES},
-                              mean))
+                              figure))
     return sets
 
 

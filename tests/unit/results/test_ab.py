@@ -25,13 +25,12 @@ from trtcheck.results.ab import (
     ProcessFigure,
     decide,
     sequential,
-    t_quantile,
-    t_sf,
 )
 from trtcheck.results.baseline import PROCESSES, Diff, compare
 from trtcheck.results.figures import Latency, Stats
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row, RowKey
+from trtcheck.results.stats import t_quantile, t_sf
 from trtcheck.status import Status
 
 START, CAP, STEP, ALPHA, THRESHOLD = 6, 15, 3, 0.05, 0.07
