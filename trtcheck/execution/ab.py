@@ -37,9 +37,10 @@ from trtcheck.execution.run import Collection, collect
 from trtcheck.forkserver import ForkServer
 from trtcheck.measure import outputs
 from trtcheck.results import ab
-from trtcheck.results.ab import SIDES, Decision, Level, ProcessFigure
+from trtcheck.results.ab import Decision, Level
 from trtcheck.results.baseline import OUTPUT_CHANGED
 from trtcheck.results.metrics import MAX_REL
+from trtcheck.results.processes import SIDES, ProcessFigure, side_dict
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Analysis, BackendTraits, Row, RowKey
 
@@ -349,7 +350,7 @@ def run_ab(opts: Options, backends: Mapping[str, BackendTraits], base_ref: str,
         "base_rows": [r.to_dict() for r in base_rec.rows],
         "eager_differences": differences,
         "rows": [{"case_id": k.case_id, "backend": k.backend, "profile": k.profile,
-                  **{side: ab.side_dict(per[side]) for side in SIDES},
+                  **{side: side_dict(per[side]) for side in SIDES},
                   "kernel_sets": _kernel_sets(per, names.get(k, {}), opts.gate.metric),
                   "decision": decisions[k].to_dict() if k in decisions else None}
                  for k, per in figures.items()],

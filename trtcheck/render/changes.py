@@ -9,7 +9,7 @@ from typing import Any
 
 from trtcheck.render.escape import md
 from trtcheck.render.text import NONE, PREDICTION_MARK, num
-from trtcheck.results.ab import SIDES, TEST, side_label
+from trtcheck.results.ab import TEST, side_label
 from trtcheck.results.baseline import (
     ACCURACY_FACTOR,
     EAGER,
@@ -29,6 +29,7 @@ from trtcheck.results.baseline import (
     RowChange,
     read,
 )
+from trtcheck.results.processes import SIDES
 from trtcheck.results.record import Record
 from trtcheck.status import FAILING, Status
 

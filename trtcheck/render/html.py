@@ -54,7 +54,6 @@ from trtcheck.render.text import (
     warned,
 )
 from trtcheck.results.ab import (
-    SIDES,
     SPEED_IN_CHANGES,
     newly_failing,
     side_label,
@@ -71,6 +70,7 @@ from trtcheck.results.baseline import (
 )
 from trtcheck.results.figures import LATENCY_FIGURES
 from trtcheck.results.metrics import MAX_ABS, MAX_REL, MIN_ATOL, MIN_RTOL
+from trtcheck.results.processes import SIDES
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
 from trtcheck.status import Status
