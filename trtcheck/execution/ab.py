@@ -39,6 +39,7 @@ from trtcheck.measure import outputs
 from trtcheck.results import ab
 from trtcheck.results.ab import Decision, Level
 from trtcheck.results.baseline import OUTPUT_CHANGED
+from trtcheck.results.kernelsets import differing, kernel_sets
 from trtcheck.results.metrics import MAX_REL
 from trtcheck.results.processes import SIDES, ProcessFigure, side_dict
 from trtcheck.results.record import Record
@@ -396,8 +397,8 @@ def _kernel_sets(per: Mapping[str, list[ProcessFigure]], names: Mapping[str, Any
                  metric: str) -> list[dict[str, Any]]:
     """A row's kernel sets as results.json holds them, each with the kernel names that tell it
     from the others (none when one set ran throughout)."""
-    sets = ab.kernel_sets(per["base"], per["head"], metric)
-    apart = ab.differing(names) if len(sets) > 1 else {}
+    sets = kernel_sets(per["base"], per["head"], metric)
+    apart = differing(names) if len(sets) > 1 else {}
     return [{**k.to_dict(), "differing_names": apart.get(k.fingerprint, {})} for k in sets]
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from trtcheck.render.changes import count_line, decision_lines, render_changes
 from trtcheck.render.html import render_html
-from trtcheck.results import ab, processes
+from trtcheck.results import ab, kernelsets, processes
 from trtcheck.results.ab import (
     FASTER,
     SLOWER,
@@ -340,7 +340,7 @@ def test_a_shift_within_each_kernel_set_is_slower_and_each_set_is_counted() -> N
     assert decision.verdict == SLOWER
     assert decision.change == pytest.approx(1.15, rel=0.04)
     assert "judged within the kernel sets both sides ran" in decision.why
-    sets = ab.kernel_sets(base, head, "speedup")
+    sets = kernelsets.kernel_sets(base, head, "speedup")
     assert [k.letter for k in sets] == ["A", "B"] and all(k.shared for k in sets)
     assert sum(k.count() for k in sets) == 24
 
@@ -356,7 +356,7 @@ def test_a_kernel_set_one_side_alone_ran_is_named_and_left_out_of_the_verdict() 
     decision = ab.decide_row(base, head, metric="speedup", threshold=THRESHOLD,
                              level=Level(ALPHA, 1, 1).per_test)
     assert decision.verdict == UNCHANGED and decision.processes == (6, 4)
-    line = ab.kernel_line(ab.kernel_sets(base, head, "speedup"), "speedup")
+    line = kernelsets.kernel_line(kernelsets.kernel_sets(base, head, "speedup"), "speedup")
     assert re.fullmatch(r"2 kernel sets: A in 10 processes, 1\.5\d×; "
                         r"B in 3 processes, 0\.7\d× \(head only\)", line), line
     # every report names the sets
@@ -382,7 +382,7 @@ def test_kernels_the_head_changed_everywhere_are_judged_together() -> None:
 def test_the_names_that_tell_kernel_sets_apart() -> None:
     names = {"e/b1": {"eager": ["aten::mm ×1"], "backend": ["gemm_a ×1", "relu ×1"]},
              "e/b2": {"eager": ["aten::mm ×1"], "backend": ["gemm_b ×1", "relu ×1"]}}
-    assert ab.differing(names) == {"e/b1": {"eager": [], "backend": ["gemm_a ×1"]},
+    assert kernelsets.differing(names) == {"e/b1": {"eager": [], "backend": ["gemm_a ×1"]},
                                    "e/b2": {"eager": [], "backend": ["gemm_b ×1"]}}
 
 
