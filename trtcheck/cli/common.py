@@ -133,10 +133,10 @@ def say_resumed(rec: Record, out: Path) -> None:
 
 def say_baseline(rec: Record) -> None:
     """The baseline's warnings and how many rows regressed against it."""
+    from trtcheck.render.abtext import side_label
     from trtcheck.render.changes import count_line, decision_lines
     from trtcheck.render.escape import plain
     from trtcheck.results import baseline
-    from trtcheck.results.ab import side_label
     from trtcheck.results.processes import SIDES
 
     diff = baseline.read(rec.baseline)

@@ -7,9 +7,10 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from trtcheck.render.abtext import side_label
 from trtcheck.render.escape import md
 from trtcheck.render.text import NONE, PREDICTION_MARK, num
-from trtcheck.results.ab import TEST, side_label
+from trtcheck.results.ab import TEST
 from trtcheck.results.baseline import (
     ACCURACY_FACTOR,
     EAGER,

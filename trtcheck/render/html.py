@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trtcheck.errors import REPORT_CONVERTER, innermost
+from trtcheck.render.abtext import SPEED_IN_CHANGES, side_label
 from trtcheck.render.changes import (
     ACCURACY_OVER_PROCESSES,
     EAGER_OUTPUTS,
@@ -53,12 +54,7 @@ from trtcheck.render.text import (
     verdict_text,
     warned,
 )
-from trtcheck.results.ab import (
-    SPEED_IN_CHANGES,
-    newly_failing,
-    side_label,
-    speed_over_processes,
-)
+from trtcheck.results.ab import newly_failing, speed_over_processes
 from trtcheck.results.baseline import (
     IMPROVEMENT,
     PROCESSES,

@@ -333,30 +333,11 @@ def sequential(keys: Sequence[RowKey], figures: Callable[[], Figures],
         per_side += more
 
 
-def side_label(section: Mapping[str, Any] | None, side: str) -> str | None:
-    """What a side of an ``ab`` record ran, in the words every report uses: ``v0 (COMMIT)``,
-    ``working tree (COMMIT)``, or ``working tree (uncommitted changes on COMMIT)``; None for a
-    record not made by ``ab``."""
-    entry = ((section or {}).get("sides") or {}).get(side)
-    if not entry:
-        return None
-    ref, commit = entry.get("ref") or "working tree", entry.get("commit") or "unknown commit"
-    # records before "dirty" was kept: the working tree's hash was kept only when it was clean
-    if entry.get("dirty", ref == "working tree" and entry.get("tree") is None):
-        return f"{ref} (uncommitted changes on {commit})"
-    return f"{ref} ({commit})"
-
-
 def speed_over_processes(record: Record) -> bool:
     """Whether an ``ab`` record judged its rows' speed over processes: each row's speedup and
     latency are then its figures over every process of each side, and no report shows one
     process's figures for the same facts beside them."""
     return bool(((record.ab or {}).get("level") or {}).get("rows"))
-
-
-# Where each report points instead of the first process's speed figures.
-SPEED_IN_CHANGES = ("Each row's speedup over eager and latency, for `trtcheck ab`, are its "
-                    "figures over every process of each side, under Head against base.")
 
 
 def newly_failing(record: Record) -> set[RowKey] | None:
