@@ -23,7 +23,7 @@ from typing import Any
 import torch
 from torch.utils import _pytree as pytree
 
-from trtcheck.backends.lowering.release import Rejected, Release, node_value, op_name
+from trtcheck.backends.lowering.release import Rejected, Release, node_value
 from trtcheck.backends.lowering.trt import assumptions
 from trtcheck.backends.lowering.trt.network import standin_gap
 from trtcheck.backends.lowering.trt.types import TORCH, DataType, LayerInformationFormat, LayerType
@@ -35,7 +35,7 @@ from trtcheck.backends.torch_tensorrt.conversion import (
 )
 from trtcheck.backends.torch_tensorrt.inspection import partition_summary
 from trtcheck.errors import BuildRefused
-from trtcheck.tensors import clone
+from trtcheck.tensors import clone, op_name
 
 
 def compiled(release: Release, program: torch.export.ExportedProgram, call: dict[str, Any],

@@ -16,8 +16,9 @@ from typing import Any
 import torch
 from torch.utils import _pytree as pytree
 
-from trtcheck.backends.lowering.release import Rejected, Release, node_value, op_name
+from trtcheck.backends.lowering.release import Rejected, Release, node_value
 from trtcheck.backends.torch_tensorrt.inspection import partition_summary
+from trtcheck.tensors import op_name
 
 _COMPLEX_TO_REAL = {torch.complex64: torch.float32, torch.complex128: torch.float64,
                     torch.complex32: torch.float16}
