@@ -29,7 +29,7 @@ from trtcheck import forkserver
 from trtcheck.backends import preloads
 from trtcheck.config.ab import STEP
 from trtcheck.config.options import Options
-from trtcheck.core.traits import Kind
+from trtcheck.core.traits import Kind, traits_of
 from trtcheck.errors import UsageError
 from trtcheck.execution.isolate import WORKER, IsolatedExecutor
 from trtcheck.execution.probe import describe, git
@@ -155,7 +155,7 @@ def cache_setup(opts: Options, process: int, caches: Path) -> tuple[Options, dic
     inductor = folder("inductor")
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(inductor),
            "TRITON_CACHE_DIR": str(inductor / "triton")}
-    if any(b.partition("@")[0] == "tensorrt" for b in opts.backends):
+    if any((t := traits_of(b)) and t.on_tensorrt for b in opts.backends):
         opts = replace(opts, engine_cache=True, cache_dir=folder("tensorrt"))
     return opts, env
 
