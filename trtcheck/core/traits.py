@@ -20,7 +20,9 @@ class Kind(str, Enum):
 
     MEASURED = "measured"
     EMULATED = "emulated"  # trtcheck's own implementation of the documented rules
-    LOWERED = "lowered"  # Torch-TensorRT's own lowering, its TensorRT blocks run by PyTorch
+    # Torch-TensorRT's own compile from its Python code over trtcheck's TensorRT stand-in: its
+    # converters' networks (or, under --lowering-dryrun, its TensorRT blocks) run by PyTorch
+    LOWERED = "lowered"
 
     def __str__(self) -> str:
         return self.value

@@ -1,7 +1,7 @@
 """The graph-level (dryrun) compile of a Torch-TensorRT release, made to behave like a real one.
 
 ``dynamo.compile(..., dryrun=True)`` runs the release's real lowering and partitioning and builds
-no engine; :func:`compile` runs it as a real compile goes (:meth:`.release.Release.as_real`, its
+no engine; :func:`compiled` runs it as a real compile goes (:meth:`.release.Release.as_real`, its
 early return) and then applies to each TensorRT block what conversion and the engine would do and
 dryrun skips (:func:`as_engines`): a complex value left in a block, float64 without
 ``truncate_double``, the engine's input checks and output dtypes. Each block then runs with
