@@ -28,10 +28,10 @@ from trtcheck.pytest_plugin.zoo import Zoo
 def running(opts: Options, worker_id: str | None) -> Options:
     """The options of a process that runs items: one trtcheck worker, on its device (pytest-xdist
     worker ``gwN`` on the N-th listed GPU, round the list)."""
-    devices = opts.devices or (opts.device,)
+    devices = opts.devices
     number = re.fullmatch(r"gw(\d+)", worker_id or "")
     device = devices[int(number.group(1)) % len(devices) if number else 0]
-    return replace(opts, device=device, devices=(), workers=1)
+    return replace(opts, devices=(device,), workers=1)
 
 
 class Plugin:

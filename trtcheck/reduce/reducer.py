@@ -180,7 +180,7 @@ class Reducer:
         if key not in self.runners:
             # the executor's options: a pool's first worker keeps its own device
             opts = replace(self.executor.opts, backends=(row.backend,), profiles=(profile,),
-                           timing=bundle.QUICK, workers=1, devices=(),
+                           timing=bundle.QUICK, workers=1, devices=self.executor.opts.devices[:1],
                            out=Path(self.tmp.name) / slug(f"{row.backend}-{profile.name}"))
             opts.out.mkdir(parents=True, exist_ok=True)
             self.runners[key] = Candidates(opts, {row.backend: self.backends[row.backend]},

@@ -50,7 +50,7 @@ def job(tmp_path_factory: pytest.TempPathFactory) -> Job:
     """Two processes a side, base and head alternating as ab runs them; the head adds 1200 to
     every third id."""
     work = tmp_path_factory.mktemp("ab")
-    job = Job(Options(paths=(work,), device="cpu"), {}, {}, work, print, 1)
+    job = Job(Options(paths=(work,), devices=("cpu",)), {}, {}, work, print, 1)
     ticks = itertools.count()
     job.processes = [_process(i, side, work, ticks)
                      for i, side in enumerate(("base", "head", "head", "base"))]
