@@ -130,19 +130,19 @@ Pool = dict[str, list[Any]]  # row -> its processes' figures (ProcessFigure) on 
 
 def jobs_found(work: Path, names: list[tuple[str, str]]) -> dict[str, Any]:
     """Each job's two sides as pools, its metric, exit code, settings, threshold and verdicts."""
-    from trtcheck.results import ab as rule
+    from trtcheck.results.processes import SIDES, row_entries
 
     found = {}
     for name, metric in names:
         record = json.loads((work / f"ab-{name}" / "results.json").read_text())
-        entries = rule.row_entries(record["ab"])
+        entries = row_entries(record["ab"])
         found[name] = {
             "metric": metric,
             "exit": json.loads((work / f"ab-{name}" / "job.json").read_text())["exit"],
             "settings": record["ab"]["settings"], "threshold": record["baseline"]["threshold"],
             "decisions": {r["case_id"]: r["decision"] for r in record["ab"]["rows"]},
             **{side: {k.case_id: sides[side] for k, sides in entries.items()}
-               for side in rule.SIDES}}
+               for side in SIDES}}
     return found
 
 
@@ -152,6 +152,7 @@ def comparison(sides: dict[str, tuple[list[Any], list[Any]]], metric: str, thres
     processes of each side's draw, then more as the rule asks, up to what the draws hold."""
     from trtcheck.config.ab import STEP, defaults
     from trtcheck.results import ab as rule
+    from trtcheck.results.processes import SIDES
     from trtcheck.results.rows import RowKey
 
     keys = [RowKey(r, "inductor", "default") for r in sorted(sides)]
@@ -160,7 +161,7 @@ def comparison(sides: dict[str, tuple[list[Any], list[Any]]], metric: str, thres
     taken = {"n": min(settings.start, cap)}
 
     def figures() -> dict[RowKey, dict[str, list[Any]]]:
-        return {k: {s: draw[:taken["n"]] for s, draw in zip(rule.SIDES, sides[k.case_id],
+        return {k: {s: draw[:taken["n"]] for s, draw in zip(SIDES, sides[k.case_id],
                                                              strict=True)} for k in keys}
 
     def measure_more(undecided: list[RowKey], more: int) -> bool:

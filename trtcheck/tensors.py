@@ -28,10 +28,13 @@ def leaves_with_paths(tree: Any) -> list[tuple[str, Any]]:
     return [(pytree.keystr(path), leaf) for path, leaf in flat]
 
 
-def op_name(target: Any) -> str:
-    """``aten.mul.Tensor`` for an OpOverload, the function's name otherwise."""
+def op_name(target: Any, *, module: bool = False) -> str:
+    """An FX node's target, named for a message: ``aten.mul.Tensor`` for an OpOverload, the
+    function's name otherwise (with ``module``, its module's too: ``_operator.getitem``)."""
     if isinstance(target, torch._ops.OpOverload):
         return str(target)
+    if module:
+        return f"{getattr(target, '__module__', '')}.{getattr(target, '__name__', target)}".lstrip(".")
     return getattr(target, "__name__", str(target))
 
 

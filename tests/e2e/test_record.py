@@ -25,7 +25,7 @@ def test_worker_protocol_sends_the_analysis_then_each_row(make_zoo, tmp_path: Pa
     """})
     file = ZooFile(root, root / "m.py")
     [spec] = load(file).specs
-    opts = Options(paths=(root,), backends=("eager",), device="cpu", timeout=120)
+    opts = Options(paths=(root,), backends=("eager",), devices=("cpu",), timeout=120)
     executor = IsolatedExecutor(opts, {"eager": get("eager")}, tmp_path / "worker.log")
     try:
         items = list(executor.rows(Case(file, spec, "float32")))

@@ -133,17 +133,18 @@ def say_resumed(rec: Record, out: Path) -> None:
 
 def say_baseline(rec: Record) -> None:
     """The baseline's warnings and how many rows regressed against it."""
+    from trtcheck.render.abtext import side_label
     from trtcheck.render.changes import count_line, decision_lines
     from trtcheck.render.escape import plain
-    from trtcheck.results import ab, baseline
-    from trtcheck.results.ab import side_label
+    from trtcheck.results import baseline
+    from trtcheck.results.processes import SIDES
 
     diff = baseline.read(rec.baseline)
     if diff is None:
         return
     for warning in diff.warnings:
         echo(f"warning: {plain(warning)}", err=True)
-    labels = [side_label(rec.ab, side) for side in ab.SIDES]
+    labels = [side_label(rec.ab, side) for side in SIDES]
     if labels[0] and labels[1]:
         same = " (same tree: both sides ran the same code)" if rec.ab and rec.ab.get("same_tree") \
             else ""

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trtcheck.config.settings import BY_KEY, CACHE_DEFAULTS, CACHE_MODES
-from trtcheck.core.traits import NAMES
+from trtcheck.core.traits import NAMES, BackendRef
 from trtcheck.errors import ConfigError
 
 STEP = 3  # processes a side added at a time for the rows still undecided
@@ -33,7 +33,7 @@ class ABSettings:
 
     def cache(self, backend: str) -> str:
         """``shared`` or ``private``: the compile cache of a backend (``inductor``, ``tensorrt``)."""
-        return self.caches.get(backend.partition("@")[0], "shared")
+        return self.caches.get(BackendRef.parse(backend).name, "shared")
 
     def to_dict(self) -> dict[str, Any]:
         return {"start": self.start, "cap": self.cap, "step": STEP, "budget_s": self.budget_s,

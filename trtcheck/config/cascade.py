@@ -89,7 +89,7 @@ def resolve(paths: tuple[Path, ...], *, reads_baseline: bool = True, **given: An
         known_profiles=tuple(known_profiles),
         tolerances=validation.configured_tolerances(config, where),
         timing=Timing.from_config(config.get("timing", {}), f"{where}.timing"),
-        device=devices[0],
+        devices=devices,
         workers=validation.workers(devices, *value("workers"), isolate=value("isolate")[0]),
         shard=shard,
         engine_cache=bool(cache_path) if use_cache is None else use_cache,
@@ -111,8 +111,7 @@ def resolve(paths: tuple[Path, ...], *, reads_baseline: bool = True, **given: An
     # Every other setting as it is; one that Options has no field for is a TypeError here.
     as_given = {s.attr: _as_field(s, value(s.key)[0]) for s in SETTINGS
                 if s.attr not in worked_out}
-    return Options(paths=tuple(p.resolve() for p in paths), devices=devices if len(devices) > 1 else (),
-                   ci=ci, **worked_out, **as_given)
+    return Options(paths=tuple(p.resolve() for p in paths), ci=ci, **worked_out, **as_given)
 
 
 def _renamed(config: Mapping[str, Any], where: str) -> tuple[dict[str, Any], tuple[str, ...]]:

@@ -71,8 +71,8 @@ class Options:
     tolerances: Mapping[str, Tolerance] = setting("tolerances",
                                                   lambda _: dict(DEFAULT_TOLERANCES))
     timing: Timing = setting("timing", lambda table: Timing(**table))
-    device: str = setting("device")
-    devices: tuple[str, ...] = ()  # every listed GPU, one worker each; () means (device,)
+    # Every device the run uses: one, or the listed GPUs (one worker each); a worker's, its own.
+    devices: tuple[str, ...] = setting("device")
     workers: int = setting("workers")
     shard: tuple[int, int] | None = setting("shard")  # (index from 1, count)
     engine_cache: bool = setting("engine_cache")
@@ -116,11 +116,16 @@ class Options:
     # process of a side, its eager outputs: trtcheck.measure.outputs); None: kept nowhere.
     eager_outputs: Path | None = unrecorded(None)
 
+    @property
+    def device(self) -> str:
+        """The device this process runs on: the first listed (a worker's only one)."""
+        return self.devices[0]
+
     def to_dict(self) -> dict[str, Any]:
         """The options a record keeps: every field but those marked unrecorded, as JSON."""
         out = {f.name: _plain(getattr(self, f.name)) for f in fields(self)
                if f.metadata.get("record", True)}
-        out["devices"] = list(self.devices or (self.device,))
+        out["device"] = self.device  # as records before the list was one field held it
         out["shard"] = f"{self.shard[0]}/{self.shard[1]}" if self.shard else None
         return out
 

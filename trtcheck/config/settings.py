@@ -122,7 +122,8 @@ SETTINGS: tuple[Setting, ...] = (
             metavar="DIR", action="out", commands=(*RUNS, ANALYZE, PYTEST)),
     Setting("device", str, "auto", "cpu, cuda, cuda:N, a list of GPUs cuda:0,cuda:1 (one worker "
             "each) or auto [auto: cuda when available].", flag="--device", metavar="DEV",
-            action="device", rows=True, undecided="cpu", commands=(*RUNS, PYTEST)),
+            action="device", rows=True, undecided=("cpu",), commands=(*RUNS, PYTEST),
+            field="devices"),
     Setting("isolate", bool, True, "Run each case in a worker subprocess [isolate]; --no-isolate "
             "runs them in-process, for debugging (no timeouts).", flag="--isolate/--no-isolate",
             commands=(RUN, REDUCE, PYTEST)),

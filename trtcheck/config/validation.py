@@ -19,7 +19,7 @@ from trtcheck.core.profiles import (
     Profile,
     Tolerance,
 )
-from trtcheck.core.traits import BackendRef
+from trtcheck.core.traits import traits_of
 from trtcheck.errors import ConfigError, UsageError, did_you_mean
 
 COMMAND_LINE = "command line"
@@ -148,7 +148,7 @@ def fraction(value: float | str, where: str) -> float:
 def lowering_code(specs: list[str], source: str, backends: list[str]) -> list[str]:
     """``torch_tensorrt`` picks the lowering backend's code: named with other backends only,
     it would do nothing, so that is an error."""
-    if specs and backends and not any(BackendRef.parse(b).name == "lowering" for b in backends):
+    if specs and backends and not any((t := traits_of(b)) and t.releases for b in backends):
         raise ConfigError(f"{setting_name(source, 'torch_tensorrt')}: picks the code of the lowering "
                           "backend, which is not among the backends (add --backend lowering)")
     return specs

@@ -20,7 +20,9 @@ class Kind(str, Enum):
 
     MEASURED = "measured"
     EMULATED = "emulated"  # trtcheck's own implementation of the documented rules
-    LOWERED = "lowered"  # Torch-TensorRT's own lowering, its TensorRT blocks run by PyTorch
+    # Torch-TensorRT's own compile from its Python code over trtcheck's TensorRT stand-in: its
+    # converters' networks (or, under --lowering-dryrun, its TensorRT blocks) run by PyTorch
+    LOWERED = "lowered"
 
     def __str__(self) -> str:
         return self.value
@@ -40,7 +42,8 @@ class Traits:
     profile); ``needs_cuda``: it runs on CUDA only; ``subprocess``: it runs code in a process of
     its own; ``releases``: rows may name a Torch-TensorRT release (``NAME@VERSION``);
     ``from_module``: it compiles the user's module, not the exported program, so a process that
-    gives figures only need not export for it."""
+    gives figures only need not export for it; ``on_tensorrt``: its measurements are TensorRT's
+    (the other measured backends measure PyTorch)."""
 
     name: str
     kind: Kind
@@ -50,10 +53,12 @@ class Traits:
     subprocess: bool = False
     releases: bool = False
     from_module: bool = False
+    on_tensorrt: bool = False
 
 
 TRAITS: Mapping[str, Traits] = {t.name: t for t in (
-    Traits("tensorrt", Kind.MEASURED, rewrites=True, uses_profiles=True, needs_cuda=True),
+    Traits("tensorrt", Kind.MEASURED, rewrites=True, uses_profiles=True, needs_cuda=True,
+           on_tensorrt=True),
     Traits("lowering", Kind.LOWERED, rewrites=True, uses_profiles=True, subprocess=True,
            releases=True),
     Traits("emulate", Kind.EMULATED, rewrites=True, uses_profiles=True),

@@ -29,7 +29,7 @@ from trtcheck import forkserver
 from trtcheck.backends import preloads
 from trtcheck.config.ab import STEP
 from trtcheck.config.options import Options
-from trtcheck.core.traits import Kind
+from trtcheck.core.traits import Kind, traits_of
 from trtcheck.errors import UsageError
 from trtcheck.execution.isolate import WORKER, IsolatedExecutor
 from trtcheck.execution.probe import describe, git
@@ -37,9 +37,11 @@ from trtcheck.execution.run import Collection, collect
 from trtcheck.forkserver import ForkServer
 from trtcheck.measure import outputs
 from trtcheck.results import ab
-from trtcheck.results.ab import SIDES, Decision, Level, ProcessFigure
+from trtcheck.results.ab import Decision, Level
 from trtcheck.results.baseline import OUTPUT_CHANGED
+from trtcheck.results.kernelsets import differing, kernel_sets
 from trtcheck.results.metrics import MAX_REL
+from trtcheck.results.processes import SIDES, ProcessFigure, side_dict
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Analysis, BackendTraits, Row, RowKey
 
@@ -153,7 +155,7 @@ def cache_setup(opts: Options, process: int, caches: Path) -> tuple[Options, dic
     inductor = folder("inductor")
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(inductor),
            "TRITON_CACHE_DIR": str(inductor / "triton")}
-    if any(b.partition("@")[0] == "tensorrt" for b in opts.backends):
+    if any((t := traits_of(b)) and t.on_tensorrt for b in opts.backends):
         opts = replace(opts, engine_cache=True, cache_dir=folder("tensorrt"))
     return opts, env
 
@@ -349,7 +351,7 @@ def run_ab(opts: Options, backends: Mapping[str, BackendTraits], base_ref: str,
         "base_rows": [r.to_dict() for r in base_rec.rows],
         "eager_differences": differences,
         "rows": [{"case_id": k.case_id, "backend": k.backend, "profile": k.profile,
-                  **{side: ab.side_dict(per[side]) for side in SIDES},
+                  **{side: side_dict(per[side]) for side in SIDES},
                   "kernel_sets": _kernel_sets(per, names.get(k, {}), opts.gate.metric),
                   "decision": decisions[k].to_dict() if k in decisions else None}
                  for k, per in figures.items()],
@@ -395,8 +397,8 @@ def _kernel_sets(per: Mapping[str, list[ProcessFigure]], names: Mapping[str, Any
                  metric: str) -> list[dict[str, Any]]:
     """A row's kernel sets as results.json holds them, each with the kernel names that tell it
     from the others (none when one set ran throughout)."""
-    sets = ab.kernel_sets(per["base"], per["head"], metric)
-    apart = ab.differing(names) if len(sets) > 1 else {}
+    sets = kernel_sets(per["base"], per["head"], metric)
+    apart = differing(names) if len(sets) > 1 else {}
     return [{**k.to_dict(), "differing_names": apart.get(k.fingerprint, {})} for k in sets]
 
 

@@ -257,12 +257,13 @@ class WorkerPool:
     once; on CPU the workers split the cores between them. Cases go out by :class:`Schedule`."""
 
     def __init__(self, opts: Options, backends: Mapping[str, BackendTraits], log_path: Path) -> None:
-        devices = opts.devices or (opts.device,) * opts.workers
+        # one worker per listed GPU; on one device, that many workers share it
+        devices = opts.devices if len(opts.devices) > 1 else opts.devices * opts.workers
         env = None
         if not opts.device.startswith("cuda") and "OMP_NUM_THREADS" not in os.environ:
             env = {**os.environ, "OMP_NUM_THREADS": str(max(1, (os.cpu_count() or 1) // len(devices)))}
         # The first worker is the zoo collector's child; the others import torch meanwhile.
-        self.executors = [IsolatedExecutor(replace(opts, device=d, devices=()), backends, log_path,
+        self.executors = [IsolatedExecutor(replace(opts, devices=(d,)), backends, log_path,
                                            env, start=i > 0)
                           for i, d in enumerate(devices)]
         self.stopping = False

@@ -6,7 +6,7 @@ A worker runs its cases one after another in one Python process. Without this, w
 factory or a backend's compile sets (grad mode, the default dtype, TF32, deterministic mode,
 Dynamo's caches and its automatic-dynamic marks, Torch-TensorRT's runtime modes) would carry into
 the next case: a second ``nn.Sequential`` compiled by ``torch.compile`` is then a recompile of the
-first one's frame, with dynamic shapes. Each setting is declared once in :data:`SETTINGS`, with
+first one's frame, with dynamic shapes. Each setting is declared once in :data:`PROCESS_STATE`, with
 how to read and write it; one whose module is not imported is left alone, since nothing has
 changed it. What cannot be put back is named in docs/guide.md ("What each row starts from").
 """
@@ -23,7 +23,7 @@ import torch
 
 
 @dataclass(frozen=True)
-class Setting:
+class ProcessSetting:
     """One piece of process-global state: how to read it and how to write it back, and the
     module that must be imported already for it to be read (none for torch's own)."""
 
@@ -33,14 +33,14 @@ class Setting:
     needs: str = "torch"
 
 
-def _cuda_matmul(flag: str) -> Setting:
-    return Setting(f"torch.backends.cuda.matmul.{flag}",
+def _cuda_matmul(flag: str) -> ProcessSetting:
+    return ProcessSetting(f"torch.backends.cuda.matmul.{flag}",
                    lambda: getattr(torch.backends.cuda.matmul, flag),
                    lambda v: setattr(torch.backends.cuda.matmul, flag, v))
 
 
-def _cudnn(flag: str) -> Setting:
-    return Setting(f"torch.backends.cudnn.{flag}", lambda: getattr(torch.backends.cudnn, flag),
+def _cudnn(flag: str) -> ProcessSetting:
+    return ProcessSetting(f"torch.backends.cudnn.{flag}", lambda: getattr(torch.backends.cudnn, flag),
                    lambda v: setattr(torch.backends.cudnn, flag, v))
 
 
@@ -62,7 +62,7 @@ def _set_cuda_rng(states: list[torch.Tensor] | None) -> None:
         torch.cuda.set_rng_state_all(states)
 
 
-def _config(module: str) -> Setting:
+def _config(module: str) -> ProcessSetting:
     """A ``torch._dynamo.config``-style module: every option, as one dictionary; only the
     options that differ are written back, so that the others keep their defaults' standing."""
     def put(then: dict[str, Any]) -> None:
@@ -72,11 +72,11 @@ def _config(module: str) -> Setting:
             if not _same(now.get(key), value):
                 setattr(config, key, value)
 
-    return Setting(module, lambda: sys.modules[module].get_config_copy(), put, needs=module)
+    return ProcessSetting(module, lambda: sys.modules[module].get_config_copy(), put, needs=module)
 
 
-def _numpy_rng() -> Setting:
-    return Setting("numpy.random", lambda: sys.modules["numpy"].random.get_state(),
+def _numpy_rng() -> ProcessSetting:
+    return ProcessSetting("numpy.random", lambda: sys.modules["numpy"].random.get_state(),
                    lambda v: sys.modules["numpy"].random.set_state(v), needs="numpy")
 
 
@@ -88,35 +88,35 @@ _TRT_MODES = (("torch_tensorrt.runtime._cudagraphs", "_PY_RT_CUDAGRAPHS", "set_c
                "set_multi_device_safe_mode"))
 
 
-def _trt_mode(module: str, variable: str, op: str) -> Setting:
+def _trt_mode(module: str, variable: str, op: str) -> ProcessSetting:
     def put(value: Any) -> None:
         setattr(sys.modules[module], variable, value)
         features = getattr(sys.modules.get("torch_tensorrt"), "ENABLED_FEATURES", None)
         if getattr(features, "torch_tensorrt_runtime", False):
             getattr(torch.ops.tensorrt, op)(value)
 
-    return Setting(f"{module}.{variable}", lambda: getattr(sys.modules[module], variable), put,
+    return ProcessSetting(f"{module}.{variable}", lambda: getattr(sys.modules[module], variable), put,
                    needs=module)
 
 
-SETTINGS: tuple[Setting, ...] = (
-    Setting("grad mode", torch.is_grad_enabled, torch.set_grad_enabled),
-    Setting("default dtype", torch.get_default_dtype, torch.set_default_dtype),
+PROCESS_STATE: tuple[ProcessSetting, ...] = (
+    ProcessSetting("grad mode", torch.is_grad_enabled, torch.set_grad_enabled),
+    ProcessSetting("default dtype", torch.get_default_dtype, torch.set_default_dtype),
     # cpu is set back as no default device at all, as a fresh process has it, not as a mode
     # that places every new tensor on the CPU
-    Setting("default device", torch.get_default_device,
+    ProcessSetting("default device", torch.get_default_device,
             lambda v: torch.set_default_device(None if v == torch.device("cpu") else v)),
-    Setting("float32 matmul precision", torch.get_float32_matmul_precision,
+    ProcessSetting("float32 matmul precision", torch.get_float32_matmul_precision,
             torch.set_float32_matmul_precision),
-    Setting("deterministic algorithms", _deterministic, _set_deterministic),
-    Setting("intra-op threads", torch.get_num_threads, torch.set_num_threads),
+    ProcessSetting("deterministic algorithms", _deterministic, _set_deterministic),
+    ProcessSetting("intra-op threads", torch.get_num_threads, torch.set_num_threads),
     _cuda_matmul("allow_tf32"),
     _cuda_matmul("allow_fp16_reduced_precision_reduction"),
     _cuda_matmul("allow_bf16_reduced_precision_reduction"),
     _cudnn("enabled"), _cudnn("benchmark"), _cudnn("deterministic"), _cudnn("allow_tf32"),
-    Setting("torch random state", torch.get_rng_state, torch.set_rng_state),
-    Setting("CUDA random state", _cuda_rng, _set_cuda_rng),
-    Setting("random", random.getstate, random.setstate, needs="random"),
+    ProcessSetting("torch random state", torch.get_rng_state, torch.set_rng_state),
+    ProcessSetting("CUDA random state", _cuda_rng, _set_cuda_rng),
+    ProcessSetting("random", random.getstate, random.setstate, needs="random"),
     _numpy_rng(),
     _config("torch._dynamo.config"),
     _config("torch._inductor.config"),
@@ -133,7 +133,7 @@ class Snapshot:
     def restore(self) -> None:
         """Put back every setting taken that has changed since, and reset Dynamo's in-memory
         state. A setting whose module was imported after the snapshot is left as it is."""
-        for setting in SETTINGS:
+        for setting in PROCESS_STATE:
             if setting.name in self.values and setting.needs in sys.modules:
                 then = self.values[setting.name]
                 if not _same(setting.get(), then):
@@ -143,7 +143,7 @@ class Snapshot:
 
 def take() -> Snapshot:
     """The settings as they are now."""
-    return Snapshot({s.name: s.get() for s in SETTINGS if s.needs in sys.modules})
+    return Snapshot({s.name: s.get() for s in PROCESS_STATE if s.needs in sys.modules})
 
 
 def reset_dynamo() -> None:

@@ -253,7 +253,7 @@ def environment(opts: Options) -> dict[str, Any]:
     started = datetime.now(timezone.utc)
     env = probe.describe(opts.device, opts.paths[0])
     env["started"] = started.isoformat(timespec="seconds")
-    if opts.devices:
+    if len(opts.devices) > 1:
         env["devices"] = list(opts.devices)
     return env
 

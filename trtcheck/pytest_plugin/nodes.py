@@ -38,9 +38,9 @@ def case_scope(nodeid: str) -> str:
     return head + bracket + params.partition("-")[0] if bracket else nodeid
 
 
-class ZooFile(pytest.File):
-    """A zoo file: its problems' items, then each case's rows, every backend under every profile
-    it takes."""
+class ZooFileNode(pytest.File):
+    """A zoo file as pytest's node (:class:`trtcheck.zoo.discover.ZooFile` is the file found):
+    its problems' items, then each case's rows, every backend under every profile it takes."""
 
     def __init__(self, *, zoo: Zoo, **kw: Any) -> None:
         super().__init__(**kw)

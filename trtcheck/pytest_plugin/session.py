@@ -20,7 +20,7 @@ from trtcheck.config.options import Options
 from trtcheck.core.traits import NAMES
 from trtcheck.errors import OutputError, TrtcheckError
 from trtcheck.pytest_plugin import options, outcome
-from trtcheck.pytest_plugin.nodes import MARK, RowItem, ZooFile, case_scope
+from trtcheck.pytest_plugin.nodes import MARK, RowItem, ZooFileNode, case_scope
 from trtcheck.pytest_plugin.recorder import Recorder
 from trtcheck.pytest_plugin.zoo import Zoo
 
@@ -28,10 +28,10 @@ from trtcheck.pytest_plugin.zoo import Zoo
 def running(opts: Options, worker_id: str | None) -> Options:
     """The options of a process that runs items: one trtcheck worker, on its device (pytest-xdist
     worker ``gwN`` on the N-th listed GPU, round the list)."""
-    devices = opts.devices or (opts.device,)
+    devices = opts.devices
     number = re.fullmatch(r"gw(\d+)", worker_id or "")
     device = devices[int(number.group(1)) % len(devices) if number else 0]
-    return replace(opts, device=device, devices=(), workers=1)
+    return replace(opts, devices=(device,), workers=1)
 
 
 class Plugin:
@@ -71,7 +71,7 @@ class Plugin:
         # A zoo file pytest would import as a test module (one named on the command line) is
         # imported by trtcheck's worker only, never in pytest's process.
         return [*(c for c in found if not isinstance(c, pytest.Module)),
-                ZooFile.from_parent(parent, path=file_path, zoo=self.zoo)]
+                ZooFileNode.from_parent(parent, path=file_path, zoo=self.zoo)]
 
     def _pytests(self, path: Path) -> bool:
         """Whether pytest takes the file for a test module by its name (``python_files``)."""

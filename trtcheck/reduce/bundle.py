@@ -42,7 +42,9 @@ class Reduced(torch.nn.Module):
 '''
 
 
-# What ran the row, by level: whether it measured TensorRT, and what a reader is told it was.
+# What ran the row, by level: its backend's core.traits.Kind told apart where a reader needs more
+# (a measurement on TensorRT or on PyTorch, a lowering at the converter or the graph level), and
+# what a reader is told it was.
 MEASURED, CONVERTERS, GRAPH, EMULATED, PYTORCH = "tensorrt", "converters", "graph", "emulate", "pytorch"
 
 

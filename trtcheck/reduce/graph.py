@@ -24,7 +24,7 @@ from torch.export.graph_signature import InputKind
 from torch.fx import _pytree as fx_pytree
 from torch.utils import _pytree as pytree
 
-from trtcheck.tensors import decompose
+from trtcheck.tensors import decompose, op_name
 
 _WEIGHTS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
 
@@ -92,13 +92,7 @@ class Recorded:
 
     def op(self, name: str) -> str:
         """The op of node ``name`` as Torch names it (``aten.sub.Tensor``)."""
-        return op_name(self.node(name).target)
-
-
-def op_name(target: Any) -> str:
-    if isinstance(target, torch._ops.OpOverload):
-        return str(target)
-    return f"{getattr(target, '__module__', '')}.{getattr(target, '__name__', target)}".lstrip(".")
+        return op_name(self.node(name).target, module=True)
 
 
 def record(program: ExportedProgram, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Recorded:

@@ -20,7 +20,7 @@ from trtcheck.backends.lowering.code import CodeUnavailable, default_release, lo
 from trtcheck.backends.torch_tensorrt.compat import adapt_settings, parse_version
 from trtcheck.config.options import Options
 from trtcheck.core.profiles import BUILTIN_PROFILES, Profile
-from trtcheck.core.traits import BackendRef
+from trtcheck.core.traits import BackendRef, Kind, traits_of
 from trtcheck.execution.case import in_full
 from trtcheck.execution.job import After
 from trtcheck.execution.run import Collection, OneAtATime
@@ -180,7 +180,7 @@ class Reducer:
         if key not in self.runners:
             # the executor's options: a pool's first worker keeps its own device
             opts = replace(self.executor.opts, backends=(row.backend,), profiles=(profile,),
-                           timing=bundle.QUICK, workers=1, devices=(),
+                           timing=bundle.QUICK, workers=1, devices=self.executor.opts.devices[:1],
                            out=Path(self.tmp.name) / slug(f"{row.backend}-{profile.name}"))
             opts.out.mkdir(parents=True, exist_ok=True)
             self.runners[key] = Candidates(opts, {row.backend: self.backends[row.backend]},
@@ -397,18 +397,19 @@ class Reducer:
         """What compiled the row, at which level, through which front-end, and the release
         whose settings it took."""
         ref = BackendRef.parse(row.backend)
+        kind = ref.traits.kind if ref.traits else None
         versions = row.evidence.versions
-        if ref.name == "lowering":
+        if kind is Kind.LOWERED:
             return bundle.Ran(row.backend, self._release(row),
                               bundle.GRAPH if self.opts.lowering_dryrun else bundle.CONVERTERS,
                               jit=profile.jit)
         release = (ref.release or versions.get("torch_tensorrt") or self.env.get("torch_tensorrt")
                    or default_release(torch_minor()))
-        if ref.name == "tensorrt":
+        if ref.traits and ref.traits.on_tensorrt:
             return bundle.Ran(row.backend, release, bundle.MEASURED,
                               versions.get("tensorrt") or self.env.get("tensorrt"), profile.jit)
         return bundle.Ran(row.backend, release,
-                          bundle.EMULATED if ref.name == "emulate" else bundle.PYTORCH,
+                          bundle.EMULATED if kind is Kind.EMULATED else bundle.PYTORCH,
                           jit=profile.jit)
 
     def _release(self, row: Row) -> str:
@@ -434,7 +435,8 @@ class Reducer:
             args += ["--torch-tensorrt", spec]
         if self.opts.device != "cpu":
             args += ["--device", self.opts.device]
-        if base == "lowering" and self.opts.lowering_dryrun:  # the level it was reduced at
+        lowered = (traits := traits_of(base)) is not None and traits.kind is Kind.LOWERED
+        if lowered and self.opts.lowering_dryrun:  # the level it was reduced at
             args.append("--lowering-dryrun")
         return args
 

@@ -7,9 +7,10 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from trtcheck.render.abtext import side_label
 from trtcheck.render.escape import md
 from trtcheck.render.text import NONE, PREDICTION_MARK, num
-from trtcheck.results.ab import SIDES, TEST, side_label
+from trtcheck.results.ab import TEST
 from trtcheck.results.baseline import (
     ACCURACY_FACTOR,
     EAGER,
@@ -29,6 +30,7 @@ from trtcheck.results.baseline import (
     RowChange,
     read,
 )
+from trtcheck.results.processes import SIDES
 from trtcheck.results.record import Record
 from trtcheck.status import FAILING, Status
 

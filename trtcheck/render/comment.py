@@ -21,6 +21,7 @@ from importlib import resources
 from typing import Any
 
 from trtcheck.core.traits import NO_BACKEND
+from trtcheck.render.abtext import side_label
 from trtcheck.render.escape import md
 from trtcheck.render.link import RunLink, commit_of
 from trtcheck.render.text import (
@@ -42,7 +43,7 @@ from trtcheck.render.text import (
     verdict_text,
     warned,
 )
-from trtcheck.results.ab import newly_failing, side_label, speed_over_processes
+from trtcheck.results.ab import newly_failing, speed_over_processes
 from trtcheck.results.metrics import MAX_ABS, MAX_REL, MIN_ATOL, MIN_RTOL, severity
 from trtcheck.results.record import Record
 from trtcheck.results.rows import NO_PROFILE, Row

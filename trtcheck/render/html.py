@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trtcheck.errors import REPORT_CONVERTER, innermost
+from trtcheck.render.abtext import SPEED_IN_CHANGES, side_label
 from trtcheck.render.changes import (
     ACCURACY_OVER_PROCESSES,
     EAGER_OUTPUTS,
@@ -53,13 +54,7 @@ from trtcheck.render.text import (
     verdict_text,
     warned,
 )
-from trtcheck.results.ab import (
-    SIDES,
-    SPEED_IN_CHANGES,
-    newly_failing,
-    side_label,
-    speed_over_processes,
-)
+from trtcheck.results.ab import newly_failing, speed_over_processes
 from trtcheck.results.baseline import (
     IMPROVEMENT,
     PROCESSES,
@@ -71,6 +66,7 @@ from trtcheck.results.baseline import (
 )
 from trtcheck.results.figures import LATENCY_FIGURES
 from trtcheck.results.metrics import MAX_ABS, MAX_REL, MIN_ATOL, MIN_RTOL
+from trtcheck.results.processes import SIDES
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
 from trtcheck.status import Status

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from trtcheck.core.traits import TTRT_MIN_BLOCK_SIZE, BackendRef, Kind
+from trtcheck.render.abtext import SPEED_IN_CHANGES, side_label
 from trtcheck.render.changes import render_changes
 from trtcheck.render.escape import md
 from trtcheck.render.link import RunLink, commit_of
@@ -38,7 +39,7 @@ from trtcheck.render.text import (
     verdict_text,
     warned,
 )
-from trtcheck.results.ab import SPEED_IN_CHANGES, side_label, speed_over_processes
+from trtcheck.results.ab import speed_over_processes
 from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row

@@ -5,7 +5,8 @@ Each side ran in several fresh processes; each process gave every row it ran one
 speedup, eager ÷ backend interleaved in that process, or the backend's latency). A row is
 judged on those figures alone: Welch's one-sided t test on their logarithms, at a level
 corrected for every row and every look of the sequential step (Bonferroni), and the change's
-point estimate beyond the threshold. No torch, no scipy: the t distribution is computed here.
+point estimate beyond the threshold. No torch, no scipy: the t distribution is
+:mod:`trtcheck.results.stats`'s.
 """
 
 from __future__ import annotations
@@ -30,10 +31,12 @@ from trtcheck.results.baseline import (
     compare,
 )
 from trtcheck.results.jsontext import finite
+from trtcheck.results.kernelsets import kernel_line, kernel_sets
+from trtcheck.results.processes import SIDES, ProcessFigure, figures_of, sides
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row, RowKey
+from trtcheck.results.stats import t_quantile, t_sf, trimmed, trimmed_mean
 
-SIDES = ("base", "head")
 SLOWER, FASTER = "slower", "faster"  # with baseline's UNCHANGED and UNDECIDED, the four verdicts
 DECIDED = (SLOWER, FASTER, UNCHANGED)
 TEST = "Welch's one-sided t test on per-process log figures, 25% trimmed (Yuen's)"
@@ -118,9 +121,9 @@ def decide(base: Sequence[float], head: Sequence[float], *, metric: str, thresho
     if min(n) < 2:
         return Decision(UNDECIDED, None, None, None, n, None, level,
                         "fewer than 2 processes with a figure on a side",
-                        math.exp(_trimmed_mean(b)) if b else None,
-                        math.exp(_trimmed_mean(h)) if h else None)
-    (mb, vb, kb), (mh, vh, kh) = _trimmed(b), _trimmed(h)
+                        math.exp(trimmed_mean(b, TRIM)) if b else None,
+                        math.exp(trimmed_mean(h, TRIM)) if h else None)
+    (mb, vb, kb), (mh, vh, kh) = trimmed(b, TRIM), trimmed(h, TRIM)
     # d > 0: the head is slower (a lower speedup, or a longer time)
     d = (mb - mh) if metric == "speedup" else (mh - mb)
     se2 = vb + vh
@@ -144,239 +147,6 @@ def decide(base: Sequence[float], head: Sequence[float], *, metric: str, thresho
         verdict = UNDECIDED
     return Decision(verdict, math.exp(d), math.exp(low), math.exp(high), n, p, level,
                     base=math.exp(mb), head=math.exp(mh))
-
-
-def _kept(xs: Sequence[float]) -> tuple[list[float], int]:
-    """A side's values, sorted, with ``TRIM`` of them cut off each end (nothing below 4
-    values), and how many were cut off each end."""
-    ordered = sorted(xs)
-    g = int(TRIM * len(ordered))
-    return ordered[g:len(ordered) - g], g
-
-
-def _trimmed_mean(xs: Sequence[float]) -> float:
-    return _mean(_kept(xs)[0])
-
-
-def _trimmed(xs: Sequence[float]) -> tuple[float, float, int]:
-    """Yuen's figures of one side: the mean of what is left after cutting ``TRIM`` of the
-    values off each end, the squared standard error of that mean (from the winsorized
-    variance), and how many values were left. Nothing is cut below 4 values, where it is
-    Welch's mean and squared standard error."""
-    kept, g = _kept(xs)
-    winsorized = [kept[0]] * g + kept + [kept[-1]] * g
-    k = len(kept)
-    return _mean(kept), (len(xs) - 1) * _var(winsorized) / (k * (k - 1)), k
-
-
-def _mean(xs: Sequence[float]) -> float:
-    return math.fsum(xs) / len(xs)
-
-
-def _var(xs: Sequence[float]) -> float:
-    m = _mean(xs)
-    return math.fsum((x - m) ** 2 for x in xs) / (len(xs) - 1)
-
-
-def t_sf(t: float, df: float) -> float:
-    """P(T > t) for Student's t with ``df`` degrees of freedom (any real df > 0)."""
-    if math.isinf(t):
-        return 0.0 if t > 0 else 1.0
-    tail = 0.5 * _betainc(df / 2, 0.5, df / (df + t * t))
-    return tail if t > 0 else 1 - tail
-
-
-def t_quantile(p: float, df: float) -> float:
-    """The ``p`` quantile of Student's t (``p`` above 0.5): Newton's method on :func:`t_sf`,
-    kept inside a bracket that bisection narrows whenever a step would leave it."""
-    lo, hi = 0.0, 1.0
-    while t_sf(hi, df) > 1 - p:
-        lo, hi = hi, hi * 2
-    log_norm = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
-    t = (lo + hi) / 2
-    for _ in range(100):
-        excess = t_sf(t, df) - (1 - p)  # positive: t is below the quantile
-        if excess > 0:
-            lo = t
-        else:
-            hi = t
-        density = math.exp(log_norm - (df + 1) / 2 * math.log1p(t * t / df))
-        step = t + excess / density
-        t = step if lo < step < hi else (lo + hi) / 2
-        if abs(excess) < 1e-12 or hi - lo < 1e-9 * hi:
-            break
-    return t
-
-
-def _betainc(a: float, b: float, x: float) -> float:
-    """The regularized incomplete beta function I_x(a, b), by its continued fraction."""
-    if x <= 0:
-        return 0.0
-    if x >= 1:
-        return 1.0
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-                     + a * math.log(x) + b * math.log1p(-x))
-    if x > (a + 1) / (a + b + 2):  # the fraction converges fast on this side only
-        return 1.0 - _betainc(b, a, 1.0 - x)
-    tiny = 1e-300
-    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    f = d
-    for m in range(1, 500):
-        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
-            d = 1.0 + numerator * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + numerator / c
-            c = c if abs(c) > tiny else tiny
-            f *= c * d
-        if abs(c * d - 1.0) < 1e-14:
-            break
-    return front * f / a
-
-
-@dataclass(frozen=True)
-class ProcessFigure:
-    """One row's figures in one process: its status, speedup (eager ÷ backend, interleaved in
-    that process), the backend's latency (device median, ms), the hash of the code the
-    backend generated there, the fingerprints of the kernels eager and the backend ran
-    (``{"eager": …, "backend": …}``, or ``{"reason": …}`` where none was taken), the worst
-    relative error of its comparison with eager, and the digests of the case's seeded inputs
-    and of eager's outputs on them (``INPUTS/OUTPUTS``, :mod:`trtcheck.measure.outputs`)."""
-
-    process: int
-    status: str
-    speedup: float | None = None
-    latency_ms: float | None = None
-    code_hash: str | None = None
-    kernels: Mapping[str, Any] | None = None
-    max_rel: float | None = None
-    eager: str | None = None
-
-    @property
-    def kernel_set(self) -> str | None:
-        """The kernels this process ran, eager's and the backend's fingerprints together; None
-        where neither was taken."""
-        k = self.kernels or {}
-        if not (k.get("eager") or k.get("backend")):
-            return None
-        return f"{k.get('eager') or '-'}/{k.get('backend') or '-'}"
-
-
-def figures_of(per_process: Sequence[ProcessFigure], metric: str) -> list[float]:
-    """The gated figure of each process that gave one."""
-    values = [f.speedup if metric == "speedup" else f.latency_ms for f in per_process]
-    return [v for v in values if v is not None]
-
-
-def side_dict(per_process: Sequence[ProcessFigure]) -> dict[str, list[Any]]:
-    """A row's figures on one side as results.json holds them: a list per figure, one entry per
-    process, in the order the processes ran."""
-    return {"process_ids": [f.process for f in per_process],
-            "process_statuses": [f.status for f in per_process],
-            "process_speedups": [finite(f.speedup) if f.speedup is not None else None
-                                 for f in per_process],
-            "process_latency_ms": [f.latency_ms for f in per_process],
-            "process_code_hashes": [f.code_hash for f in per_process],
-            "process_kernels": [dict(f.kernels) if f.kernels is not None else None
-                                for f in per_process],
-            "process_max_rel": [finite(f.max_rel) if f.max_rel is not None else None
-                                for f in per_process],
-            "process_eager_digests": [f.eager for f in per_process]}
-
-
-def side_from_dict(d: Mapping[str, Any]) -> list[ProcessFigure]:
-    """Undo :func:`side_dict` (a record written before a list was added has None for it)."""
-    def number(v: Any) -> float | None:
-        return float(v) if isinstance(v, str) else v
-
-    ids = d.get("process_ids", [])
-
-    def column(key: str) -> list[Any]:
-        return d.get(key) or [None] * len(ids)
-
-    return [ProcessFigure(p, s, number(sp), number(ms), h, k, number(e), g)
-            for p, s, sp, ms, h, k, e, g in zip(
-                ids, d.get("process_statuses", []), d.get("process_speedups", []),
-                d.get("process_latency_ms", []), column("process_code_hashes"),
-                column("process_kernels"), column("process_max_rel"),
-                column("process_eager_digests"), strict=True)]
-
-
-@dataclass(frozen=True)
-class KernelSet:
-    """The processes of a row that ran one set of kernels: its letter (A, B, … in the order the
-    sets first ran), fingerprint, the processes of each side, and its geometric mean of the
-    gated figure over them."""
-
-    letter: str
-    fingerprint: str
-    processes: Mapping[str, tuple[int, ...]]
-    figure: float | None
-
-    @property
-    def shared(self) -> bool:
-        """Whether both sides ran it."""
-        return all(self.processes.get(side) for side in SIDES)
-
-    def count(self) -> int:
-        return sum(len(v) for v in self.processes.values())
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"set": self.letter, "fingerprint": self.fingerprint,
-                "processes": {side: list(v) for side, v in self.processes.items()},
-                "figure": finite(self.figure) if self.figure is not None else None}
-
-
-def kernel_sets(base: Sequence[ProcessFigure], head: Sequence[ProcessFigure],
-                metric: str) -> list[KernelSet]:
-    """The row's kernel sets over both sides' processes, in the order they first ran; one set
-    or none (no fingerprints) means every process ran the same kernels as far as can be told."""
-    ordered = sorted([(f, side) for side, per in zip(SIDES, (base, head), strict=True)
-                      for f in per], key=lambda fs: fs[0].process)
-    found: dict[str, dict[str, list[ProcessFigure]]] = {}
-    for f, side in ordered:
-        if f.kernel_set is not None:
-            found.setdefault(f.kernel_set, {s: [] for s in SIDES})[side].append(f)
-    sets = []
-    for i, (key, per) in enumerate(found.items()):
-        values = [v for side in SIDES for v in figures_of(per[side], metric) if v > 0]
-        mean = math.exp(_mean([math.log(v) for v in values])) if values else None
-        sets.append(KernelSet(_letter(i), key,
-                              {side: tuple(f.process for f in per[side]) for side in SIDES},
-                              mean))
-    return sets
-
-
-def differing(names: Mapping[str, Mapping[str, Sequence[str]]]) -> dict[str, dict[str, list[str]]]:
-    """For each kernel set (by fingerprint), the names of eager's and the backend's kernels
-    that not every set ran: what tells the sets apart."""
-    out: dict[str, dict[str, list[str]]] = {}
-    for who in ("eager", "backend"):
-        lists = [set(per.get(who) or ()) for per in names.values()]
-        common = set.intersection(*lists) if lists else set()
-        for key, per in names.items():
-            out.setdefault(key, {})[who] = sorted(set(per.get(who) or ()) - common)
-    return out
-
-
-def _letter(i: int) -> str:
-    return chr(ord("A") + i) if i < 26 else f"S{i + 1}"
-
-
-def kernel_line(sets: Sequence[KernelSet], metric: str) -> str:
-    """``2 kernel sets: A in 7 processes, 1.05×; B in 5 processes, 1.48× (head only)``, or
-    ``""`` when every process ran one set."""
-    if len(sets) < 2:
-        return ""
-    def one(k: KernelSet) -> str:
-        where = "" if k.shared else f" ({'base' if k.processes.get('base') else 'head'} only)"
-        n = k.count()
-        figure = ("" if k.figure is None else f", {k.figure:.2f}×" if metric == "speedup"
-                  else f", {k.figure:.3g} ms")
-        return f"{k.letter} in {n} process{'es' if n != 1 else ''}{figure}{where}"
-
-    return f"{len(sets)} kernel sets: " + "; ".join(one(k) for k in sets)
 
 
 def decide_row(base: Sequence[ProcessFigure], head: Sequence[ProcessFigure], *, metric: str,
@@ -418,13 +188,6 @@ def decide_row(base: Sequence[ProcessFigure], head: Sequence[ProcessFigure], *, 
         f"{k.letter} {d.verdict} over {d.processes[0]}+{d.processes[1]}" for k, d in judged)
     n = (sum(d.processes[0] for _, d in judged), sum(d.processes[1] for _, d in judged))
     return replace(shown, verdict=verdict, processes=n, level=level, why=why)
-
-
-def row_entries(section: Mapping[str, Any]) -> dict[RowKey, dict[str, list[ProcessFigure]]]:
-    """Each row's per-process figures by side, from a record's ``ab`` section."""
-    return {RowKey(r["case_id"], r["backend"], r["profile"]):
-            {side: side_from_dict(r.get(side) or {}) for side in SIDES}
-            for r in section.get("rows", [])}
 
 
 def gated(base: Record, head: Record) -> list[RowKey]:
@@ -570,41 +333,11 @@ def sequential(keys: Sequence[RowKey], figures: Callable[[], Figures],
         per_side += more
 
 
-def side_label(section: Mapping[str, Any] | None, side: str) -> str | None:
-    """What a side of an ``ab`` record ran, in the words every report uses: ``v0 (COMMIT)``,
-    ``working tree (COMMIT)``, or ``working tree (uncommitted changes on COMMIT)``; None for a
-    record not made by ``ab``."""
-    entry = ((section or {}).get("sides") or {}).get(side)
-    if not entry:
-        return None
-    ref, commit = entry.get("ref") or "working tree", entry.get("commit") or "unknown commit"
-    # records before "dirty" was kept: the working tree's hash was kept only when it was clean
-    if entry.get("dirty", ref == "working tree" and entry.get("tree") is None):
-        return f"{ref} (uncommitted changes on {commit})"
-    return f"{ref} ({commit})"
-
-
-def sides(record: Record) -> tuple[Record, Record, dict[RowKey, dict[str, list[ProcessFigure]]]]:
-    """An ``ab`` record's base and head as records of their own, and each row's per-process
-    figures by side."""
-    section = record.ab or {}
-    base_env = {**record.environment,
-                "git_commit": (section.get("sides") or {}).get("base", {}).get("commit")}
-    base = Record(base_env, record.options,
-                  [Row.from_dict(r) for r in section.get("base_rows", [])], {})
-    return base, record, row_entries(section)
-
-
 def speed_over_processes(record: Record) -> bool:
     """Whether an ``ab`` record judged its rows' speed over processes: each row's speedup and
     latency are then its figures over every process of each side, and no report shows one
     process's figures for the same facts beside them."""
     return bool(((record.ab or {}).get("level") or {}).get("rows"))
-
-
-# Where each report points instead of the first process's speed figures.
-SPEED_IN_CHANGES = ("Each row's speedup over eager and latency, for `trtcheck ab`, are its "
-                    "figures over every process of each side, under Head against base.")
 
 
 def newly_failing(record: Record) -> set[RowKey] | None:

@@ -35,7 +35,7 @@ COMPATIBLE: tuple[tuple[str, Callable[[Record], Any]], ...] = (
 # The settings that change rows yet may differ between the records merged: each shard runs its
 # own part; the device is compared by kind above; the shards' collection fingerprint covers
 # -k, and whole runs may split a zoo by it.
-MAY_DIFFER = frozenset({"shard", "device", "keyword"})
+MAY_DIFFER = frozenset({"shard", "device", "devices", "keyword"})
 
 
 def _checks(row_settings: Mapping[str, str]) -> list[tuple[str, Callable[[Record], Any]]]:

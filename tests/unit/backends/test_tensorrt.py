@@ -488,7 +488,7 @@ def test_unavailable_backend_gives_skipped_rows(monkeypatch: pytest.MonkeyPatch,
         def double(variant):
             return Double(), (torch.ones(3),)
         """})
-    opts = Options(paths=(root,), device="cpu")
+    opts = Options(paths=(root,), devices=("cpu",))
     [case] = collect(opts).cases
     [row] = [r for r in iter_rows(case, opts, {"tensorrt": TensorRTBackend()}) if isinstance(r, Row)]
     assert row.status is Status.SKIPPED

@@ -16,7 +16,7 @@ from trtcheck.config.options import Options
 from trtcheck.execution.ab import Job, Process, eager_folder, in_report_order
 from trtcheck.measure import outputs
 from trtcheck.render.changes import decision_lines
-from trtcheck.results import ab
+from trtcheck.results import ab, processes
 from trtcheck.results.baseline import INPUTS_CHANGED, NOT_REPRODUCIBLE, OUTPUT_CHANGED, Diff
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
@@ -50,7 +50,7 @@ def job(tmp_path_factory: pytest.TempPathFactory) -> Job:
     """Two processes a side, base and head alternating as ab runs them; the head adds 1200 to
     every third id."""
     work = tmp_path_factory.mktemp("ab")
-    job = Job(Options(paths=(work,), device="cpu"), {}, {}, work, print, 1)
+    job = Job(Options(paths=(work,), devices=("cpu",)), {}, {}, work, print, 1)
     ticks = itertools.count()
     job.processes = [_process(i, side, work, ticks)
                      for i, side in enumerate(("base", "head", "head", "base"))]
@@ -69,7 +69,7 @@ def _record(job: Job, gate: list[str]) -> Record:
     head.ab = {"level": level.to_dict(), "base_rows": [r.to_dict() for r in sides["base"].rows],
                "eager_differences": differences,
                "rows": [{"case_id": k.case_id, "backend": k.backend, "profile": k.profile,
-                         **{s: ab.side_dict(per[s]) for s in ab.SIDES}}
+                         **{s: processes.side_dict(per[s]) for s in processes.SIDES}}
                         for k, per in figures.items()]}
     in_report_order(head, sides["base"])
     head.baseline = ab.to_diff(sides["base"], head, {}, figures, metric="speedup",
@@ -118,8 +118,8 @@ def test_a_head_that_changes_eager_outputs_names_the_row_in_every_report(
 
 
 def test_inputs_the_head_builds_otherwise_are_named_and_not_compared() -> None:
-    def side(inputs: str, out: str) -> list[ab.ProcessFigure]:
-        return [ab.ProcessFigure(i, "pass", eager=f"{inputs}/{out}") for i in range(3)]
+    def side(inputs: str, out: str) -> list[processes.ProcessFigure]:
+        return [processes.ProcessFigure(i, "pass", eager=f"{inputs}/{out}") for i in range(3)]
 
     assert ab.eager_change({"base": side("a", "x"), "head": side("b", "y")}, "") == (
         INPUTS_CHANGED, "the head builds other seeded inputs; outputs not compared")

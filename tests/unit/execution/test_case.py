@@ -43,7 +43,7 @@ ZOO = {"m.py": """
 
 
 def _rows(root, name: str, hook=None, nan: str = "warn") -> list[Row]:
-    opts = Options(paths=(root,), device="cpu", nan=nan)
+    opts = Options(paths=(root,), devices=("cpu",), nan=nan)
     [case] = [c for c in collect(opts).cases if c.spec.name == name]
     kwargs = {"hook": hook} if hook else {}
     return [r for r in iter_rows(case, opts, {"eager": get("eager")}, **kwargs)
@@ -141,7 +141,7 @@ def test_a_case_that_does_not_export_still_runs_its_torch_compile_rows(make_zoo)
         def plain(variant):
             return torch.nn.ReLU(), (torch.ones(3),)
     """})
-    opts = Options(paths=(root,), device="cpu",
+    opts = Options(paths=(root,), devices=("cpu",),
                    profiles=(BUILTIN_PROFILES["default"], BUILTIN_PROFILES["torch_compile"]),
                    timing=Timing(warmup=1, warmup_s=0.0, repeats=1, min_time_s=0.0, max_repeats=1))
     backends = {"lowering": ModuleUnderJit(), "eager": get("eager")}

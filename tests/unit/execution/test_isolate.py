@@ -46,6 +46,6 @@ def test_the_worker_runs_later_cases_under_new_options_in_the_same_process(tmp_p
         assert executor.worker is not None and executor.worker.proc.pid != pid
 
         with pytest.raises(ValueError, match="keeps its device"):
-            executor.configure(replace(opts, device="cuda"), traits_table(opts.backends))
+            executor.configure(replace(opts, devices=("cuda",)), traits_table(opts.backends))
     finally:
         executor.close()

@@ -39,7 +39,7 @@ def conv(variant):
 def _run(root, order: list[str], device: str) -> dict[str, Row]:
     """The zoo's cases run in ``order`` in this process, one after the other, on inductor (on
     CUDA with the kernels of one more call fingerprinted)."""
-    opts = Options(paths=(root,), device=device, backends=("inductor",), dtype_drift=False,
+    opts = Options(paths=(root,), devices=(device,), backends=("inductor",), dtype_drift=False,
                    timing=Timing(warmup=1, repeats=2, warmup_s=0.0, min_time_s=0.0),
                    kernels=device == "cuda")
     cases = {c.spec.name: c for c in collect(opts).cases}

@@ -111,7 +111,7 @@ def _rows(make_zoo: Callable[[dict[str, str]], Any], **opts: Any) -> list[Row]:
     """})
     file = ZooFile(root, root / "m.py")
     [spec] = load(file).specs
-    options = replace(Options(paths=(root,), device="cpu"), **opts)
+    options = replace(Options(paths=(root,), devices=("cpu",)), **opts)
     return [r for r in iter_rows(Case(file, spec, "float32"), options, {"wrong_on_drift": _Wrong()})
             if isinstance(r, Row)]
 

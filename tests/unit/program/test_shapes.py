@@ -82,7 +82,7 @@ BACKENDS = ("eager", "inductor", "emulate")
 def _rows(name: str) -> tuple[Row, ...]:
     """The case's rows on every backend of :data:`BACKENDS`, made once for the module's tests
     (inductor's compile at three shapes is most of this file's time)."""
-    opts = Options(paths=(DYNAMIC_ZOO,), device="cpu")
+    opts = Options(paths=(DYNAMIC_ZOO,), devices=("cpu",))
     [case] = [c for c in collect(opts).cases if c.spec.name == name]
     return tuple(r for r in iter_rows(case, opts, {b: get(b) for b in BACKENDS})
                  if isinstance(r, Row))

@@ -15,23 +15,22 @@ import pytest
 
 from trtcheck.render.changes import count_line, decision_lines, render_changes
 from trtcheck.render.html import render_html
-from trtcheck.results import ab
+from trtcheck.results import ab, kernelsets, processes
 from trtcheck.results.ab import (
     FASTER,
     SLOWER,
     UNCHANGED,
     UNDECIDED,
     Level,
-    ProcessFigure,
     decide,
     sequential,
-    t_quantile,
-    t_sf,
 )
 from trtcheck.results.baseline import PROCESSES, Diff, compare
 from trtcheck.results.figures import Latency, Stats
+from trtcheck.results.processes import ProcessFigure
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row, RowKey
+from trtcheck.results.stats import t_quantile, t_sf
 from trtcheck.status import Status
 
 START, CAP, STEP, ALPHA, THRESHOLD = 6, 15, 3, 0.05, 0.07
@@ -188,9 +187,9 @@ def _ab_record(speedups: dict[str, list[float]], head_speedups: dict[str, list[f
     section = {"level": Level(ALPHA, len(rows), 1).to_dict(), "base_rows":
                [r.to_dict() for r in base_rows],
                "rows": [{"case_id": r.case_id, "backend": r.backend, "profile": r.profile,
-                         "base": ab.side_dict([ProcessFigure(i, "pass", s) for i, s in
+                         "base": processes.side_dict([ProcessFigure(i, "pass", s) for i, s in
                                                enumerate(speedups[r.model])]),
-                         "head": ab.side_dict([ProcessFigure(i, "pass", s) for i, s in
+                         "head": processes.side_dict([ProcessFigure(i, "pass", s) for i, s in
                                                enumerate(head_speedups[r.model])])}
                         for r in rows]}
     return Record({}, {}, rows, ab=section)
@@ -243,7 +242,7 @@ def _planted(metric: str, fail_on: str = "regression", *, sides: dict | None = N
                    "same_tree": False,
                    "rows": [{"case_id": base.case_id, "backend": base.backend,
                              "profile": base.profile,
-                             **{s: ab.side_dict(figures[base.key][s]) for s in ("base", "head")}}]}
+                             **{s: processes.side_dict(figures[base.key][s]) for s in ("base", "head")}}]}
     return head_rec
 
 
@@ -326,7 +325,7 @@ def test_a_kernel_lottery_on_both_sides_raises_no_false_alarm_and_is_named() -> 
                                                                     first=6)
         verdicts.append(ab.decide_row(base, head, metric="speedup", threshold=THRESHOLD,
                                       level=level).verdict)
-        mixed.append(decide(ab.figures_of(base, "speedup"), ab.figures_of(head, "speedup"),
+        mixed.append(decide(processes.figures_of(base, "speedup"), processes.figures_of(head, "speedup"),
                             metric="speedup", threshold=THRESHOLD, level=level).verdict)
     assert SLOWER not in verdicts and FASTER not in verdicts
     assert mixed.count(SLOWER) + mixed.count(FASTER) > 0
@@ -341,7 +340,7 @@ def test_a_shift_within_each_kernel_set_is_slower_and_each_set_is_counted() -> N
     assert decision.verdict == SLOWER
     assert decision.change == pytest.approx(1.15, rel=0.04)
     assert "judged within the kernel sets both sides ran" in decision.why
-    sets = ab.kernel_sets(base, head, "speedup")
+    sets = kernelsets.kernel_sets(base, head, "speedup")
     assert [k.letter for k in sets] == ["A", "B"] and all(k.shared for k in sets)
     assert sum(k.count() for k in sets) == 24
 
@@ -357,7 +356,7 @@ def test_a_kernel_set_one_side_alone_ran_is_named_and_left_out_of_the_verdict() 
     decision = ab.decide_row(base, head, metric="speedup", threshold=THRESHOLD,
                              level=Level(ALPHA, 1, 1).per_test)
     assert decision.verdict == UNCHANGED and decision.processes == (6, 4)
-    line = ab.kernel_line(ab.kernel_sets(base, head, "speedup"), "speedup")
+    line = kernelsets.kernel_line(kernelsets.kernel_sets(base, head, "speedup"), "speedup")
     assert re.fullmatch(r"2 kernel sets: A in 10 processes, 1\.5\d×; "
                         r"B in 3 processes, 0\.7\d× \(head only\)", line), line
     # every report names the sets
@@ -383,17 +382,17 @@ def test_kernels_the_head_changed_everywhere_are_judged_together() -> None:
 def test_the_names_that_tell_kernel_sets_apart() -> None:
     names = {"e/b1": {"eager": ["aten::mm ×1"], "backend": ["gemm_a ×1", "relu ×1"]},
              "e/b2": {"eager": ["aten::mm ×1"], "backend": ["gemm_b ×1", "relu ×1"]}}
-    assert ab.differing(names) == {"e/b1": {"eager": [], "backend": ["gemm_a ×1"]},
+    assert kernelsets.differing(names) == {"e/b1": {"eager": [], "backend": ["gemm_a ×1"]},
                                    "e/b2": {"eager": [], "backend": ["gemm_b ×1"]}}
 
 
 def test_process_figures_round_trip_and_older_records_load() -> None:
     figures = [ProcessFigure(0, "pass", 1.2, 0.5, "h", {"eager": "e", "backend": "b"}, 1e-6),
                ProcessFigure(3, "pass", 1.3, 0.4, "h", {"reason": "no kernels taken"}, None)]
-    assert ab.side_from_dict(ab.side_dict(figures)) == figures
-    old = {k: v for k, v in ab.side_dict(figures).items()
+    assert processes.side_from_dict(processes.side_dict(figures)) == figures
+    old = {k: v for k, v in processes.side_dict(figures).items()
            if k not in ("process_kernels", "process_max_rel")}
-    assert [f.kernels for f in ab.side_from_dict(old)] == [None, None]
+    assert [f.kernels for f in processes.side_from_dict(old)] == [None, None]
 
 
 # --- accuracy across processes -----------------------------------------------------------------
@@ -490,11 +489,11 @@ def _changed_ab(tmp_path: Path) -> Record:
                                     "threshold": THRESHOLD}},
                       [fine, replace(old, status=Status.ERROR), broken])
     figures = {fine.key: {side: [ProcessFigure(i, "pass", s, 0.2) for i, s in
-                                 enumerate(_draw(rng, 6, 0.0, 0.01))] for side in ab.SIDES}}
+                                 enumerate(_draw(rng, 6, 0.0, 0.01))] for side in processes.SIDES}}
     level = Level(ALPHA, 1, 4)
     head_rec.ab = {"level": level.to_dict(), "base_rows": [r.to_dict() for r in base_rec.rows],
                    "rows": [{"case_id": k.case_id, "backend": k.backend, "profile": k.profile,
-                             **{s: ab.side_dict(figures[k][s]) for s in ab.SIDES}}
+                             **{s: processes.side_dict(figures[k][s]) for s in processes.SIDES}}
                             for k in figures]}
     in_report_order(head_rec, base_rec)
     _, diff = ab.judge(base_rec, head_rec, figures, metric="speedup", threshold=THRESHOLD,
@@ -578,7 +577,7 @@ def test_no_ab_report_shows_a_pair_and_a_change_of_opposite_sign() -> None:
         per = {side: [ProcessFigure(i, "pass", s, 0.5 / s) for i, s in
                       enumerate(_draw(rng, 6, shift, 0.05))]
                for side, shift in (("base", 0.0), ("head", rng.uniform(-0.1, 0.1)))}
-        side = rng.choice(ab.SIDES)  # one process reads far off
+        side = rng.choice(processes.SIDES)  # one process reads far off
         per[side][0] = replace(per[side][0], speedup=per[side][0].speedup * rng.choice((0.1, 8)))
         figures[row.key] = per
     level = Level(ALPHA, len(names), 4)

@@ -141,7 +141,7 @@ def test_a_finished_run_leaves_no_lock_file_and_no_empty_log(tmp_path: Path) -> 
     assert not (out / LOCK_FILE).exists()
     with locked(out):  # the next run takes the lock again
         pass
-    opts = Options(paths=(tmp_path,), backends=("eager",), device="cpu")
+    opts = Options(paths=(tmp_path,), backends=("eager",), devices=("cpu",))
     IsolatedExecutor(opts, {}, out / "worker.log").close()
     assert list(out.iterdir()) == []
     kept = IsolatedExecutor(opts, {}, out / "worker.log")

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 from torch.utils import _pytree as pytree
 
-from trtcheck.backends.lowering.release import Rejected, Release, node_value, op_name
+from trtcheck.backends.lowering.release import Rejected, Release, node_value
 from trtcheck.backends.lowering.trt import assumptions
 from trtcheck.backends.lowering.trt.network import standin_gap
 from trtcheck.backends.lowering.trt.types import TORCH, DataType, LayerInformationFormat, LayerType
@@ -34,8 +34,9 @@ from trtcheck.backends.torch_tensorrt.conversion import (
     Hook,
 )
 from trtcheck.backends.torch_tensorrt.inspection import partition_summary
+from trtcheck.backends.torch_tensorrt.logs import logged
 from trtcheck.errors import BuildRefused
-from trtcheck.tensors import clone
+from trtcheck.tensors import clone, op_name
 
 
 def compiled(release: Release, program: torch.export.ExportedProgram, call: dict[str, Any],
@@ -47,30 +48,27 @@ def compiled(release: Release, program: torch.export.ExportedProgram, call: dict
     exception); a node a validator refused is a fallback; each engine's layers, and the outputs
     whose dtype the engines hand back other than eager's, are in the evidence. An exception
     carries the evidence gathered before it (its ``evidence``)."""
-    errors = _ErrorLog()
-    root = logging.getLogger()
-    root.addHandler(errors)
     seen: dict[str, Any] = {}
     narrowed: list[str] = []
     conversion = Conversion()
     try:
         # as_real (in release.compile): the real compile returns early by itself; this names why.
-        with conversion.watching(watching_int64(narrowed)):
+        # Every logger's errors: the stand-in logs a layer TensorRT refuses through
+        # Torch-TensorRT's TensorRT logger.
+        with logged("", logging.ERROR) as errors, conversion.watching(watching_int64(narrowed)):
             module, notes = release.compile(program, call, settings, seen)
     except Exception as exc:
-        for message in errors.messages:
+        for message in errors:
             exc.add_note(f"{LOGGED_ERROR}{message}")
         _raise_no_fp64(exc)
         evidence = {"notes": summarize(narrowed) + _logged(errors),  # the message holds the log
                     "details": {"level": LEVEL, "stage": _stopped(conversion)}}
-        refused = conversion.refusal(errors.messages, STANDIN_BUILDER)
+        refused = conversion.refusal(errors, STANDIN_BUILDER)
         failed = BuildRefused(refused) if refused else standin_gap(exc) or exc
         failed.evidence = evidence  # type: ignore[union-attr]
         if failed is exc:
             raise
         raise failed from exc
-    finally:
-        root.removeHandler(errors)
     notes += _logged(errors) + summarize(narrowed)
     layers = engine_layers(module)
     split = partition_summary(module)
@@ -94,8 +92,8 @@ def compiled(release: Release, program: torch.export.ExportedProgram, call: dict
 LEVEL = "converters and engine (TensorRT stand-in)"
 
 
-def _logged(errors: _ErrorLog) -> list[str]:
-    return [f"{LOGGED_ERROR}{m}" for m in dict.fromkeys(errors.messages)]
+def _logged(errors: list[str]) -> list[str]:
+    return [f"{LOGGED_ERROR}{m}" for m in dict.fromkeys(errors)]
 
 
 def _stopped(conversion: Conversion) -> str:
@@ -140,18 +138,6 @@ def _raise_no_fp64(exc: Exception) -> None:
         where = f" ({Path(*parts[package:]).as_posix()}:{frames[-1].lineno})"
     raise Rejected(f"TensorRT has no FP64 and truncate_double is off: "
                    f"{message.splitlines()[0]}{where}") from exc
-
-
-class _ErrorLog(logging.Handler):
-    """What was logged at ERROR or above while it was attached (the stand-in logs a layer
-    TensorRT refuses there, through Torch-TensorRT's TensorRT logger)."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.ERROR)
-        self.messages: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage())
 
 
 # The integers each type narrower than int64 that TensorRT's Cast takes holds exactly.

@@ -1,7 +1,7 @@
 """The graph-level (dryrun) compile of a Torch-TensorRT release, made to behave like a real one.
 
 ``dynamo.compile(..., dryrun=True)`` runs the release's real lowering and partitioning and builds
-no engine; :func:`compile` runs it as a real compile goes (:meth:`.release.Release.as_real`, its
+no engine; :func:`compiled` runs it as a real compile goes (:meth:`.release.Release.as_real`, its
 early return) and then applies to each TensorRT block what conversion and the engine would do and
 dryrun skips (:func:`as_engines`): a complex value left in a block, float64 without
 ``truncate_double``, the engine's input checks and output dtypes. Each block then runs with
@@ -16,8 +16,9 @@ from typing import Any
 import torch
 from torch.utils import _pytree as pytree
 
-from trtcheck.backends.lowering.release import Rejected, Release, node_value, op_name
+from trtcheck.backends.lowering.release import Rejected, Release, node_value
 from trtcheck.backends.torch_tensorrt.inspection import partition_summary
+from trtcheck.tensors import op_name
 
 _COMPLEX_TO_REAL = {torch.complex64: torch.float32, torch.complex128: torch.float64,
                     torch.complex32: torch.float16}

@@ -6,12 +6,13 @@ A child of :mod:`trtcheck.process`, started with the code directory of one relea
 the one that builds and runs engines, :mod:`trtcheck.backends.lowering.trt`; they patch torch, which
 is why this is a separate process), imports ``torch_tensorrt`` and serves requests:
 
-- ``("compile", key, program_bytes, call, settings, device, dryrun, example)``: with ``dryrun``,
-  ``dynamo.compile(program, **call, **settings, dryrun=True)`` with what a real compile does
-  differently reproduced (:mod:`.dryrun`); without, the real compile through the behaving
-  stand-in (converters, builder, runtime), its engines called once on ``example`` to read the
-  dtypes they hand back (:mod:`.converted`). The module is kept under ``key`` in place of the one
-  before (a compiled module serves one row); the reply is the evidence;
+- ``("compile", key, program_bytes, call, settings, device, graph_level, example)``: with
+  ``graph_level`` (``--lowering-dryrun``), ``dynamo.compile(program, **call, **settings,
+  dryrun=True)`` with what a real compile does differently reproduced (:mod:`.dryrun`); without
+  (the default), the real compile through the behaving stand-in (converters, builder, runtime),
+  its engines called once on ``example`` to read the dtypes they hand back (:mod:`.converted`).
+  The module is kept under ``key`` in place of the one before (a compiled module serves one row);
+  the reply is the evidence;
 - ``("jit", key, module_bytes, zoo_file, options, calls)``: Torch-TensorRT's torch.compile
   front-end on the user's module through the behaving stand-in (:mod:`.torch_compile`): the
   case's zoo file imported here first, the module unpickled, compiled and called at each of
@@ -22,10 +23,10 @@ is why this is a separate process), imports ``torch_tensorrt`` and serves reques
 Replies are ``("ok", payload)``, ``("unsupported", reason)`` or ``("error", Failure)``. The first
 reply, before any request, says whether the import worked.
 
-Every result is a prediction: at the graph level with dryrun (Torch-TensorRT's own lowering and
-partitioning, each TensorRT block run by PyTorch), at the converters and engine without (the
-release's converters build each network, the stand-in's builder and runtime run it with PyTorch's
-numbers). TensorRT itself never runs here.
+Every result is a prediction: at the graph level with ``graph_level`` (Torch-TensorRT's own
+lowering and partitioning, each TensorRT block run by PyTorch), at the converters and engine
+without (the release's converters build each network, the stand-in's builder and runtime run
+it with PyTorch's numbers). TensorRT itself never runs here.
 """
 
 

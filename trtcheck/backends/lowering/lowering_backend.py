@@ -1,4 +1,4 @@
-"""``lowering``: Torch-TensorRT's own lowering and partitioning, from its real Python code, run by PyTorch.
+"""``lowering``: a Torch-TensorRT release's own compile, from its real Python code, over a stand-in.
 
 The code of the user's Torch-TensorRT release (:mod:`trtcheck.backends.lowering.code`) runs in a
 host subprocess (:mod:`trtcheck.backends.lowering.host`). By default it runs the release's real
@@ -45,7 +45,10 @@ from trtcheck.results.rows import Evidence
 
 
 class LoweringBackend(Backend):
-    """Run the user's Torch-TensorRT release's lowering and partitioning; blocks run by PyTorch."""
+    """Run the user's Torch-TensorRT release's own compile: by default its converters build each
+    network over the behaving TensorRT stand-in, which runs it with PyTorch; with ``dryrun``
+    (``--lowering-dryrun``), its lowering and partitioning only, each TensorRT block run by
+    PyTorch."""
 
     traits = TRAITS["lowering"]
 

@@ -96,13 +96,6 @@ def node_value(node: torch.fx.Node) -> Any:
     return node.meta.get("val", node.meta.get("tensor_meta"))
 
 
-def op_name(target: Any) -> str:
-    """An FX node's target, named for a message."""
-    if isinstance(target, torch._ops.OpOverload):
-        return str(target)
-    return getattr(target, "__name__", str(target))
-
-
 class Release:
     """One loaded release's ``dynamo.compile``, run as its real compile would go."""
 

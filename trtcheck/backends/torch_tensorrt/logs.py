@@ -1,4 +1,5 @@
-"""What Torch-TensorRT's loggers say while it compiles, gathered from the logging module."""
+"""What Torch-TensorRT's loggers say while it compiles, gathered from the logging module: the one
+way trtcheck reads them, what TensorRT logged at ERROR among them."""
 
 from __future__ import annotations
 
@@ -30,8 +31,8 @@ class _Messages(logging.Handler):
 
 @contextlib.contextmanager
 def logged(name: str, level: int, on: bool = True) -> Iterator[Messages]:
-    """The messages a Torch-TensorRT logger emits at ``level`` and above meanwhile (none when
-    not ``on``)."""
+    """The messages logger ``name`` emits at ``level`` and above meanwhile (``""``: every
+    logger's, through the root), none when not ``on``."""
     handler = _Messages(level)
     logger = logging.getLogger(name)
     if not on:
