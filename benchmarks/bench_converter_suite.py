@@ -4,12 +4,13 @@ Runs the converter test cases found in ``--suite DIR`` (a checkout of pytorch/Te
 ``tests/py/dynamo/conversion/`` for the release under test; never committed here) against the
 stand-in (:mod:`trtcheck.backends.lowering.trt`, NOT TensorRT) on the CPU, or with ``--device
 cuda`` on a GPU (the suite's ``.cuda()`` calls honoured, the stand-in's engines run on CUDA),
-with the release's real Python code from trtcheck's cache (``--release``). The test bodies run unchanged; what makes them run
-here is adapted in the worker, and listed in the output (``ADAPTATIONS``). Cases run in a worker
-process, one at a time; a case that crashes or hangs the worker is recorded and the worker replaced.
+with the release's real Python code from trtcheck's cache (``--release``). The test bodies run
+unchanged; what makes them run here is adapted in the worker, and listed in the output
+(``ADAPTATIONS``). Cases run in a worker process, one at a time; a case that crashes or hangs the
+worker is recorded and the worker replaced.
 
     python benchmarks/bench_converter_suite.py --suite DIR [--sample N] [--seed S] [--release 2.13.0]
-        [--json PATH] [--timeout 120] [--device cpu|cuda]
+        [--json PATH] [--timeout 120] [--device cpu|cuda] [--shard K/N]
     python benchmarks/bench_converter_suite.py --quick   # this repository's own converter cases
 
 Ends with ``pass rate: NN.N% (P of N)``: N counts the cases run (sampled, less those the suite's own
@@ -346,6 +347,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suite", type=Path, help="tests/py/dynamo/conversion/ of the release under test")
     parser.add_argument("--sample", type=int, help="run this many cases, drawn with --seed")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--shard", type=_shard,
+                        help="K/N: every Nth case from the Kth (1-based), to run N processes side by side")
     parser.add_argument("--release", default="2.13.0", help="the Torch-TensorRT release whose code runs")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds a case may take")
     parser.add_argument("--json", type=Path, help="write every case's record here")
@@ -367,6 +370,8 @@ def main(argv: list[str] | None = None) -> int:
     total = len(ids)
     if args.sample is not None and args.sample < total:
         ids = sorted(random.Random(args.seed).sample(ids, args.sample))
+    if args.shard is not None:
+        ids = ids[args.shard[0] - 1::args.shard[1]]
     print(f"Torch-TensorRT {args.release}'s converter cases in {suite}: {total}; running {len(ids)} "
           f"(seed {args.seed}) through the TensorRT stand-in on {args.device} (NOT TensorRT)")
     for name, why in unimportable.items():
@@ -391,6 +396,13 @@ def main(argv: list[str] | None = None) -> int:
     code, summary = verdict(passed, run, total, unimportable)
     print(f"\n{summary}")
     return code
+
+
+def _shard(text: str) -> tuple[int, int]:
+    match = re.fullmatch(r"(\d+)/(\d+)", text)
+    if not match or not 1 <= int(match[1]) <= int(match[2]):
+        raise argparse.ArgumentTypeError(f"{text!r} is not K/N with 1 <= K <= N")
+    return int(match[1]), int(match[2])
 
 
 def verdict(passed: int, run: int, total: int, unimportable: dict[str, str]) -> tuple[int, str]:
