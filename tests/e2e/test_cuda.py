@@ -5,6 +5,7 @@ on the CPU. The rest of the CUDA tests are in tests/unit/measure/test_cuda.py.""
 from __future__ import annotations
 
 import json
+import os
 import re
 import textwrap
 from pathlib import Path
@@ -93,12 +94,14 @@ def test_out_of_gpu_memory_is_an_error_and_the_next_case_passes(tmp_path: Path) 
 
 def test_lowering_gives_the_statuses_on_cuda_that_it_gives_on_the_cpu(tmp_path: Path) -> None:
     """fixtures/ through Torch-TensorRT 2.13.0's converters and the stand-in's engines: every
-    constant, index and shape tensor the stand-in makes meets CUDA data on the GPU."""
+    constant, index and shape tensor the stand-in makes meets CUDA data on the GPU. The CPU run
+    sees no GPU, as on a machine without one."""
     statuses: dict[str, dict[str, tuple[str, str]]] = {}
     for device in ("cpu", "cuda"):
         out = tmp_path / device
+        hidden = {"CUDA_VISIBLE_DEVICES": ""} if device == "cpu" else {}
         proc = trtcheck("run", FIXTURES, "--backend", "lowering", "--torch-tensorrt", "2.13.0", "--device",
-                        device, "--out", out)
+                        device, "--out", out, env={**os.environ, **hidden})
         assert "Traceback" not in proc.stdout + proc.stderr
         statuses[device] = {r["case_id"]: (r["status"], r.get("message") or "")
                             for r in rows(out) if r["backend"] == "lowering"}
