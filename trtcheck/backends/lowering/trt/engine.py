@@ -15,6 +15,7 @@ https://docs.nvidia.com/deeplearning/tensorrt/latest/_static/python-api/infer/.
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import pickle
 from collections.abc import Sequence
@@ -304,7 +305,7 @@ class ICudaEngine:
         self.refits = 0  # how many refits changed its weights: a context moves them anew
         self.hardware_compatibility_level = None
 
-    @property
+    @functools.cached_property
     def device_memory_size_v2(self) -> int:
         """The activation memory an execution context needs, in bytes: the most that the tensors
         layers make (network inputs and outputs aside) hold at once, each made at its layer and
