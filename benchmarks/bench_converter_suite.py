@@ -2,13 +2,15 @@
 
 Runs the converter test cases found in ``--suite DIR`` (a checkout of pytorch/TensorRT's
 ``tests/py/dynamo/conversion/`` for the release under test; never committed here) against the
-stand-in (:mod:`trtcheck.backends.lowering.trt`, NOT TensorRT) on the CPU, with the release's real
-Python code from trtcheck's cache (``--release``). The test bodies run unchanged; what makes them run
-here is adapted in the worker, and listed in the output (``ADAPTATIONS``). Cases run in a worker
-process, one at a time; a case that crashes or hangs the worker is recorded and the worker replaced.
+stand-in (:mod:`trtcheck.backends.lowering.trt`, NOT TensorRT) on the CPU, or with ``--device
+cuda`` on a GPU (the suite's ``.cuda()`` calls honoured, the stand-in's engines run on CUDA),
+with the release's real Python code from trtcheck's cache (``--release``). The test bodies run
+unchanged; what makes them run here is adapted in the worker, and listed in the output
+(``ADAPTATIONS``). Cases run in a worker process, one at a time; a case that crashes or hangs the
+worker is recorded and the worker replaced.
 
     python benchmarks/bench_converter_suite.py --suite DIR [--sample N] [--seed S] [--release 2.13.0]
-        [--json PATH] [--timeout 120]
+        [--json PATH] [--timeout 120] [--device cpu|cuda] [--shard K/N]
     python benchmarks/bench_converter_suite.py --quick   # this repository's own converter cases
 
 Ends with ``pass rate: NN.N% (P of N)``: N counts the cases run (sampled, less those the suite's own
@@ -42,18 +44,24 @@ from typing import Any
 BENCHMARKS = Path(__file__).resolve().parent
 QUICK_SUITE = BENCHMARKS / "converter_cases"
 
-# What the worker changes so that the unchanged test bodies run on a CPU without TensorRT.
-ADAPTATIONS = (
-    "the behaving TensorRT stand-in installed as `tensorrt`, with CUDA shims: streams, events and "
-    "device properties do nothing, allocations and moves to `cuda` (`device=\"cuda\"`, `.cuda()`, "
-    "`.to(\"cuda\")`) stay on the CPU",
-    "`torch.cuda.is_available()` returns True while the suite's modules are imported (the harness's "
-    "`skipIf` skips every case without CUDA)",
-    "for the eager reference outputs, CPU kernels of what CPU PyTorch lacks: "
-    "`aten._scaled_dot_product_efficient_attention` (the math attention) and `aten._softmax` with "
-    "`half_to_float` (computed in float32; every CPU `_softmax` of the worker, the stand-in's own included, "
-    "then runs this math)",
-)
+# What the worker changes so that the unchanged test bodies run without TensorRT, on each device.
+ADAPTATIONS = {
+    "cpu": (
+        "the behaving TensorRT stand-in installed as `tensorrt`, with CUDA shims: streams, events and "
+        "device properties do nothing, allocations and moves to `cuda` (`device=\"cuda\"`, `.cuda()`, "
+        "`.to(\"cuda\")`) stay on the CPU",
+        "`torch.cuda.is_available()` returns True while the suite's modules are imported (the harness's "
+        "`skipIf` skips every case without CUDA)",
+        "for the eager reference outputs, CPU kernels of what CPU PyTorch lacks: "
+        "`aten._scaled_dot_product_efficient_attention` (the math attention) and `aten._softmax` with "
+        "`half_to_float` (computed in float32; every CPU `_softmax` of the worker, the stand-in's own "
+        "included, then runs this math)",
+    ),
+    "cuda": (
+        "the behaving TensorRT stand-in installed as `tensorrt`, its engines run on CUDA at the addresses "
+        "Torch-TensorRT's runtime gives them, on its stream; every `.cuda()` of the suite honoured",
+    ),
+}
 # Words in a failure's message that name a feature only a GPU has: FP8/FP4, collectives.
 GPU_ONLY = re.compile(r"compute capability|sm_\d+|FP8|fp8|float8|FP4|nvfp4|Blackwell|Hopper|NCCL|"
                       r"ModelOpt|modelopt|requires a GPU|DLA", re.I)
@@ -118,16 +126,19 @@ def import_suite(suite: Path) -> tuple[str, dict[str, str]]:
     return package, unimportable
 
 
-def _load(suite: Path, release: str) -> tuple[str, dict[str, str]]:
+def _load(suite: Path, release: str, device: str) -> tuple[str, dict[str, str]]:
     """Import the release over the stand-in, adapt, and import the suite's modules."""
     import torch
 
     from trtcheck.backends.lowering.code import locate
     from trtcheck.backends.lowering.release import load
 
+    if device == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("--device cuda: torch sees no CUDA device here")
     source = locate(release)
-    load(str(source.path or ""), behaving=True)
-    _cpu_references()
+    load(str(source.path or ""), behaving=True)  # on CUDA where torch sees it (the parent hides it for cpu)
+    if device == "cpu":
+        _cpu_references()
     available = torch.cuda.is_available
     torch.cuda.is_available = lambda: True  # read by the harness's skipIf, when its module is imported
     try:
@@ -201,7 +212,7 @@ def _reason(text: str) -> str:
     return lines[-1].strip()[:400] if lines else "no message"
 
 
-def worker(suite: Path, release: str) -> int:
+def worker(suite: Path, release: str, device: str) -> int:
     """Answer on stdout: first the case ids, then for each id read from stdin a JSON line."""
     import warnings
 
@@ -212,7 +223,7 @@ def worker(suite: Path, release: str) -> int:
     real_stdout = sys.stdout
     sys.stdout = sys.stderr  # the suite's own prints stay off the protocol
     try:
-        package, unimportable = _load(suite, release)
+        package, unimportable = _load(suite, release, device)
     except Exception:
         print(json.dumps({"fatal": traceback.format_exc()}), file=real_stdout, flush=True)
         return 1
@@ -235,11 +246,14 @@ def worker(suite: Path, release: str) -> int:
 class Worker:
     """One worker process; ``run`` sends a case and waits for its line, at most ``timeout`` s."""
 
-    def __init__(self, suite: Path, release: str) -> None:
+    def __init__(self, suite: Path, release: str, device: str) -> None:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
             p for p in (str(BENCHMARKS.parent), os.environ.get("PYTHONPATH")) if p), "OMP_NUM_THREADS": "1"}
+        if device == "cpu":
+            env["CUDA_VISIBLE_DEVICES"] = ""  # a GPU machine's CPU run: torch sees no GPU, as on a CPU one
         self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--worker", "--suite",
-                                      str(suite), "--release", release], stdin=subprocess.PIPE,
+                                      str(suite), "--release", release, "--device", device],
+                                     stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
         first = self._line(600)
         if first is None or "ids" not in first:
@@ -270,13 +284,13 @@ class Worker:
         self.proc.wait()
 
 
-def run_cases(suite: Path, release: str, ids: list[str], timeout: float,
+def run_cases(suite: Path, release: str, device: str, ids: list[str], timeout: float,
               current: Worker | None = None) -> list[dict[str, Any]]:
     """Each case in a worker (``current`` first), a new one after a crash or a hang."""
     records: list[dict[str, Any]] = []
     for n, test_id in enumerate(ids, 1):
         if current is None:
-            current = Worker(suite, release)
+            current = Worker(suite, release, device)
         record = current.run(test_id, timeout)
         if record is None:
             alive = current.proc.poll() is None
@@ -301,7 +315,7 @@ def layer_of(record: dict[str, Any]) -> str:
     return module[1] if len(module) > 2 else record["id"]
 
 
-def report(records: list[dict[str, Any]], wall: float) -> tuple[int, int, int]:
+def report(records: list[dict[str, Any]], wall: float, device: str) -> tuple[int, int, int]:
     """Print the tables; return the cases passed, run, and failed needing a GPU-only feature."""
     counts = Counter(r["outcome"] for r in records)
     run = [r for r in records if r["outcome"] != "skipped"]
@@ -324,7 +338,7 @@ def report(records: list[dict[str, Any]], wall: float) -> tuple[int, int, int]:
     if skipped:
         reasons = Counter(r.get("reason", "")[:120] for r in skipped).most_common()
         print("\nskipped by the suite itself: " + "; ".join(f"{reason} ({n})" for reason, n in reasons))
-    print("\nadapted to run here: " + "; ".join(ADAPTATIONS))
+    print("\nadapted to run here: " + "; ".join(ADAPTATIONS[device]))
     return passed, len(run), len(gpu)
 
 
@@ -333,10 +347,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suite", type=Path, help="tests/py/dynamo/conversion/ of the release under test")
     parser.add_argument("--sample", type=int, help="run this many cases, drawn with --seed")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--shard", type=_shard,
+                        help="K/N: every Nth case from the Kth (1-based), to run N processes side by side")
     parser.add_argument("--release", default="2.13.0", help="the Torch-TensorRT release whose code runs")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds a case may take")
     parser.add_argument("--json", type=Path, help="write every case's record here")
     parser.add_argument("--quick", action="store_true", help="this repository's own converter cases")
+    parser.add_argument("--device", choices=tuple(ADAPTATIONS), default="cpu",
+                        help="where the suite's tensors and the stand-in's engines are (cuda: a GPU)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.quick:
@@ -345,15 +363,17 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--suite DIR (or --quick) is required")
     suite = args.suite.resolve()
     if args.worker:
-        return worker(suite, args.release)
+        return worker(suite, args.release, args.device)
     started = time.perf_counter()
-    first = Worker(suite, args.release)
+    first = Worker(suite, args.release, args.device)
     ids, unimportable = first.ids, first.unimportable
     total = len(ids)
     if args.sample is not None and args.sample < total:
         ids = sorted(random.Random(args.seed).sample(ids, args.sample))
+    if args.shard is not None:
+        ids = ids[args.shard[0] - 1::args.shard[1]]
     print(f"Torch-TensorRT {args.release}'s converter cases in {suite}: {total}; running {len(ids)} "
-          f"(seed {args.seed}) through the TensorRT stand-in on CPU (NOT TensorRT)")
+          f"(seed {args.seed}) through the TensorRT stand-in on {args.device} (NOT TensorRT)")
     for name, why in unimportable.items():
         print(f"not imported, its cases not counted: {name}: {why}")
     if not ids:
@@ -362,19 +382,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{summary}")
         return code
     print()
-    records = run_cases(suite, args.release, ids, args.timeout, first)
+    records = run_cases(suite, args.release, args.device, ids, args.timeout, first)
     wall = time.perf_counter() - started
     if args.json:
-        args.json.write_text(json.dumps({"release": args.release, "suite": str(suite), "total": total,
+        args.json.write_text(json.dumps({"release": args.release, "device": args.device, "suite": str(suite),
+                                         "total": total,
                                          "seed": args.seed, "wall_s": wall, "records": records,
                                          "unimportable": unimportable}, indent=1))
-    passed, run, gpu = report(records, wall)
+    passed, run, gpu = report(records, wall, args.device)
     if gpu:
         print(f"\npass rate without the {gpu} cases needing a GPU-only feature: "
               f"{100 * passed / (run - gpu) if run > gpu else 0:.1f}% ({passed} of {run - gpu})")
     code, summary = verdict(passed, run, total, unimportable)
     print(f"\n{summary}")
     return code
+
+
+def _shard(text: str) -> tuple[int, int]:
+    match = re.fullmatch(r"(\d+)/(\d+)", text)
+    if not match or not 1 <= int(match[1]) <= int(match[2]):
+        raise argparse.ArgumentTypeError(f"{text!r} is not K/N with 1 <= K <= N")
+    return int(match[1]), int(match[2])
 
 
 def verdict(passed: int, run: int, total: int, unimportable: dict[str, str]) -> tuple[int, str]:

@@ -1,9 +1,11 @@
 """On CUDA, as a user runs it: out of GPU memory is an error row and the next case passes; a leak
-replaces the worker. The rest of the CUDA tests are in tests/unit/measure/test_cuda.py."""
+replaces the worker; ``lowering`` through the TensorRT stand-in gives on CUDA the statuses it gives
+on the CPU. The rest of the CUDA tests are in tests/unit/measure/test_cuda.py."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import textwrap
 from pathlib import Path
@@ -11,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.helpers import trtcheck
+from tests.helpers import FIXTURES, rows, trtcheck
 
 pytestmark = [
     pytest.mark.gpu,
@@ -88,3 +90,20 @@ def test_out_of_gpu_memory_is_an_error_and_the_next_case_passes(tmp_path: Path) 
     assert re.search(r"worker replaced: 51\d\.\d MiB of GPU memory still allocated after "
                      r"hogs::c_leak\[default\]", log), log
     assert rows["d_after_leak"]["status"] == "pass"
+
+
+def test_lowering_gives_the_statuses_on_cuda_that_it_gives_on_the_cpu(tmp_path: Path) -> None:
+    """fixtures/ through Torch-TensorRT 2.13.0's converters and the stand-in's engines: every
+    constant, index and shape tensor the stand-in makes meets CUDA data on the GPU. The CPU run
+    sees no GPU, as on a machine without one."""
+    statuses: dict[str, dict[str, tuple[str, str]]] = {}
+    for device in ("cpu", "cuda"):
+        out = tmp_path / device
+        hidden = {"CUDA_VISIBLE_DEVICES": ""} if device == "cpu" else {}
+        proc = trtcheck("run", FIXTURES, "--backend", "lowering", "--torch-tensorrt", "2.13.0", "--device",
+                        device, "--out", out, env={**os.environ, **hidden})
+        assert "Traceback" not in proc.stdout + proc.stderr
+        statuses[device] = {r["case_id"]: (r["status"], r.get("message") or "")
+                            for r in rows(out) if r["backend"] == "lowering"}
+    assert statuses["cpu"] and {k: v[0] for k, v in statuses["cuda"].items()} == \
+        {k: v[0] for k, v in statuses["cpu"].items()}, statuses

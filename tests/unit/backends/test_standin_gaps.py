@@ -1,5 +1,6 @@
 """What the behaving stand-in does where it cannot predict, or must choose, in-process: a missing
-TensorRT API and a layer its code cannot run are prediction gaps (a row ``skipped``, never a
+TensorRT API, a layer attribute it does not model, a layer its code cannot run and an output that
+is not what the layer's rules inferred are prediction gaps (a row ``skipped``, never a
 Torch-TensorRT bug); a scatter of mismatched ranks is refused at build; its documented choices are
 recorded; the gap and a refused build cross from the lowering host with their type and evidence."""
 
@@ -10,10 +11,13 @@ import torch
 
 from tests.unit.backends.standin_logger import network
 from trtcheck.backends.lowering.trt import assumptions
-from trtcheck.backends.lowering.trt.layers.loop import run_layers
+from trtcheck.backends.lowering.trt.catalogue import LAYERS
+from trtcheck.backends.lowering.trt.layers.loop import run_layers, run_one
 from trtcheck.backends.lowering.trt.network import (
     StandInFailed,
+    StandInIgnores,
     StandInLacks,
+    StandInMismatch,
     standin_gap,
 )
 from trtcheck.backends.lowering.trt.types import DataType, ScatterMode, Severity
@@ -53,10 +57,46 @@ def test_a_layer_the_stand_in_cannot_run_is_its_own_failure() -> None:
     _, net, _ = network()
     x = net.add_input("x", DataType.FLOAT, (2, 3))
     layer = net.add_identity(x)
-    layer.run = lambda ins: [ins[0].view(7)]  # the stand-in's own code breaking
+    object.__setattr__(layer, "run", lambda ins: [ins[0].view(7)])  # the stand-in's own code breaking
     with pytest.raises(StandInFailed, match=r"could not run layer '\(Identity\) \[0\]' "
                                             r"\(IIdentityLayer\): RuntimeError: shape '\[7\]'"):
         run_layers([layer], {x.uid: torch.zeros(2, 3)})
+
+
+def test_an_attribute_a_layer_does_not_model_is_a_named_gap_and_a_declared_one_is_kept() -> None:
+    _, net, _ = network()
+    x = net.add_input("x", DataType.FLOAT, (2, 3))
+    gather = net.add_gather(x, net.add_input("i", DataType.INT32, (2,)), 0)
+    gather.axis = 1  # modelled
+    gather.name = "picked"  # every layer's
+    with pytest.raises(StandInIgnores) as raised:
+        gather.blend_factor = 0.5
+    assert isinstance(raised.value, PredictionGap) and not isinstance(raised.value, AttributeError)
+    assert raised.value.reason == "the TensorRT stand-in does not model IGatherLayer.blend_factor"
+    assert "'blend_factor' of IGatherLayer (layer 'picked')" in str(raised.value)
+    assert standin_gap(RuntimeError("converter")) is None
+    wrapped = RuntimeError("a converter failed")
+    wrapped.__cause__ = raised.value
+    assert standin_gap(wrapped) is raised.value
+    attention = net.add_attention(x, x, x, 1, False)
+    attention.decomposable = True  # declared harmless, with why
+    assert "same" in LAYERS[type(attention)].ignored["decomposable"]
+    with pytest.raises(StandInIgnores, match="normalization_quantize_to_type"):
+        attention.normalization_quantize_to_type = DataType.FP8  # changes the result: not modelled
+
+
+def test_an_output_that_is_not_what_infer_said_is_a_gap_named_with_both() -> None:
+    _, net, _ = network()
+    x = net.add_input("x", DataType.FLOAT, (2, 3))
+    layer = net.add_identity(x)
+    metas = {layer.outputs[0].uid: layer.outputs[0].meta}
+    assert run_one(layer, [torch.zeros(2, 3)], metas)[0].shape == (2, 3)
+    with pytest.raises(StandInMismatch, match=r"'\(Identity\) \[0\]' \(IIdentityLayer\) ran output 0 as "
+                                               r"\(2, 3\) int32, where its shape and type rules inferred "
+                                               r"\(2, 3\) FLOAT"):
+        run_one(layer, [torch.zeros(2, 3, dtype=torch.int32)], metas)
+    with pytest.raises(StandInMismatch, match=r"as \(3, 2\) float32"):
+        run_one(layer, [torch.zeros(3, 2)], metas)
 
 
 def test_a_stand_in_choice_is_recorded_while_asked_for() -> None:

@@ -15,6 +15,8 @@ MASKED_ROW = ("the stand-in returns NaN for a fully masked attention row (softma
               "TensorRT's behaviour there is undocumented")
 OUT_OF_BOUNDS = ("the stand-in returns 0 for an out-of-bounds gather index; TensorRT's result there "
                  "is undefined")
+KV_OUT_OF_BOUNDS = ("the stand-in writes only the part of a KV-cache update inside the cache when "
+                    "writeIndices[i] + s passes s_max; TensorRT requires it not to")
 
 _RECORDS: list[list[str]] = []
 

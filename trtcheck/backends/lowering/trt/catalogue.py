@@ -3,7 +3,11 @@
 NOT TensorRT (see :mod:`trtcheck.backends.lowering.trt`). A layer class registers, in one decorator,
 its ``LayerType``, the ``INetworkDefinition.add_*`` methods that record it (each with the adapter
 from that method's signature to the class's constructor), the attributes holding its refittable
-weights and their ``WeightsRole``, and the name ``tensorrt`` exports it by (its class name).
+weights and their ``WeightsRole``, the attributes it models (a converter may set those, and the
+layer's ``infer`` and ``run`` read them) and those it leaves out for a stated reason (they change
+nothing it predicts), and the name ``tensorrt`` exports it by (its class name). Setting any other
+attribute of a layer is a prediction gap naming the attribute and the layer
+(:class:`.network.StandInIgnores`): the stand-in would otherwise keep it and predict without it.
 :mod:`trtcheck.backends.lowering.trt.layers` imports every layer module: that import list is the
 catalogue. What is not in it is missing, and says so (:func:`.network.lacks`): a ``tensorrt.IXLayer`` or
 ``INetworkDefinition.add_x`` the stand-in does not have raises ``AttributeError`` naming what it has.
@@ -11,7 +15,7 @@ catalogue. What is not in it is missing, and says so (:func:`.network.lacks`): a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -47,6 +51,8 @@ class Entry:
     kind: Any  # its LayerType
     adders: tuple[str, ...]  # the INetworkDefinition methods that record it (none: added otherwise)
     roles: tuple[tuple[str, Any], ...]  # (attribute, WeightsRole) of its refittable weights
+    attributes: frozenset[str]  # the attributes it models
+    ignored: Mapping[str, str]  # attributes it accepts and leaves out, each with why that changes nothing
 
     @property
     def export(self) -> str:
@@ -57,11 +63,13 @@ class Entry:
 LAYERS: dict[type[ILayer], Entry] = {}
 
 
-def layer(kind: Any, *adders: str | tuple[str, Adapter],
-          roles: Iterable[tuple[str, Any]] = ()) -> Callable[[L], L]:
+def layer(kind: Any, *adders: str | tuple[str, Adapter], roles: Iterable[tuple[str, Any]] = (),
+          attributes: Iterable[str] = (), ignored: Mapping[str, str] | None = None) -> Callable[[L], L]:
     """Register a layer class: its ``LayerType`` ``kind``; the ``add_*`` methods recording it, each a
     name (its adapter :func:`construct`) or ``(name, adapter)``; ``roles``, the ``(attribute,
-    WeightsRole)`` pairs of its refittable weights."""
+    WeightsRole)`` pairs of its refittable weights; ``attributes``, those it models (its weights'
+    included); ``ignored``, attributes it accepts and does not model, each with why that changes
+    nothing it predicts. Its properties with setters are modelled by being properties."""
 
     def register(cls: L) -> L:
         cls.kind = kind
@@ -70,7 +78,10 @@ def layer(kind: Any, *adders: str | tuple[str, Adapter],
             name, adapt = (each, construct) if isinstance(each, str) else each
             network_method(_adder(name, cls, adapt))
             names.append(name)
-        LAYERS[cls] = Entry(cls, kind, tuple(names), tuple(roles))
+        roles_ = tuple(roles)
+        modelled = frozenset(attributes) | {attribute for attribute, _ in roles_}
+        cls.modelled = modelled | frozenset(ignored or {})
+        LAYERS[cls] = Entry(cls, kind, tuple(names), roles_, modelled, dict(ignored or {}))
         return cls
 
     return register

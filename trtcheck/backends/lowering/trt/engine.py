@@ -15,6 +15,8 @@ https://docs.nvidia.com/deeplearning/tensorrt/latest/_static/python-api/infer/.
 from __future__ import annotations
 
 import copy
+import functools
+import math
 import pickle
 from collections.abc import Sequence
 from typing import Any
@@ -24,7 +26,14 @@ import torch
 from trtcheck.backends.lowering.trt import memory, refit
 from trtcheck.backends.lowering.trt.layers.loop import find_bodies, run_layers
 from trtcheck.backends.lowering.trt.modes import outside_modes
-from trtcheck.backends.lowering.trt.network import ILayer, INetworkDefinition, ITensor, Meta, infer_layer
+from trtcheck.backends.lowering.trt.network import (
+    ILayer,
+    INetworkDefinition,
+    ITensor,
+    Meta,
+    infer_layer,
+    running_on,
+)
 from trtcheck.backends.lowering.trt.types import (
     TORCH,
     BuilderFlag,
@@ -201,6 +210,7 @@ def _check(network: INetworkDefinition) -> list[str]:
         ins = [None if t is None else metas.get(t.uid) for t in layer.inputs]
         for out, meta in zip(layer.outputs, infer_layer(layer, ins, errors.append), strict=True):
             metas[out.uid] = meta
+        errors.extend(layer.refusals(network))
     if not network.outputs:
         errors.append("Error Code 4: API Usage Error (Network must have at least one output)")
     for t in network.inputs + network.outputs:
@@ -289,13 +299,24 @@ class ICudaEngine:
         self.name = plan.name
         self.streamable_weights_size = 0
         self.weight_streaming_budget_v2 = -1
-        self.device_memory_size_v2 = 0
-        self.device_memory_size = 0
         self.num_optimization_profiles = len(plan.profiles)
         self.num_aux_streams = 0
         self.refittable = plan.refittable
         self.refits = 0  # how many refits changed its weights: a context moves them anew
         self.hardware_compatibility_level = None
+
+    @functools.cached_property
+    def device_memory_size_v2(self) -> int:
+        """The activation memory an execution context needs, in bytes: the most that the tensors
+        layers make (network inputs and outputs aside) hold at once, each made at its layer and
+        freed after its last reader runs, at each profile's largest input shapes; the largest over
+        profiles. TensorRT's figure also counts its kernels' scratch and can fuse layers away: the
+        stand-in's is a prediction, never TensorRT's number."""
+        return max(activation_bytes(self, index) for index in range(len(self.plan.profiles)))
+
+    @property
+    def device_memory_size(self) -> int:
+        return self.device_memory_size_v2
 
     @property
     def num_io_tensors(self) -> int:
@@ -331,8 +352,13 @@ class ICudaEngine:
         return list(self.plan.profiles[profile_index].get(name, ()))
 
     def get_aliased_input_tensor(self, name: str) -> str | None:
-        """None: no output of a stand-in engine aliases an input."""
-        return None
+        """The input whose memory output ``name`` shares (a KV-cache update's cache), else None."""
+        tensor = self.tensors.get(name)
+        layer = tensor.layer if tensor is not None else None
+        index = getattr(layer, "aliased_input", None)
+        if layer is None or index is None or tensor not in self.plan.outputs:
+            return None
+        return layer.inputs[index].name
 
     def get_weight_streaming_automatic_budget(self) -> int:
         return 0
@@ -392,6 +418,38 @@ class EngineInspector:
     def get_layer_information(self, index: int, format: Any) -> str:
         layer = self.engine.plan.layers[index]
         return f"{layer.name} ({layer.kind.name})"
+
+
+@outside_modes
+def activation_bytes(engine: ICudaEngine, profile: int) -> int:
+    """The most bytes the layers' own outputs (not I/O) hold at once, run in order at ``profile``'s
+    largest input shapes (a dimension still unknown counts as 1)."""
+    context = IExecutionContext(engine)
+    context.active_optimization_profile = profile
+    for name, (_, _, high) in engine.plan.profiles[profile].items():
+        context.shapes[name] = tuple(high)
+    metas = context._infer()
+    io = {t.uid for t in engine.plan.inputs + engine.plan.outputs}
+    last = {t.uid: i for i, layer in enumerate(engine.plan.layers) for t in layer.inputs if t is not None}
+    live: dict[int, int] = {}
+    most = 0
+    for i, layer in enumerate(engine.plan.layers):
+        for out in layer.outputs:
+            meta = metas.get(out.uid)
+            if out.uid not in io and meta is not None and meta.dtype in TORCH:
+                live[out.uid] = math.prod(max(d, 1) for d in meta.shape) * TORCH[meta.dtype].itemsize
+        most = max(most, sum(live.values()))
+        for uid in [uid for uid in live if last.get(uid, -1) <= i]:
+            del live[uid]
+    return most
+
+
+def place_weights(layers: Sequence[ILayer], device: torch.device) -> None:
+    """Move the tensors the layers hold (weights, constants) to ``device``."""
+    for layer in layers:
+        for key, value in list(vars(layer).items()):
+            if isinstance(value, torch.Tensor) and value.device != device:
+                object.__setattr__(layer, key, value.to(device))
 
 
 class IOutputAllocator:
@@ -564,16 +622,16 @@ class IExecutionContext:
                 self._error(f"IExecutionContext::enqueueV3: Error Code 3: API Usage Error (no address set "
                             f"for input {t.name})")
                 return False
-            if t.name in plan.shape_inputs:
-                values[t.uid] = self._shape_values(t)  # type: ignore[assignment]
+            if t.name in plan.shape_inputs:  # host memory; the layers that read it run on the device
+                values[t.uid] = self._shape_values(t).to(device)  # type: ignore[union-attr]
                 continue
             shape = self.shapes.get(t.name, plan.metas[t.uid].shape)
             values[t.uid] = memory.view(self.addresses[t.name], shape, TORCH[plan.metas[t.uid].dtype], device,
                                         stream_handle)
         self._place_weights(device)
-        # Tensors a layer makes (indices, shapes, fills) are made on the run's device.
-        with memory.stream_context(stream_handle, device), torch.no_grad(), device:
-            run_layers(self._needed(), values)
+        metas = self._infer()
+        with memory.stream_context(stream_handle, device), torch.no_grad(), running_on(device):
+            run_layers(self._needed(), values, metas=metas)
             for t in plan.outputs:
                 result = values[t.uid].to(TORCH[plan.metas[t.uid].dtype])
                 self._write(t.name, result, device, stream_handle)
@@ -583,10 +641,7 @@ class IExecutionContext:
         """Move the layers' weights to ``device`` once (they are built on the host)."""
         if self._weights_on == (device, self.engine.refits):
             return
-        for layer in self.engine.plan.layers:
-            for key, value in list(vars(layer).items()):
-                if isinstance(value, torch.Tensor) and value.device != device:
-                    object.__setattr__(layer, key, value.to(device))
+        place_weights(self.engine.plan.layers, device)
         self._weights_on = (device, self.engine.refits)
 
     def _write(self, name: str, result: torch.Tensor, device: torch.device, stream: int) -> None:

@@ -10,21 +10,53 @@ https://docs.nvidia.com/deeplearning/tensorrt/latest/_static/python-api/infer/.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from trtcheck.backends.lowering.trt.modes import outside_modes
-from trtcheck.backends.lowering.trt.types import DataType, Dims, ILogger, LayerType, Severity, TensorLocation
+from trtcheck.backends.lowering.trt.types import (
+    TORCH,
+    DataType,
+    Dims,
+    ILogger,
+    LayerType,
+    Severity,
+    TensorLocation,
+)
 from trtcheck.errors import PredictionGap, found_in, last_line
 
 Value = tuple[int | None, ...]  # a shape tensor's known elements (None: known only at run time)
 _PACKAGE = __name__.rpartition(".")[0]  # the stand-in's own modules
+_EVERY_LAYER = frozenset({"name", "metadata"})  # ILayer's own settable attributes
 # Values are followed for tensors this small: shape tensors, the only ones shapes depend on.
 VALUE_LIMIT = 64
+# The device an engine runs on: where a layer with no tensor input (a fill) makes its output.
+_RUN_DEVICE: contextvars.ContextVar[torch.device | None] = contextvars.ContextVar("run_device", default=None)
+
+
+@contextlib.contextmanager
+def running_on(device: torch.device) -> Iterator[None]:
+    """Within this, layers run on ``device``: each tensor a layer makes (an index, a shape, a
+    constant, a scratch tensor) is made on the device of the data it meets, or on ``device`` when
+    it meets none. (Torch's default-device context is a torch function mode, which the stand-in's
+    :func:`.modes.outside_modes` turns off: placement is explicit.)"""
+    token = _RUN_DEVICE.set(device)
+    try:
+        yield
+    finally:
+        _RUN_DEVICE.reset(token)
+
+
+def run_device(ins: Sequence[Any] = ()) -> torch.device:
+    """The device of the first tensor of ``ins``, else the device the engine runs on."""
+    first = next((t.device for t in ins if isinstance(t, torch.Tensor)), None)
+    return first or _RUN_DEVICE.get() or torch.device("cpu")
 
 
 @dataclass(frozen=True)
@@ -63,6 +95,42 @@ class StandInFailed(PredictionGap):
     def __init__(self, layer: ILayer, exc: BaseException) -> None:
         super().__init__(f"the TensorRT stand-in could not run layer '{layer.name}' "
                          f"({type(layer).__name__}): {last_line(exc)}")
+
+
+class StandInIgnores(PredictionGap):
+    """A converter set an attribute of a layer that the stand-in does not model: kept, it would be
+    ignored, and the prediction silently made without it."""
+
+    def __init__(self, layer: ILayer, attribute: str) -> None:
+        super().__init__(f"the TensorRT stand-in (trtcheck, NOT TensorRT) does not model attribute "
+                         f"'{attribute}' of {type(layer).__name__} (layer '{layer.name}'), which a converter "
+                         "set")
+        self.attribute = attribute
+        self.layer_class = type(layer).__name__
+
+    @property
+    def reason(self) -> str:
+        return f"the TensorRT stand-in does not model {self.layer_class}.{self.attribute}"
+
+
+class StandInMismatch(PredictionGap):
+    """A layer's ``run`` gave an output of another shape or type than its ``infer`` did: the
+    stand-in disagrees with itself, and its prediction there is not made."""
+
+    def __init__(self, layer: ILayer, index: int, got: str, inferred: str) -> None:
+        super().__init__(f"the TensorRT stand-in's layer '{layer.name}' ({type(layer).__name__}) ran output "
+                         f"{index} as {got}, where its shape and type rules inferred {inferred}")
+
+
+def check_output(layer: ILayer, index: int, value: Any, meta: Meta) -> None:
+    """Raise :class:`StandInMismatch` unless ``value`` (output ``index`` of ``layer``, as run) has
+    the rank, the dimensions known at inference (-1: any) and the type of ``meta``."""
+    want = TORCH.get(meta.dtype)
+    shape = tuple(value.shape)
+    fits = len(shape) == meta.rank and all(d in (-1, s) for d, s in zip(meta.shape, shape, strict=True))
+    if not fits or (want is not None and value.dtype != want):
+        raise StandInMismatch(layer, index, f"{shape} {str(value.dtype).removeprefix('torch.')}",
+                              f"{meta.shape} {meta.dtype.name}")
 
 
 def standin_gap(exc: BaseException) -> PredictionGap | None:
@@ -184,7 +252,9 @@ class ILayer:
     kind = LayerType.IDENTITY
     num_outputs_of = 1
     max_inputs = 8  # the inputs ``set_input`` takes (each layer's page lists its optional inputs)
-    _settable: frozenset[str] = frozenset()
+    # The attributes a converter may set once the layer is added (its registration declares them);
+    # ``name`` and ``metadata`` on every layer, and any property with a setter.
+    modelled: frozenset[str] = frozenset()
 
     def __init__(self, network: INetworkDefinition, inputs: Sequence[ITensor | None]) -> None:
         object.__setattr__(self, "network", network)
@@ -197,6 +267,9 @@ class ILayer:
                 network.check_owned(tensor, self)
 
     def __setattr__(self, name: str, value: Any) -> None:
+        if self.__dict__.get("outputs") and name not in self.modelled and name not in _EVERY_LAYER \
+                and not isinstance(getattr(type(self), name, None), property):
+            raise StandInIgnores(self, name)
         object.__setattr__(self, name, value)
         if name not in ("name", "metadata") and "network" in self.__dict__:
             self.network.changed()
@@ -266,6 +339,11 @@ class ILayer:
 
     def infer(self, ins: list[Meta | None]) -> list[Meta]:
         raise NotImplementedError
+
+    def refusals(self, network: INetworkDefinition) -> list[str]:
+        """What the builder refuses in how the layer sits in ``network`` (its I/O), beyond its
+        inputs' shapes and types: none for most layers."""
+        return []
 
     def run(self, ins: list[Any]) -> list[torch.Tensor]:
         raise NotImplementedError

@@ -220,7 +220,7 @@ LayerType = _enum("LayerType",
                   "TRIP_LIMIT RECURRENCE ITERATOR LOOP_OUTPUT SELECT FILL QUANTIZE DEQUANTIZE "
                   "CONDITION CONDITIONAL_INPUT CONDITIONAL_OUTPUT SCATTER EINSUM ASSERTION ONE_HOT "
                   "NON_ZERO GRID_SAMPLE NMS REVERSE_SEQUENCE NORMALIZATION PLUGIN_V3 SQUEEZE "
-                  "UNSQUEEZE CUMULATIVE DYNAMIC_QUANTIZE ATTENTION")
+                  "UNSQUEEZE CUMULATIVE DYNAMIC_QUANTIZE ATTENTION KV_CACHE_UPDATE")
 NetworkDefinitionCreationFlag = _enum("NetworkDefinitionCreationFlag", "EXPLICIT_BATCH STRONGLY_TYPED")
 ExecutionContextAllocationStrategy = _enum("ExecutionContextAllocationStrategy",
                                            "STATIC ON_PROFILE_CHANGE USER_MANAGED")
@@ -244,6 +244,8 @@ DeviceType = _enum("DeviceType", "GPU DLA")
 AttentionNormalizationOp = _enum("AttentionNormalizationOp", "NONE SOFTMAX")
 CausalMaskKind = _enum("CausalMaskKind", "NONE UPPER_LEFT LOWER_RIGHT")
 TripLimit = _enum("TripLimit", "COUNT WHILE")
+# Graph/Layers.html#ikvcacheupdatelayer: LINEAR is the only mode (TensorRT 10.15 on).
+KVCacheMode = _enum("KVCacheMode", "LINEAR")
 # Plugin/PluginField.html, Plugin/IPluginV3.html: a plugin field's type, the phase a plugin is made for.
 PluginFieldType = _enum("PluginFieldType", "FLOAT16 FLOAT32 FLOAT64 INT8 INT16 INT32 CHAR DIMS UNKNOWN BF16 "
                                            "INT64 FP8 INT4 FP4")
@@ -307,7 +309,7 @@ ENUMS: dict[str, Any] = {e.__name__: e for e in (
     FillOperation, TensorIOMode, TensorLocation, LayerType, NetworkDefinitionCreationFlag,
     ExecutionContextAllocationStrategy, SerializationFlag, BuilderFlag, WeightsRole,
     LayerInformationFormat, DeviceType, EngineCapability, TensorFormat, AttentionNormalizationOp,
-    CausalMaskKind, TripLimit, LoopOutput, PluginFieldType, TensorRTPhase)}
+    CausalMaskKind, TripLimit, KVCacheMode, LoopOutput, PluginFieldType, TensorRTPhase)}
 # The module-level aliases of DataType members (tensorrt.float32, tensorrt.int64, ...).
 ALIASES = {"float32": DataType.FLOAT, "float16": DataType.HALF, "bfloat16": DataType.BF16,
            "int8": DataType.INT8, "int32": DataType.INT32, "int64": DataType.INT64,

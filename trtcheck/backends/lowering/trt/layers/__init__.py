@@ -24,6 +24,7 @@ from trtcheck.backends.lowering.trt.layers import (
     gather,
     grid_sample,
     identity,
+    kv_cache_update,
     loop,
     matrix_multiply,
     non_zero,
@@ -47,7 +48,7 @@ from trtcheck.backends.lowering.trt.layers import (
 )
 
 __all__ = ["activation", "attention", "cast", "concatenation", "conditional", "constant", "convolution",
-           "deconvolution", "elementwise", "fill", "gather", "grid_sample", "identity", "loop",
-           "matrix_multiply", "non_zero", "normalization", "parametric_relu", "plugin_v3", "pooling",
+           "deconvolution", "elementwise", "fill", "gather", "grid_sample", "identity", "kv_cache_update",
+           "loop", "matrix_multiply", "non_zero", "normalization", "parametric_relu", "plugin_v3", "pooling",
            "reduce", "resize", "scale", "scatter", "select", "shape", "shuffle", "slice", "softmax",
            "squeeze", "topk", "unary", "unsqueeze"]

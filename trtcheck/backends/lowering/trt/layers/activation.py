@@ -15,7 +15,8 @@ from trtcheck.backends.lowering.trt.types import FLOATS, ActivationType, DataTyp
 A = ActivationType
 
 
-@layer(LayerType.ACTIVATION, "add_activation")
+@layer(LayerType.ACTIVATION, "add_activation",
+       attributes=("alpha", "beta"))
 class IActivationLayer(ILayer):
     """``tensorrt.IActivationLayer`` (Layers.html#iactivationlayer; operators/Activation.html):
     float inputs; ``alpha`` and ``beta`` as each type documents them."""

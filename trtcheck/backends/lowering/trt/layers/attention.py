@@ -13,7 +13,10 @@ from trtcheck.backends.lowering.trt.network import ILayer, INetworkDefinition, I
 from trtcheck.backends.lowering.trt.types import FLOATS, CausalMaskKind, DataType, LayerType
 
 
-@layer(LayerType.ATTENTION, "add_attention", "add_attention_v2")
+@layer(LayerType.ATTENTION, "add_attention", "add_attention_v2",
+       attributes=("causal_kind", "normalization_operation"),
+       ignored={"decomposable": "whether TensorRT may run the attention as separate layers; the result is "
+                                "the same"})
 class IAttention(ILayer):
     """``tensorrt.IAttention`` (Layers.html#iattention; operators/Attention.html):
     ``normalize(query @ key^T + mask) @ value``, the query already scaled; a BOOL mask keeps where
@@ -70,7 +73,7 @@ class IAttention(ILayer):
         if self.causal:
             rows, cols = scores.shape[-2:]
             offset = cols - rows if self.causal_kind == CausalMaskKind.LOWER_RIGHT else 0
-            mask = torch.ones((rows, cols), dtype=torch.bool).tril(offset)
+            mask = torch.ones((rows, cols), dtype=torch.bool, device=q.device).tril(offset)
         if mask is not None:
             scores = scores.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else scores + mask
             if bool(torch.isneginf(scores).all(dim=-1).any()):

@@ -12,7 +12,8 @@ from trtcheck.backends.lowering.trt.network import ILayer, INetworkDefinition, I
 from trtcheck.backends.lowering.trt.types import SHAPE_TYPES, TORCH, DataType, LayerType
 
 
-@layer(LayerType.CAST, "add_cast")
+@layer(LayerType.CAST, "add_cast",
+       attributes=("to_type",))
 class ICastLayer(ILayer):
     """``tensorrt.ICastLayer`` (Layers.html#icastlayer; operators/Cast.html)."""
 

@@ -13,7 +13,8 @@ from trtcheck.backends.lowering.trt.network import ILayer, INetworkDefinition, I
 from trtcheck.backends.lowering.trt.types import LayerType
 
 
-@layer(LayerType.CONCATENATION, "add_concatenation")
+@layer(LayerType.CONCATENATION, "add_concatenation",
+       attributes=("axis",))
 class IConcatenationLayer(ILayer):
     """``tensorrt.IConcatenationLayer`` (Layers.html#iconcatenationlayer; operators/Concatenation.html)."""
 

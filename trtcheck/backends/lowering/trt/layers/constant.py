@@ -13,7 +13,8 @@ from trtcheck.backends.lowering.trt.network import VALUE_LIMIT, ILayer, INetwork
 from trtcheck.backends.lowering.trt.types import SHAPE_TYPES, Dims, LayerType, WeightsRole, weights_tensor
 
 
-@layer(LayerType.CONSTANT, "add_constant", roles=[("weights", WeightsRole.CONSTANT)])
+@layer(LayerType.CONSTANT, "add_constant", roles=[("weights", WeightsRole.CONSTANT)],
+       attributes=("dtype", "shape"))
 class IConstantLayer(ILayer):
     """``tensorrt.IConstantLayer`` (Layers.html#iconstantlayer; operators/Constant.html)."""
 

@@ -24,7 +24,9 @@ from trtcheck.backends.lowering.trt.types import (
 
 
 @layer(LayerType.CONVOLUTION, "add_convolution_nd",
-       roles=[("kernel", WeightsRole.KERNEL), ("bias", WeightsRole.BIAS)])
+       roles=[("kernel", WeightsRole.KERNEL), ("bias", WeightsRole.BIAS)],
+       attributes=("dilation_nd", "padding_mode", "post_padding", "pre_padding", "stride_nd", "window",
+                   "num_groups", "num_output_maps"))
 class IConvolutionLayer(Windowed):
     """``tensorrt.IConvolutionLayer`` (Layers.html#iconvolutionlayer; operators/Convolution.html):
     kernel and bias as weights or as inputs 1 and 2, of the input's float type."""

@@ -15,7 +15,9 @@ from trtcheck.backends.lowering.trt.types import LayerType, WeightsRole
 
 
 @layer(LayerType.DECONVOLUTION, "add_deconvolution_nd",
-       roles=[("kernel", WeightsRole.KERNEL), ("bias", WeightsRole.BIAS)])
+       roles=[("kernel", WeightsRole.KERNEL), ("bias", WeightsRole.BIAS)],
+       attributes=("dilation_nd", "padding_mode", "post_padding", "pre_padding", "stride_nd", "window",
+                   "num_groups", "num_output_maps"))
 class IDeconvolutionLayer(IConvolutionLayer):
     """``tensorrt.IDeconvolutionLayer`` (Layers.html#ideconvolutionlayer;
     operators/Deconvolution.html): output ``(in - 1) * stride + (kernel - 1) * dilation + 1 -

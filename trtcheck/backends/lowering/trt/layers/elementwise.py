@@ -50,7 +50,8 @@ def _int_div(a: int, b: int) -> int | None:
     return q if (a >= 0) == (b > 0) else -q
 
 
-@layer(LayerType.ELEMENTWISE, "add_elementwise")
+@layer(LayerType.ELEMENTWISE, "add_elementwise",
+       attributes=("op",))
 class IElementWiseLayer(ILayer):
     """``tensorrt.IElementWiseLayer`` (Layers.html#ielementwiselayer; operators/ElementWise.html):
     both inputs one type and one rank; AND/OR/XOR take BOOL; comparisons give BOOL; integer DIV

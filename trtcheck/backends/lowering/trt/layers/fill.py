@@ -9,11 +9,12 @@ import torch
 
 from trtcheck.backends.lowering.trt.catalogue import layer
 from trtcheck.backends.lowering.trt.layers.rules import all_known, check_type, with_value
-from trtcheck.backends.lowering.trt.network import ILayer, INetworkDefinition, Meta
+from trtcheck.backends.lowering.trt.network import ILayer, INetworkDefinition, Meta, run_device
 from trtcheck.backends.lowering.trt.types import INTS, TORCH, DataType, Dims, FillOperation, LayerType
 
 
-@layer(LayerType.FILL, "add_fill")
+@layer(LayerType.FILL, "add_fill",
+       attributes=("alpha", "beta", "operation", "shape", "to_type"))
 class IFillLayer(ILayer):
     """``tensorrt.IFillLayer`` (Layers.html#ifilllayer; operators/Fill.html): LINSPACE
     ``alpha + beta * index`` (input 0 the shape, 1 the start, 2 the delta); the random fills."""
@@ -49,17 +50,19 @@ class IFillLayer(ILayer):
     def run(self, ins: list[Any]) -> list[torch.Tensor]:
         shape = [int(v) for v in ins[0].tolist()] if ins and ins[0] is not None else list(self.shape)
         dtype = TORCH[self.to_type]
+        device = run_device(ins)
         if self.operation == FillOperation.LINSPACE:
-            start = ins[1] if len(ins) > 1 and ins[1] is not None else torch.tensor(self.alpha, dtype=dtype)
-            delta = ins[2] if len(ins) > 2 and ins[2] is not None else torch.tensor(self.beta, dtype=dtype)
+            given = [ins[i] if len(ins) > i and ins[i] is not None else None for i in (1, 2)]
+            start = given[0] if given[0] is not None else torch.tensor(self.alpha, dtype=dtype).to(device)
+            delta = given[1] if given[1] is not None else torch.tensor(self.beta, dtype=dtype).to(device)
             delta = delta.reshape(-1) if delta.dim() else delta.reshape(1).expand(len(shape))
-            out = start.reshape(()).to(dtype) + torch.zeros(shape, dtype=dtype)
+            out = start.reshape(()).to(dtype) + torch.zeros(shape, dtype=dtype, device=device)
             for axis, step in enumerate(delta.tolist()):
                 view = [1] * len(shape)
                 view[axis] = -1
-                out = out + (torch.arange(shape[axis]) * step).to(dtype).reshape(view)
+                out = out + (torch.arange(shape[axis], device=device) * step).to(dtype).reshape(view)
             return [out]
         if self.operation == FillOperation.RANDOM_UNIFORM:
             low, high = float(self.alpha), float(self.beta)
-            return [torch.rand(shape).mul(high - low).add(low).to(dtype)]
-        return [torch.randn(shape).mul(float(self.beta)).add(float(self.alpha)).to(dtype)]
+            return [torch.rand(shape, device=device).mul(high - low).add(low).to(dtype)]
+        return [torch.randn(shape, device=device).mul(float(self.beta)).add(float(self.alpha)).to(dtype)]

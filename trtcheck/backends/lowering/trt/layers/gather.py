@@ -35,7 +35,8 @@ def _gather_v2(cls: type[IGatherLayer], network: INetworkDefinition, input: ITen
     return cls(network, input, indices, 0, mode)
 
 
-@layer(LayerType.GATHER, "add_gather", ("add_gather_v2", _gather_v2))
+@layer(LayerType.GATHER, "add_gather", ("add_gather_v2", _gather_v2),
+       attributes=("axis", "mode", "num_elementwise_dims"))
 class IGatherLayer(ILayer):
     """``tensorrt.IGatherLayer`` (Layers.html#igatherlayer; operators/Gather.html): DEFAULT,
     ELEMENT and ND modes; indices INT32 or INT64."""

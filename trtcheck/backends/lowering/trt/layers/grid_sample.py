@@ -13,7 +13,8 @@ from trtcheck.backends.lowering.trt.network import ILayer, INetworkDefinition, I
 from trtcheck.backends.lowering.trt.types import FLOATS, InterpolationMode, LayerType, SampleMode
 
 
-@layer(LayerType.GRID_SAMPLE, "add_grid_sample")
+@layer(LayerType.GRID_SAMPLE, "add_grid_sample",
+       attributes=("align_corners", "interpolation_mode", "sample_mode"))
 class IGridSampleLayer(ILayer):
     """``tensorrt.IGridSampleLayer`` (Layers.html#igridsamplelayer; operators/GridSample.html)."""
 

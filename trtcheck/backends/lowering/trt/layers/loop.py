@@ -23,6 +23,7 @@ from trtcheck.backends.lowering.trt.network import (
     LayerError,
     Meta,
     StandInFailed,
+    check_output,
 )
 from trtcheck.backends.lowering.trt.types import INTS, LayerType, LoopOutput, TripLimit
 
@@ -52,7 +53,8 @@ class ITripLimitLayer(_Boundary):
         return []
 
 
-@catalogue.layer(LayerType.ITERATOR)  # added by ILoop
+@catalogue.layer(LayerType.ITERATOR,
+       attributes=("axis", "reverse"))  # added by ILoop
 class IIteratorLayer(_Boundary):
     """``tensorrt.IIteratorLayer``: slice ``axis`` of its input, one index per iteration."""
 
@@ -80,7 +82,8 @@ class IRecurrenceLayer(_Boundary):
         return [Meta(first.shape, first.dtype)]
 
 
-@catalogue.layer(LayerType.LOOP_OUTPUT)  # added by ILoop
+@catalogue.layer(LayerType.LOOP_OUTPUT,
+       attributes=("axis",))  # added by ILoop
 class ILoopOutputLayer(_Boundary):
     """``tensorrt.ILoopOutputLayer``: LAST_VALUE, or each iteration's value stacked along ``axis``
     (CONCATENATE, REVERSE), its length input 1 or the trip count."""
@@ -185,33 +188,41 @@ def _child(layer: ILayer, level: ILoop | None) -> ILoop | None:
     return None if loop is level else loop
 
 
-def run_layers(layers: list[ILayer], values: dict[int, torch.Tensor], level: ILoop | None = None) -> None:
+def run_layers(layers: list[ILayer], values: dict[int, torch.Tensor], level: ILoop | None = None,
+               metas: dict[int, Meta] | None = None) -> None:
     """Run ``layers`` (in order) over ``values``: each loop directly inside ``level`` runs whole, at
-    its first output, when everything it reads is ready."""
+    its first output, when everything it reads is ready. With ``metas`` (each tensor's inferred
+    meta, by uid), every output is checked against what ``infer`` said of it."""
     ran: set[int] = set()
     for layer in layers:
         child = _child(layer, level)
         if child is None:
-            outs = run_one(layer, [None if t is None else values[t.uid] for t in layer.inputs])
+            outs = run_one(layer, [None if t is None else values[t.uid] for t in layer.inputs], metas)
             for tensor, value in zip(layer.outputs, outs, strict=True):
                 values[tensor.uid] = value
         elif isinstance(layer, ILoopOutputLayer) and layer.loop is child and id(child) not in ran:
             ran.add(id(child))
-            run_loop(child, values)
+            run_loop(child, values, metas)
 
 
-def run_one(layer: ILayer, ins: list[Any]) -> list[torch.Tensor]:
+def run_one(layer: ILayer, ins: list[Any], metas: dict[int, Meta] | None = None) -> list[torch.Tensor]:
     """``layer.run``: an exception there, out of memory aside, is the stand-in's own failure on a
-    layer its ``infer`` accepted (:class:`StandInFailed`), not what TensorRT would do."""
+    layer its ``infer`` accepted (:class:`StandInFailed`), not what TensorRT would do; so is an
+    output whose shape or type is not the one ``infer`` gave it (with ``metas``)."""
     try:
-        return layer.run(ins)
+        outs = layer.run(ins)
     except (MemoryError, torch.OutOfMemoryError, StandInFailed):
         raise
     except Exception as exc:
         raise StandInFailed(layer, exc) from exc
+    if metas is not None:
+        for tensor, value in zip(layer.outputs, outs, strict=True):
+            if tensor.uid in metas:
+                check_output(layer, tensor.index, value, metas[tensor.uid])
+    return outs
 
 
-def run_loop(loop: ILoop, values: dict[int, torch.Tensor]) -> None:
+def run_loop(loop: ILoop, values: dict[int, torch.Tensor], metas: dict[int, Meta] | None = None) -> None:
     """Run ``loop`` over ``values`` (every tensor its boundary reads from outside is there); put its
     outputs in ``values``."""
     assert loop.trip is not None, "a loop needs a trip limit"
@@ -227,7 +238,7 @@ def run_loop(loop: ILoop, values: dict[int, torch.Tensor]) -> None:
             source = values[it.inputs[0].uid]  # type: ignore[union-attr]
             axis = it.axis % source.dim()
             values[it.outputs[0].uid] = source.select(axis, source.shape[axis] - 1 - i if it.reverse else i)
-        run_layers(loop.body, values, loop)
+        run_layers(loop.body, values, loop, metas)
         for o in outputs:
             seen[o.outputs[0].uid].append(values[o.inputs[0].uid])  # type: ignore[union-attr]
         current = {r.outputs[0].uid: values[r.inputs[1].uid] for r in recurrences}  # type: ignore[union-attr]

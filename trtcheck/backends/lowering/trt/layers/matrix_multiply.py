@@ -13,7 +13,8 @@ from trtcheck.backends.lowering.trt.network import ILayer, INetworkDefinition, I
 from trtcheck.backends.lowering.trt.types import FLOATS, LayerType, MatrixOperation
 
 
-@layer(LayerType.MATRIX_MULTIPLY, "add_matrix_multiply")
+@layer(LayerType.MATRIX_MULTIPLY, "add_matrix_multiply",
+       attributes=("op0", "op1"))
 class IMatrixMultiplyLayer(ILayer):
     """``tensorrt.IMatrixMultiplyLayer`` (Layers.html#imatrixmultiplylayer;
     operators/MatrixMultiply.html): NONE, TRANSPOSE or VECTOR per input, batch dims broadcast,

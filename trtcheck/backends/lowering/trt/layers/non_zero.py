@@ -11,7 +11,8 @@ from trtcheck.backends.lowering.trt.network import ILayer, INetworkDefinition, I
 from trtcheck.backends.lowering.trt.types import TORCH, DataType, LayerType
 
 
-@layer(LayerType.NON_ZERO, "add_non_zero")
+@layer(LayerType.NON_ZERO, "add_non_zero",
+       attributes=("indices_type",))
 class INonZeroLayer(ILayer):
     """``tensorrt.INonZeroLayer`` (Layers.html#inonzerolayer; operators/NonZero.html): the
     indices of non-zero elements as (rank, N), N known only at run time."""

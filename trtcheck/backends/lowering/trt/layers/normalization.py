@@ -12,7 +12,10 @@ from trtcheck.backends.lowering.trt.network import ILayer, INetworkDefinition, I
 from trtcheck.backends.lowering.trt.types import FLOATS, DataType, LayerType
 
 
-@layer(LayerType.NORMALIZATION, "add_normalization")
+@layer(LayerType.NORMALIZATION, "add_normalization",
+       attributes=("axes", "epsilon", "num_groups"),
+       ignored={"compute_precision": "the precision TensorRT computes in, which changes rounding, not the "
+                                     "output's type or shape; the stand-in computes in the input's type"})
 class INormalizationLayer(ILayer):
     """``tensorrt.INormalizationLayer`` (Layers.html#inormalizationlayer;
     operators/Normalization.html): ``(x - mean) / sqrt(var + epsilon) * scale + bias`` over the

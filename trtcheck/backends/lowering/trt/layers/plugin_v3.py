@@ -19,7 +19,8 @@ def _add_plugin_v3(cls: type[IPluginV3Layer], network: INetworkDefinition, input
     return cls(network, list(inputs), list(shape_inputs), plugin)
 
 
-@layer(LayerType.PLUGIN_V3, ("add_plugin_v3", _add_plugin_v3))
+@layer(LayerType.PLUGIN_V3, ("add_plugin_v3", _add_plugin_v3),
+       attributes=("num_shape_inputs", "plugin"))
 class IPluginV3Layer(ILayer):
     """``tensorrt.IPluginV3Layer`` (Layers.html#ipluginv3layer): a plugin over its inputs; the number,
     types and shapes of its outputs are the plugin's (``NativePlugin.infer``), and so is its

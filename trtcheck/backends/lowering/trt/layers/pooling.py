@@ -16,7 +16,9 @@ from trtcheck.backends.lowering.trt.network import INetworkDefinition, ITensor, 
 from trtcheck.backends.lowering.trt.types import FLOATS, DataType, Dims, LayerType, PoolingType
 
 
-@layer(LayerType.POOLING, "add_pooling_nd")
+@layer(LayerType.POOLING, "add_pooling_nd",
+       attributes=("dilation_nd", "padding_mode", "post_padding", "pre_padding", "stride_nd", "window",
+                   "average_count_excludes_padding"))
 class IPoolingLayer(Windowed):
     """``tensorrt.IPoolingLayer`` (Layers.html#ipoolinglayer; operators/Pooling.html): MAX or
     AVERAGE; padding counted in the average unless ``average_count_excludes_padding``."""
@@ -57,7 +59,7 @@ class IPoolingLayer(Windowed):
             padded = F.pad(x, pads, value=-math.inf) if any(pads) else x
             pool = (F.max_pool1d, F.max_pool2d, F.max_pool3d)[n - 1]
             return [pool(padded, self.window, stride)]
-        ones = torch.ones((1, 1, *x.shape[-n:]), dtype=x.dtype)
+        ones = torch.ones((1, 1, *x.shape[-n:]), dtype=x.dtype, device=x.device)
         padded = F.pad(x, pads) if any(pads) else x
         inside = F.pad(ones, pads)
         if not self.average_count_excludes_padding:

@@ -13,7 +13,8 @@ from trtcheck.backends.lowering.trt.network import ILayer, INetworkDefinition, I
 from trtcheck.backends.lowering.trt.types import DataType, LayerType, ReduceOperation
 
 
-@layer(LayerType.REDUCE, "add_reduce")
+@layer(LayerType.REDUCE, "add_reduce",
+       attributes=("axes", "keep_dims", "op"))
 class IReduceLayer(ILayer):
     """``tensorrt.IReduceLayer`` (Layers.html#ireducelayer; operators/Reduce.html)."""
 
@@ -63,7 +64,7 @@ class IReduceLayer(ILayer):
             lowest = op == ReduceOperation.MAX
             fill = (-math.inf if lowest else math.inf) if x.is_floating_point() else \
                 (torch.iinfo(x.dtype).min if lowest else torch.iinfo(x.dtype).max)
-            out = torch.full(shape, fill, dtype=x.dtype)
+            out = torch.full(shape, fill, dtype=x.dtype, device=x.device)
             out = out if self.keep_dims else out.squeeze(axes)
         else:
             fn = torch.amax if op == ReduceOperation.MAX else torch.amin

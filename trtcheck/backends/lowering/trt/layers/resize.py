@@ -22,7 +22,9 @@ from trtcheck.backends.lowering.trt.types import (
 )
 
 
-@layer(LayerType.RESIZE, "add_resize")
+@layer(LayerType.RESIZE, "add_resize",
+       attributes=("coordinate_transformation", "cubic_coeff", "exclude_outside", "nearest_rounding",
+                   "resize_mode", "scales", "selector_for_single_pixel", "shape"))
 class IResizeLayer(ILayer):
     """``tensorrt.IResizeLayer`` (Layers.html#iresizelayer; operators/Resize.html): output shape
     from ``shape``, ``scales`` (floor of dim * scale) or input 1; NEAREST (with its rounding),
@@ -72,14 +74,16 @@ class IResizeLayer(ILayer):
             return [math.floor(d * s) for d, s in zip(x.shape, scales, strict=True)], scales
         return shape, [o / i if i else 1.0 for o, i in zip(shape, x.shape, strict=True)]
 
-    def _coords(self, out: int, size: int, scale: float) -> torch.Tensor:
-        i = torch.arange(out, dtype=torch.float64)
+    def _coords(self, out: int, size: int, scale: float, device: torch.device) -> torch.Tensor:
+        i = torch.arange(out, dtype=torch.float64, device=device)
         mode = self.coordinate_transformation
         if mode == ResizeCoordinateTransformation.ALIGN_CORNERS:
-            return i * ((size - 1) / (out - 1)) if out > 1 else torch.zeros(out, dtype=torch.float64)
+            if out <= 1:
+                return torch.zeros(out, dtype=torch.float64, device=device)
+            return i * ((size - 1) / (out - 1))
         if mode == ResizeCoordinateTransformation.HALF_PIXEL:
             if out == 1 and self.selector_for_single_pixel == ResizeSelector.UPPER:
-                return torch.zeros(1, dtype=torch.float64)
+                return torch.zeros(1, dtype=torch.float64, device=device)
             return (i + 0.5) / scale - 0.5
         return i / scale
 
@@ -95,7 +99,7 @@ class IResizeLayer(ILayer):
 
     def _resize_axis(self, x: torch.Tensor, axis: int, out: int, scale: float) -> torch.Tensor:
         size = x.shape[axis]
-        coords = self._coords(out, size, scale)
+        coords = self._coords(out, size, scale, x.device)
         if self.resize_mode == InterpolationMode.NEAREST:
             rounding = self.nearest_rounding
             if rounding == ResizeRoundMode.FLOOR:

@@ -24,7 +24,8 @@ def _maybe(weights: Any) -> torch.Tensor | None:
 
 
 @layer(LayerType.SCALE, "add_scale", "add_scale_nd",
-       roles=[("scale", WeightsRole.SCALE), ("shift", WeightsRole.SHIFT)])  # no role for its power
+       roles=[("scale", WeightsRole.SCALE), ("shift", WeightsRole.SHIFT)],
+       attributes=("channel_axis", "mode", "power"))  # no role for its power
 class IScaleLayer(ILayer):
     """``tensorrt.IScaleLayer`` (Layers.html#iscalelayer; operators/Scale.html):
     ``(x * scale + shift) ** power`` per UNIFORM, CHANNEL or ELEMENTWISE mode."""

@@ -12,7 +12,8 @@ from trtcheck.backends.lowering.trt.network import ILayer, INetworkDefinition, I
 from trtcheck.backends.lowering.trt.types import INTS, LayerType, ScatterMode
 
 
-@layer(LayerType.SCATTER, "add_scatter")
+@layer(LayerType.SCATTER, "add_scatter",
+       attributes=("axis", "mode"))
 class IScatterLayer(ILayer):
     """``tensorrt.IScatterLayer`` (Layers.html#iscatterlayer; operators/Scatter.html): ELEMENT
     (along ``axis``) or ND; updates of the data's type, INT32/INT64 indices."""

@@ -23,4 +23,4 @@ class IShapeLayer(ILayer):
         return [Meta((meta.rank,), DataType.INT64, value)]
 
     def run(self, ins: list[Any]) -> list[torch.Tensor]:
-        return [torch.tensor(ins[0].shape, dtype=torch.int64)]
+        return [torch.tensor(ins[0].shape, dtype=torch.int64).to(ins[0].device)]  # made on the host, copied

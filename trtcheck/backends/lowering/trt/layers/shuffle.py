@@ -16,7 +16,8 @@ class Permutation(list):
     """``tensorrt.Permutation`` (FoundationalTypes/Permutation.html): an order of dimensions."""
 
 
-@layer(LayerType.SHUFFLE, "add_shuffle")
+@layer(LayerType.SHUFFLE, "add_shuffle",
+       attributes=("first_transpose", "reshape_dims", "second_transpose", "zero_is_placeholder"))
 class IShuffleLayer(ILayer):
     """``tensorrt.IShuffleLayer`` (Layers.html#ishufflelayer; operators/Shuffle.html): first
     transpose, reshape (0 copies an input dimension when ``zero_is_placeholder``, -1 is inferred),

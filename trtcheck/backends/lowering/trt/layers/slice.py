@@ -13,7 +13,8 @@ from trtcheck.backends.lowering.trt.network import ILayer, INetworkDefinition, I
 from trtcheck.backends.lowering.trt.types import INTS, Dims, LayerType, SampleMode
 
 
-@layer(LayerType.SLICE, "add_slice")
+@layer(LayerType.SLICE, "add_slice",
+       attributes=("mode", "shape", "start", "stride"))
 class ISliceLayer(ILayer):
     """``tensorrt.ISliceLayer`` (Layers.html#islicelayer; operators/Slice.html): start, shape and
     stride (or inputs 1-3), out-of-bounds handling by ``mode``, input 4 the fill value, input 5
@@ -89,7 +90,8 @@ class ISliceLayer(ILayer):
             start, size, stride = full_start, full_size, full_stride
         if any(n == 0 for n in size):
             return [x.new_empty(size)]
-        index = [torch.arange(n) * s + b for b, n, s in zip(start, size, stride, strict=True)]
+        index = [torch.arange(n, device=x.device) * s + b
+                 for b, n, s in zip(start, size, stride, strict=True)]
         fill = None
         for axis, idx in enumerate(index):
             d = x.shape[axis]
@@ -109,7 +111,7 @@ class ISliceLayer(ILayer):
         out = x[torch.meshgrid(*index, indexing="ij")] if index else x.clone()
         if fill:
             given = len(ins) > 4 and ins[4] is not None
-            value = ins[4].reshape(()) if given else torch.zeros((), dtype=x.dtype)
+            value = ins[4].reshape(()) if given else torch.zeros((), dtype=x.dtype, device=x.device)
             for axis, outside in fill:
                 shape = [1] * x.dim()
                 shape[axis] = -1

@@ -12,7 +12,8 @@ from trtcheck.backends.lowering.trt.network import ILayer, INetworkDefinition, I
 from trtcheck.backends.lowering.trt.types import FLOATS, LayerType
 
 
-@layer(LayerType.SOFTMAX, "add_softmax")
+@layer(LayerType.SOFTMAX, "add_softmax",
+       attributes=("axes",))
 class ISoftMaxLayer(ILayer):
     """``tensorrt.ISoftMaxLayer`` (Layers.html#isoftmaxlayer; operators/SoftMax.html): one axis,
     a bit mask; by default the last."""

@@ -12,7 +12,8 @@ from trtcheck.backends.lowering.trt.network import ILayer, INetworkDefinition, I
 from trtcheck.backends.lowering.trt.types import TORCH, DataType, LayerType, TopKOperation
 
 
-@layer(LayerType.TOPK, "add_topk")
+@layer(LayerType.TOPK, "add_topk",
+       attributes=("axes", "indices_type", "k", "op"))
 class ITopKLayer(ILayer):
     """``tensorrt.ITopKLayer`` (Layers.html#itopklayer; operators/TopK.html): values and INT32
     indices along one axis; ``k`` may come from input 1."""

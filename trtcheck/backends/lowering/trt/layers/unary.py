@@ -38,7 +38,8 @@ _INT_UNARY: dict[Any, Callable[[int], int]] = {
 }
 
 
-@layer(LayerType.UNARY, "add_unary")
+@layer(LayerType.UNARY, "add_unary",
+       attributes=("op",))
 class IUnaryLayer(ILayer):
     """``tensorrt.IUnaryLayer`` (Layers.html#iunarylayer; operators/Unary.html): NOT takes BOOL;
     ABS, NEG and SIGN take INT32/INT64 too; ISINF/ISNAN give BOOL; the rest take floats."""
