@@ -9,7 +9,7 @@ from trtcheck.backends import Backend, Compiled, CompileJob, get
 from trtcheck.backends.torch_tensorrt.frames import torch_tensorrt_cause
 from trtcheck.config.options import Options
 from trtcheck.config.timing import Timing
-from trtcheck.core.profiles import BUILTIN_PROFILES, Profile
+from trtcheck.core.profiles import BUILTIN_PROFILES
 from trtcheck.core.traits import TRAITS
 from trtcheck.errors import frames
 from trtcheck.execution.case import iter_rows
@@ -107,13 +107,10 @@ def test_an_export_error_gives_its_first_line_and_the_declaration(make_zoo) -> N
 
 
 class ModuleUnderJit(Backend):
-    """Compiles the user's module under a torch.compile profile, as tensorrt and lowering do
+    """Compiles the user's module under a torch_compile profile, as tensorrt and lowering do
     (here the module itself, run as is), and the exported program under any other."""
 
     traits = TRAITS["lowering"]
-
-    def compiles_module(self, profile: Profile | None) -> bool:
-        return bool(profile and profile.jit)
 
     def compile(self, job: CompileJob) -> Compiled:
         exported = job.program is not None
