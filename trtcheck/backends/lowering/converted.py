@@ -116,6 +116,8 @@ class Watch:
     def failed(self, exc: BaseException) -> NoReturn:
         """Raise ``exc`` classified, carrying the evidence gathered so far: float64 refused as
         :class:`Rejected`, a refused build as :class:`BuildRefused`, a stand-in's gap as itself."""
+        if isinstance(exc, Rejected):  # classified already (an engine's input check)
+            raise exc
         for message in self.errors.messages:
             exc.add_note(f"{LOGGED_ERROR}{message}")
         _raise_no_fp64(exc)
