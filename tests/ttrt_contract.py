@@ -184,7 +184,7 @@ def handle(request: tuple[Any, ...], release: Release, modules: dict[int, Any]) 
         for at in shapes.sets[1:] if shapes else ():
             resized = resize(program, (args, kwargs), at)
             at_shapes.append((resized, compiled.fn(*clone(resized)[0], **clone(resized)[1])))
-    # the JIT path calls no dynamo.compile: its call is the options torch.compile passed
+    # the torch_compile front-end calls no dynamo.compile: its call is the options torch.compile passed
     return {"evidence": compiled.evidence, "call": _STATE["calls"][-1] or compiled.evidence.settings,
             "outputs": outputs,
             "checked": not isinstance(compiled.fn, torch.nn.Module), "inputs": _STATE.get("inputs", []),

@@ -409,14 +409,14 @@ def test_each_torch_compile_row_agrees_with_its_export_twin(twins: dict[str, dic
     difference."""
     assert len(twins) >= 24
     for case_id, by_profile in twins.items():
-        export, jit = by_profile["default"], by_profile["torch_compile"]
-        assert jit.evidence.details.get("frontend") == "torch_compile" or jit.stage, case_id
-        named = jit.evidence.details.get("differences") or jit.message.startswith(PREDICTION_GAP)
+        export, other = by_profile["default"], by_profile["torch_compile"]
+        assert other.evidence.details.get("frontend") == "torch_compile" or other.stage, case_id
+        named = other.evidence.details.get("differences") or other.message.startswith(PREDICTION_GAP)
         if not named:
-            assert (jit.status, _owner(jit)) == (export.status, _owner(export)), (
-                case_id, export.status, export.message, jit.status, jit.message)
-        if jit.status is Status.ERROR and export.status is not Status.ERROR:
-            assert named, (case_id, jit.message)
+            assert (other.status, _owner(other)) == (export.status, _owner(export)), (
+                case_id, export.status, export.message, other.status, other.message)
+        if other.status is Status.ERROR and export.status is not Status.ERROR:
+            assert named, (case_id, other.message)
 
 
 def test_the_torch_compile_front_end_on_everyday_models(twins: dict[str, dict[str, Row]]) -> None:

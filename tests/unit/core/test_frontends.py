@@ -25,8 +25,8 @@ def test_a_backend_asks_the_front_end_whether_it_runs_it() -> None:
         "tensorrt and lowering run")
     assert "--lowering-dryrun" in (TORCH_COMPILE.not_applicable("lowering", graph_level=True) or "")
     assert TORCH_COMPILE.not_applicable("lowering") is None
-    jit = BUILTIN_PROFILES["torch_compile"]
-    assert [REGISTRY[n]().compiles_module(jit) for n in ("tensorrt", "lowering", "emulate")] == [
+    profile = BUILTIN_PROFILES["torch_compile"]
+    assert [REGISTRY[n]().compiles_module(profile) for n in ("tensorrt", "lowering", "emulate")] == [
         True, True, False]
     assert not REGISTRY["lowering"]().compiles_module(BUILTIN_PROFILES["default"])
     assert REGISTRY["inductor"]().compiles_module(BUILTIN_PROFILES["default"])

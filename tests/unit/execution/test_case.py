@@ -106,7 +106,7 @@ def test_an_export_error_gives_its_first_line_and_the_declaration(make_zoo) -> N
     assert len(row.traceback.splitlines()) > 5
 
 
-class ModuleUnderJit(Backend):
+class ModuleUnderTorchCompile(Backend):
     """Compiles the user's module under a torch_compile profile, as tensorrt and lowering do
     (here the module itself, run as is), and the exported program under any other."""
 
@@ -141,7 +141,7 @@ def test_a_case_that_does_not_export_still_runs_its_torch_compile_rows(make_zoo)
     opts = Options(paths=(root,), device="cpu",
                    profiles=(BUILTIN_PROFILES["default"], BUILTIN_PROFILES["torch_compile"]),
                    timing=Timing(warmup=1, warmup_s=0.0, repeats=1, min_time_s=0.0, max_repeats=1))
-    backends = {"lowering": ModuleUnderJit(), "eager": get("eager")}
+    backends = {"lowering": ModuleUnderTorchCompile(), "eager": get("eager")}
     rows = {(c.spec.name, r.backend, r.profile): r for c in collect(opts).cases
             for r in iter_rows(c, opts, backends) if isinstance(r, Row)}
     assert {k: (r.status.value, r.stage) for k, r in rows.items()} == {
