@@ -83,10 +83,10 @@ class RealRelease:
         real compile through the behaving stand-in; ``cache_dir``: the engine cache on, there."""
         kwargs, profile = kwargs or {}, profile or Profile("default")
         blob = io.BytesIO()
-        if not profile.jit or dynamic_shapes is not None:  # the JIT path needs no program
+        if not profile.front_end.compiles_module or dynamic_shapes is not None:  # else no program
             torch.export.save(torch.export.export(model, args, kwargs,
                                                   dynamic_shapes=dynamic_shapes), blob)
-        module = pickle.dumps(model) if profile.jit else None
+        module = pickle.dumps(model) if profile.front_end.compiles_module else None
         return Result(**self.host.request("tensorrt", blob.getvalue(), args, kwargs, profile,
                                           engines, dryrun, cache_dir, module))
 
@@ -184,7 +184,7 @@ def handle(request: tuple[Any, ...], release: Release, modules: dict[int, Any]) 
         for at in shapes.sets[1:] if shapes else ():
             resized = resize(program, (args, kwargs), at)
             at_shapes.append((resized, compiled.fn(*clone(resized)[0], **clone(resized)[1])))
-    # the JIT path calls no dynamo.compile: its call is the options torch.compile passed
+    # the torch_compile front-end calls no dynamo.compile: its call is the options torch.compile passed
     return {"evidence": compiled.evidence, "call": _STATE["calls"][-1] or compiled.evidence.settings,
             "outputs": outputs,
             "checked": not isinstance(compiled.fn, torch.nn.Module), "inputs": _STATE.get("inputs", []),

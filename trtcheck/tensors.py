@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import warnings
 from typing import Any, TypeVar
 
@@ -69,6 +70,19 @@ class StateSnapshot:
                 else:
                     owner_name, _, attr = name.rpartition(".")
                     setattr(self._module.get_submodule(owner_name), attr, saved.clone())
+
+
+def state_digest(module: torch.nn.Module) -> str:
+    """A digest of a module's parameters and buffers (names, dtypes, shapes, bytes): equal in
+    two processes that built the same module with the same values."""
+    digest = hashlib.sha256()
+    tensors = [*module.named_parameters(remove_duplicate=False),
+               *module.named_buffers(remove_duplicate=False)]
+    for name, tensor in tensors:
+        flat = tensor.detach().cpu().contiguous().reshape(-1)
+        digest.update(f"{name}:{flat.dtype}:{tuple(tensor.shape)};".encode())
+        digest.update(flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b"")
+    return digest.hexdigest()
 
 
 def _state(module: torch.nn.Module) -> dict[str, torch.Tensor]:

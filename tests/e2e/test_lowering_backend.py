@@ -16,15 +16,15 @@ import pytest
 import torch
 from torch.utils import _pytree as pytree
 
-from tests.helpers import TESTS, trtcheck
+from tests.helpers import FIXTURES, TESTS, trtcheck
 from trtcheck.backends.base import CompileJob
 from trtcheck.backends.lowering.lowering_backend import LoweringBackend
 from trtcheck.config.options import Options
 from trtcheck.config.timing import Timing
 from trtcheck.core.profiles import BUILTIN_PROFILES, Profile
 from trtcheck.core.traits import Kind
-from trtcheck.errors import Unsupported
-from trtcheck.execution.case import iter_rows
+from trtcheck.errors import INTERNAL, REPORT_CONVERTER, Unsupported
+from trtcheck.execution.case import PREDICTION_GAP, iter_rows
 from trtcheck.execution.run import collect
 from trtcheck.results.rows import Evidence, Row
 from trtcheck.status import Status
@@ -370,33 +370,91 @@ def test_run_end_to_end(ttrt_releases: dict[str, Path], tmp_path: Path) -> None:
     assert timed["prediction_timing"]["schedule"] == "serial"  # never beside the busy host
 
 
-def test_torch_compile_front_end(behaving: LoweringBackend) -> None:
-    """--profile default --profile torch_compile: a model with weights and int64 ids passes on
-    both front-ends; a model with a data-dependent branch fails to export, so its default row is
-    an error at export, while its torch.compile row runs (the module goes to the host pickled,
-    the zoo file imported there) and passes in two graphs, its graph break a note naming the
-    line; each torch.compile row's evidence names the front-end."""
-    zoo = TESTS / "zoos" / "torch_compile"
-    opts = Options(paths=(zoo,), profiles=(BUILTIN_PROFILES["default"],
-                                           BUILTIN_PROFILES["torch_compile"]), timing=QUICK)
-    found = {(case.spec.name, row.profile): row for case in collect(opts).cases
-             for row in iter_rows(case, opts, {"lowering": behaving}) if isinstance(row, Row)}
-    assert {k: r.status for k, r in found.items()} == {
-        ("tagger", "default"): Status.PASS, ("tagger", "torch_compile"): Status.PASS,
-        ("gate", "default"): Status.ERROR, ("gate", "torch_compile"): Status.PASS}
-    assert found[("gate", "default")].stage == "export"
-    for name in ("tagger", "gate"):
-        ev = found[(name, "torch_compile")].evidence
-        assert ev.details["frontend"] == "torch_compile"
-        assert ev.notes[0].startswith("Torch-TensorRT's torch.compile front-end: torch.compile("
-                                      'model, backend="tensorrt", options=settings)')
-        assert ev.versions["torch_tensorrt"] == "2.13.0" and ev.drift is not None
-    tagger = found[("tagger", "torch_compile")]
-    assert tagger.evidence.path == ["torch.compile, 1 graph", "int64 native", "1 TensorRT engine"]
-    assert tagger.message == "" and tagger.evidence.drift["change"] == "int64 → int32"
-    gate = found[("gate", "torch_compile")]
-    line = next(i for i, text in enumerate((zoo / "models.py").read_text().splitlines(), 1)
+FRONT_ENDS_ZOO = TESTS / "zoos" / "frontends"
+
+
+def _owner(row: Row) -> str | None:
+    """Who a row's message blames: Torch-TensorRT, the stand-in's prediction, trtcheck, a
+    known limitation, the model; None for a row that ran."""
+    if row.status is Status.UNSUPPORTED:
+        return "limitation"
+    if row.message.startswith(PREDICTION_GAP):
+        return "stand-in"
+    if row.status not in (Status.ERROR, Status.XFAIL):
+        return None
+    if row.stage == INTERNAL:
+        return "trtcheck"
+    return "Torch-TensorRT" if ("Torch-TensorRT" in row.message) else "model"
+
+
+@pytest.fixture(scope="module")
+def twins(behaving: LoweringBackend) -> dict[str, dict[str, Row]]:
+    """fixtures/ and the front-ends zoo on 2.13.0 under default and torch_compile, in-process:
+    each case's row by profile."""
+    opts = Options(paths=(FIXTURES, FRONT_ENDS_ZOO), timing=QUICK, dtype_drift=False,
+                   profiles=(BUILTIN_PROFILES["default"], BUILTIN_PROFILES["torch_compile"]))
+    found: dict[str, dict[str, Row]] = {}
+    for case in collect(opts).cases:
+        for row in iter_rows(case, opts, {"lowering": behaving}):
+            if isinstance(row, Row):
+                found.setdefault(row.case_id, {})[row.profile] = row
+    return found
+
+
+def test_each_torch_compile_row_agrees_with_its_export_twin(twins: dict[str, dict[str, Row]]) -> None:
+    """On fixtures/ and the front-ends zoo, each torch_compile row has its export twin's status
+    and owner, unless it names what its front-end did differently (a graph break, a conversion
+    failure left to PyTorch, an op left to PyTorch in Dynamo's graph) or the prediction it could
+    not make; so no torch_compile error row lacks its export twin's error but for a named
+    difference."""
+    assert len(twins) >= 24
+    for case_id, by_profile in twins.items():
+        export, other = by_profile["default"], by_profile["torch_compile"]
+        assert other.evidence.details.get("frontend") == "torch_compile" or other.stage, case_id
+        named = other.evidence.details.get("differences") or other.message.startswith(PREDICTION_GAP)
+        if not named:
+            assert (other.status, _owner(other)) == (export.status, _owner(export)), (
+                case_id, export.status, export.message, other.status, other.message)
+        if other.status is Status.ERROR and export.status is not Status.ERROR:
+            assert named, (case_id, other.message)
+
+
+def test_the_torch_compile_front_end_on_everyday_models(twins: dict[str, dict[str, Row]]) -> None:
+    """A module holding a lambda, a closure, a local class and a bound method passes (the host
+    builds it from the factory, never pickled; a factory that builds other weights in another
+    process gets the worker's state_dict; one whose module no other process can build is a
+    prediction gap); float64 is unsupported on both front-ends, naming truncate_double, whether
+    at conversion or at the engine's input check; a build the stand-in refuses is explained on
+    both (an error on export, a graph left to PyTorch on torch_compile, a pass with no engine);
+    a data-dependent branch fails to export while its torch_compile row passes in two graphs."""
+    def row(name: str, profile: str = "torch_compile") -> Row:
+        """The row of case ``name`` (``model[variant]``)."""
+        return next(r[profile] for case_id, r in twins.items() if case_id.endswith(f"::{name}"))
+
+    for name in ("holder[default]", "unrepeatable[default]", "tagger[int64]", "rope[default]"):
+        assert row(name).status is Status.PASS and row(name).evidence.engines, row(name).message
+    assert row("tagger[int64]").evidence.path == ["torch.compile, 1 graph", "int64 native",
+                                           "1 TensorRT engine"]
+    hidden = row("hidden[default]")
+    assert hidden.status is Status.SKIPPED and "even with its state_dict" in hidden.message
+    for name in ("affine64[float64]", "propagator[float64]", "llama_rope[complex128]"):
+        for profile in ("default", "torch_compile"):
+            found = row(name, profile)
+            assert found.status is Status.UNSUPPORTED, (name, profile, found.message)
+            assert found.message.startswith("TensorRT has no FP64 and truncate_double is off: ")
+    assert "Dtype mismatch for input arg0_1" in row("affine64[float64]").message
+    refused, explained = row("position_ids[default]", "default"), row("position_ids[default]")
+    assert refused.status is Status.ERROR and REPORT_CONVERTER in refused.message
+    assert explained.status is Status.PASS and explained.no_engine
+    assert any(REPORT_CONVERTER in n for n in explained.evidence.notes)
+    assert explained.evidence.details["differences"] == [
+        "conversion failed: a graph runs in PyTorch", "left to PyTorch in Dynamo's graph: "
+        + ", ".join(explained.evidence.fallbacks)]
+    gate = row("gate[default]")
+    assert row("gate[default]", "default").stage == "export" and gate.status is Status.PASS
+    line = next(i for i, text in enumerate((FRONT_ENDS_ZOO / "models.py").read_text().splitlines(), 1)
                 if "the graph break" in text)
     assert gate.message == (f"1 graph break: generic_jump TensorVariable() at "
-                            f"{zoo / 'models.py'}:{line}")
+                            f"{FRONT_ENDS_ZOO / 'models.py'}:{line}")
     assert gate.evidence.path[0] == "torch.compile, 2 graphs" and gate.evidence.engines == 2
+    assert gate.evidence.notes[0].startswith("Torch-TensorRT's torch.compile front-end: ")

@@ -27,12 +27,12 @@ from tests.emulation_models import (
     scatter_inputs,
 )
 from tests.ttrt_contract import RealRelease
-from tests.zoos.torch_compile.models import Tagger
+from tests.zoos.frontends.models import Tagger
 from trtcheck.backends.lowering.code import locate
 from trtcheck.backends.torch_tensorrt.compat import (
     Version,
 )
-from trtcheck.core.profiles import Profile
+from trtcheck.core.profiles import BUILTIN_PROFILES, Profile
 from trtcheck.errors import BuildRefused
 
 RELEASES: list[Version] = [(2, 5), (2, 8), (2, 10), (2, 12), (2, 13), (2, 14)]
@@ -440,22 +440,22 @@ def test_standin_engine_cache_saves_then_refits_the_cached_engines(release: Call
 # Dynamo, the release's registered backend, its converters and runtime; the stand-in's numbers
 # (PyTorch's), NOT TensorRT's.
 
-JIT = Profile("torch_compile", frontend="torch_compile")
+TORCH_COMPILE = BUILTIN_PROFILES["torch_compile"]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("version", REAL)
-def test_standin_jit_compiles_the_module_and_recompiles_at_the_declared_shapes(
+def test_standin_torch_compile_compiles_the_module_and_recompiles_at_the_declared_shapes(
         release: Callable[[str], RealRelease], version: str) -> None:
     """The torch.compile front-end on each release: an int64 embedding with weights at a
     dynamic batch and sequence, compiled at the example and recompiled at the declared ends of
     its ranges, each graph in an engine, the module torch.compile returned the one timed, its
     outputs eager's. (A graph break, on the same code: test_lowering_backend.py's
-    test_torch_compile_front_end.)"""
+    test_the_torch_compile_front_end_on_everyday_models.)"""
     torch.manual_seed(0)
     model, ids = Tagger().eval(), torch.randint(0, 64, (4, 8))
     dims = {"ids": {0: torch.export.Dim("batch", min=1, max=16), 1: torch.export.Dim("seq", min=2)}}
-    result = release(version).compile(model, (ids,), JIT, dynamic_shapes=dims)
+    result = release(version).compile(model, (ids,), TORCH_COMPILE, dynamic_shapes=dims)
     ev = result.evidence
     assert ev.path == ["torch.compile, 1 graph, recompiled at 2 shapes", "int64 native",
                        "3 TensorRT engines"]  # one a graph

@@ -17,7 +17,7 @@ from trtcheck.program.shapes import ShapeRange
 from trtcheck.results.rows import Evidence
 
 if TYPE_CHECKING:
-    from trtcheck.zoo.discover import ZooFile
+    from trtcheck.zoo.cases import Case
 
 __all__ = ["Backend", "CompileJob", "Compiled"]
 
@@ -62,9 +62,9 @@ class CompileJob:
     # The shapes each dynamic input runs at, by the program's input name; empty: static shapes.
     ranges: Mapping[str, ShapeRange] = field(default_factory=dict)
     module: torch.nn.Module | None = None  # the user's module, on the device, in eval mode
-    # the zoo file that declares it: what a process other than the worker imports before it
-    # unpickles the module (the lowering host's torch.compile front-end)
-    zoo_file: ZooFile | None = None
+    # the case it was built for: what a process other than the worker builds the same module
+    # from (the lowering host's torch.compile front-end, from the zoo's factory)
+    case: Case | None = None
 
     @property
     def model(self) -> torch.nn.Module:
@@ -104,14 +104,17 @@ class Backend(ABC):
         return None
 
     def not_applicable(self, profile: Profile) -> str | None:
-        """Why ``profile`` asks nothing of this backend (its rows become ``skipped``), or None."""
-        return None
+        """Why ``profile`` asks nothing of this backend (its rows become ``skipped``), or None:
+        by default, a front-end this backend does not run."""
+        return profile.front_end.not_applicable(self.name)
 
     def compiles_module(self, profile: Profile | None) -> bool:
         """Whether, under ``profile``, it compiles the user's module rather than the exported
-        program (so that its row runs where the case does not export): by default its
-        ``from_module`` trait."""
-        return self.traits.from_module
+        program (so that its row runs where the case does not export): its ``from_module``
+        trait, or the profile's front-end's, where this backend runs that front-end."""
+        return self.traits.from_module or bool(
+            profile and profile.front_end.compiles_module
+            and self.name in profile.front_end.backends)
 
     @abstractmethod
     def compile(self, job: CompileJob) -> Compiled:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from trtcheck import emulation
 from trtcheck.backends.base import Backend, Compiled, CompileJob
-from trtcheck.core.profiles import Profile
 from trtcheck.core.traits import TRAITS
 from trtcheck.emulation import converters
 from trtcheck.emulation.dtype_policy import fp64_problem
@@ -18,12 +17,6 @@ class EmulateBackend(Backend):
     """The complex-to-real rewrite and the int64/float64 policies, on CPU or GPU."""
 
     traits = TRAITS["emulate"]
-
-    def not_applicable(self, profile: Profile) -> str | None:
-        if profile.jit:
-            return ("not applicable: emulate predicts Torch-TensorRT's export front-end from the "
-                    "exported program; the torch.compile front-end is run by tensorrt and lowering")
-        return None
 
     def compile(self, job: CompileJob) -> Compiled:
         profile = job.profile

@@ -10,11 +10,11 @@ from typing import Any
 
 from trtcheck.config.options import Gate
 from trtcheck.config.settings import BY_KEY, FAIL_ON, GATE_METRICS
+from trtcheck.core.frontends import FRONTENDS
 from trtcheck.core.profiles import (
     BUILTIN_PROFILES,
     COVERAGE_MODES,
     DEFAULT_TOLERANCES,
-    FRONTENDS,
     INT64_POLICIES,
     Profile,
     Tolerance,

@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from trtcheck.core.frontends import FRONT_ENDS, FrontEnd
+
 
 @dataclass(frozen=True)
 class Tolerance:
@@ -28,10 +30,6 @@ DEFAULT_TOLERANCES: Mapping[str, Tolerance] = {
 
 INT64_POLICIES = ("native", "int32")
 COVERAGE_MODES = ("broad", "seed")
-# Torch-TensorRT's two front-ends: ahead of time, ``dynamo.compile`` of the exported program
-# (its ``ir="dynamo"``), and just in time, ``torch.compile(model, backend="tensorrt")`` of the
-# user's module (its ``ir="torch_compile"``).
-FRONTENDS = ("export", "torch_compile")
 
 
 @dataclass(frozen=True)
@@ -45,12 +43,12 @@ class Profile:
     require_full_compilation: bool = False
     min_block_size: int = 1
     settings: Mapping[str, Any] = field(default_factory=dict)
-    frontend: str = "export"
+    frontend: str = "export"  # a registered front-end's name (:mod:`trtcheck.core.frontends`)
 
     @property
-    def jit(self) -> bool:
-        """Whether Torch-TensorRT compiles the user's module through ``torch.compile``."""
-        return self.frontend == "torch_compile"
+    def front_end(self) -> FrontEnd:
+        """How Torch-TensorRT compiles under this profile."""
+        return FRONT_ENDS[self.frontend]
 
     def to_dict(self) -> dict[str, Any]:
         """The profile's fields, and its description as text (what older records are read by)."""
@@ -84,11 +82,7 @@ class Profile:
         ]
         if self.require_full_compilation:
             parts.append("require_full_compilation: a PyTorch fallback is unsupported")
-        if self.jit:
-            parts.append('Torch-TensorRT\'s torch.compile front-end: torch.compile(model, '
-                         'backend="tensorrt") of the user\'s module, graph by graph as Dynamo '
-                         'hands them over (emulate predicts the export front-end only)')
-        return "; ".join(parts)
+        return "; ".join(filter(None, [*parts, self.front_end.describe]))
 
 
 BUILTIN_PROFILES: Mapping[str, Profile] = {

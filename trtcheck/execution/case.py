@@ -202,7 +202,7 @@ def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
         job = CompileJob(program, inputs[0], inputs[1], slot.profile or opts.profiles[0],
                          opts.device, opts.engine_cache,
                          str(opts.cache_dir.resolve()) if opts.cache_dir else None, shapes.ranges,
-                         module=module, zoo_file=case.file)
+                         module=module, case=case)
         slot_before = memory.in_use(opts.device)
         example = AtShape(shapes.sets[0], (job.args, job.kwargs), expected, eager_in)
         run = SlotRun(case, eager, opts, stages.for_slot(slot), shapes, (example, *others),

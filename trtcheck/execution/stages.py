@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import torch
 
 from trtcheck.backends.torch_tensorrt.frames import torch_tensorrt_cause
+from trtcheck.backends.torch_tensorrt.torch_compile import unwrapped
 from trtcheck.core.traits import NO_BACKEND
 from trtcheck.errors import (
     INTERNAL,
@@ -96,14 +97,17 @@ class Stages:
                 yield
         except Unsupported:
             raise
-        except Exception as exc:
+        except Exception as raised:
+            exc = unwrapped(raised)  # what Dynamo's BackendCompilerFailed holds
+            if isinstance(exc, Unsupported):
+                raise exc from raised
             gap = found_in(exc, PredictionGap)
             if gap is None:
-                raise self._error(name, exc) from exc
+                raise self._error(name, exc) from raised
             gap.stage = name
-            if gap is exc:
+            if gap is raised:
                 raise
-            raise gap from exc  # the stand-in's gap, wherever Torch-TensorRT's code wrapped it
+            raise gap from raised  # the stand-in's gap, wherever Torch-TensorRT's code wrapped it
         finally:
             self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - t0
 

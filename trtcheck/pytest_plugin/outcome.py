@@ -15,12 +15,14 @@ from typing import Any
 import pytest
 
 from trtcheck.render.item import failure_text, prediction_note, reason
+from trtcheck.render.text import NO_ENGINE_NOTE
 from trtcheck.results.jsontext import dumps
 from trtcheck.results.rows import Row
 from trtcheck.status import Status, is_failure
 
 ATTRIBUTE = "trtcheck"  # the report's attribute: {"row": JSON, "index": int, "analysis": JSON}
 PREDICTION = "prediction"  # the user property that names a prediction, which JUnit XML shows
+NO_ENGINE = "no engine"  # the user property of a pass that built no TensorRT engine
 
 
 def report_row(report: pytest.TestReport, row: Row, *, strict_xfail: bool,
@@ -44,9 +46,11 @@ def report_row(report: pytest.TestReport, row: Row, *, strict_xfail: bool,
 
 
 def properties(row: Row) -> list[tuple[str, str]]:
-    """The item's user properties, which JUnit XML shows: a prediction's note."""
+    """The item's user properties, which JUnit XML shows: a prediction's note, and a pass
+    that built no TensorRT engine."""
     note = prediction_note(row)
-    return [(PREDICTION, note)] if note else []
+    return [*([(PREDICTION, note)] if note else []),
+            *([(NO_ENGINE, NO_ENGINE_NOTE)] if row.no_engine else [])]
 
 
 def carry(report: pytest.TestReport, row: Row, index: int, analysis: Any) -> None:

@@ -15,6 +15,7 @@ import torch
 
 from trtcheck.backends.torch_tensorrt.frames import PACKAGE
 from trtcheck.config.timing import Timing
+from trtcheck.core.frontends import EXPORT, FRONT_ENDS, FrontEnd
 from trtcheck.core.profiles import Profile, Tolerance
 from trtcheck.core.traits import TTRT_MIN_BLOCK_SIZE
 from trtcheck.errors import tracebacks
@@ -59,13 +60,16 @@ class Ran:
     release: str | None
     level: str
     tensorrt: str | None = None
-    jit: bool = False  # through Torch-TensorRT's torch.compile front-end
+    frontend: str = EXPORT.name  # the registered front-end it went through
+
+    @property
+    def front_end(self) -> FrontEnd:
+        return FRONT_ENDS[self.frontend]
 
     @property
     def entry(self) -> str:
         """The Torch-TensorRT entry point that compiled the row."""
-        return ('torch.compile front-end (`backend="tensorrt"`)' if self.jit
-                else "`dynamo.compile`")
+        return self.front_end.entry
 
     @property
     def measured(self) -> bool:
@@ -158,11 +162,7 @@ def repro_source(module: str, settings: Mapping[str, Any], tolerances: Sequence[
     how = textwrap.fill(ran.how().replace("`", ""), 96, break_on_hyphens=False)
     note = textwrap.fill(settings_note(settings, ran, profile).replace("`", ""), 96,
                          initial_indent="# ", subsequent_indent="# ", break_on_hyphens=False)
-    compile_lines = (
-        '        compiled = torch.compile(module, backend="tensorrt", options=SETTINGS)' if ran.jit
-        else "        program = torch.export.export(module, inputs)\n"
-             "        compiled = torch_tensorrt.dynamo.compile(program, arg_inputs=list(inputs), "
-             "**SETTINGS)")
+    compile_lines = ran.front_end.repro_lines
     return f'''"""{about}
 
 {how}
@@ -230,8 +230,7 @@ if __name__ == "__main__":
 def settings_note(settings: Mapping[str, Any], ran: Ran, profile: str) -> str:
     """What ``settings`` are, and why a ``min_block_size`` other than Torch-TensorRT's default
     matters to whoever runs the bundle."""
-    what = ('`torch.compile(..., backend="tensorrt")` option' if ran.jit
-            else "`torch_tensorrt.dynamo.compile` keyword")
+    what = ran.front_end.option
     text = (f"Every {what} the row ran with: trtcheck's profile `{profile}` as Torch-TensorRT "
             f"{ran.release or '—'} takes it")
     size = settings.get("min_block_size")
@@ -255,8 +254,7 @@ def config_source(profile: Profile, tolerances: Mapping[str, Tolerance]) -> str:
               f"coverage = {profile.coverage!r}".replace("'", '"'),
               f"require_full_compilation = {str(profile.require_full_compilation).lower()}",
               f"min_block_size = {profile.min_block_size}"]
-    if profile.jit:
-        lines.append(f"frontend = {profile.frontend!r}".replace("'", '"'))
+    lines.append(f"frontend = {profile.frontend!r}".replace("'", '"'))
     if profile.settings:
         lines += ["", f"[profiles.{profile.name}.settings]"]
         lines += [f"{k} = {json.dumps(v)}" for k, v in profile.settings.items()]
@@ -303,7 +301,7 @@ def issue_text(issue: Issue) -> str:
         f"- GPU: {gpu}",
         f"- Python {env.get('python', '—')}, {env.get('platform', '—')}",
         "", "## Settings", "", settings_note(issue.settings, ran, issue.profile), "",
-        "```python", compile_call(issue.settings, dryrun=ran.level == GRAPH, jit=ran.jit), "```",
+        "```python", ran.front_end.compile_call(issue.settings, dryrun=ran.level == GRAPH), "```",
         "",
         f"## Reduced graph ({issue.reduced_nodes} of {issue.original_nodes} nodes)", "",
         "```python", issue.code, "```", "",
@@ -329,20 +327,6 @@ def issue_text(issue: Issue) -> str:
               f"{issue.trtcheck_command}   # Torch-TensorRT's lowering on any machine", "```", "",
               f"Reduced by `trtcheck reduce` from `{issue.case_id}`; signature: {sig.describe()}."]
     return "\n".join(lines) + "\n"
-
-
-def compile_call(settings: Mapping[str, Any], *, dryrun: bool = False, jit: bool = False) -> str:
-    """The call with every setting spelled out, as ``repro.py`` makes it: ``dynamo.compile``, or
-    with ``jit`` the torch.compile front-end."""
-    if jit:
-        options = "".join(f"\n        {k!r}: {v!r}," for k, v in settings.items())
-        return ('torch.compile(\n    module,\n    backend="tensorrt",\n    options={'
-                f"{options}\n    }},\n)")
-    lines = ["torch_tensorrt.dynamo.compile(", "    program,", "    arg_inputs=inputs,"]
-    lines += [f"    {k}={v!r}," for k, v in settings.items()]
-    if dryrun:
-        lines.append("    dryrun=True,  # trtcheck's graph level only; repro.py compiles for real")
-    return "\n".join([*lines, ")"])
 
 
 def title(sig: Signature, row: Row, ops: Sequence[str]) -> str:

@@ -203,12 +203,9 @@ class Reducer:
         if profile is None:
             return {"reduced": False, "why": f"its profile {row.profile!r} is not one this run "
                                              "knows"}
-        breaks = row.evidence.details.get("graph_breaks") if profile.jit else None
-        if breaks:
-            return {"reduced": False, "why": (
-                f"Dynamo handed Torch-TensorRT the model in pieces, split at {len(breaks)} graph "
-                f"break{'s' * (len(breaks) != 1)} ({breaks[0]}); the reduction cuts the one "
-                "exported graph, which is not a graph Torch-TensorRT was handed")}
+        why = profile.front_end.cannot_reduce(row.evidence.details)
+        if why:
+            return {"reduced": False, "why": why}
         started = time.monotonic()
         values = signature(row).mismatch in ("values", "nonfinite")
         try:
@@ -402,15 +399,15 @@ class Reducer:
         if kind is Kind.LOWERED:
             return bundle.Ran(row.backend, self._release(row),
                               bundle.GRAPH if self.opts.lowering_dryrun else bundle.CONVERTERS,
-                              jit=profile.jit)
+                              frontend=profile.frontend)
         release = (ref.release or versions.get("torch_tensorrt") or self.env.get("torch_tensorrt")
                    or default_release(torch_minor()))
         if ref.traits and ref.traits.on_tensorrt:
             return bundle.Ran(row.backend, release, bundle.MEASURED,
-                              versions.get("tensorrt") or self.env.get("tensorrt"), profile.jit)
+                              versions.get("tensorrt") or self.env.get("tensorrt"), profile.frontend)
         return bundle.Ran(row.backend, release,
                           bundle.EMULATED if kind is Kind.EMULATED else bundle.PYTORCH,
-                          jit=profile.jit)
+                          frontend=profile.frontend)
 
     def _release(self, row: Row) -> str:
         """The Torch-TensorRT release a lowering row ran (its label; else the one named; else

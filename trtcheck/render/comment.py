@@ -33,6 +33,7 @@ from trtcheck.render.text import (
     evidence_lines,
     fallback_text,
     headline,
+    no_engine_text,
     num,
     reduction_text,
     shortened,
@@ -126,7 +127,7 @@ def _headline(record: Record) -> str:
     result, why = verdict_text(record)
     mark = {Verdict.PASS: "✅", Verdict.FAIL: "❌"}.get(result, "⚠️")
     verdict = f"{mark} {result.title}: {why}"
-    counts = " · ".join(f"{s} {n}" for s, n in record.status_counts())
+    counts = " · ".join(f"{s} {n}{no_engine_text(record, s)}" for s, n in record.status_counts())
     fallback = f"\n\n⚠️ **{inert(fallback_text(record))}**" if fallback_text(record) else ""
     return f"### {TITLE}: {verdict}" + (f"\n\n{counts}" if counts else "") + fallback
 

@@ -45,6 +45,7 @@ from trtcheck.render.text import (
     latency_note,
     memory_floors,
     memory_measures,
+    no_engine_text,
     nonfinite_text,
     num,
     speedup_text,
@@ -182,7 +183,7 @@ def _summary(record: Record) -> str:
     parts = [f'<p><span class="verdict v-{esc(result.value)}">{esc(result.title)}</span> '
              f'{esc(why)} (strict xfail {"on" if record.xpass_fails else "off"}).</p>',
              table([esc(s) for s, _ in counts] + ["total"],
-                   [[esc(n) for _, n in counts] + [esc(len(record.rows))]])]
+                   [[esc(f"{n}{no_engine_text(record, s)}") for s, n in counts] + [esc(len(record.rows))]])]
     ran = record.releases()
     backends = list(dict.fromkeys(r.backend for r in record.rows if r.backend != "-"))
     kinds = {r.backend: r.kind for r in record.rows}

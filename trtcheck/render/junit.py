@@ -19,6 +19,7 @@ from trtcheck.render.changes import change_text
 from trtcheck.render.escape import plain, xml_text
 from trtcheck.render.text import (
     KIND_NOTES,
+    NO_ENGINE_NOTE,
     NONE,
     NONFINITE_MARK,
     ROW_FIGURES,
@@ -116,10 +117,13 @@ class _Case(NamedTuple):
 
 
 def _prediction_property(rows: list[Row]) -> dict[str, str]:
-    """A suite header that says so when some of its rows are predictions, not measurements."""
+    """A suite header that says so when some of its rows are predictions, not measurements,
+    and when some passed with no TensorRT engine built."""
     counts = {kind: sum(r.kind is kind for r in rows) for kind in KIND_NOTES}
-    return {f"predictions ({kind})": f"{n} of {len(rows)} rows are {KIND_NOTES[kind]}"
-            for kind, n in counts.items() if n}
+    passed = sum(r.no_engine for r in rows)
+    return {**{f"predictions ({kind})": f"{n} of {len(rows)} rows are {KIND_NOTES[kind]}"
+               for kind, n in counts.items() if n},
+            **({"no engine": f"{passed} of {len(rows)} rows {NO_ENGINE_NOTE}"} if passed else {})}
 
 
 def testcase_name(row: Row) -> str:

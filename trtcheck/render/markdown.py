@@ -28,6 +28,7 @@ from trtcheck.render.text import (
     latency_note,
     memory_floors,
     memory_measures,
+    no_engine_text,
     num,
     one_clock,
     path_text,
@@ -112,7 +113,7 @@ def _min_block_size(record: Record) -> str:
 def _summary(record: Record) -> str:
     counts = record.status_counts()
     table = _table([str(s) for s, _ in counts] + ["total"],
-                   [[str(n) for _, n in counts] + [str(len(record.rows))]])
+                   [[f"{n}{no_engine_text(record, s)}" for s, n in counts] + [str(len(record.rows))]])
     result, why = verdict_text(record)
     mode = "on" if record.xpass_fails else "off"
     return (f"## Summary\n\n{table}\n\n**Result: {result.title}**: {md(why)} "

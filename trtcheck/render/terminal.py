@@ -11,6 +11,7 @@ from trtcheck.render.text import (
     PREDICTION_MARK,
     fallback_text,
     kinds_present,
+    no_engine_text,
     shortened,
     status_text,
     verdict_text,
@@ -43,7 +44,7 @@ def render_summary(record: Record, *, failing_only: bool = False) -> str:
             lines.append(f"(messages cut at {MESSAGE_WIDTH} characters: report.md and "
                          "results.json hold them whole)")
         lines.append("")
-    counts = ", ".join(f"{n} {s}" for s, n in record.status_counts())
+    counts = ", ".join(f"{n} {s}{no_engine_text(record, s)}" for s, n in record.status_counts())
     failing = len(record.failing_rows())
     headline = render_headline(record)
     if failing_only:

@@ -188,6 +188,17 @@ def status_text(row: Row) -> str:
     return f"{text} {NONFINITE_MARK}" if warned(row) else text
 
 
+# What a pass that built no TensorRT engine is (:attr:`Row.no_engine`), where a report says so.
+NO_ENGINE_NOTE = "passed with no TensorRT engine built: every graph ran in PyTorch"
+
+
+def no_engine_text(record: Record, status: Status) -> str:
+    """``" (3 with no engine)"``: how many of the record's rows of ``status`` built no TensorRT
+    engine (:attr:`Row.no_engine`), said after their count; ``""`` for none."""
+    n = sum(r.no_engine for r in record.rows if r.status is status)
+    return f" ({n} with no engine)" if n else ""
+
+
 def nonfinite_text(row: Row) -> str:
     """``""``, or the NaN and Inf in the row's eager and backend outputs, in words."""
     return row.nonfinite.describe(len(row.outputs))

@@ -138,6 +138,12 @@ class Row:
         """True when the backend predicts TensorRT's behaviour rather than running TensorRT."""
         return self.kind is not Kind.MEASURED
 
+    @property
+    def no_engine(self) -> bool:
+        """A pass whose compile built no TensorRT engine (every graph ran in PyTorch): it says
+        nothing of TensorRT, and every summary counts it apart."""
+        return self.status in (Status.PASS, Status.XPASS) and self.evidence.engines == 0
+
     @cached_property
     def nonfinite(self) -> NonFinite:
         """The NaN and Inf in the row's outputs, counted once: every report asks. A row is not

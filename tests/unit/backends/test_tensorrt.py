@@ -32,11 +32,11 @@ from trtcheck.backends.torch_tensorrt.compat import (
     call_arguments,
     complex_rewrite,
     drop_unaccepted,
-    jit_options,
     parse_version,
     path_steps,
     profile_not_applicable,
     supports_complex_inputs,
+    torch_compile_options,
 )
 from trtcheck.backends.torch_tensorrt.inspection import (
     CheckedOutputs,
@@ -241,7 +241,7 @@ def test_drop_unaccepted_names_typos_and_keeps_kwargs_aliases() -> None:
                      "Torch-TensorRT 2.13, which would silently ignore it; did you mean 'min_block_size'?"]
 
 
-def test_jit_options_are_the_profile_s_settings_less_what_compilation_settings_lack() -> None:
+def test_torch_compile_options_are_the_profile_s_settings_less_what_compilation_settings_lack() -> None:
     """torch.compile's options reach Torch-TensorRT's parse_dynamo_kwargs, which keeps its
     CompilationSettings' fields and silently drops the rest: dropped here with a note; a
     require_full_compilation it sets to False there is said to do nothing."""
@@ -249,7 +249,7 @@ def test_jit_options_are_the_profile_s_settings_less_what_compilation_settings_l
                       settings={"min_blok_size": 3, "debug": True})
     fields = {"min_block_size", "truncate_double", "require_full_compilation"}
     job = CompileJob(None, (torch.ones(2),), {}, profile, "cuda", module=torch.nn.ReLU())
-    options, notes = jit_options((2, 13), "2.13.0", job, fields)
+    options, notes = torch_compile_options((2, 13), "2.13.0", job, fields)
     assert options == {"require_full_compilation": True, "min_block_size": 1,
                        "truncate_double": False, "debug": True}
     assert notes == [
@@ -260,7 +260,7 @@ def test_jit_options_are_the_profile_s_settings_less_what_compilation_settings_l
     complex_job = CompileJob(None, (torch.ones(2, dtype=torch.complex64),), {}, profile, "cuda",
                              module=torch.nn.Identity())
     with pytest.raises(Unsupported, match=r"complex inputs need Torch-TensorRT >= 2\.12"):
-        jit_options((2, 11), "2.11.0", complex_job, fields)
+        torch_compile_options((2, 11), "2.11.0", complex_job, fields)
 
 
 @pytest.mark.parametrize("version", [(2, 6), *RELEASES[1:]])

@@ -61,7 +61,8 @@ def test_the_torch_compile_profile_and_a_profile_of_ones_own_on_that_front_end(
         'run_profiles = ["default", "torch_compile", "jit64"]\n'
         '[profiles.jit64]\ntruncate_double = true\nfrontend = "torch_compile"\n')
     default, builtin, own = resolve([tmp_path]).profiles
-    assert not default.jit and builtin.jit and own.jit and own.truncate_double
+    assert [p.front_end.name for p in (default, builtin, own)] == [
+        "export", "torch_compile", "torch_compile"] and own.truncate_double
     assert replace(builtin, name="default", frontend="export") == default
     assert "torch.compile front-end" in builtin.describe()
     assert "torch.compile" not in default.describe()

@@ -9,7 +9,7 @@ from trtcheck.backends import Backend, Compiled, CompileJob, get
 from trtcheck.backends.torch_tensorrt.frames import torch_tensorrt_cause
 from trtcheck.config.options import Options
 from trtcheck.config.timing import Timing
-from trtcheck.core.profiles import BUILTIN_PROFILES, Profile
+from trtcheck.core.profiles import BUILTIN_PROFILES
 from trtcheck.core.traits import TRAITS
 from trtcheck.errors import frames
 from trtcheck.execution.case import iter_rows
@@ -106,14 +106,11 @@ def test_an_export_error_gives_its_first_line_and_the_declaration(make_zoo) -> N
     assert len(row.traceback.splitlines()) > 5
 
 
-class ModuleUnderJit(Backend):
-    """Compiles the user's module under a torch.compile profile, as tensorrt and lowering do
+class ModuleUnderTorchCompile(Backend):
+    """Compiles the user's module under a torch_compile profile, as tensorrt and lowering do
     (here the module itself, run as is), and the exported program under any other."""
 
     traits = TRAITS["lowering"]
-
-    def compiles_module(self, profile: Profile | None) -> bool:
-        return bool(profile and profile.jit)
 
     def compile(self, job: CompileJob) -> Compiled:
         exported = job.program is not None
@@ -144,7 +141,7 @@ def test_a_case_that_does_not_export_still_runs_its_torch_compile_rows(make_zoo)
     opts = Options(paths=(root,), devices=("cpu",),
                    profiles=(BUILTIN_PROFILES["default"], BUILTIN_PROFILES["torch_compile"]),
                    timing=Timing(warmup=1, warmup_s=0.0, repeats=1, min_time_s=0.0, max_repeats=1))
-    backends = {"lowering": ModuleUnderJit(), "eager": get("eager")}
+    backends = {"lowering": ModuleUnderTorchCompile(), "eager": get("eager")}
     rows = {(c.spec.name, r.backend, r.profile): r for c in collect(opts).cases
             for r in iter_rows(c, opts, backends) if isinstance(r, Row)}
     assert {k: (r.status.value, r.stage) for k, r in rows.items()} == {

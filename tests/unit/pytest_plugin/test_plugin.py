@@ -5,6 +5,7 @@ runs that start trtcheck's worker are tests/e2e/test_pytest_plugin.py's."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,9 +18,9 @@ from trtcheck.core.traits import Kind
 from trtcheck.pytest_plugin import options, outcome
 from trtcheck.pytest_plugin.nodes import case_scope, item_name
 from trtcheck.pytest_plugin.zoo import case_options
-from trtcheck.render.text import KIND_NOTES
+from trtcheck.render.text import KIND_NOTES, NO_ENGINE_NOTE
 from trtcheck.results.record import read_row
-from trtcheck.results.rows import NO_PROFILE, Row, RowKey, Slot
+from trtcheck.results.rows import NO_PROFILE, Evidence, Row, RowKey, Slot
 from trtcheck.status import Status
 from trtcheck.zoo.api import ModelSpec
 from trtcheck.zoo.cases import Case
@@ -88,6 +89,8 @@ def test_each_status_is_pytests_outcome_with_trtchecks_words() -> None:
     assert outcome.properties(_row(Status.FAIL, Kind.EMULATED)) == [
         ("prediction", f"† this row is {KIND_NOTES[Kind.EMULATED]}")]
     assert outcome.properties(_row(Status.FAIL)) == []
+    no_engine = replace(_row(Status.PASS), evidence=Evidence(engines=0))
+    assert outcome.properties(no_engine) == [("no engine", NO_ENGINE_NOTE)]
     for status in (Status.ERROR, Status.TIMEOUT, Status.CRASH):
         crashed = _report(_row(status, message="worker died", traceback="Trace\n\x1b[31m  line"))
         assert crashed.outcome == "failed", status

@@ -147,15 +147,15 @@ def test_a_bundle_says_what_ran_the_row_in_its_own_words() -> None:
     assert "Torch-TensorRT 2.12.1's own lowering" in graph.how() and "graph level" in graph.how()
     assert "converter" not in graph.tensorrt_line()
     ours = {"require_full_compilation": False, "min_block_size": 1, "truncate_double": True}
-    call = bundle.compile_call(ours, dryrun=True)
+    call = graph.front_end.compile_call(ours, dryrun=True)
     assert "    min_block_size=1,\n" in call and "    truncate_double=True,\n" in call
-    assert "dryrun=True" in call and "dryrun" not in bundle.compile_call(ours)
-    # a torch.compile row: the front-end's call, its options the same settings
-    jit = bundle.Ran("lowering", "2.13.0", bundle.CONVERTERS, jit=True)
-    assert 'torch.compile front-end (`backend="tensorrt"`)' in jit.how()
-    assert bundle.compile_call(ours, jit=True).startswith('torch.compile(\n    module,\n    '
-                                                         'backend="tensorrt",\n    options={')
-    assert "`torch.compile(..., backend=\"tensorrt\")` option" in bundle.settings_note(ours, jit, "t")
+    assert "dryrun=True" in call and "dryrun" not in graph.front_end.compile_call(ours)
+    # a torch_compile row: the front-end's call, its options the same settings
+    module = bundle.Ran("lowering", "2.13.0", bundle.CONVERTERS, frontend="torch_compile")
+    assert 'torch.compile front-end (`backend="tensorrt"`)' in module.how()
+    assert module.front_end.compile_call(ours).startswith('torch.compile(\n    module,\n    '
+                                                       'backend="tensorrt",\n    options={')
+    assert "`torch.compile(..., backend=\"tensorrt\")` option" in bundle.settings_note(ours, module, "t")
     # Torch-TensorRT's own default needs no word; trtcheck's 1 says what the default would do
     assert "default of 5" in bundle.settings_note(ours, graph, "truncate_double")
     assert "default of 5" not in bundle.settings_note({**ours, "min_block_size": 5}, graph, "p")

@@ -565,3 +565,24 @@ def test_an_untimed_row_s_remark_is_under_the_accuracy_table(record: Record) -> 
     accuracy = text.split("## Accuracy", 1)[1].split("\n## ", 1)[0]
     assert ("- gate::gate\\[default\\] · lowering † · torch\\_compile: 1 graph break: "
             "generic\\_jump at gate.py:14") in accuracy
+
+
+def test_a_pass_that_built_no_engine_is_counted_apart_in_every_summary(record: Record) -> None:
+    """Row.no_engine, the one fact: a pass whose compile built no TensorRT engine is counted
+    apart in the terminal's total, comment.md's counts, report.md's and report.html's summary
+    tables and a JUnit suite property; a row with no notion of engines (engines None) is not."""
+    def passing(model: str, engines: int | None) -> Row:
+        return _row("gate.py", model, "default", "lowering", Status.PASS, profile="torch_compile",
+                    kind=Kind.LOWERED, evidence=Evidence(engines=engines))
+
+    added = [passing("none", 0), passing("built", 2), passing("other", None)]
+    rec = replace(record, rows=[*record.rows, *added])
+    assert [r.no_engine for r in added] == [True, False, False]
+    passes = sum(r.status is Status.PASS for r in rec.rows)
+    assert f"{passes} pass (1 with no engine)" in render_summary(rec)
+    assert f"pass {passes} (1 with no engine)" in render_comment(rec)
+    assert f"| {passes} (1 with no engine) |" in render_markdown(rec)
+    assert f"{passes} (1 with no engine)" in render_html(rec)
+    assert 'name="no engine" value="1 of 3 rows passed with no TensorRT engine built' in \
+        render_junit(rec)
+    assert "no engine" not in render_summary(record)

@@ -12,14 +12,27 @@ import torch
 from torch.utils import _pytree as pytree
 
 from trtcheck.backends.lowering.code import CodeSource
+from trtcheck.core.frontends import EXPORT
 from trtcheck.errors import Unsupported
 from trtcheck.process import Child
+from trtcheck.zoo.cases import Case
 
 # The host's OpenMP threads sleep when it waits for a request, instead of spinning on the
 # worker's cores for a while after each one (libgomp's and Intel's default).
 HOST_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
 
 HOST = "trtcheck.backends.lowering.host"
+
+# The host's reply asking for the worker's state_dict: its build of the module differs from it.
+STATE_DIFFERS = {"state": "differs"}
+
+# A case as the worker names it to the host: (zoo root, zoo file, model name, variant).
+CaseRef = tuple[str, str, str, str]
+
+
+def case_ref(case: Case) -> CaseRef:
+    """How the host finds the case's factory: its zoo file, under the root it was imported from."""
+    return str(case.file.root), str(case.file.path), case.spec.name, case.variant
 
 
 class HostDied(RuntimeError):
@@ -56,9 +69,9 @@ class LoweringHost:
         return self._reply()
 
     def compile(self, *request: Any, structure: pytree.TreeSpec | None = None,
-                kind: str = "compile") -> tuple[Module, Any]:
-        """Compile in the host (``kind``: the request, ``"jit"`` for the torch.compile
-        front-end); the module it keeps, and the evidence. ``structure``: the output structure
+                kind: str = EXPORT.name) -> tuple[Module, Any]:
+        """Compile in the host (``kind``: the request, named by the front-end it runs); the
+        module it keeps, and the evidence. ``structure``: the output structure
         the module's flat outputs are rebuilt into (None: they come back as they are)."""
         key = next(self.keys)
         return Module(self, key, structure), self.request(kind, key, *request)

@@ -13,12 +13,14 @@ evidence gathered before them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import operator
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 from torch.utils import _pytree as pytree
@@ -42,51 +44,111 @@ from trtcheck.tensors import clone, op_name
 def compiled(release: Release, program: torch.export.ExportedProgram, call: dict[str, Any],
              settings: dict[str, Any], device: str, example: tuple[tuple[Any, ...], dict[str, Any]] | None,
              ) -> tuple[torch.nn.Module, dict[str, Any]]:
-    """The release's real compile through the behaving stand-in: a network the stand-in's
-    builder refuses raises :class:`BuildRefused`, explained (:meth:`Conversion.refusal`); a
-    converter that raises raises here (with what TensorRT logged at ERROR as a note on the
-    exception); a node a validator refused is a fallback; each engine's layers, and the outputs
-    whose dtype the engines hand back other than eager's, are in the evidence. An exception
-    carries the evidence gathered before it (its ``evidence``)."""
-    seen: dict[str, Any] = {}
-    narrowed: list[str] = []
-    conversion = Conversion()
-    try:
-        # as_real (in release.compile): the real compile returns early by itself; this names why.
-        # Every logger's errors: the stand-in logs a layer TensorRT refuses through
-        # Torch-TensorRT's TensorRT logger.
-        with logged("", logging.ERROR) as errors, conversion.watching(watching_int64(narrowed)):
-            module, notes = release.compile(program, call, settings, seen)
-    except Exception as exc:
-        for message in errors:
+    """The export front-end's real compile through the behaving stand-in, watched by a
+    :class:`Watch`: a network the stand-in's builder refuses raises :class:`BuildRefused`,
+    explained; a converter that raises raises here (with what TensorRT logged at ERROR as a
+    note on the exception); a node a validator refused is a fallback; each engine's layers, and
+    the outputs whose dtype the engines hand back other than eager's, are in the evidence. An
+    exception carries the evidence gathered before it (its ``evidence``)."""
+    watch = Watch()
+    # as_real (in release.compile): the real compile returns early by itself; this names why.
+    with watch.converting():
+        module, notes = release.compile(program, call, settings, watch.seen)
+    notes += watch.notes()
+    layers = engine_layers(module)
+    split = partition_summary(module)
+    module = module.to(device)
+    if example is not None:
+        try:
+            with watch.running():
+                notes += handed_back(program, module, example)
+        except Rejected:
+            raise
+        except Exception:  # any other error is the run stage's, on the row's call
+            pass
+    return module, {"notes": notes, "engines": split.engines,
+                    "fallbacks": split.fallbacks, "boundaries": split.boundaries,
+                    "remark": "; ".join(watch.assumed),
+                    "details": {"level": LEVEL, "stage": converter_stage(layers),
+                                "engine_layers": layers}}
+
+
+class Watch:
+    """What converting graphs and running their engines through the behaving stand-in shows,
+    gathered the same way whichever front-end handed the graphs over: what TensorRT logged at
+    ERROR, what the converters did to int64 values, the early return a real compile takes
+    (``seen``), the stand-in's named assumptions while engines ran (``assumed``), and a failure
+    classified once (:meth:`failed`): float64 with truncate_double off is ``unsupported``, a
+    refused build is explained, a prediction the stand-in could not make is a gap."""
+
+    def __init__(self) -> None:
+        self.errors: list[str] = []
+        self.narrowed: list[str] = []
+        self.seen: dict[str, Any] = {}
+        self.conversion = Conversion()
+        self.assumed: list[str] = []
+
+    @contextlib.contextmanager
+    def converting(self) -> Iterator[None]:
+        """Around the converters' work; a failure in it is :meth:`failed`."""
+        # every logger's errors: the stand-in logs a layer TensorRT refuses through
+        # Torch-TensorRT's TensorRT logger
+        with logged("", logging.ERROR) as errors:
+            try:
+                with self.conversion.watching(watching_int64(self.narrowed)):
+                    yield
+            except Exception as exc:
+                self.errors += errors
+                self.failed(exc)
+            self.errors += errors
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        """Around engines' calls: the stand-in's assumptions, and float64 refused at an
+        engine's input check as ``unsupported``."""
+        with assumptions.recorded() as assumed:
+            try:
+                yield
+            except Exception as exc:
+                _raise_no_fp64(exc)
+                raise
+            finally:
+                self.assumed += [a for a in dict.fromkeys(assumed) if a not in self.assumed]
+
+    def failed(self, exc: BaseException) -> NoReturn:
+        """Raise ``exc`` classified, carrying the evidence gathered so far: float64 refused as
+        :class:`Rejected`, a refused build as :class:`BuildRefused`, a stand-in's gap as itself."""
+        if isinstance(exc, Rejected):  # classified already (an engine's input check)
+            raise exc
+        for message in self.errors:
             exc.add_note(f"{LOGGED_ERROR}{message}")
         _raise_no_fp64(exc)
-        evidence = {"notes": summarize(narrowed) + _logged(errors),  # the message holds the log
-                    "details": {"level": LEVEL, "stage": _stopped(conversion)}}
-        refused = conversion.refusal(errors, STANDIN_BUILDER)
+        evidence = {"notes": summarize(self.narrowed) + _logged(self.errors),  # the message holds the log
+                    "details": {"level": LEVEL, "stage": _stopped(self.conversion)}}
+        refused = self.refusal()
         failed = BuildRefused(refused) if refused else standin_gap(exc) or exc
         failed.evidence = evidence  # type: ignore[union-attr]
         if failed is exc:
-            raise
+            raise exc
         raise failed from exc
-    notes += _logged(errors) + summarize(narrowed)
-    layers = engine_layers(module)
-    split = partition_summary(module)
-    if "early_return" in seen:
-        notes.append(seen["early_return"])
-    module = module.to(device)
-    if example is not None:
-        with assumptions.recorded() as assumed:
-            try:
-                notes += handed_back(program, module, example)
-            except Exception as exc:
-                _raise_no_fp64(exc)  # any other error is the run stage's, on the row's call
-    else:
-        assumed = []
-    return module, {"notes": notes, "engines": split.engines, "fallbacks": split.fallbacks,
-                    "boundaries": split.boundaries, "remark": "; ".join(assumed),
-                    "details": {"level": LEVEL, "stage": converter_stage(layers),
-                                "engine_layers": layers}}
+
+    def swallowed(self, exc: BaseException) -> str | None:
+        """A conversion failure Torch-TensorRT caught and left to PyTorch (the torch_compile
+        front-end's backend does): raised where it is float64 refused or a stand-in's gap, as
+        :meth:`failed` does; else the refused build's explanation, if any."""
+        _raise_no_fp64(exc)
+        gap = standin_gap(exc)
+        if gap is not None:
+            self.failed(exc)
+        return self.refusal()
+
+    def refusal(self) -> str | None:
+        return self.conversion.refusal(self.errors, STANDIN_BUILDER)
+
+    def notes(self) -> list[str]:
+        """What the compile logged at ERROR, the int64 narrowings, and the early return taken."""
+        return (_logged(self.errors) + summarize(self.narrowed)
+                + ([self.seen["early_return"]] if "early_return" in self.seen else []))
 
 
 LEVEL = "converters and engine (TensorRT stand-in)"
@@ -120,13 +182,13 @@ def watching_int64(found: list[str]) -> Hook:
     return hook
 
 
-def _raise_no_fp64(exc: Exception) -> None:
+def _raise_no_fp64(exc: BaseException) -> None:
     """Raise Torch-TensorRT's own refusal of float64 with truncate_double off (a float64
     constant, or a float64 input its runtime refuses for the float32 engine input built for it:
     2.13's ``Dtype mismatch for input x``, 2.12's ``Dtype mismatch for 0th input(x)``) as the
     ``unsupported`` row dryrun gives, naming the frame that refused; else nothing."""
     message = str(exc)
-    if not ("does not support float64" in message
+    if isinstance(exc, Rejected) or not ("does not support float64" in message
             or ("Dtype mismatch for" in message and "got torch.float64" in message)):
         return
     frames = [f for f in traceback.extract_tb(exc.__traceback__)

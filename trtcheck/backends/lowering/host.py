@@ -6,17 +6,21 @@ A child of :mod:`trtcheck.process`, started with the code directory of one relea
 the one that builds and runs engines, :mod:`trtcheck.backends.lowering.trt`; they patch torch, which
 is why this is a separate process), imports ``torch_tensorrt`` and serves requests:
 
-- ``("compile", key, program_bytes, call, settings, device, graph_level, example)``: with
+Each compile request is named by the front-end it runs (:mod:`trtcheck.core.frontends`):
+
+- ``("export", key, program_bytes, call, settings, device, graph_level, example)``: with
   ``graph_level`` (``--lowering-dryrun``), ``dynamo.compile(program, **call, **settings,
   dryrun=True)`` with what a real compile does differently reproduced (:mod:`.dryrun`); without
-  (the default), the real compile through the behaving stand-in (converters, builder, runtime),
-  its engines called once on ``example`` to read the dtypes they hand back (:mod:`.converted`).
-  The module is kept under ``key`` in place of the one before (a compiled module serves one row);
-  the reply is the evidence;
-- ``("jit", key, module_bytes, zoo_file, options, calls)``: Torch-TensorRT's torch.compile
-  front-end on the user's module through the behaving stand-in (:mod:`.torch_compile`): the
-  case's zoo file imported here first, the module unpickled, compiled and called at each of
-  ``calls``; kept under ``key`` like a compile's;
+  (the default), the real compile through the behaving
+  stand-in (converters, builder, runtime), its engines called once on ``example`` to read the
+  dtypes they hand back (:mod:`.converted`). The module is kept under ``key`` in place of the one
+  before (a compiled module serves one row); the reply is the evidence;
+- ``("torch_compile", key, case, device, digest, state, options, calls)``: Torch-TensorRT's
+  torch.compile front-end on the user's module through the behaving stand-in
+  (:mod:`.torch_compile`): the case's module built here from its zoo factory (never pickled),
+  checked against the worker's ``digest`` of its parameters and buffers (``state``: the
+  worker's ``state_dict``, sent where the host asked for it), compiled and called at each of
+  ``calls``; kept under ``key`` like an export compile's;
 - ``("call", key, args, kwargs)``: runs the kept module with PyTorch; the reply is
   ``(outputs, (args, kwargs))``, the inputs as they are after the call.
 
@@ -42,6 +46,7 @@ import torch
 from trtcheck.backends.lowering import converted, dryrun, torch_compile
 from trtcheck.backends.lowering.release import Rejected, Release, load
 from trtcheck.backends.lowering.trt.network import standin_gap
+from trtcheck.core.frontends import EXPORT, FRONT_ENDS, TORCH_COMPILE
 from trtcheck.errors import PredictionGap
 from trtcheck.process import Parent, exit_now, freeze_imports
 
@@ -87,19 +92,26 @@ def _as_gap(exc: Exception) -> Exception:
     return plain
 
 
+def _export(release: Release, blob: bytes, call: dict[str, Any], settings: dict[str, Any],
+            device: str, graph_level: bool, example: Any) -> tuple[Any, dict[str, Any]]:
+    program = torch.export.load(io.BytesIO(blob))
+    return (dryrun.compiled(release, program, call, settings, device) if graph_level else
+            converted.compiled(release, program, call, settings, device, example))
+
+
+# How each front-end's request compiles (one entry per registered front-end).
+COMPILES: dict[str, Callable[..., tuple[Any, dict[str, Any]]]] = {
+    EXPORT.name: _export, TORCH_COMPILE.name: torch_compile.compiled}
+if set(COMPILES) != set(FRONT_ENDS):  # a registered front-end the host cannot run
+    raise RuntimeError(f"the lowering host compiles {sorted(COMPILES)}, the registered "
+                       f"front-ends are {sorted(FRONT_ENDS)}")
+
+
 def _handle(request: tuple[Any, ...], release: Release, modules: dict[int, Any]) -> Any:
     kind, key, *rest = request
-    if kind == "compile":
-        blob, call, settings, device, graph_level, example = rest
-        program = torch.export.load(io.BytesIO(blob))
+    if kind in COMPILES:
         modules.clear()
-        module, evidence = dryrun.compiled(release, program, call, settings, device) if graph_level else \
-            converted.compiled(release, program, call, settings, device, example)
-        modules[key] = module
-        return evidence
-    if kind == "jit":
-        modules.clear()
-        modules[key], evidence = torch_compile.compiled(*rest)
+        modules[key], evidence = COMPILES[kind](release, *rest)
         return evidence
     args, kwargs = rest  # "call"
     if key not in modules:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import io
-import pickle
 from functools import cached_property
 from typing import Any
 
@@ -25,23 +24,24 @@ from torch.export import ExportedProgram
 from torch.utils import _pytree as pytree
 
 from trtcheck.backends.base import Backend, Compiled, CompileJob
-from trtcheck.backends.lowering.client import LoweringHost
+from trtcheck.backends.lowering.client import STATE_DIFFERS, LoweringHost, case_ref
 from trtcheck.backends.lowering.code import CodeSource, CodeUnavailable, locate
 from trtcheck.backends.torch_tensorrt.compat import (
     compiled_evidence,
     complex_rewrite,
     drop_unaccepted,
-    jit_options,
     parse_version,
     profile_not_applicable,
     release_call,
+    torch_compile_options,
 )
 from trtcheck.backends.torch_tensorrt.inspection import program_dtypes
-from trtcheck.backends.torch_tensorrt.jit import shape_calls
+from trtcheck.backends.torch_tensorrt.torch_compile import evidence_fields, shape_calls
 from trtcheck.core.profiles import Profile
 from trtcheck.core.traits import TRAITS
-from trtcheck.errors import last_line
+from trtcheck.errors import InternalError, last_line
 from trtcheck.results.rows import Evidence
+from trtcheck.tensors import state_digest
 
 
 class LoweringBackend(Backend):
@@ -85,14 +85,11 @@ class LoweringBackend(Backend):
         return f"fetched Torch-TensorRT {source.version}'s Python code into {source.path}"
 
     def not_applicable(self, profile: Profile) -> str | None:
-        if profile.jit and self.dryrun:
-            return ("not applicable: the torch.compile front-end runs at the converters through "
-                    "the TensorRT stand-in, which --lowering-dryrun turns off")
+        reason = profile.front_end.not_applicable(self.name, graph_level=self.dryrun)
+        if reason:
+            return reason
         source, _ = self._source
         return profile_not_applicable(parse_version(source.version), profile) if source else None
-
-    def compiles_module(self, profile: Profile | None) -> bool:
-        return bool(profile and profile.jit)  # Torch-TensorRT's torch.compile front-end
 
     def unavailable_reason(self, device: str) -> str | None:
         _, reason = self._source
@@ -105,9 +102,14 @@ class LoweringBackend(Backend):
         if source is None:
             raise RuntimeError(reason)
         host = self.host(source)
+        # How the model reaches the host: its exported program, or the case to build it from.
+        compile = self._compile_module if job.profile.front_end.compiles_module else \
+            self._compile_program
+        return compile(source, host, job)
+
+    def _compile_program(self, source: CodeSource, host: LoweringHost, job: CompileJob) -> Compiled:
+        """The export front-end: the exported program, saved, compiled in the host."""
         installed = str(host.info["version"])
-        if job.profile.jit:
-            return self._compile_jit(source, host, job)
         version, torch_version = parse_version(installed), parse_version(torch.__version__)
         call, settings, notes = release_call(version, installed, job)
         settings, dropped = drop_unaccepted(settings, host.info["parameters"], version)
@@ -137,26 +139,37 @@ class LoweringBackend(Backend):
         # Calls run in the host: timed after eager rather than beside it (see Compiled).
         return Compiled(module, evidence=evidence(found))
 
-    def _compile_jit(self, source: CodeSource, host: LoweringHost, job: CompileJob) -> Compiled:
-        """Torch-TensorRT's torch.compile front-end, in the host (:mod:`.torch_compile`): the
-        user's module goes there pickled, with its zoo file to import first."""
+    def _compile_module(self, source: CodeSource, host: LoweringHost, job: CompileJob) -> Compiled:
+        """The torch_compile front-end, in the host (:mod:`.torch_compile`): the host builds the
+        case's module from its factory and checks it against this one's digest, and gets this
+        one's ``state_dict`` where the two differ; the module itself is never pickled."""
         installed = str(host.info["version"])
         version = parse_version(installed)
-        settings, notes = jit_options(version, installed, job, host.info["options"])
+        settings, notes = torch_compile_options(version, installed, job, host.info["options"])
+        if job.case is None:
+            raise InternalError("a torch_compile compile in the lowering host needs its case")
+        notes = [*([source.note] if source.note else []), *notes]
+
+        def evidence(found: dict[str, Any]) -> Evidence:
+            return compiled_evidence(
+                version, installed, job, {}, settings, notes=notes + found["notes"],
+                details=found.get("details", {}),
+                **(evidence_fields(found) if "path" in found else
+                   {"engines": 0, "fallbacks": [], "boundaries": []}))
+
+        request = (case_ref(job.case), job.device, state_digest(job.model))
+        kind = job.profile.frontend
         try:
-            blob = pickle.dumps(job.model)
-        except Exception as exc:
-            raise RuntimeError(f"the lowering backend's torch.compile front-end sends the module "
-                               f"to its Torch-TensorRT host, and it does not pickle: "
-                               f"{last_line(exc)}") from exc
-        where = (str(job.zoo_file.root), str(job.zoo_file.path)) if job.zoo_file else None
-        module, found = host.compile(blob, where, settings, shape_calls(job), kind="jit")
+            module, found = host.compile(*request, None, settings, shape_calls(job), kind=kind)
+            if found == STATE_DIFFERS:
+                module, found = host.compile(*request, _state_bytes(job.model), settings,
+                                             shape_calls(job), kind=kind)
+        except Exception as exc:  # with the evidence the host gathered before it, where it has any
+            if isinstance(getattr(exc, "evidence", None), dict):
+                exc.evidence = evidence(exc.evidence)  # type: ignore[attr-defined]
+            raise
         # Calls run in the host: timed after eager rather than beside it (see Compiled).
-        return Compiled(module, evidence=compiled_evidence(
-            version, installed, job, {}, settings, engines=found["engines"],
-            fallbacks=found["fallbacks"], boundaries=found["boundaries"],
-            notes=[*([source.note] if source.note else []), *notes, *found["notes"]],
-            jit=found, details=found["details"]))
+        return Compiled(module, evidence=evidence(found))
 
     def host(self, source: CodeSource) -> LoweringHost:
         """This backend's host, started on first use (and again if it died); a host that failed
@@ -179,6 +192,12 @@ class LoweringBackend(Backend):
         if isinstance(self._host, LoweringHost):
             self._host.close()
         self._host = None
+
+
+def _state_bytes(module: torch.nn.Module) -> bytes:
+    blob = io.BytesIO()
+    torch.save(module.state_dict(), blob)
+    return blob.getvalue()
 
 
 def sendable(program: ExportedProgram) -> tuple[bytes, pytree.TreeSpec | None]:

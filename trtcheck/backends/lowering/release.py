@@ -31,6 +31,8 @@ from trtcheck.backends.lowering import trt as behaving_standin
 from trtcheck.backends.lowering.code import compile_bytecode
 from trtcheck.backends.torch_tensorrt.compat import torch_tensorrt_inputs
 
+_BACKENDS = "torch_tensorrt.dynamo.backend.backends"
+
 
 class Rejected(Exception):
     """What real Torch-TensorRT would refuse and dryrun lets through: the row is ``unsupported``."""
@@ -124,11 +126,16 @@ class Release:
         """Within this, ``dynamo.compile(dryrun=True)`` returns early where a real compile does;
         ``seen`` gets the compile's ``settings`` and, if taken, the ``early_return`` note."""
         original = self.compiler.compile_module
-        self.compiler.compile_module = self._early_returning(original, seen)
+        # The torch_compile front-end's registered backend calls it under the name it imported.
+        holders = [m for m in (self.compiler, sys.modules.get(_BACKENDS))
+                   if m is not None and getattr(m, "compile_module", None) is original]
+        for holder in holders:
+            holder.compile_module = self._early_returning(original, seen)
         try:
             yield
         finally:
-            self.compiler.compile_module = original
+            for holder in holders:
+                holder.compile_module = original
 
     def _early_returning(self, original: Callable[..., Any], seen: dict[str, Any]) -> Callable[..., Any]:
         """``compile_module`` as a real compile runs it: dryrun partitions a graph with fewer

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -210,14 +210,14 @@ _OPTIONS_ALSO = frozenset({"truncate_long_and_double", "debug"})
 
 
 def drop_unaccepted(settings: Mapping[str, Any], parameters: Collection[str],
-                    version: Version, jit: bool = False) -> tuple[dict[str, Any], list[str]]:
-    """Drop settings that ``dynamo.compile`` neither names nor reads from ``**kwargs`` (with
-    ``jit``: that are not torch.compile options of the release, ``parameters`` then naming its
-    ``CompilationSettings`` fields): it would accept and silently ignore them."""
+                    version: Version, also: Collection[str] = _READ_FROM_KWARGS,
+                    what: str = "a parameter of torch_tensorrt.dynamo.compile",
+                    ) -> tuple[dict[str, Any], list[str]]:
+    """Drop settings that the entry point neither names in ``parameters`` nor reads otherwise
+    (``also``; ``what`` names an accepted one): it would accept and silently ignore them. By
+    default ``dynamo.compile``'s parameters and what it reads from ``**kwargs``."""
     kept: dict[str, Any] = {}
     notes: list[str] = []
-    also, what = ((_OPTIONS_ALSO, "a torch.compile option (a CompilationSettings field)") if jit
-                  else (_READ_FROM_KWARGS, "a parameter of torch_tensorrt.dynamo.compile"))
     for key, value in settings.items():
         if key in parameters or key in also:
             kept[key] = value
@@ -228,11 +228,12 @@ def drop_unaccepted(settings: Mapping[str, Any], parameters: Collection[str],
     return kept, notes
 
 
-def jit_options(version: Version, installed: str, job: CompileJob,
-                fields: Collection[str]) -> tuple[dict[str, Any], list[str]]:
+def torch_compile_options(version: Version, installed: str, job: CompileJob,
+                          fields: Collection[str]) -> tuple[dict[str, Any], list[str]]:
     """The options ``torch.compile(model, backend="tensorrt", options=...)`` gets for a job
     (the profile's settings adapted to the release, as for ``dynamo.compile``, less what its
-    ``CompilationSettings`` do not hold) and notes; Unsupported for inputs the release refuses."""
+    ``CompilationSettings`` ``fields`` do not hold) and notes; Unsupported for inputs the
+    release refuses."""
     check_inputs(version, installed, job)
     settings, notes = adapt_settings(version, job.profile)
     if settings.get("require_full_compilation"):
@@ -242,7 +243,8 @@ def jit_options(version: Version, installed: str, job: CompileJob,
     if job.ranges:
         notes.append("dynamic shapes: the compiled module is called at each declared shape, "
                      "where Dynamo recompiles as it needs (no torch_tensorrt.Input is passed)")
-    settings, dropped = drop_unaccepted(settings, fields, version, jit=True)
+    settings, dropped = drop_unaccepted(settings, fields, version, _OPTIONS_ALSO,
+                                        "a torch.compile option (a CompilationSettings field)")
     return settings, notes + dropped
 
 
@@ -337,23 +339,21 @@ def compiled_evidence(version: Version, installed: str, job: CompileJob,
                       fell_back: bool = False, passed: Mapping[str, Any] | None = None,
                       versions: Mapping[str, Any] | None = None,
                       details: Mapping[str, Any] | None = None,
-                      jit: Mapping[str, Any] | None = None) -> Evidence:
-    """What one release's compile of ``job`` shows, the same for every backend that runs it:
-    the dtype path, what ran where, the notes, the settings it was called with beside its
-    inputs (and ``passed``), and the versions. ``jit``: what a torch.compile front-end's
-    compile found (:meth:`~trtcheck.backends.torch_tensorrt.jit.JitCompile.evidence`), whose
-    graphs give the dtypes, first in the path, and whose remark the row's message carries."""
+                      dtypes: Collection[str] | None = None, steps: Sequence[str] = (),
+                      remark: str = "") -> Evidence:
+    """What one release's compile of ``job`` shows, the same for every backend and front-end
+    that runs it: the dtype path, what ran where, the notes, the settings it was called with
+    beside its inputs (and ``passed``), and the versions. ``dtypes``: the dtypes the compiled
+    graphs hold, by name (None: the exported program's); ``steps``: the path's first steps
+    (the front-end's graphs); ``remark``: what the row's message carries."""
     given = {k: v for k, v in call.items() if k not in INPUT_KEYS}
     given.update(settings, **(passed or {}))
-    if jit is None:
-        dtypes, graphs, remark = program_dtypes(job.program), [], ""
-    else:
-        dtypes = {getattr(torch, d.removeprefix("torch.")) for d in jit["dtypes"]}
-        graphs, remark = [jit["path"]], jit["remark"]
+    held = (program_dtypes(job.program) if dtypes is None else
+            {getattr(torch, d.removeprefix("torch.")) for d in dtypes})
     return Evidence(
         remark=remark,
-        path=graphs + path_steps(version, parse_version(torch.__version__), settings,
-                                 dtypes, engines, fallbacks, fell_back=fell_back),
+        path=[*steps, *path_steps(version, parse_version(torch.__version__), settings,
+                                  held, engines, fallbacks, fell_back=fell_back)],
         fallbacks=fallbacks,
         boundaries=boundaries,
         engines=engines,

@@ -16,6 +16,7 @@ class Messages(list[str]):
     def __init__(self) -> None:
         super().__init__()
         self.exceptions: list[str] = []  # each as its first line
+        self.raised: list[BaseException] = []  # the same exceptions themselves
 
 
 class _Messages(logging.Handler):
@@ -27,6 +28,7 @@ class _Messages(logging.Handler):
         self.messages.append(record.getMessage())
         if record.exc_info and record.exc_info[1] is not None:
             self.messages.exceptions.append(last_line(record.exc_info[1], cut=True))
+            self.messages.raised.append(record.exc_info[1])
 
 
 @contextlib.contextmanager

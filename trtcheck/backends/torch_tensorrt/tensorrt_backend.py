@@ -29,10 +29,10 @@ from trtcheck.backends.torch_tensorrt.compat import (
     cache_settings,
     compiled_evidence,
     drop_unaccepted,
-    jit_options,
     parse_version,
     profile_not_applicable,
     release_call,
+    torch_compile_options,
     torch_tensorrt_inputs,
 )
 from trtcheck.backends.torch_tensorrt.conversion import (
@@ -48,8 +48,12 @@ from trtcheck.backends.torch_tensorrt.inspection import (
     partition_summary,
     retyped_inputs,
 )
-from trtcheck.backends.torch_tensorrt.jit import JitCompile, shape_calls
 from trtcheck.backends.torch_tensorrt.logs import logged
+from trtcheck.backends.torch_tensorrt.torch_compile import (
+    TorchCompile,
+    evidence_fields,
+    shape_calls,
+)
 from trtcheck.core.profiles import Profile
 from trtcheck.core.traits import TRAITS
 from trtcheck.errors import BuildRefused, last_line
@@ -122,10 +126,8 @@ class TensorRTBackend(Backend):
 
     def not_applicable(self, profile: Profile) -> str | None:
         ttrt, _ = self._imported
-        return profile_not_applicable(parse_version(str(ttrt.__version__)), profile) if ttrt else None
-
-    def compiles_module(self, profile: Profile | None) -> bool:
-        return bool(profile and profile.jit)  # Torch-TensorRT's torch.compile front-end
+        return super().not_applicable(profile) or (
+            profile_not_applicable(parse_version(str(ttrt.__version__)), profile) if ttrt else None)
 
     def unavailable_reason(self, device: str) -> str | None:
         # The device first: installing Torch-TensorRT is no advice where there is no GPU.
@@ -137,8 +139,14 @@ class TensorRTBackend(Backend):
             raise RuntimeError(reason)
         installed = str(ttrt.__version__)
         version = parse_version(installed)
-        if job.profile.jit:
-            return self._compile_jit(ttrt, version, installed, job)
+        # How the model reaches the compiler: its exported program, or the module itself.
+        compile = self._compile_module if job.profile.front_end.compiles_module else \
+            self._compile_program
+        return compile(ttrt, version, installed, job)
+
+    def _compile_program(self, ttrt: ModuleType, version: Version, installed: str,
+                         job: CompileJob) -> Compiled:
+        """The export front-end: ``dynamo.compile`` of the exported program."""
         call, settings, notes = release_call(version, installed, job)
         settings = _with_cache(version, job, settings, notes)
         parameters = _parameters(ttrt.dynamo.compile)
@@ -200,25 +208,24 @@ class TensorRTBackend(Backend):
                      **({"engine_cache": cached} if caching else {})},
         ), memory=sum(v for v in engine_bytes.values() if v) if engine_bytes else None)
 
-    def _compile_jit(self, ttrt: ModuleType, version: Version, installed: str,
-                     job: CompileJob) -> Compiled:
-        """The torch.compile front-end: the user's module compiled by Dynamo and the release's
+    def _compile_module(self, ttrt: ModuleType, version: Version, installed: str,
+                        job: CompileJob) -> Compiled:
+        """The torch_compile front-end: the user's module compiled by Dynamo and the release's
         registered backend, called at each declared shape so that its compiles (and
         recompiles) land in the compile stage."""
         options = [f.name for f in dataclasses.fields(ttrt.dynamo.CompilationSettings)]
-        settings, notes = jit_options(version, installed, job, options)
+        settings, notes = torch_compile_options(version, installed, job, options)
         settings = _with_cache(version, job, settings, notes)
         caching = bool(settings.get("cache_built_engines") or settings.get("reuse_cached_engines"))
-        jit = JitCompile(job.model, settings)
+        compiling = TorchCompile(job.model, settings)
         with logged(_CACHE_LOGGER, logging.INFO, caching) as cache_log:
-            jit.run(shape_calls(job))
-        found = jit.evidence()
+            compiling.run(shape_calls(job))
+        found = compiling.evidence()
         cached, skipped = cache_outcome(cache_log)
         trt = sys.modules.get("tensorrt")
-        return Compiled(jit.fn, evidence=compiled_evidence(
-            version, installed, job, {}, settings, engines=found["engines"],
-            fallbacks=found["fallbacks"], boundaries=found["boundaries"],
-            notes=notes + found["notes"] + skipped, jit=found,
+        return Compiled(compiling.fn, evidence=compiled_evidence(
+            version, installed, job, {}, settings, **evidence_fields(found),
+            notes=notes + found["notes"] + skipped,
             versions={"tensorrt": getattr(trt, "__version__", None)},
             details={**found["details"], **({"engine_cache": cached} if caching else {})}))
 

@@ -1,5 +1,6 @@
-"""Torch-TensorRT's just-in-time front-end: ``torch.compile(model, backend="tensorrt",
-options=...)``, the release's own registered Dynamo backend, and what it did graph by graph.
+"""The torch part of Torch-TensorRT's ``torch_compile`` front-end (:data:`trtcheck.core.frontends.
+TORCH_COMPILE`): ``torch.compile(model, backend="tensorrt", options=...)``, the release's own
+registered Dynamo backend, and what it did graph by graph.
 
 Run the same way by the ``tensorrt`` backend (in the worker, on TensorRT) and by the lowering
 host (over the TensorRT stand-in). Dynamo traces the user's module and hands Torch-TensorRT one
@@ -22,6 +23,7 @@ from trtcheck.backends import graph_breaks
 from trtcheck.backends.base import CompileJob
 from trtcheck.backends.torch_tensorrt.inspection import Partition, partition_summary
 from trtcheck.backends.torch_tensorrt.logs import logged
+from trtcheck.core.frontends import TORCH_COMPILE
 from trtcheck.program.shapes import plan_shapes, resize
 from trtcheck.tensors import clone
 
@@ -47,6 +49,7 @@ class Graph:
     returned: Any
     shape: str
     failure: str = ""
+    error: BaseException | None = None  # the exception its conversion failed with, where logged
 
     @property
     def partition(self) -> Partition:
@@ -59,8 +62,24 @@ class Graph:
                 if isinstance(leaf, torch.Tensor)}
 
 
+def unwrapped(exc: BaseException) -> BaseException:
+    """The exception a Dynamo backend raised, where Dynamo wrapped it (``BackendCompilerFailed``,
+    whose own message only says which backend raised): what a row's message, owner and status
+    come from; else ``exc``."""
+    from torch._dynamo.exc import BackendCompilerFailed
+
+    seen: set[int] = set()
+    while isinstance(exc, BackendCompilerFailed) and id(exc) not in seen:
+        seen.add(id(exc))
+        inner = getattr(exc, "inner_exception", None) or exc.__cause__
+        if inner is None:
+            break
+        exc = inner
+    return exc
+
+
 @dataclass
-class JitCompile:
+class TorchCompile:
     """``torch.compile`` of a module with the release's registered backend; each graph Dynamo
     hands that backend is kept with what it returned (the backend is called as Dynamo would call
     it, by its name, with the same options)."""
@@ -82,10 +101,11 @@ class JitCompile:
 
         with logged(_BACKEND_LOGGER, logging.WARNING) as warned:
             returned = lookup_backend(BACKEND)(gm, example_inputs, **kwargs)
-        failed = ""
+        failed, error = "", None
         if any(_FAILED in m for m in warned):
             failed = warned.exceptions[-1] if warned.exceptions else "no exception logged"
-        self.graphs.append(Graph(gm, returned, self._shape, failed))
+            error = warned.raised[-1] if warned.raised else None
+        self.graphs.append(Graph(gm, returned, self._shape, failed, error))
         return returned
 
     def run(self, calls: Sequence[tuple[str, Inputs]]) -> list[Any]:
@@ -100,7 +120,13 @@ class JitCompile:
             seen = {code: len(reasons) for code, reasons in guard_failures.items()}
             args, kwargs = clone(inputs)
             with graph_breaks.watch() as breaks, torch.no_grad():
-                outputs.append(self.fn(*args, **kwargs))
+                try:
+                    outputs.append(self.fn(*args, **kwargs))
+                except Exception as exc:  # Dynamo's wrapper says only which backend raised
+                    inner = unwrapped(exc)
+                    if inner is exc:
+                        raise
+                    raise inner from exc
             self.breaks += breaks
             if i and len(self.graphs) > before:
                 reasons = [r for code, found in guard_failures.items()
@@ -113,7 +139,9 @@ class JitCompile:
         """What the compiles did, plain data (the lowering host sends it to the worker):
         the ``path`` step naming the front-end and its graphs, ``engines``, ``fallbacks``,
         ``boundaries`` over all graphs, ``dtypes``, ``notes``, the ``remark`` a row's message
-        carries, and ``details``."""
+        carries, and ``details``, whose ``differences`` name what this front-end did that the
+        export front-end does not (graph breaks, a graph left to PyTorch after its conversion
+        failed, recompiles): where a row may differ from its export twin."""
         splits = [g.partition for g in self.graphs]
         engines = sum(s.engines for s in splits)
         notes = [FRONTEND_NOTE]
@@ -151,23 +179,37 @@ class JitCompile:
         if self.recompiles:
             step += (f", recompiled at {len(self.recompiles)} shape"
                      f"{'s' * (len(self.recompiles) != 1)}")
+        fallbacks = sorted(set().union(*(s.fallbacks for s in splits)))
+        differences = [*(["graph break"] if self.breaks else []),
+                       *(["conversion failed: a graph runs in PyTorch"] if failed else []),
+                       *(["recompiled"] if self.recompiles else []),
+                       *([f"left to PyTorch in Dynamo's graph: {', '.join(fallbacks)}"]
+                         if fallbacks else [])]
         return {
             "path": step,
             "engines": engines,
-            "fallbacks": sorted(set().union(*(s.fallbacks for s in splits))),
+            "fallbacks": fallbacks,
             "boundaries": sorted(set().union(*(s.boundaries for s in splits))),
             "dtypes": sorted({str(d) for g in self.graphs for d in g.dtypes()}),
             "notes": notes,
             "remark": remark,
-            "details": {"frontend": "torch_compile", "compiled_as": HOW, "graphs": per_graph,
+            "details": {"frontend": TORCH_COMPILE.name, "compiled_as": HOW, "graphs": per_graph,
                         "graph_breaks": list(dict.fromkeys(b.describe() for b in self.breaks)),
-                        "recompiles": self.recompiles},
+                        "recompiles": self.recompiles, "differences": differences},
         }
 
 
+def evidence_fields(found: Mapping[str, Any]) -> dict[str, Any]:
+    """What :meth:`TorchCompile.evidence` gives :func:`~trtcheck.backends.torch_tensorrt.compat.
+    compiled_evidence`, by its keywords, on either backend."""
+    return {"engines": found["engines"], "fallbacks": found["fallbacks"],
+            "boundaries": found["boundaries"], "dtypes": found["dtypes"],
+            "steps": [found["path"]], "remark": found["remark"]}
+
+
 def shape_calls(job: CompileJob) -> list[tuple[str, Inputs]]:
-    """The inputs a JIT compile is called with: the example, then the case's other declared
-    shapes (read from its exported program; none where it did not export)."""
+    """The inputs the torch_compile front-end's compile is called with: the example, then the
+    case's other declared shapes (read from its exported program; none where it did not export)."""
     inputs = (job.args, job.kwargs)
     if job.program is None or not job.ranges:
         return [("example", inputs)]
