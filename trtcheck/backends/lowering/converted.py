@@ -32,9 +32,11 @@ from trtcheck.backends.torch_tensorrt.conversion import (
     STANDIN_BUILDER,
     Conversion,
     Hook,
+    source_line,
 )
 from trtcheck.backends.torch_tensorrt.inspection import partition_summary
 from trtcheck.errors import BuildRefused
+from trtcheck.results import findings
 from trtcheck.tensors import clone
 
 
@@ -77,21 +79,48 @@ def compiled(release: Release, program: torch.export.ExportedProgram, call: dict
     if "early_return" in seen:
         notes.append(seen["early_return"])
     module = module.to(device)
+    remarks: list[str] = []
     if example is not None:
         with assumptions.recorded() as assumed:
             try:
                 notes += handed_back(program, module, example)
             except Exception as exc:
                 _raise_no_fp64(exc)  # any other error is the run stage's, on the row's call
-    else:
-        assumed = []
+        remarks = [_remark(conversion, module, example, *choice) for choice in assumed]
     return module, {"notes": notes, "engines": split.engines, "fallbacks": split.fallbacks,
-                    "boundaries": split.boundaries, "remark": "; ".join(assumed),
+                    "boundaries": split.boundaries, "remark": "; ".join(remarks),
                     "details": {"level": LEVEL, "stage": converter_stage(layers),
                                 "engine_layers": layers}}
 
 
 LEVEL = "converters and engine (TensorRT stand-in)"
+
+
+def _remark(conversion: Conversion, module: torch.nn.Module,
+            example: tuple[tuple[Any, ...], dict[str, Any]], choice: str, layer: str) -> str:
+    """The stand-in's ``choice`` made by ``layer``, with the node and converter that built the
+    layer, the user's line it came from, and whether the value reaches an output: the module run
+    again with the layer putting another value there gives the same outputs, or not."""
+    args, kwargs = clone(example)
+    with torch.no_grad():
+        chosen = pytree.tree_leaves(module(*args, **kwargs))
+        args, kwargs = clone(example)
+        with assumptions.varied(layer):
+            other = pytree.tree_leaves(module(*args, **kwargs))
+    used = not all(map(_same, chosen, other))
+    built = conversion.builder_of(layer)
+    if built is None:
+        return findings.remark(choice, layer, used=used)
+    node = built.node
+    return findings.remark(choice, layer, node.name, op_name(node.target), source_line(node), used)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two output leaves hold the same values, NaN at the same places."""
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
+        return bool(a == b)
+    return (a.shape == b.shape and torch.equal(a.isnan(), b.isnan())
+            and torch.equal(a.nan_to_num(), b.nan_to_num()))
 
 
 def _logged(errors: _ErrorLog) -> list[str]:
@@ -186,8 +215,8 @@ def int64_narrowed(node: torch.fx.Node, made: Any, network: Any, start: int,
                 and TORCH[layer.to_type] not in own and _made_from(source, values)):
             narrowed.setdefault(layer.to_type, []).append(f"layer '{layer.name}' casts an int64 "
                                                           f"input to {_short(layer.to_type)}")
-    return [f"int64 narrowed to {_short(dtype)} inside the engine by {node.name} "
-            f"({op_name(node.target)}): {'; '.join(dict.fromkeys(how))} (exact while {_EXACT[dtype]})"
+    return [findings.narrowing("int64", _short(dtype), node.name, op_name(node.target),
+                               "; ".join(dict.fromkeys(how)), _EXACT[dtype])
             for dtype, how in narrowed.items()]
 
 
@@ -215,7 +244,7 @@ def summarize(notes: list[str], most: int = 3) -> list[str]:
     """``notes`` without repeats, at most ``most`` of them and a count of the rest."""
     unique = list(dict.fromkeys(notes))
     rest = len(unique) - most
-    return unique[:most] + ([f"int64 narrowed inside the engine by {rest} more nodes"] if rest > 0 else [])
+    return unique[:most] + ([findings.more_narrowings("int64", rest)] if rest > 0 else [])
 
 
 
@@ -263,10 +292,8 @@ def handed_back(program: torch.export.ExportedProgram, module: torch.nn.Module,
     notes = []
     for i, (eager, engine) in enumerate(zip(want, got, strict=False)):
         if eager is not None and engine is not None and eager != engine:
-            how = ("narrowed" if eager.itemsize > engine.itemsize and not eager.is_complex
-                   else "handed back differently")
-            notes.append(f"output {i} comes back {str(engine).removeprefix('torch.')} where eager "
-                         f"gives {str(eager).removeprefix('torch.')}: the converters and engine "
-                         f"{how} it")
+            notes.append(findings.handed_back(
+                i, str(engine).removeprefix("torch."), str(eager).removeprefix("torch."),
+                eager.itemsize > engine.itemsize and not eager.is_complex))
     return notes
 
