@@ -72,8 +72,8 @@ _MORE = re.compile(r"^(?P<dtype>int64|float64) narrowed inside the engine by \d+
 _BACK = re.compile(r"^output \d+ comes back (?P<to>\w+) where eager gives (?P<dtype>\w+): the "
                    r"converters and engine narrowed it$")
 # One stand-in remark of a row's remark, which joins them with "; ".
-_REMARK = re.compile(r"(?P<text>[^;]*?\(layer '(?P<layer>[^']*)'(?: of node (?P<node>[^,)]+), "
-                     r"converter (?P<op>[^,;)]+))?[^)]*\))")
+_REMARK = re.compile(r"(?P<text>.*?\(layer '(?P<layer>[^']*)'(?: of node (?P<node>[^,)]+), "
+                     r"converter (?P<op>[^,;)]+))?[^)]*\))(?:; |$)")
 
 
 def findings(row: Row) -> list[Finding]:
