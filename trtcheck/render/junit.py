@@ -32,6 +32,7 @@ from trtcheck.render.text import (
     path_text,
 )
 from trtcheck.results.baseline import OUTPUT_CHANGED, PROCESSES, read
+from trtcheck.results.control import distrust
 from trtcheck.results.findings import findings as of_row
 from trtcheck.results.findings import narrowed_rows
 from trtcheck.results.metrics import ROW_METRICS
@@ -156,7 +157,7 @@ def _gated_changes(record: Record) -> dict[RowKey, tuple[str, str]]:
     if OUTPUT_CHANGE in fails_on(record.options):
         found |= {RowKey(c.case_id, c.backend, c.profile): (OUTPUT_CHANGE, c.eager_text)
                   for c in diff.changes if c.eager == OUTPUT_CHANGED}
-    if gate_of(record.options)[0]:
+    if gate_of(record.options)[0] and not distrust(record):
         found |= {RowKey(c.case_id, c.backend, c.profile):
                   ("regression", f"{diff.metric} regression against {against}: "
                                  f"{change_text(c.latency)}")

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from trtcheck.results.control import distrust
 from trtcheck.results.metrics import MAX_REL
 from trtcheck.results.record import FIGURES_SCHEMA, Record
 from trtcheck.results.rows import Row, RowKey
@@ -238,8 +239,14 @@ _TEXT = frozenset({"metric", "verdict", "other_metric", "other_verdict", "kernel
 def compare(base: Record, head: Record, *, metric: str = "speedup",
             threshold: float = 0.07) -> Diff:
     """This run (``head``) against the baseline, row by row, in the head's order, then the
-    rows only the baseline has."""
-    comparable = min(base.source_schema, head.source_schema) >= FIGURES_SCHEMA
+    rows only the baseline has. A run whose control failed (:mod:`trtcheck.results.control`)
+    gives figures no speed change is judged from."""
+    distrusted = [f"{which}'s timings are not trusted: {'; '.join(reasons)}; its speed figures "
+                  f"are {NOT_COMPARABLE} and not gated"
+                  for which, reasons in (("the baseline", distrust(base)),
+                                         ("this run", distrust(head))) if reasons]
+    schema = min(base.source_schema, head.source_schema) >= FIGURES_SCHEMA
+    comparable = schema and not distrusted
     before = {r.key: r for r in base.rows}
     after = {r.key: r for r in head.rows}
     changes = [_change(k, before.get(k), r, metric, threshold, comparable)
@@ -249,7 +256,8 @@ def compare(base: Record, head: Record, *, metric: str = "speedup",
     env = base.environment
     summary = {k: env.get(k) for k in ("git_commit", "started", "device_name", "torch",
                                        "torch_tensorrt")}
-    warnings = [] if comparable else [schema_warning(base.source_schema, head.source_schema)]
+    warnings = [] if schema else [schema_warning(base.source_schema, head.source_schema)]
+    warnings += distrusted
     warnings += environment_warnings(base.environment, head.environment)
     return Diff(metric, threshold, summary, changes, warnings, comparable)
 
