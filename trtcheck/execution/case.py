@@ -455,7 +455,8 @@ def _time(run: SlotRun, backend: Backend, compiled: Compiled, job: CompileJob, b
             latency = _latency(run.eager, compiled, job, run.opts,
                                fresh=inputs_changed((job.args, job.kwargs), backend_in),
                                interleave=not backend.traits.subprocess) if timed else None
-            _steady_peaks(run.eager, compiled, job, run.stages)
+            _steady_peaks(run.eager, compiled, job, run.stages,
+                          apart=backend.traits.subprocess)
     except StageError as err:  # the outputs were judged already: the row keeps its status
         judged.note(f"timing failed, no latency: {err}")
         return None
@@ -523,13 +524,17 @@ def _kernels(eager: Eager, compiled: Compiled, job: CompileJob, backend: Backend
     return {**found, "settings": kernel_settings()}
 
 
-def _steady_peaks(eager: Eager, compiled: Compiled, job: CompileJob, stages: Stages) -> None:
-    """Eager's and the backend's steady-state memory peaks, after warm-up, into the stages."""
+def _steady_peaks(eager: Eager, compiled: Compiled, job: CompileJob, stages: Stages, *,
+                  apart: bool) -> None:
+    """Eager's and the backend's steady-state memory peaks, after warm-up, into the stages; not
+    the backend's where its calls run ``apart``, in another process, whose memory this one's
+    measure does not hold."""
     def inputs() -> tuple[tuple[Any, ...], dict[str, Any]]:
         return clone((job.args, job.kwargs))
 
-    found = memory.steady_peaks(job.device, [(eager.module, inputs), (compiled.called, inputs)])
-    for name, peak in zip((STEADY_EAGER, STEADY_BACKEND), found, strict=True):
+    found = memory.steady_peaks(job.device, [(eager.module, inputs),
+                                             *([] if apart else [(compiled.called, inputs)])])
+    for name, peak in zip((STEADY_EAGER, STEADY_BACKEND), found, strict=False):
         if peak is not None:
             stages.peaks[name] = peak
 
