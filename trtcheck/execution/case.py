@@ -20,7 +20,7 @@ from trtcheck.errors import PredictionGap, Unsupported
 from trtcheck.execution import process_state
 from trtcheck.execution.events import Item, StageHook, no_hook
 from trtcheck.execution.probe import kernel_settings
-from trtcheck.execution.stages import STEADY_BACKEND, STEADY_EAGER, StageError, Stages
+from trtcheck.execution.stages import STEADY_BACKEND, STEADY_EAGER, StageError, Stages, error_owner
 from trtcheck.execution.tolerance import precision_lost, tolerance_for
 from trtcheck.measure import device_lock, drift, kernels, memory
 from trtcheck.measure.compare import (
@@ -433,7 +433,7 @@ def _drift(run: SlotRun, compiled: Compiled, job: CompileJob, evidence: Evidence
             drifted = (drift.unchecked((job.args, job.kwargs), STATE_CHANGES)
                        if eager.changes_state else
                        drift.check(eager.module, compiled.fn, (job.args, job.kwargs),
-                                   run.opts.tolerances["float32"]))
+                                   run.opts.tolerances["float32"], owner=error_owner))
     except StageError as err:  # the outputs were judged already: the row keeps its status
         drifted = drift.Drift(drift.CHECK_FAILED, "", str(err))
     if drifted is None:
