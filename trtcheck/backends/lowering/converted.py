@@ -105,9 +105,12 @@ def _remark(conversion: Conversion, module: torch.nn.Module,
     with torch.no_grad():
         chosen = pytree.tree_leaves(module(*args, **kwargs))
         args, kwargs = clone(example)
-        with assumptions.varied(layer):
-            other = pytree.tree_leaves(module(*args, **kwargs))
-    used = not all(map(_same, chosen, other))
+        try:
+            with assumptions.varied(layer):
+                other = pytree.tree_leaves(module(*args, **kwargs))
+            used = not all(map(_same, chosen, other))
+        except Exception:  # the other value changed what ran: it is used
+            used = True
     built = conversion.builder_of(layer)
     if built is None:
         return findings.remark(choice, layer, used=used)
