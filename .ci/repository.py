@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The repository's GitHub name (``owner/name``), declared once: ``[project.urls] Source`` in
-pyproject.toml. The example workflows (``uses: owner/name@…``), the README's absolute links,
+pyproject.toml. The example workflows (``uses: owner/name@…``, the README's among them),
 mkdocs.yml and the changelog's links carry copies, which this script writes.
 
     python .ci/repository.py               # prints the declared name

@@ -23,7 +23,8 @@ class Exit(IntEnum):
     PASS = 0, "no row fails: pass, xfail, xpass, skipped, unsupported"
     FAIL = 1, ("a row is fail, error, timeout or crash (or xpass under strict_xfail), or, with "
                "--fail-on regression, a row regressed against the baseline, or, with trtcheck ab "
-               "and --fail-on output-change, a row's eager outputs changed against the base")
+               "and --fail-on output-change, a row's eager outputs changed against the base, or, "
+               "with --fail-on narrowing, a passing row's values were narrowed inside an engine")
     USAGE = 2, ("usage or configuration error (also --resume with other options, and merge of "
                 "records that cannot be combined)")
     OUTPUT = 3, ("the report directory could not be written (a full disk): the rows that "

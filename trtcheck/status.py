@@ -95,6 +95,9 @@ def verdict(statuses: Iterable[Status], *, strict_xfail: bool, interrupted: bool
 
 # ``--fail-on``'s word for failing a ``trtcheck ab`` job on a row whose eager outputs changed.
 OUTPUT_CHANGE = "output-change"
+# ``--fail-on``'s word for failing a run on a passing row whose values an engine narrows
+# (trtcheck.results.findings).
+NARROWING = "narrowing"
 NO_CASE = "no case was selected (check the paths and -k)"
 
 

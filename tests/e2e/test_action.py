@@ -278,7 +278,7 @@ def test_tensorrt_extra_without_a_matching_torch_tensorrt_stops_before_pip(tmp_p
 
 @pytest.mark.parametrize(("inputs", "message"), [
     ({"extras": "tensorrt] --index-url=https://evil"}, "extras must be"),
-    ({"fail-on": "regressions"}, "fail-on must be failures, regression, output-change or never"),
+    ({"fail-on": "regressions"}, "fail-on must be failures, regression, output-change, narrowing or never"),
     ({"summary": "yes"}, "summary must be true or false"),
     ({"reduce": "1"}, "reduce must be true or false"),
     ({"install-torch": "yes"}, "install-torch must be true or false"),

@@ -16,7 +16,15 @@ from trtcheck.config import validation
 from trtcheck.config.devices import resolve_devices
 from trtcheck.config.files import config_for
 from trtcheck.config.options import Gate, Options
-from trtcheck.config.settings import BY_KEY, CONFIG_SCHEMA, RENAMED, SAME, SETTINGS, Setting
+from trtcheck.config.settings import (
+    BY_KEY,
+    CONFIG_SCHEMA,
+    RENAMED,
+    SAME,
+    SETTINGS,
+    Setting,
+    listed,
+)
 from trtcheck.config.timing import TIMING_KEYS, Timing
 from trtcheck.config.validation import COMMAND_LINE
 from trtcheck.core.traits import NAMES, BackendRef
@@ -65,7 +73,7 @@ def resolve(paths: tuple[Path, ...], *, reads_baseline: bool = True, **given: An
     config, renamed = _renamed(config, where)
     validation.check_keys(config, CONFIG_SCHEMA, where)
     validation.check_keys(config.get("timing", {}), TIMING_KEYS, f"{where}.timing")
-    value = _Cascade(config, where, {k: list(v) if isinstance(v, tuple) else v
+    value = _Cascade(config, where, {k: listed(BY_KEY[k], list(v) if isinstance(v, tuple) else v)
                                      for k, v in given.items()}).get
 
     known_profiles = validation.configured_profiles(config, where)
@@ -147,7 +155,7 @@ def saved_gate(saved: Mapping[str, Any], **cli: Any) -> Gate:
     the defaults."""
     recorded = saved.get("gate") or {}
     keys = {"fail_on": "fail_on", "metric": "metric", "threshold": "threshold"}
-    pairs = [(cli[k], COMMAND_LINE) if cli.get(k) not in (None, ()) else
+    pairs = [(listed(BY_KEY[k], cli[k]), COMMAND_LINE) if cli.get(k) not in (None, ()) else
              (recorded[f], "the record's options") if f in recorded else
              (BY_KEY[k].default, "default") for k, f in keys.items()]
     return validation.gate(*pairs)

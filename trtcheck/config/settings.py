@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from trtcheck.core.traits import NAMES
-from trtcheck.status import OUTPUT_CHANGE
+from trtcheck.status import NARROWING, OUTPUT_CHANGE
 
-FAIL_ON = ("failures", "regression", OUTPUT_CHANGE)
+FAIL_ON = ("failures", "regression", OUTPUT_CHANGE, NARROWING)
 GATE_METRICS = ("speedup", "latency")
 NAN_POLICIES = ("warn", "fail")  # trtcheck.results.nonfinite says what each does
 FALLBACKS = ("emulate", "none")
@@ -48,7 +48,8 @@ class Setting:
     enumeration) or a tuple of types; ``default`` None means decided later (from the device,
     say). ``config``: whether the config file may set it (under ``key``). ``flag``: its option
     (``--isolate/--no-isolate`` for a switch), or None; ``short`` a one-letter alias.
-    ``multiple``: the flag repeats; ``count``: the flag counts. ``action``: the Action input
+    ``multiple``: the flag repeats, and one value may list several, comma-separated
+    (:func:`listed`); ``count``: the flag counts. ``action``: the Action input
     that maps to the flag. ``commands``: which commands take the flag (run, ab and reduce unless
     it names fewer; ``select`` for every command that collects a zoo). ``field``: the
     :class:`~trtcheck.config.options.Options` field it resolves into (None: ``key``).
@@ -88,12 +89,19 @@ class Setting:
         return self.flag.split("/")[0] if self.flag else f"config key {self.key}"
 
     @property
+    def choices(self) -> tuple[str, ...]:
+        """The words it takes, for an enumeration; else empty."""
+        words = isinstance(self.type, tuple) and all(isinstance(t, str) for t in self.type)
+        return self.type if words else ()
+
+    @property
     def switch(self) -> bool:
         return self.type is bool and self.flag is not None and "/" in self.flag
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("backends", list, [], "Backend to run (repeatable): " + ", ".join(NAMES)
+    Setting("backends", list, [], "Backend to run (repeatable, or a list: eager,inductor): "
+            + ", ".join(NAMES)
             + " [tensorrt where it runs, else lowering where Torch-TensorRT's code is found or "
               "fetched, else emulate].", flag="--backend", multiple=True, metavar="NAME",
             action="backends", rows=True, commands=(*RUNS, PYTEST)),
@@ -156,7 +164,9 @@ SETTINGS: tuple[Setting, ...] = (
             "on failing rows (always); regression, also on regressions of the gated figure "
             "(--metric) against --baseline (trtcheck ab: against the base); output-change "
             "(trtcheck ab), also on a row whose model's own eager outputs changed, head against "
-            "base [failures].", flag="--fail-on", multiple=True, action="fail-on",
+            "base; narrowing, also on a passing row whose int64 or float64 values an engine "
+            "narrows (exact only within a range, which every report names) [failures].",
+            flag="--fail-on", multiple=True, action="fail-on",
             commands=(RUN, DIFF, AB), field="gate"),
     Setting("metric", GATE_METRICS, "speedup", "The figure gated: speedup, the speedup over "
             "eager (the backend normalised by eager in the same process); latency, the backend's "
@@ -244,6 +254,14 @@ CONFIG_SCHEMA: Mapping[str, Any] = {s.key: (str if s.type is Path else (str, lis
                                     for s in SETTINGS if s.config}
 
 
+def listed(s: Setting, value: Any) -> Any:
+    """A command-line value of ``s`` with a repeatable flag's comma-separated lists opened:
+    ``--backend eager,inductor`` is ``--backend eager --backend inductor``; any other as given."""
+    if not s.multiple or not isinstance(value, (list, tuple)):
+        return value
+    return [part.strip() for v in value for part in str(v).split(",") if part.strip()]
+
+
 def for_command(command: str) -> list[Setting]:
     """The settings whose flag the command takes, by their entries (``select`` ones too for the
     commands that collect a zoo), in the table's order."""
@@ -273,8 +291,10 @@ def click_options(command: str) -> Callable[[F], F]:
         else:
             kw["multiple"] = s.multiple
             kw["metavar"] = s.metavar
-            if isinstance(s.type, tuple) and all(isinstance(t, str) for t in s.type):
-                kw["type"] = click.Choice(s.type)
+            if s.choices and s.multiple:  # a list (listed) is checked once opened
+                kw["metavar"] = "|".join(s.choices)
+            elif s.choices:
+                kw["type"] = click.Choice(s.choices)
             elif s.type is Path:
                 kw["type"] = click.Path(path_type=Path)
             elif s.type in (int, float):
@@ -301,8 +321,8 @@ def reference_table(command: str = RUN) -> str:
         flag = " / ".join(f"`{f}`" for f in (s.flag or "").split("/"))
         if s.metavar:
             flag = f"`{s.flag} {cell(s.metavar)}`"
-        elif isinstance(s.type, tuple) and all(isinstance(t, str) for t in s.type):
-            flag = f"`{s.flag} {cell('|'.join(s.type))}`"
+        elif s.choices:
+            flag = f"`{s.flag} {cell('|'.join(s.choices))}`"
         key = f"`{s.key}`" if s.config else ""
         action = f"`{s.action}`" if s.action else ""
         lines.append(f"| {flag} | {key} | {action} | {cell(s.help)} |")

@@ -20,7 +20,7 @@ from trtcheck.errors import PredictionGap, Unsupported
 from trtcheck.execution import process_state
 from trtcheck.execution.events import Item, StageHook, no_hook
 from trtcheck.execution.probe import kernel_settings
-from trtcheck.execution.stages import STEADY_BACKEND, STEADY_EAGER, StageError, Stages
+from trtcheck.execution.stages import STEADY_BACKEND, STEADY_EAGER, StageError, Stages, error_owner
 from trtcheck.execution.tolerance import precision_lost, tolerance_for
 from trtcheck.measure import device_lock, drift, kernels, memory
 from trtcheck.measure.compare import (
@@ -433,7 +433,7 @@ def _drift(run: SlotRun, compiled: Compiled, job: CompileJob, evidence: Evidence
             drifted = (drift.unchecked((job.args, job.kwargs), STATE_CHANGES)
                        if eager.changes_state else
                        drift.check(eager.module, compiled.fn, (job.args, job.kwargs),
-                                   run.opts.tolerances["float32"]))
+                                   run.opts.tolerances["float32"], owner=error_owner))
     except StageError as err:  # the outputs were judged already: the row keeps its status
         drifted = drift.Drift(drift.CHECK_FAILED, "", str(err))
     if drifted is None:
@@ -455,7 +455,8 @@ def _time(run: SlotRun, backend: Backend, compiled: Compiled, job: CompileJob, b
             latency = _latency(run.eager, compiled, job, run.opts,
                                fresh=inputs_changed((job.args, job.kwargs), backend_in),
                                interleave=not backend.traits.subprocess) if timed else None
-            _steady_peaks(run.eager, compiled, job, run.stages)
+            _steady_peaks(run.eager, compiled, job, run.stages,
+                          apart=backend.traits.subprocess)
     except StageError as err:  # the outputs were judged already: the row keeps its status
         judged.note(f"timing failed, no latency: {err}")
         return None
@@ -523,13 +524,17 @@ def _kernels(eager: Eager, compiled: Compiled, job: CompileJob, backend: Backend
     return {**found, "settings": kernel_settings()}
 
 
-def _steady_peaks(eager: Eager, compiled: Compiled, job: CompileJob, stages: Stages) -> None:
-    """Eager's and the backend's steady-state memory peaks, after warm-up, into the stages."""
+def _steady_peaks(eager: Eager, compiled: Compiled, job: CompileJob, stages: Stages, *,
+                  apart: bool) -> None:
+    """Eager's and the backend's steady-state memory peaks, after warm-up, into the stages; not
+    the backend's where its calls run ``apart``, in another process, whose memory this one's
+    measure does not hold."""
     def inputs() -> tuple[tuple[Any, ...], dict[str, Any]]:
         return clone((job.args, job.kwargs))
 
-    found = memory.steady_peaks(job.device, [(eager.module, inputs), (compiled.called, inputs)])
-    for name, peak in zip((STEADY_EAGER, STEADY_BACKEND), found, strict=True):
+    found = memory.steady_peaks(job.device, [(eager.module, inputs),
+                                             *([] if apart else [(compiled.called, inputs)])])
+    for name, peak in zip((STEADY_EAGER, STEADY_BACKEND), found, strict=False):
         if peak is not None:
             stages.peaks[name] = peak
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from trtcheck.backends.torch_tensorrt.frames import torch_tensorrt_cause
+from trtcheck.backends.torch_tensorrt.frames import AFTER_COMPILE, owner, torch_tensorrt_cause
 from trtcheck.backends.torch_tensorrt.torch_compile import unwrapped
 from trtcheck.core.traits import NO_BACKEND
 from trtcheck.errors import (
@@ -48,12 +48,17 @@ class StageError(Exception):
         elif isinstance(exc, BuildRefused):  # it names the converter to report itself
             line = " ".join(str(exc).split())
         else:
-            line += torch_tensorrt_cause(trace)
+            line += owner(trace) if stage in AFTER_COMPILE else torch_tensorrt_cause(trace)
         super().__init__(line)
         self.stage = stage
         self.location = where
         self.traceback = trace
         self.evidence: Evidence | None = getattr(exc, "evidence", None)
+
+
+def error_owner(exc: BaseException) -> str:
+    """What a message adds for an error after compile: its frame and owner (:func:`owner`)."""
+    return owner("".join(traceback.format_exception(exc)))
 
 
 STEADY_EAGER, STEADY_BACKEND = "eager steady", "backend steady"  # peaks taken after timing

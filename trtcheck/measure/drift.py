@@ -74,8 +74,9 @@ def unchecked(inputs: Any, why: str) -> Drift | None:
 
 
 def check(eager: Callable[..., Any], compiled: Callable[..., Any], inputs: Any,
-          tolerance: Tolerance) -> Drift | None:
+          tolerance: Tolerance, owner: Callable[[BaseException], str] = lambda _: "") -> Drift | None:
     """Call the compiled module with the sibling-typed inputs; None when no input has a sibling.
+    An error there is told with what ``owner`` says of it (the frame and who owns it).
 
     A cast is accepted against either reference: eager called with the same sibling-typed
     inputs (the module behaves as eager would with them), or eager called with those values
@@ -97,7 +98,7 @@ def check(eager: Callable[..., Any], compiled: Callable[..., Any], inputs: Any,
         try:
             actual = compiled(*backend_in[0], **backend_in[1])
         except Exception as exc:
-            return Drift(ERROR, change, last_line(exc))
+            return Drift(ERROR, change, last_line(exc) + owner(exc))
         if eager_in is not None and (
                 problem := mutation_problem(drifted, eager_in, backend_in, lambda _: tolerance)):
             return Drift(MUTATED, change, problem)

@@ -5,7 +5,9 @@ On CUDA the figures are the PyTorch caching allocator's (``memory_allocated`` an
 ``max_memory_allocated`` on the row's device): TensorRT's own allocations are outside them. On
 Linux CPUs they are the process's resident memory, its high-water mark reset before each stage
 through ``/proc/self/clear_refs`` (so a reused worker reports each case's peak, not its
-lifetime's). Elsewhere there is no per-stage reset, and CPU figures are left out.
+lifetime's); a stage whose high-water mark never rose is not measured (memory reused from
+earlier moves no mark), never 0. Elsewhere there is no per-stage reset, and CPU figures are left
+out.
 """
 
 from __future__ import annotations
@@ -97,7 +99,9 @@ def peak(device: str, into: dict[str, Peak], name: str) -> Iterator[None]:
         yield
     finally:
         high, end = _status_kib("VmHWM"), _status_kib("VmRSS")
-        if start is not None and high is not None and end is not None:
+        # A mark that never rose measured nothing: memory freed earlier and reused moves no
+        # resident mark, so such a stage is not measured rather than 0.
+        if start is not None and high is not None and end is not None and high > start:
             into[name] = Peak(start, high, end)
 
 

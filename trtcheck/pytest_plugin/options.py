@@ -36,8 +36,8 @@ def _kwargs(s: Setting) -> dict[str, Any]:
     kw["action"] = "append" if s.multiple else "store"
     if s.metavar:
         kw["metavar"] = s.metavar
-    if isinstance(s.type, tuple) and all(isinstance(t, str) for t in s.type):
-        kw["choices"] = list(s.type)
+    if s.choices and not s.multiple:  # a repeatable one's list is checked once opened
+        kw["choices"] = list(s.choices)
     elif s.type is Path:
         kw["type"] = Path
     elif s.type in (int, float):

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from trtcheck.render.item import failure_text, prediction_note, reason
+from trtcheck.render.item import FINDINGS, failure_text, finding_lines, prediction_note, reason
 from trtcheck.render.text import NO_ENGINE_NOTE
 from trtcheck.results.jsontext import dumps
 from trtcheck.results.rows import Row
@@ -33,6 +33,9 @@ def report_row(report: pytest.TestReport, row: Row, *, strict_xfail: bool,
     report.longrepr = None
     if status is Status.PASS:
         report.outcome = "passed"
+        found = finding_lines(row)
+        if found:  # shown by -rP, and kept in the report as its sections are
+            report.sections.append((FINDINGS, "\n".join(f"{k}: {t}" for k, t in found)))
     elif is_failure(status, strict_xfail=strict_xfail):
         report.outcome = "failed"
         report.longrepr = ("[XPASS(strict)] " if status is Status.XPASS else "") + failure_text(row)
@@ -46,11 +49,13 @@ def report_row(report: pytest.TestReport, row: Row, *, strict_xfail: bool,
 
 
 def properties(row: Row) -> list[tuple[str, str]]:
-    """The item's user properties, which JUnit XML shows: a prediction's note, and a pass
-    that built no TensorRT engine."""
+    """The item's user properties, which JUnit XML shows: a prediction's note, a pass that
+    built no TensorRT engine, and a passing row's narrowings and remarks (``trtcheck.narrowing``,
+    ``trtcheck.remark``)."""
     note = prediction_note(row)
     return [*([(PREDICTION, note)] if note else []),
-            *([(NO_ENGINE, NO_ENGINE_NOTE)] if row.no_engine else [])]
+            *([(NO_ENGINE, NO_ENGINE_NOTE)] if row.no_engine else []),
+            *[(f"trtcheck.{kind}", text) for kind, text in finding_lines(row)]]
 
 
 def carry(report: pytest.TestReport, row: Row, index: int, analysis: Any) -> None:

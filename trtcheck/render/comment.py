@@ -21,6 +21,7 @@ from importlib import resources
 from typing import Any
 
 from trtcheck.core.traits import NO_BACKEND
+from trtcheck.render import findings
 from trtcheck.render.abtext import side_label
 from trtcheck.render.escape import md
 from trtcheck.render.link import RunLink, commit_of
@@ -96,6 +97,7 @@ def render_comment(record: Record, *, link: RunLink | None = None,
         _accuracy(record),
         _latency(record),
         _chart(record),
+        _findings(record),
         _others(record),
         _reduced(record, link),
         _Block([_footer(record, link)], [], []),
@@ -299,6 +301,15 @@ def _chart(record: Record) -> _Block | None:
                      f"{num(min(values), '×')} – {num(max(values), '×')} | {len(values)} |")
     return _Block(["#### Speedup by backend (measured rows; geometric mean)", "",
                    "| backend | speedup | range | rows |", "|---|---|---|---|"], lines, [])
+
+
+def _findings(record: Record) -> _Block | None:
+    """The passing rows' narrowings and remarks, collapsed, their count in the summary line."""
+    found = findings.lines(record, inert)
+    if not found:
+        return None
+    return _Block([f"<details><summary>{findings.summary(record)}</summary>", "", findings.INTRO],
+                  found, ["", "</details>"])
 
 
 def _others(record: Record) -> _Block | None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trtcheck.errors import REPORT_CONVERTER, innermost
+from trtcheck.render import findings
 from trtcheck.render.abtext import SPEED_IN_CHANGES, side_label
 from trtcheck.render.changes import (
     ACCURACY_OVER_PROCESSES,
@@ -149,6 +150,7 @@ def render_html(record: Record, *, link: RunLink | None = None) -> str:
         _summary(record),
         _changes(record),
         _accuracy(record, shares),
+        _findings(record),
         _speed(record),
         _memory(record),
         _failures(record),
@@ -245,6 +247,19 @@ def _accuracy(record: Record, shares: dict[int, Used | None]) -> str:
         "the second for a failing one (more than 1). Failing rows first, then the closest to "
         "their tolerance; » marks a share past the axis; ⚠ marks NaN or Inf in an output.</p>",
         chart, cut_note)
+
+
+def _findings(record: Record) -> str:
+    """The passing rows' narrowings and remarks, a list per converter; none: no section."""
+    grouped = findings.groups(record)
+    if not grouped:
+        return ""
+    parts = [f'<p class="note">{esc(findings.INTRO)}</p>']
+    for converter, found in grouped.items():
+        parts.append(f"<h3>{esc(converter)}</h3><ul>" + "".join(
+            f"<li>{esc(f.text)} — {esc('; '.join(map(findings.row_name, rows)))}</li>"
+            for f, rows in found) + "</ul>")
+    return section("findings", findings.TITLE, *parts)
 
 
 def _share(u: Used) -> str:

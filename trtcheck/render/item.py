@@ -3,6 +3,7 @@ expected failure, and the failure text, which names a prediction as one."""
 
 from __future__ import annotations
 
+from trtcheck.render import findings
 from trtcheck.render.escape import block, plain
 from trtcheck.render.text import KIND_NOTES, PREDICTION_MARK, failure_lines, headline
 from trtcheck.results.rows import Row
@@ -31,3 +32,12 @@ def failure_text(row: Row) -> str:
     if note:
         lines += ["", note]
     return "\n".join(lines)
+
+
+FINDINGS = "trtcheck findings"  # the report section that lists a passing row's findings
+
+
+def finding_lines(row: Row) -> list[tuple[str, str]]:
+    """A passing row's narrowings and the stand-in's remarks, each ``(kind, sentence)``."""
+    return [(kind, plain(text)) for kind, text in
+            (line.split(": ", 1) for line in findings.row_lines(row))]

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from trtcheck.core.traits import NO_BACKEND
+from trtcheck.render import findings
 from trtcheck.render.changes import change_text
 from trtcheck.render.escape import plain, xml_text
 from trtcheck.render.text import (
@@ -32,11 +33,14 @@ from trtcheck.render.text import (
     path_text,
 )
 from trtcheck.results.baseline import OUTPUT_CHANGED, PROCESSES, read
+from trtcheck.results.control import distrust
+from trtcheck.results.findings import findings as of_row
+from trtcheck.results.findings import narrowed_rows
 from trtcheck.results.metrics import ROW_METRICS
 from trtcheck.results.record import Record
 from trtcheck.results.rows import NO_PROFILE, Row, RowKey
 from trtcheck.results.verdict import fails_on, gate_of
-from trtcheck.status import ERRORS, OUTPUT_CHANGE, Status
+from trtcheck.status import ERRORS, NARROWING, OUTPUT_CHANGE, Status
 
 DEFAULT_SUITE = "trtcheck"
 _UNSET = (NO_PROFILE, "default")
@@ -143,17 +147,21 @@ def _prediction(row: Row) -> str:
 
 def _gated_changes(record: Record) -> dict[RowKey, tuple[str, str]]:
     """The rows whose change fails the job, each with its kind and the words of its change: a
-    regression (``--fail-on regression``) or, of an ``ab`` job, changed eager outputs
-    (``--fail-on output-change``); such a row is a failing testcase whatever its status."""
+    regression (``--fail-on regression``), a passing row narrowed inside an engine (``--fail-on
+    narrowing``) or, of an ``ab`` job, changed eager outputs (``--fail-on output-change``); such a
+    row is a failing testcase whatever its status."""
+    found: dict[RowKey, tuple[str, str]] = {}
+    if NARROWING in fails_on(record.options):
+        found = {r.key: (NARROWING, next(f.text for f in of_row(r) if f.kind == NARROWING))
+                 for r in narrowed_rows(record.rows)}
     diff = read(record.baseline)
     if diff is None:
-        return {}
+        return found
     against = "the base" if diff.rule == PROCESSES else "the baseline"
-    found = {}
     if OUTPUT_CHANGE in fails_on(record.options):
-        found = {RowKey(c.case_id, c.backend, c.profile): (OUTPUT_CHANGE, c.eager_text)
-                 for c in diff.changes if c.eager == OUTPUT_CHANGED}
-    if gate_of(record.options)[0]:
+        found |= {RowKey(c.case_id, c.backend, c.profile): (OUTPUT_CHANGE, c.eager_text)
+                  for c in diff.changes if c.eager == OUTPUT_CHANGED}
+    if gate_of(record.options)[0] and not distrust(record):
         found |= {RowKey(c.case_id, c.backend, c.profile):
                   ("regression", f"{diff.metric} regression against {against}: "
                                  f"{change_text(c.latency)}")
@@ -175,6 +183,12 @@ def _testcase(record: Record, row: Row, *,
     elif row.status in _SKIPPED:
         outcome, kind = "skipped", "skipped"
     children = [_element(outcome, {"type": kind, "message": message or None}, detail)] if outcome else []
+    found = findings.row_lines(row)
+    if found:  # trtcheck.narrowing and trtcheck.remark, one property each
+        children.insert(0, _element("properties", {}, [
+            _element("property", {"name": f"trtcheck.{line.split(': ', 1)[0]}",
+                                  "value": plain(line.split(": ", 1)[1])}) for line in found],
+            depth=3))
     stdout = xml_text(_system_out(record, row))
     if stdout:
         children.append(_element("system-out", {}, stdout))
@@ -211,6 +225,7 @@ def _system_out(record: Record, row: Row) -> str:
         lines += [f"memory ({row.memory.measure}) note: {n}" for n in row.memory.notes]
     if row.status is Status.XPASS and not record.xpass_fails:
         lines.append("note: xpass does not fail the run without strict xfail")
+    lines += findings.row_lines(row)
     if row.prediction:
         lines.append(f"PREDICTION: this row is {KIND_NOTES[row.kind]}.")
     return "\n".join(lines)

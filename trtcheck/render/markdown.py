@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from trtcheck.core.traits import TTRT_MIN_BLOCK_SIZE, BackendRef, Kind
+from trtcheck.render import findings
 from trtcheck.render.abtext import SPEED_IN_CHANGES, side_label
 from trtcheck.render.changes import render_changes
 from trtcheck.render.escape import md
@@ -59,6 +60,7 @@ def render_markdown(record: Record, *, link: RunLink | None = None) -> str:
         _summary(record),
         _profiles(record),
         _accuracy(record),
+        _findings(record),
         _latency(record),
         _drift(record),
         _shapes(record),
@@ -136,6 +138,12 @@ def _accuracy(record: Record) -> str:
                       f"{md(r.evidence.remark)}"
                       for r in record.rows if r.latency is None and r.evidence.remark)
     return f"## Accuracy\n\n{_table(headers, rows)}{note}{remarks}"
+
+
+def _findings(record: Record) -> str:
+    """The passing rows' narrowings and remarks, by converter."""
+    found = findings.lines(record, md)
+    return "\n".join([f"## {findings.TITLE}", "", findings.INTRO, *found]) if found else ""
 
 
 def _latency(record: Record) -> str:

@@ -29,6 +29,7 @@ from trtcheck.results.verdict import job_verdict
 from trtcheck.status import Status, Verdict
 
 NONE = "—"
+NOT_MEASURED = "not measured"  # a memory figure the device or backend could not take
 
 
 PREDICTION_MARK = "†"
@@ -61,7 +62,7 @@ def num(x: float | str | None, unit: str = "") -> str:
 
 
 def _mib(n: int | None) -> str:
-    return NONE if n is None else f"{n / 2**20:.3g}"
+    return NOT_MEASURED if n is None else f"{n / 2**20:.3g}"
 
 
 def memory_floors() -> str:
@@ -94,7 +95,15 @@ class Column:
 
 
 def _memory(read: Callable[[Any], int | None]) -> Callable[[Row], str]:
-    return lambda row: _mib(read(row.memory)) if row.memory is not None else NONE
+    return lambda row: _mib(read(row.memory)) if row.memory is not None else NOT_MEASURED
+
+
+def _memory_ratio(row: Row) -> str:
+    """The ratio, ``—`` below its floors or for a prediction, or not measured."""
+    m = row.memory
+    if m is None or m.eager is None or m.backend is None:
+        return NOT_MEASURED
+    return num(row.memory_ratio, "×")
 
 
 # Every latency, speedup, compile and memory figure of a row, declared once: report.md's
@@ -109,8 +118,7 @@ ROW_FIGURES: tuple[Column, ...] = (
     Column("compile s", lambda row: num(row.timings.get("compile"))),
     Column("eager peak MiB", _memory(lambda m: m.eager), memory=True),
     Column("backend peak MiB", _memory(lambda m: m.backend), memory=True),
-    Column("memory ratio", lambda row: num(row.memory_ratio, "×") if row.memory else NONE,
-           memory=True),
+    Column("memory ratio", _memory_ratio, memory=True),
     Column("engine MiB", _memory(lambda m: m.engine), reports=(HTML,), memory=True),
     Column("eager first-call peak MiB", _memory(lambda m: m.eager_first), reports=(),
            memory=True),

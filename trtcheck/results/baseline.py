@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from trtcheck.results.control import distrust
 from trtcheck.results.metrics import MAX_REL
 from trtcheck.results.record import FIGURES_SCHEMA, Record
 from trtcheck.results.rows import Row, RowKey
@@ -27,6 +28,9 @@ from trtcheck.results.rows import Row, RowKey
 COMPARABLE = {"device_name": "GPU", "driver": "driver", "torch": "torch",
               "torch_tensorrt": "torch_tensorrt"}
 ACCURACY_FACTOR = 2.0  # a worst relative error that moved by more than this factor is shown
+# ... and only when it matters against the row's tolerance: the worse of the two errors reaches
+# this share of the row's rtol (0 to a few ulps of float32, far inside it, is no change).
+ACCURACY_MATTERS = 0.1
 # An unstable row is judged when the nearest ends of its two intervals differ by more than this
 # factor (or the threshold, if larger): between two fresh runs of identical code on the shared
 # 2-core CPU, one torch thread a process, a row's latency moved up to 3.3 times, its intervals
@@ -112,6 +116,7 @@ class RowChange:
     # were not compared) and what it rests on.
     eager: str | None = None
     eager_detail: str = ""
+    rtol: float | None = None  # the row's tolerance (its tightest output's), where it has one
 
     @property
     def status_changed(self) -> bool:
@@ -124,7 +129,11 @@ class RowChange:
     @property
     def accuracy_changed(self) -> bool:
         """The worst relative error moved by more than :data:`ACCURACY_FACTOR`; over
-        processes, a head's error outside the base's processes' spread by that factor."""
+        processes, a head's error outside the base's processes' spread by that factor. Either
+        way only where the worse error reaches :data:`ACCURACY_MATTERS` of the row's rtol."""
+        errors = [abs(e) for e in (self.before_error, self.after_error) if e is not None]
+        if self.rtol and errors and max(errors) < ACCURACY_MATTERS * self.rtol:
+            return False
         if self.before_errors is not None and self.after_errors is not None:
             (b_low, b_high), (h_low, h_high) = self.before_errors, self.after_errors
             return h_high > b_high * ACCURACY_FACTOR or h_low * ACCURACY_FACTOR < b_low
@@ -238,8 +247,14 @@ _TEXT = frozenset({"metric", "verdict", "other_metric", "other_verdict", "kernel
 def compare(base: Record, head: Record, *, metric: str = "speedup",
             threshold: float = 0.07) -> Diff:
     """This run (``head``) against the baseline, row by row, in the head's order, then the
-    rows only the baseline has."""
-    comparable = min(base.source_schema, head.source_schema) >= FIGURES_SCHEMA
+    rows only the baseline has. A run whose control failed (:mod:`trtcheck.results.control`)
+    gives figures no speed change is judged from."""
+    distrusted = [f"{which}'s timings are not trusted: {'; '.join(reasons)}; its speed figures "
+                  f"are {NOT_COMPARABLE} and not gated"
+                  for which, reasons in (("the baseline", distrust(base)),
+                                         ("this run", distrust(head))) if reasons]
+    schema = min(base.source_schema, head.source_schema) >= FIGURES_SCHEMA
+    comparable = schema and not distrusted
     before = {r.key: r for r in base.rows}
     after = {r.key: r for r in head.rows}
     changes = [_change(k, before.get(k), r, metric, threshold, comparable)
@@ -249,7 +264,8 @@ def compare(base: Record, head: Record, *, metric: str = "speedup",
     env = base.environment
     summary = {k: env.get(k) for k in ("git_commit", "started", "device_name", "torch",
                                        "torch_tensorrt")}
-    warnings = [] if comparable else [schema_warning(base.source_schema, head.source_schema)]
+    warnings = [] if schema else [schema_warning(base.source_schema, head.source_schema)]
+    warnings += distrusted
     warnings += environment_warnings(base.environment, head.environment)
     return Diff(metric, threshold, summary, changes, warnings, comparable)
 
@@ -282,6 +298,8 @@ def _change(key: RowKey, before: Row | None, after: Row | None, metric: str,
         latency=(latency_change(before, after, metric, threshold, comparable=comparable)
                  if before and after else None),
         prediction=any(r is not None and r.prediction for r in (before, after)),
+        rtol=min((float(o["rtol"]) for r in (after, before) if r for o in r.outputs
+                  if isinstance(o.get("rtol"), (int, float)) and o["rtol"] > 0), default=None),
     )
 
 

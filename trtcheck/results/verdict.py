@@ -10,8 +10,10 @@ from typing import Any
 from trtcheck.errors import Exit
 from trtcheck.results.ab import newly_failing
 from trtcheck.results.baseline import OUTPUT_CHANGED, read
+from trtcheck.results.control import distrust, distrust_words
+from trtcheck.results.findings import narrowed_rows
 from trtcheck.results.record import Record
-from trtcheck.status import OUTPUT_CHANGE, Verdict, nothing_tested
+from trtcheck.status import NARROWING, OUTPUT_CHANGE, Verdict, nothing_tested
 
 
 @dataclass(frozen=True)
@@ -20,7 +22,10 @@ class JobVerdict:
     flagged against the baseline (or ``ab``'s base) under ``metric``, counted in the verdict
     when ``gated`` (``fail_on`` ``regression``); ``empty`` why nothing was tested; of an ``ab``
     job, ``outputs`` rows whose eager outputs changed, counted when ``outputs_gated``
-    (``fail_on`` ``output-change``); ``fail_on`` what the run was told to fail on, in words."""
+    (``fail_on`` ``output-change``); ``narrowed`` passing rows whose values an engine narrows,
+    counted when ``narrowing_gated`` (``fail_on`` ``narrowing``); ``fail_on`` what the run was
+    told to fail on, in words; ``untrusted`` why its timings are not trusted (its control failed:
+    :mod:`trtcheck.results.control`), when so, and then no regression is counted."""
 
     verdict: Verdict
     rows: int
@@ -35,6 +40,9 @@ class JobVerdict:
     outputs: int = 0
     outputs_gated: bool = False
     fail_on: str = "failures"
+    narrowed: int = 0
+    narrowing_gated: bool = False
+    untrusted: str = ""
 
     @property
     def exit_code(self) -> Exit:
@@ -43,8 +51,8 @@ class JobVerdict:
     @property
     def why(self) -> str:
         """What the verdict rests on, in one line; an ``ab`` job of one tree says so."""
-        return self._why() + ("; same tree: base and head ran the same code" if self.same_tree
-                              else "")
+        return (self._why() + ("; same tree: base and head ran the same code" if self.same_tree
+                               else "") + (f"; {self.untrusted}" if self.untrusted else ""))
 
     def _why(self) -> str:
         fails = (f"{self.failing} of {self.rows} rows fail the run" if self.newly is None else
@@ -59,15 +67,19 @@ class JobVerdict:
             return self.empty
         if self.verdict is Verdict.FAIL:
             parts = [fails] if self.failing else []
-            if self.gated and self.regressions:
+            if self.gated and self.regressions and not self.untrusted:
                 parts.append(regressions)
             if self.outputs_gated and self.outputs:
                 parts.append(output_words(self.outputs))
+            if self.narrowing_gated and self.narrowed:
+                parts.append(narrowing_words(self.narrowed))
             return "; ".join(parts)
         why = f"{self.rows} rows, none fails the run"
         loose = [words for n, words, gated in (
-            (self.regressions, regressions, self.gated),
-            (self.outputs, output_words(self.outputs), self.outputs_gated)) if n and not gated]
+            (0 if self.untrusted else self.regressions, regressions, self.gated),
+            (self.outputs, output_words(self.outputs), self.outputs_gated),
+            (self.narrowed, narrowing_words(self.narrowed), self.narrowing_gated))
+            if n and not gated]
         if loose:
             why += f"; {' and '.join(loose)} not gated (--fail-on {self.fail_on})"
         return why
@@ -86,6 +98,11 @@ def regression_words(n: int, metric: str) -> str:
 def output_words(n: int) -> str:
     """``1 output change``: rows whose eager outputs changed, head against base."""
     return f"{n} output change{'s' if n != 1 else ''}"
+
+
+def narrowing_words(n: int) -> str:
+    """``1 passing row narrowed inside an engine``: rows ``--fail-on narrowing`` fails."""
+    return f"{n} passing row{'s' if n != 1 else ''} narrowed inside an engine"
 
 
 def fails_on(options: dict[str, Any]) -> tuple[str, ...]:
@@ -113,7 +130,12 @@ def job_verdict(record: Record) -> JobVerdict:
         metric = diff.metric
     outputs = sum(c.eager == OUTPUT_CHANGED for c in diff.changes) if diff else 0
     outputs_gated = OUTPUT_CHANGE in fails_on(record.options)
-    if result is Verdict.PASS and ((gated and regressions) or (outputs_gated and outputs)):
+    narrowed = len(narrowed_rows(record.rows))
+    narrowing_gated = NARROWING in fails_on(record.options)
+    untrusted = distrust_words(distrust(record))
+    if result is Verdict.PASS and ((gated and regressions and not untrusted)
+                                   or (outputs_gated and outputs)
+                                   or (narrowing_gated and narrowed)):
         result = Verdict.FAIL
     newly = newly_failing(record)
     return JobVerdict(result, len(statuses),
@@ -122,4 +144,5 @@ def job_verdict(record: Record) -> JobVerdict:
                       nothing_tested(statuses) if result is Verdict.EMPTY else "",
                       bool((record.ab or {}).get("same_tree")),
                       None if newly is None else len(newly), outputs, outputs_gated,
-                      " --fail-on ".join(fails_on(record.options)))
+                      " --fail-on ".join(fails_on(record.options)), narrowed, narrowing_gated,
+                      untrusted)

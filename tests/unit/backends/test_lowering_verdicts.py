@@ -64,6 +64,7 @@ def test_lowering_rows_say_why_and_whose(lowering: Lowering) -> None:
     refused_gather_names_the_cumsum_converter_and_keeps_its_notes(lowering.row("position_ids"))
     column_write_is_refused_at_build_naming_the_copy_converter(lowering.row("column_write"))
     a_verdict_resting_on_a_stand_in_choice_says_so(lowering.row("masked_attention"))
+    a_choice_whose_value_is_not_used_names_its_converter(lowering.row("embedding_bags"))
     lowering.request("without", 0, "add_gather")
     try:
         row = lowering.row("position_ids")
@@ -106,6 +107,18 @@ def a_verdict_resting_on_a_stand_in_choice_says_so(row: Row) -> None:
     assert ("the stand-in returns NaN for a fully masked attention row (softmax over no key); "
             "TensorRT's behaviour there is undocumented (layer '") in row.message
     assert row.evidence.remark in row.message
+    # the node and converter whose layer chose, the user's line, and the value reaching an output
+    assert "' of node scaled_dot_product_attention, converter aten." in row.evidence.remark
+    assert "models.py:" in row.evidence.remark and row.evidence.remark.endswith("; value used)")
+
+
+def a_choice_whose_value_is_not_used_names_its_converter(row: Row) -> None:
+    # embedding_bag's converter gathers offsets[len(offsets)] on its last loop trip, then drops it
+    assert row.status is Status.PASS
+    assert "out-of-bounds gather index" in row.evidence.remark
+    assert ("of node _embedding_bag, converter aten._embedding_bag.default, at "
+            in row.evidence.remark)
+    assert row.evidence.remark.endswith("; value not used)")
 
 
 def an_api_the_stand_in_lacks_skips_the_row_naming_it(row: Row) -> None:

@@ -107,7 +107,17 @@ def test_a_stand_in_choice_is_recorded_while_asked_for() -> None:
     with assumptions.recorded() as made:
         assumptions.assume(assumptions.MASKED_ROW, Layer())
         assumptions.assume(assumptions.MASKED_ROW, Layer())
-    assert made == [f"{assumptions.MASKED_ROW} (layer 'g')"]
+    assert made == [(assumptions.MASKED_ROW.text, "g")]
+
+
+def test_a_varied_layer_puts_its_choice_s_other_value() -> None:
+    class Layer:
+        name = "g"
+
+    assert assumptions.assume(assumptions.OUT_OF_BOUNDS, Layer()) == 0.0
+    with assumptions.varied("g"):
+        assert assumptions.assume(assumptions.OUT_OF_BOUNDS, Layer()) == 1.0
+    assert assumptions.assume(assumptions.OUT_OF_BOUNDS, Layer()) == 0.0
 
 
 @pytest.mark.parametrize("kind", [PredictionGap, BuildRefused])

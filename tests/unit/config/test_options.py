@@ -120,3 +120,15 @@ def test_each_value_names_where_it_came_from(tmp_path: Path) -> None:
         resolve([tmp_path])
     with pytest.raises(ConfigError, match=r"^command line: unknown backend 'eagr'; did you mean 'eager'"):
         resolve([tmp_path], backends=("eagr",))
+
+
+def test_a_repeatable_flag_takes_a_comma_separated_list(tmp_path: Path) -> None:
+    from trtcheck.cli.commands.run import run_cmd
+
+    given = run_cmd.make_context("run", [str(tmp_path), "--backend", "eager,emulate", "--backend",
+                                         "inductor", "--fail-on", "regression,narrowing"]).params
+    opts = resolve([tmp_path], **{k: v for k, v in given.items() if k != "paths"})
+    assert opts.backends == ("eager", "emulate", "inductor")
+    assert opts.gate.fail_on == ("regression", "narrowing")
+    with pytest.raises(ConfigError, match="'sometimes' is not one of"):
+        resolve([tmp_path], fail_on=("failures,sometimes",))

@@ -5,8 +5,10 @@ from __future__ import annotations
 import traceback
 from pathlib import Path
 
+import torch
+
 from trtcheck.backends import Backend, Compiled, CompileJob, get
-from trtcheck.backends.torch_tensorrt.frames import torch_tensorrt_cause
+from trtcheck.backends.torch_tensorrt.frames import owner, torch_tensorrt_cause
 from trtcheck.config.options import Options
 from trtcheck.config.timing import Timing
 from trtcheck.core.profiles import BUILTIN_PROFILES
@@ -198,6 +200,28 @@ def test_an_error_raised_below_a_lowering_pass_names_the_pass_and_its_frame(tmp_
     truncation = _raise_from(conversion / "truncate_double.py", "def repair_double_inputs():\n"
                              "    raise TypeError('no')\nrepair_double_inputs()\n")
     assert "Torch-TensorRT's float64 truncation (truncate_double) at" in torch_tensorrt_cause(truncation)
+
+
+def test_an_error_after_compile_names_its_frame_and_owner(tmp_path: Path) -> None:
+    """At run, compare and drift: the compiled module's graph (a node PyTorch runs between the
+    engines), the TensorRT stand-in's layer, or the user's model; Torch-TensorRT's frames as at
+    compile."""
+    graph = torch.fx.symbolic_trace(lambda z: torch.ops.aten.view_as_complex.default(z))
+    try:
+        graph(torch.ones(2, 2, dtype=torch.complex64))
+    except RuntimeError as exc:
+        said = owner("".join(traceback.format_exception(exc)))
+    # its node's code where fx's generated source is known (the lowering host's graphs)
+    assert said.startswith(" (raised in torch, called from the compiled module's graph")
+    assert said.endswith(", a node PyTorch runs between the engines)")
+    layer = tmp_path / "backends" / "lowering" / "trt" / "layers" / "gather.py"
+    assert owner(_raise_from(layer, "def run(ins):\n    return ins[3]\nrun([])\n")) == (
+        " (raised in the TensorRT stand-in at trt/layers/gather.py:2 in run)")
+    model = _raise_from(tmp_path / "zoo" / "m.py", "def forward(x):\n    return x.nope\nforward(1)\n")
+    assert owner(model) == " (raised in the model's code at m.py:2 in forward)"
+    passes = tmp_path / "torch_tensorrt" / "c.py"
+    inside = _raise_from(passes, "def convert():\n    raise RuntimeError('no converter')\nconvert()\n")
+    assert owner(inside) == torch_tensorrt_cause(inside) != ""
 
 
 def test_one_frame_parser_reads_tracebacks_and_faulthandler_stacks() -> None:

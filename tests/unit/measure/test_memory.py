@@ -53,9 +53,10 @@ def test_cpu_peak_is_reset_for_each_stage() -> None:
         small = torch.ones(MIB // 4)
         del small
     assert peaks["big"].added >= 60 * MIB
-    # Without the reset the second stage would report the first one's high-water mark.
-    assert peaks["small"].added < 16 * MIB
-    assert peaks["small"].peak < peaks["big"].peak
+    # Without the reset the second stage would report the first one's high-water mark; with
+    # it, 1 MiB reused from the freed 64 moves no mark: not measured, rather than 0.
+    small = peaks.get("small")
+    assert small is None or (0 < small.added < 16 * MIB and small.peak < peaks["big"].peak)
 
 
 @pytest.mark.parametrize(("baseline", "now", "near"), [
@@ -136,7 +137,8 @@ def test_cpu_rows_carry_resident_peaks_with_a_ratio_on_measured_rows_only() -> N
     assert {r.backend for r in rows} == {"eager", "emulate"}
     for row in rows:
         assert row.memory is not None and row.memory.measure == memory.RESIDENT
-        assert row.memory.eager is not None and row.memory.backend is not None
+        # a mark that never rose is not measured (None), never 0
+        assert row.memory.eager != 0 and row.memory.backend != 0
         assert row.memory.before is row.memory.after is None  # no GPU figures on CPU
         assert row.memory.notes == []
     by_backend = {r.backend: r for r in rows}
@@ -287,6 +289,6 @@ def test_steady_peak_leaves_out_what_the_first_call_allocates() -> None:
         return x + 1
 
     (peak,) = memory.steady_peaks("cpu", [(first_call_allocates, lambda: ((torch.ones(4),), {}))])
-    if memory.measure_name("cpu") is not None:
-        assert peak is not None and peak.added < 16 * MIB
+    if memory.measure_name("cpu") is not None:  # x + 1 may move no resident mark: not measured
+        assert peak is None or 0 < peak.added < 16 * MIB
     assert len(kept) == 1

@@ -451,6 +451,24 @@ def test_an_error_in_a_kernel_set_the_head_alone_ran_is_no_accuracy_change() -> 
     assert change.accuracy_changed
 
 
+@pytest.mark.parametrize(("rtol", "changed"), [(5e-3, False), (1e-5, True), (None, True)])
+def test_an_accuracy_change_is_one_that_matters_against_the_row_s_tolerance(
+        rtol: float | None, changed: bool) -> None:
+    """A GNN row whose base read 0 in every process and whose head reads 2.72e-06, a few float32
+    ulps: far inside an rtol of 5e-3, no change; against a tolerance it nears, one."""
+    def record(error: float) -> Record:
+        return Record({}, {}, [replace(_row("sage", 1.5), outputs=[
+            {"path": "", "passed": True, "max_rel": error, **({"rtol": rtol} if rtol else {})}])])
+
+    base = record(0.0)
+    figures = {base.rows[0].key: {
+        "base": [ProcessFigure(i, "pass", 1.5, max_rel=0.0) for i in range(3)],
+        "head": [ProcessFigure(3 + i, "pass", 1.5, max_rel=2.72e-6) for i in range(3)]}}
+    (change,) = ab.to_diff(base, record(2.72e-6), {}, figures, metric="speedup",
+                           threshold=THRESHOLD, level=Level(ALPHA, 1, 1)).changes
+    assert change.accuracy_changed is changed and change.rtol == rtol
+
+
 def test_a_process_timeline_adds_up_to_its_wall_with_the_workers_marks_among_the_parents() -> None:
     """The worker's marks (its imports, collection) arrive after the fact and fall in place."""
     from trtcheck.execution.isolate import Timeline

@@ -435,20 +435,27 @@ def test_diff_against_a_schema_2_record_gates_no_figure(
     for row in data["rows"]:  # measured steady, so that only comparability decides the gate
         if row.get("latency"):
             row["latency"]["unstable"] = False
-    head = {**data, "schema": 3, "rows": [dict(r) for r in data["rows"]]}
-    eager = sorted((r for r in head["rows"] if r["backend"] == "eager" and r["latency"]),
+    speedups = ("paired_speedup", "speedup_low", "speedup_high")
+    eager = sorted((r for r in data["rows"] if r["backend"] == "eager" and r["latency"]),
                    key=lambda r: r["latency"]["speedup_high"] / r["latency"]["speedup_low"])
-    slow, changed = eager[0], eager[1]  # halved beyond its interval: a regression if comparable
-    slow["latency"] = {**slow["latency"], **{k: slow["latency"][k] / 2 for k in
-                                             ("paired_speedup", "speedup_low", "speedup_high")}}
+    # Read as schema 3, the eager rows are the control and must read 1.00× (schema 2's control
+    # meant something else); the steadiest one stands for a measured backend.
+    for row in eager:
+        row["latency"] |= {k: row["latency"][k] / row["latency"]["paired_speedup"] for k in speedups}
+    eager[0]["backend"] = "inductor"
+    head = {**data, "schema": 3, "rows": [dict(r) for r in data["rows"]]}
+    slow, changed = head["rows"][data["rows"].index(eager[0])], head["rows"][data["rows"].index(eager[1])]
+    # halved beyond its interval: a regression if comparable
+    slow["latency"] = {**slow["latency"], **{k: slow["latency"][k] / 2 for k in speedups}}
     changed["status"] = "unsupported"
     (tmp_path / "head.json").write_text(json.dumps(head))
     (tmp_path / "base3.json").write_text(json.dumps({**data, "schema": 3}))
+    (tmp_path / "base2.json").write_text(json.dumps(data))
 
     def diff(base: Path) -> subprocess.CompletedProcess[str]:
         return in_process(capsys, "diff", base, tmp_path / "head.json", "--fail-on", "regression")
 
-    old = diff(SCHEMA_2)
+    old = diff(tmp_path / "base2.json")
     assert old.returncode == 0, old.stdout + old.stderr
     assert "not comparable" in old.stdout and "regression**" not in old.stdout
     assert "pass → unsupported" in old.stdout

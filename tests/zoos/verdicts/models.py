@@ -1,6 +1,6 @@
 """Everyday patterns whose lowering rows must explain themselves: HF-style position ids (an int64
-cumsum feeding an embedding), a column written in place (HF's top-p warper), and attention with a
-fully masked query row (a left-padded batch)."""
+cumsum feeding an embedding), a column written in place (HF's top-p warper), attention with a fully
+masked query row (a left-padded batch), a DLRM-style EmbeddingBag (its converter reads past the end)."""
 
 from __future__ import annotations
 
@@ -49,3 +49,17 @@ def masked_attention(variant: str):
     mask = torch.ones(1, 1, 4, 4, dtype=torch.bool)
     mask[..., 0, :] = False  # the first query sees no key
     return MaskedAttention(), (torch.randn(1, 1, 4, 8), mask)
+
+
+class Bags(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.bag = torch.nn.EmbeddingBag(50, 8, mode="sum")
+
+    def forward(self, ids: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+        return self.bag(ids, offsets)
+
+
+@trtcheck.model(name="embedding_bags")
+def embedding_bags(variant: str):
+    return Bags(), (torch.randint(0, 50, (12,)), torch.tensor([0, 3, 7]))

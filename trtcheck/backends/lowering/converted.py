@@ -34,10 +34,12 @@ from trtcheck.backends.torch_tensorrt.conversion import (
     STANDIN_BUILDER,
     Conversion,
     Hook,
+    source_line,
 )
 from trtcheck.backends.torch_tensorrt.inspection import partition_summary
 from trtcheck.backends.torch_tensorrt.logs import logged
 from trtcheck.errors import BuildRefused
+from trtcheck.results import findings
 from trtcheck.tensors import clone, op_name
 
 
@@ -68,7 +70,7 @@ def compiled(release: Release, program: torch.export.ExportedProgram, call: dict
             pass
     return module, {"notes": notes, "engines": split.engines,
                     "fallbacks": split.fallbacks, "boundaries": split.boundaries,
-                    "remark": "; ".join(watch.assumed),
+                    "remark": "; ".join(watch.remarks(module, example)),
                     "details": {"level": LEVEL, "stage": converter_stage(layers),
                                 "engine_layers": layers}}
 
@@ -86,7 +88,7 @@ class Watch:
         self.narrowed: list[str] = []
         self.seen: dict[str, Any] = {}
         self.conversion = Conversion()
-        self.assumed: list[str] = []
+        self.assumed: list[tuple[str, str]] = []  # (choice, layer)
 
     @contextlib.contextmanager
     def converting(self) -> Iterator[None]:
@@ -150,8 +152,55 @@ class Watch:
         return (_logged(self.errors) + summarize(self.narrowed)
                 + ([self.seen["early_return"]] if "early_return" in self.seen else []))
 
+    def remarks(self, module: torch.nn.Module | None = None,
+                example: tuple[tuple[Any, ...], dict[str, Any]] | None = None) -> list[str]:
+        """Each choice the stand-in made while engines ran, with the node and converter that
+        built its layer and the user's line; with ``module`` and ``example``, whether its value
+        reaches an output (:func:`_used`)."""
+        return [_remark(self.conversion, choice, layer,
+                        None if module is None or example is None else _used(module, example, layer))
+                for choice, layer in self.assumed]
+
 
 LEVEL = "converters and engine (TensorRT stand-in)"
+
+
+def _remark(conversion: Conversion, choice: str, layer: str, used: bool | None) -> str:
+    """The stand-in's ``choice`` made by ``layer``, with the node and converter that built the
+    layer and the user's line it came from."""
+    built = conversion.builder_of(layer)
+    if built is None:
+        return findings.remark(choice, layer, used=used)
+    node = built.node
+    return findings.remark(choice, layer, node.name, op_name(node.target), source_line(node), used)
+
+
+def _used(module: torch.nn.Module, example: tuple[tuple[Any, ...], dict[str, Any]],
+          layer: str) -> bool | None:
+    """Whether the value ``layer`` chose reaches an output: the module run again with the layer
+    putting another value there gives other outputs, or fails (None where the module's own call
+    fails: the run stage reports that)."""
+    args, kwargs = clone(example)
+    with torch.no_grad():
+        try:
+            chosen = pytree.tree_leaves(module(*args, **kwargs))
+        except Exception:
+            return None
+        args, kwargs = clone(example)
+        try:
+            with assumptions.varied(layer):
+                other = pytree.tree_leaves(module(*args, **kwargs))
+        except Exception:  # the other value changed what ran: it is used
+            return True
+    return not all(map(_same, chosen, other))
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two output leaves hold the same values, NaN at the same places."""
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
+        return bool(a == b)
+    return (a.shape == b.shape and torch.equal(a.isnan(), b.isnan())
+            and torch.equal(a.nan_to_num(), b.nan_to_num()))
 
 
 def _logged(errors: list[str]) -> list[str]:
@@ -234,8 +283,8 @@ def int64_narrowed(node: torch.fx.Node, made: Any, network: Any, start: int,
                 and TORCH[layer.to_type] not in own and _made_from(source, values)):
             narrowed.setdefault(layer.to_type, []).append(f"layer '{layer.name}' casts an int64 "
                                                           f"input to {_short(layer.to_type)}")
-    return [f"int64 narrowed to {_short(dtype)} inside the engine by {node.name} "
-            f"({op_name(node.target)}): {'; '.join(dict.fromkeys(how))} (exact while {_EXACT[dtype]})"
+    return [findings.narrowing("int64", _short(dtype), node.name, op_name(node.target),
+                               "; ".join(dict.fromkeys(how)), _EXACT[dtype])
             for dtype, how in narrowed.items()]
 
 
@@ -263,7 +312,7 @@ def summarize(notes: list[str], most: int = 3) -> list[str]:
     """``notes`` without repeats, at most ``most`` of them and a count of the rest."""
     unique = list(dict.fromkeys(notes))
     rest = len(unique) - most
-    return unique[:most] + ([f"int64 narrowed inside the engine by {rest} more nodes"] if rest > 0 else [])
+    return unique[:most] + ([findings.more_narrowings("int64", rest)] if rest > 0 else [])
 
 
 
@@ -311,10 +360,8 @@ def handed_back(program: torch.export.ExportedProgram, module: torch.nn.Module,
     notes = []
     for i, (eager, engine) in enumerate(zip(want, got, strict=False)):
         if eager is not None and engine is not None and eager != engine:
-            how = ("narrowed" if eager.itemsize > engine.itemsize and not eager.is_complex
-                   else "handed back differently")
-            notes.append(f"output {i} comes back {str(engine).removeprefix('torch.')} where eager "
-                         f"gives {str(eager).removeprefix('torch.')}: the converters and engine "
-                         f"{how} it")
+            notes.append(findings.handed_back(
+                i, str(engine).removeprefix("torch."), str(eager).removeprefix("torch."),
+                eager.itemsize > engine.itemsize and not eager.is_complex))
     return notes
 

@@ -93,6 +93,6 @@ def compiled(release: Release, ref: CaseRef, device: str, digest: str, state: by
               for i, graph in enumerate(compiling.graphs) if isinstance(graph.returned, torch.nn.Module)
               for name, found in engine_layers(graph.returned).items()}
     evidence["notes"] += watch.notes()
-    evidence["remark"] = "; ".join(filter(None, [evidence["remark"], *watch.assumed]))
+    evidence["remark"] = "; ".join(filter(None, [evidence["remark"], *watch.remarks()]))
     evidence["details"].update(level=LEVEL, stage=converter_stage(layers), engine_layers=layers)
     return compiling.fn, evidence

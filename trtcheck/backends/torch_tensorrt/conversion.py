@@ -105,6 +105,11 @@ class Conversion:
             if isinstance(val, torch.Tensor) and _is_trt_tensor(tensor):
                 self.made[(id(network), tensor.name)] = _Made(converted, val)
 
+    def builder_of(self, layer: str) -> Converted | None:
+        """The converted node that added the layer named ``layer``, if one did here."""
+        return next((c for c in self.nodes for i in c.layers
+                     if c.network.get_layer(i).name == layer), None)
+
     def refusal(self, messages: list[str], builder: str) -> str | None:
         """The builder's refusal explained, where one of ``messages`` (what TensorRT logged at
         ERROR) names a layer of a network converted here; else None. ``builder``: who refused
@@ -218,8 +223,14 @@ def _differs(tensor: Any, expected: torch.Tensor) -> tuple[str, str] | None:
 
 
 def _at(node: torch.fx.Node) -> str:
-    """``, file:line`` of the user's line ``node`` came from, where its stack trace says: its
-    innermost frame outside installed packages (``torch.nn``'s own modules among them)."""
+    line = source_line(node)
+    return f", {line}" if line else ""
+
+
+def source_line(node: torch.fx.Node) -> str:
+    """``file:line`` of the user's line ``node`` came from, where its stack trace says (else
+    ``""``): its innermost frame outside installed packages (``torch.nn``'s own modules among
+    them)."""
     found = frames(node.meta.get("stack_trace") or "")
     own = [f for f in found if not {"site-packages", "dist-packages"} & set(Path(f.file).parts)]
     if not (own or found):
@@ -228,4 +239,4 @@ def _at(node: torch.fx.Node) -> str:
     path = Path(frame.file)
     with contextlib.suppress(ValueError):
         path = path.relative_to(os.getcwd())
-    return f", {path.as_posix()}:{frame.line}"
+    return f"{path.as_posix()}:{frame.line}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from trtcheck.errors import Frame, innermost
+from trtcheck.errors import Frame, innermost, tracebacks
 
 PACKAGE = "torch_tensorrt"
 
@@ -67,3 +67,46 @@ def torch_tensorrt_cause(trace: str) -> str:
     code = f": `{frame.code}`" if frame.code else ""
     return (f" (raised inside {who} at {where}{code}: a bug in Torch-TensorRT; report it to "
             "Torch-TensorRT with this frame)")
+
+
+# The stages after compile, whose errors this names the owner of wherever they were raised: the
+# compiled module's call, the comparison, the sibling-dtype call.
+AFTER_COMPILE = frozenset({"run", "compare", "drift"})
+_STANDIN = ("backends", "lowering", "trt")  # the TensorRT stand-in's folder in trtcheck
+_GRAPH = "<eval_with_key>"  # the file name of an fx GraphModule's generated code
+# fx's caller of that code, which drops the traceback when the error is raised right there
+_GRAPH_MODULE = ("torch", "fx", "graph_module.py")
+
+
+def owner(trace: str) -> str:
+    """What a row's message adds for an error after compile, or ``""``: a Torch-TensorRT frame
+    as :func:`torch_tensorrt_cause` names it; else the owner of the innermost frame of the
+    error's first traceback (causes first): the TensorRT stand-in's layer, the compiled module's
+    graph (the node PyTorch ran between engines), torch, or the user's model."""
+    found = torch_tensorrt_cause(trace)
+    if found or not (blocks := tracebacks(trace)):
+        return found
+    block = blocks[0].frames
+    while len(block) > 1 and _shim(block[-1]):
+        block = block[:-1]
+    if not block:
+        return ""
+    frame = block[-1]
+    standin = [f for f in block if _in_standin(f)]
+    if standin:
+        where = Path(*Path(standin[-1].file).parts[-3:]).as_posix()
+        return f" (raised in the TensorRT stand-in at {where}:{standin[-1].line} in {standin[-1].name})"
+    graph = [f for f in block if f.file.startswith(_GRAPH.rstrip(">"))
+             or Path(f.file).parts[-3:] == _GRAPH_MODULE]
+    if graph:
+        code = f": `{graph[-1].code}`" if graph[-1].code and graph[-1].file.startswith("<") else ""
+        by = "raised by" if frame is graph[-1] else f"raised in {_package(frame)}, called from"
+        return f" ({by} the compiled module's graph{code}, a node PyTorch runs between the engines)"
+    if _package(frame) == Path(frame.file).name:  # no installed package: the user's code
+        return f" (raised in the model's code at {Path(frame.file).name}:{frame.line} in {frame.name})"
+    return f" (raised in {_package(frame)} at {Path(frame.file).name}:{frame.line} in {frame.name})"
+
+
+def _in_standin(frame: Frame) -> bool:
+    parts = Path(frame.file).parts
+    return any(parts[i:i + 3] == _STANDIN for i in range(len(parts) - 2)) and not _shim(frame)

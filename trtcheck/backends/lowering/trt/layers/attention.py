@@ -74,10 +74,14 @@ class IAttention(ILayer):
             rows, cols = scores.shape[-2:]
             offset = cols - rows if self.causal_kind == CausalMaskKind.LOWER_RIGHT else 0
             mask = torch.ones((rows, cols), dtype=torch.bool, device=q.device).tril(offset)
+        masked = None
         if mask is not None:
             scores = scores.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else scores + mask
             if bool(torch.isneginf(scores).all(dim=-1).any()):
-                assume(MASKED_ROW, self)  # softmax of a row of -inf: NaN, as PyTorch's own softmax
+                # softmax of a row of -inf: NaN, as PyTorch's own softmax
+                masked = torch.isneginf(scores).all(dim=-1, keepdim=True), assume(MASKED_ROW, self)
         if self.normalization_operation.name == "SOFTMAX":
             scores = torch.softmax(scores.float(), dim=-1).to(q.dtype)
+            if masked is not None:
+                scores = scores.masked_fill(*masked)
         return [torch.matmul(scores, v)]

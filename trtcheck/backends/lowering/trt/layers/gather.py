@@ -92,7 +92,7 @@ class IGatherLayer(ILayer):
         picked = torch.index_select(data, axis, index.clamp(0, max(data.shape[axis] - 1, 0)).reshape(-1))
         picked = picked.reshape(data.shape[:axis] + index.shape + data.shape[axis + 1:])
         if bool(outside.any()):
-            assume(OUT_OF_BOUNDS, self)
+            fill = assume(OUT_OF_BOUNDS, self)
             view = [1] * axis + list(index.shape) + [1] * (data.dim() - axis - 1)
-            picked = picked.masked_fill(outside.reshape(view), 0)
+            picked = picked.masked_fill(outside.reshape(view), fill)
         return [picked]

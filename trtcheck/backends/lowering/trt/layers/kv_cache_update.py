@@ -86,9 +86,8 @@ class IKVCacheUpdateLayer(ILayer):
         cache, update, index = ins[0], ins[1], ins[2]
         s_max, length = cache.shape[2], update.shape[2]
         for i, start in enumerate(int(w) for w in index.tolist()):
-            if start < 0 or start + length > s_max:
-                assume(KV_OUT_OF_BOUNDS, self)
+            inside = not (start < 0 or start + length > s_max) or assume(KV_OUT_OF_BOUNDS, self)
             low, high = max(start, 0), min(start + length, s_max)
-            if low < high:
+            if inside and low < high:
                 cache[i, :, low:high, :] = update[i, :, low - start:high - start, :]
         return [cache]
