@@ -11,6 +11,7 @@ from trtcheck.errors import Exit
 from trtcheck.results.ab import newly_failing
 from trtcheck.results.baseline import OUTPUT_CHANGED, read
 from trtcheck.results.record import Record
+from trtcheck.results.rows import RowKey
 from trtcheck.status import OUTPUT_CHANGE, Verdict, nothing_tested
 
 
@@ -30,8 +31,8 @@ class JobVerdict:
     metric: str
     empty: str = ""
     same_tree: bool = False  # an ``ab`` job whose base and head are one tree
-    # an ``ab`` job: how many failing rows the head broke; the others failed on the base too
-    newly: int | None = None
+    # an ``ab`` job: the failing rows the head broke; the others failed on the base too
+    newly_failing: frozenset[RowKey] | None = None
     outputs: int = 0
     outputs_gated: bool = False
     fail_on: str = "failures"
@@ -39,6 +40,11 @@ class JobVerdict:
     @property
     def exit_code(self) -> Exit:
         return self.verdict.exit_code
+
+    @property
+    def newly(self) -> int | None:
+        """How many failing rows an ``ab`` job's head broke; None for another job."""
+        return None if self.newly_failing is None else len(self.newly_failing)
 
     @property
     def why(self) -> str:
@@ -121,5 +127,5 @@ def job_verdict(record: Record) -> JobVerdict:
                       regressions, gated, metric,
                       nothing_tested(statuses) if result is Verdict.EMPTY else "",
                       bool((record.ab or {}).get("same_tree")),
-                      None if newly is None else len(newly), outputs, outputs_gated,
+                      None if newly is None else frozenset(newly), outputs, outputs_gated,
                       " --fail-on ".join(fails_on(record.options)))
