@@ -1,6 +1,10 @@
 """The job's verdict, decided once: what the exit code will be and why (failing rows, gated
 regressions, an interrupted run). The terminal, every report and the Action's step outputs
-headline it with :attr:`JobVerdict.headline`, which starts with the exit code's word."""
+headline it with :attr:`JobVerdict.headline`, which starts with the exit code's word.
+
+A record is judged once, by :meth:`Judged.of`, where a command, ``trtcheck history`` or the
+pytest plugin ends, and the :class:`Judged` record is carried to the reports, the summary, the
+step outputs and the exit code: none of them judges it again."""
 
 from __future__ import annotations
 
@@ -129,3 +133,17 @@ def job_verdict(record: Record) -> JobVerdict:
                       bool((record.ab or {}).get("same_tree")),
                       None if newly is None else frozenset(newly), outputs, outputs_gated,
                       " --fail-on ".join(fails_on(record.options)))
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A record with its verdict: what the reports, the terminal summary, the step outputs and
+    the exit code read, so that each record is judged once."""
+
+    record: Record
+    verdict: JobVerdict
+
+    @classmethod
+    def of(cls, record: Record) -> Judged:
+        """``record`` judged (:func:`job_verdict`)."""
+        return cls(record, job_verdict(record))
