@@ -32,6 +32,7 @@ from trtcheck.render import render_html, write_reports
 from trtcheck.results import record
 from trtcheck.results.merge import merge
 from trtcheck.results.record import gc_paused
+from trtcheck.results.verdict import Judged
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "tests" / "data" / "sample_zoo_results.json.gz"
@@ -77,12 +78,12 @@ def main() -> int:
         for i in range(args.repeat):
             t0 = time.perf_counter()
             merged = merge(paths, ROW_SETTINGS)
-            write_reports(merged, Path(tmp) / f"merged{i}", link=link_for(merged))
+            write_reports(Judged.of(merged), Path(tmp) / f"merged{i}", link=link_for(merged))
             total = time.perf_counter() - t0
             # report.html, which write_reports also writes, is measured on its own
             t0 = time.perf_counter()
             with gc_paused():
-                render_html(merged, link=link_for(merged))
+                render_html(Judged.of(merged), link=link_for(merged))
             page.append(time.perf_counter() - t0)
             inside.append(total - page[-1])
             t0 = time.perf_counter()

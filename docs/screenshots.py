@@ -28,6 +28,7 @@ from bench_html import history_records  # noqa: E402
 from trtcheck.render import write_reports  # noqa: E402
 from trtcheck.render.history import render_history  # noqa: E402
 from trtcheck.results import history, record  # noqa: E402
+from trtcheck.results.verdict import Judged  # noqa: E402
 
 SAMPLE = REPO / "tests" / "data" / "sample_zoo_results_schema3.json.gz"
 IMAGES = REPO / "docs" / "img"
@@ -51,7 +52,7 @@ def main() -> int:
     IMAGES.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         sample = record.Record.from_dict(json.loads(gzip.decompress(SAMPLE.read_bytes())))
-        write_reports(sample, Path(tmp) / "report", strict_xfail=False, link=None)
+        write_reports(Judged.of(sample), Path(tmp) / "report", link=None)
         shoot(Path(tmp) / "report" / "report.html", IMAGES / "report-html.png", 2600)
         paths = history_records(Path(tmp) / "records", commits=30, rows=6, repeats=3)
         page = Path(tmp) / "history.html"

@@ -25,6 +25,7 @@ from trtcheck.render import write_reports
 from trtcheck.render.history import render_history
 from trtcheck.results import history
 from trtcheck.results.record import Record
+from trtcheck.results.verdict import Judged
 from trtcheck.status import Status
 
 # `trtcheck run fixtures/ --backend eager --backend emulate --backend inductor` on a 2-core CPU:
@@ -121,7 +122,7 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     where = tmp_path_factory.mktemp("pages")
     data = json.loads(gzip.decompress(SAMPLE.read_bytes()))
     sample = Record.from_dict(data)
-    write_reports(sample, where / "sample", link=None)
+    write_reports(Judged.of(sample), where / "sample", link=None)
     evil = Record.from_dict(data)
     for i, row in enumerate(evil.rows[:6]):
         payload = HOSTILE[i % len(HOSTILE)]
@@ -130,7 +131,7 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         row.traceback = (f"Traceback (most recent call last):\n  File \"{payload}\", line 1, in x\n"
                          f"E: {payload}\n")
     evil.environment["device_name"] = HOSTILE[0]
-    write_reports(evil, where / "evil", link=None)
+    write_reports(Judged.of(evil), where / "evil", link=None)
     recs = []
     for n in range(4):
         rec = Record.from_dict(data)

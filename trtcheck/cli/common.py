@@ -17,6 +17,7 @@ from trtcheck.errors import Exit, OutputError, UsageError
 if TYPE_CHECKING:
     from trtcheck.config.options import Options
     from trtcheck.results.record import Record
+    from trtcheck.results.verdict import Judged
 
 paths_arg = click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 
@@ -59,11 +60,12 @@ def record_file(path: Path) -> Path:
     return found
 
 
-def write(rec: Record, out: Path) -> list[Path]:
-    """Every report of ``rec`` into ``out`` (the caller holds its lock), linked to the run."""
+def write(judged: Judged, out: Path) -> list[Path]:
+    """Every report of the judged record into ``out`` (the caller holds its lock), linked to
+    the run."""
     from trtcheck.render import write_reports
 
-    return write_reports(rec, out, link=github.link_for(rec))
+    return write_reports(judged, out, link=github.link_for(judged.record))
 
 
 # Which lines :func:`finish` prints around the summary: a run's (the baseline's count, the
@@ -73,21 +75,24 @@ RUN, AB, RECORD = "run", "ab", "record"
 
 def finish(rec: Record, out: Path, *, job: str = RECORD, verbosity: int = 0,
            refuse: str | None = None) -> int:
-    """Write ``rec``'s reports into ``out`` (its lock held by the caller), print the summary,
-    and return the exit code its verdict gives, after the step outputs under GitHub Actions;
-    ``refuse``: a line that makes it exit 2 instead (``reduce`` with nothing to reduce)."""
+    """Judge ``rec`` once, write its reports into ``out`` (its lock held by the caller), print
+    the summary, and return the exit code its verdict gives, after the step outputs under
+    GitHub Actions; ``refuse``: a line that makes it exit 2 instead (``reduce`` with nothing to
+    reduce)."""
     from trtcheck.execution.run import STOPPED
     from trtcheck.render.terminal import render_summary
+    from trtcheck.results.verdict import Judged
 
+    judged = Judged.of(rec)
     try:
-        written, unwritten = write(rec, out), None
+        written, unwritten = write(judged, out), None
     except OutputError as exc:
         if job != RUN:
             raise
         written, unwritten = [], exc
     if verbosity >= 0 and job in (RUN, AB):
         say_baseline(rec)
-    echo(render_summary(rec, failing_only=verbosity < 0))
+    echo(render_summary(judged, failing_only=verbosity < 0))
     if verbosity >= 0:
         if job == RUN:
             say_resumed(rec, out)
@@ -105,8 +110,8 @@ def finish(rec: Record, out: Path, *, job: str = RECORD, verbosity: int = 0,
             stopped and "--resume runs the rest once there is room"))))
     if refuse:
         echo(refuse, err=True)
-        return publish(Exit.USAGE, out, rec)
-    return publish(verdict(rec), out, rec)
+        return publish(Exit.USAGE, out, judged)
+    return publish(verdict(judged), out, judged)
 
 
 def time_line(env: Mapping[str, Any]) -> str:
@@ -155,24 +160,23 @@ def say_baseline(rec: Record) -> None:
          f"{count_line(diff)}")
 
 
-def publish(code: int, out: Path | None, rec: Record | None) -> int:
+def publish(code: int, out: Path | None, judged: Judged | None) -> int:
     """Under GitHub Actions, annotate the failing rows and write the step outputs; ``code``."""
     if github.active():
         from trtcheck.render.annotations import render_annotations
 
-        for line in render_annotations(rec) if rec else []:
+        for line in render_annotations(judged.record) if judged else []:
             echo(line)
-        github.write_outputs(code, out, rec)
+        github.write_outputs(code, out, judged)
     return code
 
 
-def verdict(rec: Record) -> int:
-    """The job's exit code (:func:`trtcheck.results.verdict.job_verdict`, under the options
-    the record holds), after one line on stderr when it was interrupted or tested nothing."""
-    from trtcheck.results.verdict import job_verdict
+def verdict(judged: Judged) -> int:
+    """The job's exit code (the record's verdict, judged under the options it holds), after
+    one line on stderr when it was interrupted or tested nothing."""
     from trtcheck.status import Verdict
 
-    result = job_verdict(rec)
+    result = judged.verdict
     if result.verdict is Verdict.INTERRUPTED:
         echo("trtcheck: interrupted: reports cover the cases that finished", err=True)
     elif result.verdict is Verdict.EMPTY:

@@ -23,11 +23,11 @@ from trtcheck.errors import Exit
 from trtcheck.process import WORKFLOW_VARIABLES
 from trtcheck.render.escape import plain
 from trtcheck.render.link import RunLink
-from trtcheck.results.verdict import job_verdict
 from trtcheck.status import ERRORS, Status
 
 if TYPE_CHECKING:  # the record imports torch; an argument error's outputs must not wait for it
     from trtcheck.results.record import Record
+    from trtcheck.results.verdict import Judged
 
 _SHA = re.compile(r"[0-9a-f]{7,64}")
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
@@ -88,26 +88,26 @@ def _head_sha(env: Mapping[str, str]) -> str | None:
     return sha if isinstance(sha, str) else None
 
 
-def write_outputs(code: int, out_dir: Path | None, record: Record | None, *,
+def write_outputs(code: int, out_dir: Path | None, judged: Judged | None, *,
                   env: Mapping[str, str] | None = None) -> None:
-    """Append the step outputs to ``$GITHUB_OUTPUT`` (``env``: this process's environment and
-    what :func:`withheld` keeps).
+    """Append the step outputs of the judged record to ``$GITHUB_OUTPUT`` (``env``: this
+    process's environment and what :func:`withheld` keeps).
 
     ``out_dir`` is None when trtcheck stopped before it had one (a usage error)."""
     env = {**os.environ, **_withheld} if env is None else env
     if not active(env) or not env.get("GITHUB_OUTPUT"):
         return
+    record, verdict = (judged.record, judged.verdict) if judged else (None, None)
     rows = record.rows if record else []
     errors = sum(r.status in ERRORS for r in rows)
     failing = len(record.failing_rows()) if record else 0
-    judged = job_verdict(record) if record else None
     outputs = {
         "status": Exit(code).status if code in set(Exit) else "error",
         "exit-code": str(int(code)),
         # the headline every report starts with; empty when trtcheck stopped before a record,
         # or exits otherwise than the record's verdict says (reduce with nothing to reduce)
-        "verdict": plain(judged.headline) if judged and judged.exit_code == code else "",
-        "regressions": str(judged.regressions) if judged else "0",
+        "verdict": plain(verdict.headline) if verdict and verdict.exit_code == code else "",
+        "regressions": str(verdict.regressions) if verdict else "0",
         "passed": str(sum(r.status is Status.PASS for r in rows)),
         "failed": str(failing - errors),  # the failing rows that are not errors
         "errors": str(errors),

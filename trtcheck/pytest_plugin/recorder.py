@@ -21,6 +21,7 @@ from trtcheck.execution.run import JOURNAL, environment
 from trtcheck.results import record
 from trtcheck.results.record import Journal, Record
 from trtcheck.results.rows import Analysis, Row
+from trtcheck.results.verdict import Judged
 
 
 class Recorder:
@@ -33,7 +34,7 @@ class Recorder:
         self.journal: Journal | None = None
         self.env: dict[str, Any] = {}
         self.t0 = 0.0
-        self.record: Record | None = None
+        self.judged: Judged | None = None  # the session's record, judged once
         self.written: list[Path] = []
 
     def open(self) -> None:
@@ -69,14 +70,15 @@ class Recorder:
         self.env["duration_s"] = round(time.perf_counter() - self.t0, 3)
         if interrupted:
             self.env["interrupted"] = True  # the reports say INTERRUPTED, as the CLI's do
-        self.record = Record(self.env, self.opts.to_dict(),
-                             [row for _, row in sorted(self.rows, key=lambda pair: pair[0])],
-                             self.analyses)
+        rec = Record(self.env, self.opts.to_dict(),
+                     [row for _, row in sorted(self.rows, key=lambda pair: pair[0])],
+                     self.analyses)
+        self.judged = Judged.of(rec)
         try:
-            self.written = common.write(self.record, self.out)
+            self.written = common.write(self.judged, self.out)
         finally:
             self.close()
-        return self.record
+        return rec
 
     def close(self) -> None:
         """Close the journal and give the report directory back."""

@@ -128,15 +128,15 @@ class Plugin:
             session.exitstatus = OutputError.exit_code  # 3, as trtcheck run exits
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        rec = self.recorder.record if self.recorder else None
-        if rec is None and not self.problem:
+        judged = self.recorder.judged if self.recorder else None
+        if judged is None and not self.problem:
             return
         from trtcheck.render.terminal import render_summary
 
         terminalreporter.write_sep("-", "trtcheck")
-        if rec is not None:
+        if judged is not None:
             quiet = self.config.get_verbosity() < 0
-            terminalreporter.write_line(render_summary(rec, failing_only=quiet))
+            terminalreporter.write_line(render_summary(judged, failing_only=quiet))
         if self.recorder and self.recorder.written:
             terminalreporter.write_line(
                 f"reports: {', '.join(str(p) for p in self.recorder.written)}")

@@ -1,4 +1,6 @@
-"""Reports rendered from a results record: pure functions, plus one call that writes them all."""
+"""Reports rendered from a results record: pure functions, plus one call that writes them all.
+Those that state the verdict take the record judged (:class:`~trtcheck.results.verdict.Judged`),
+judged once by the caller."""
 
 from __future__ import annotations
 
@@ -14,25 +16,27 @@ from trtcheck.render.junit import render_junit
 from trtcheck.render.link import RunLink
 from trtcheck.render.markdown import render_markdown
 from trtcheck.render.terminal import render_summary
-from trtcheck.results.record import Record, gc_paused, save, write_atomic
+from trtcheck.results.record import gc_paused, save, write_atomic
+from trtcheck.results.verdict import Judged
 
 __all__ = ["render_annotations", "render_changes", "render_comment", "render_html", "render_junit",
            "render_markdown", "render_summary", "write_reports"]
 
 
 @gc_paused()  # a big record's reports are many small objects, none in a cycle
-def write_reports(record: Record, out_dir: Path, *, link: RunLink | None) -> list[Path]:
-    """Write ``results.json``, ``junit.xml``, ``report.md``, ``comment.md`` and ``report.html``
-    into ``out_dir``, each atomically, ``link`` (the commit and run) in the Markdown and HTML
-    reports; where one cannot be written, the others still are, then :class:`OutputError` names
-    each."""
+def write_reports(judged: Judged, out_dir: Path, *, link: RunLink | None) -> list[Path]:
+    """Write the judged record's ``results.json``, ``junit.xml``, ``report.md``, ``comment.md``
+    and ``report.html`` into ``out_dir``, each atomically, ``link`` (the commit and run) in the
+    Markdown and HTML reports; where one cannot be written, the others still are, then
+    :class:`OutputError` names each."""
+    record = judged.record
     reports = {
         out_dir / "junit.xml": render_junit(record),
-        out_dir / "report.md": render_markdown(record, link=link),
+        out_dir / "report.md": render_markdown(judged, link=link),
         out_dir / "comment.md": render_comment(
-            record, link=link,
+            judged, link=link,
             changes=render_changes(record, heading="####", escape=inert)),
-        out_dir / "report.html": render_html(record, link=link),
+        out_dir / "report.html": render_html(judged, link=link),
     }
     results = out_dir / "results.json"
     writes = {results: lambda: save(record, results),

@@ -42,13 +42,13 @@ from trtcheck.render.text import (
     stack_facts,
     stack_warnings,
     status_text,
-    verdict_text,
     warned,
 )
-from trtcheck.results.ab import newly_failing, speed_over_processes
+from trtcheck.results.ab import speed_over_processes
 from trtcheck.results.metrics import MAX_ABS, MAX_REL, MIN_ATOL, MIN_RTOL, severity
 from trtcheck.results.record import Record
-from trtcheck.results.rows import NO_PROFILE, Row
+from trtcheck.results.rows import NO_PROFILE, Row, RowKey
+from trtcheck.results.verdict import JobVerdict, Judged
 from trtcheck.status import Status, Verdict
 
 # The comment's size limit, shared with comment/sticky.js.
@@ -86,14 +86,15 @@ class _Block:
         return "\n".join(self.head + self.rows[:n_rows] + more + self.tail)
 
 
-def render_comment(record: Record, *, link: RunLink | None = None,
+def render_comment(judged: Judged, *, link: RunLink | None = None,
                    changes: str = "", limit: int = LIMIT) -> str:
-    """The comment for ``record``; ``changes`` is Markdown on changes against a baseline,
-    placed first after the headline (empty: no baseline)."""
+    """The comment for the judged record; ``changes`` is Markdown on changes against a
+    baseline, placed first after the headline (empty: no baseline)."""
+    record = judged.record
     blocks = [
-        _Block([_headline(record), "", _facts(record)], [], []),
+        _Block([_headline(record, judged.verdict), "", _facts(record)], [], []),
         _Block([changes], [], []) if changes else None,
-        _attention(record),
+        _attention(record, judged.verdict.newly_failing),
         _accuracy(record),
         _latency(record),
         _chart(record),
@@ -125,8 +126,8 @@ def _fit(blocks: list[_Block], limit: int) -> str:
     return text if len(text) <= limit else text[:limit - len(ARTIFACT_NOTE) - 4] + f"\n\n{ARTIFACT_NOTE}\n"
 
 
-def _headline(record: Record) -> str:
-    result, why = verdict_text(record)
+def _headline(record: Record, job: JobVerdict) -> str:
+    result, why = job.verdict, job.why
     mark = {Verdict.PASS: "✅", Verdict.FAIL: "❌"}.get(result, "⚠️")
     verdict = f"{mark} {result.title}: {why}"
     counts = " · ".join(f"{s} {n}{no_engine_text(record, s)}" for s, n in record.status_counts())
@@ -162,13 +163,13 @@ def _row_name(row: Row) -> str:
     return f"{inert(row.backend)}{mark}{profile}"
 
 
-def _attention(record: Record) -> _Block | None:
+def _attention(record: Record, newly: frozenset[RowKey] | None) -> _Block | None:
     """Failing rows, then rows that passed with NaN or Inf in an output; of an ``ab`` record,
-    the rows the head broke first, marked, then the others in the zoo's case order."""
+    the rows the head broke (``newly``) first, marked, then the others in the zoo's case
+    order."""
     rows = [r for r in record.rows if r.status in ATTENTION or warned(r)]
     if not rows:
         return None
-    newly = newly_failing(record)
     order = {s: i for i, s in enumerate((Status.CRASH, Status.TIMEOUT, Status.ERROR,
                                          Status.FAIL, Status.XPASS, Status.PASS))}
     rows.sort(key=lambda r: (r.key not in newly, 0) if newly is not None

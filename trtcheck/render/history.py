@@ -17,7 +17,6 @@ from trtcheck.render.svg import Flag, Point, Scale, Series, SeriesChart, esc, lo
 from trtcheck.render.text import KIND_NOTES, NONE, PREDICTION_MARK, num
 from trtcheck.results.history import Commit, row_keys
 from trtcheck.results.rows import Row, RowKey
-from trtcheck.results.verdict import job_verdict
 
 ROW_LIMIT = 200  # rows drawn; beyond it, those that changed or regressed first, and a line
 
@@ -81,7 +80,7 @@ def _point(at: int, value: float, low: float | None, high: float | None) -> Poin
 def _commits(commits: Sequence[Commit], regressions: list[set[RowKey]]) -> str:
     rows = []
     for i, c in enumerate(commits):
-        verdicts = ", ".join(str(job_verdict(rec).verdict) for rec in c.records)
+        verdicts = ", ".join(str(v.verdict) for v in c.verdicts)
         rows.append([esc(i + 1), f"<code>{esc(c.label)}</code>", esc(c.time or NONE),
                      esc(len(c.records)), esc(verdicts),
                      f'<span class="s-fail">{len(regressions[i])}</span>' if regressions[i] else "0"])

@@ -53,10 +53,9 @@ from trtcheck.render.text import (
     stack_facts,
     stack_warnings,
     status_text,
-    verdict_text,
     warned,
 )
-from trtcheck.results.ab import newly_failing, speed_over_processes
+from trtcheck.results.ab import speed_over_processes
 from trtcheck.results.baseline import (
     IMPROVEMENT,
     PROCESSES,
@@ -70,7 +69,8 @@ from trtcheck.results.figures import LATENCY_FIGURES
 from trtcheck.results.metrics import MAX_ABS, MAX_REL, MIN_ATOL, MIN_RTOL
 from trtcheck.results.processes import SIDES
 from trtcheck.results.record import Record
-from trtcheck.results.rows import Row
+from trtcheck.results.rows import Row, RowKey
+from trtcheck.results.verdict import JobVerdict, Judged
 from trtcheck.status import Status
 
 CHART_LIMIT = 300  # rows per chart; beyond it, the most telling ones and a line saying so
@@ -129,9 +129,10 @@ def _ratio(x: float | None, tol: float, missing: float) -> float:
     return x / tol if tol else (0.0 if x == 0 else math.inf)
 
 
-def render_html(record: Record, *, link: RunLink | None = None) -> str:
-    """The record as one HTML page: headline, changes, accuracy, speed, memory, failures,
-    every row, environment and settings."""
+def render_html(judged: Judged, *, link: RunLink | None = None) -> str:
+    """The judged record as one HTML page: headline, changes, accuracy, speed, memory,
+    failures, every row, environment and settings."""
+    record = judged.record
     sha = commit_of(link, record.environment)
     shares = {id(r): tolerance_used(r.outputs) for r in record.rows}
     head_label = side_label(record.ab, "head")  # an ab record: what its head ran
@@ -147,14 +148,14 @@ def render_html(record: Record, *, link: RunLink | None = None) -> str:
         + '<a href="#accuracy">accuracy</a><a href="#speed">speed</a>'
         '<a href="#memory">memory</a><a href="#failures">failures</a><a href="#rows">every row</a>'
         '<a href="#environment">environment</a></nav></header>',
-        _summary(record),
+        _summary(record, judged.verdict),
         _changes(record),
         _accuracy(record, shares),
         _findings(record),
         _speed(record),
         _memory(record),
         _failures(record),
-        _rows(record, shares),
+        _rows(record, shares, judged.verdict.newly_failing),
         _environment(record),
     ]
     return page("trtcheck report", body)
@@ -179,8 +180,8 @@ def _status_html(row: Row) -> str:
     return f'<span class="s-{esc(row.status.value)}">{esc(status_text(row))}</span>'
 
 
-def _summary(record: Record) -> str:
-    result, why = verdict_text(record)
+def _summary(record: Record, verdict: JobVerdict) -> str:
+    result, why = verdict.verdict, verdict.why
     counts = record.status_counts()
     parts = [f'<p><span class="verdict v-{esc(result.value)}">{esc(result.title)}</span> '
              f'{esc(why)} (strict xfail {"on" if record.xpass_fails else "off"}).</p>',
@@ -498,8 +499,9 @@ def _reduction(row: Row) -> str:
             f"bundle <code>{esc(bundle)}/</code>: {links}</p>")
 
 
-def _rows(record: Record, shares: dict[int, Used | None]) -> str:
-    newly = newly_failing(record) or set()  # an ab record's rows the head broke come first
+def _rows(record: Record, shares: dict[int, Used | None],
+          newly_failing: frozenset[RowKey] | None) -> str:
+    newly = newly_failing or set()  # an ab record's rows the head broke come first
     by_failing = sorted(record.rows, key=lambda r: (r.key not in newly, not record.fails(r)))
     shown = by_failing[:TABLE_LIMIT]
     speed = not speed_over_processes(record)  # an ab record's are under Head against base

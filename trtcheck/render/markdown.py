@@ -38,26 +38,27 @@ from trtcheck.render.text import (
     stack_facts,
     stack_warnings,
     status_text,
-    verdict_text,
     warned,
 )
 from trtcheck.results.ab import speed_over_processes
 from trtcheck.results.metrics import OUTPUT_METRICS, ROW_METRICS
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
+from trtcheck.results.verdict import JobVerdict, Judged
 from trtcheck.status import FAILING, Status
 
 
-def render_markdown(record: Record, *, link: RunLink | None = None) -> str:
-    """The record as a Markdown report: environment, counts, accuracy, latency, details.
+def render_markdown(judged: Judged, *, link: RunLink | None = None) -> str:
+    """The judged record as a Markdown report: environment, counts, accuracy, latency, details.
     ``link`` names the commit the run is about (a pull request's head, as the comment does)."""
+    record = judged.record
     sections = [
         "# trtcheck report",
         _environment(record.environment, link, side_label(record.ab, "head")),
         f"> ⚠️ **{md(fallback_text(record))}**" if fallback_text(record) else "",
         render_changes(record),
         _prediction_notice(record),
-        _summary(record),
+        _summary(record, judged.verdict),
         _profiles(record),
         _accuracy(record),
         _findings(record),
@@ -112,11 +113,11 @@ def _min_block_size(record: Record) -> str:
             "a compile with the default leaves them (or a whole small graph) to PyTorch.")
 
 
-def _summary(record: Record) -> str:
+def _summary(record: Record, verdict: JobVerdict) -> str:
     counts = record.status_counts()
     table = _table([str(s) for s, _ in counts] + ["total"],
                    [[f"{n}{no_engine_text(record, s)}" for s, n in counts] + [str(len(record.rows))]])
-    result, why = verdict_text(record)
+    result, why = verdict.verdict, verdict.why
     mode = "on" if record.xpass_fails else "off"
     return (f"## Summary\n\n{table}\n\n**Result: {result.title}**: {md(why)} "
             f"(strict xfail {mode}).")

@@ -14,20 +14,19 @@ from trtcheck.render.text import (
     no_engine_text,
     shortened,
     status_text,
-    verdict_text,
     warned,
 )
-from trtcheck.results.record import Record
-from trtcheck.results.verdict import job_verdict, regression_words
+from trtcheck.results.verdict import JobVerdict, Judged, regression_words
 from trtcheck.status import Status
 
 MESSAGE_WIDTH = 120
 
 
-def render_summary(record: Record, *, failing_only: bool = False) -> str:
+def render_summary(judged: Judged, *, failing_only: bool = False) -> str:
     """One line per row that did not pass or passed with NaN or Inf, then the counts by
     status and how many fail the run; first, which backend ran instead of the default.
     ``failing_only`` (``-q``): only the rows that fail the run, and the verdict."""
+    record = judged.record
     shown = [r for r in record.rows if (record.fails(r)
                                         if failing_only else r.status is not Status.PASS or warned(r))]
     rows = [
@@ -46,14 +45,14 @@ def render_summary(record: Record, *, failing_only: bool = False) -> str:
         lines.append("")
     counts = ", ".join(f"{n} {s}{no_engine_text(record, s)}" for s, n in record.status_counts())
     failing = len(record.failing_rows())
-    headline = render_headline(record)
+    headline = render_headline(judged.verdict)
     if failing_only:
         return "\n".join([*lines, headline])
     total = f"total {len(record.rows)}: {counts or 'no rows'}; {failing} fail the run"
-    judged = job_verdict(record)
-    if judged.gated and judged.regressions:  # the rows' count alone would read as a pass
-        total += (f"; {regression_words(judged.regressions, judged.metric)} "
-                  f"fail{'s' if judged.regressions == 1 else ''} it too")
+    verdict = judged.verdict
+    if verdict.gated and verdict.regressions:  # the rows' count alone would read as a pass
+        total += (f"; {regression_words(verdict.regressions, verdict.metric)} "
+                  f"fail{'s' if verdict.regressions == 1 else ''} it too")
     lines.append(total)
     if any(warned(r) for r in record.rows):
         lines.append(NONFINITE_NOTE.replace("`", ""))
@@ -63,9 +62,8 @@ def render_summary(record: Record, *, failing_only: bool = False) -> str:
     return "\n".join(lines)
 
 
-def render_headline(record: Record) -> str:
+def render_headline(verdict: JobVerdict) -> str:
     """The job's verdict in one line, starting with PASS or FAIL as the exit code says."""
-    result, why = verdict_text(record)
-    return plain(f"{result.title}: {why}")
+    return plain(f"{verdict.verdict.title}: {verdict.why}")
 
 

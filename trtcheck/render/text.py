@@ -25,8 +25,7 @@ from trtcheck.results.metrics import OUTPUT_METRICS
 from trtcheck.results.nonfinite import MARK as NONFINITE_MARK
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
-from trtcheck.results.verdict import job_verdict
-from trtcheck.status import Status, Verdict
+from trtcheck.status import Status
 
 NONE = "—"
 NOT_MEASURED = "not measured"  # a memory figure the device or backend could not take
@@ -313,13 +312,6 @@ def latency_note(record: Record, escape: Callable[[object], str] = md) -> str:
                  "gate on. Prediction rows get no speedup: their latency is PyTorch running a "
                  "rewritten graph.")
     return " ".join(parts)
-
-
-def verdict_text(record: Record) -> tuple[Verdict, str]:
-    """The job's verdict (:func:`trtcheck.results.verdict.job_verdict`, regressions gated by the
-    record's options included) and one line saying what it rests on."""
-    result = job_verdict(record)
-    return result.verdict, result.why
 
 
 def reduction_text(row: Row, escape: Callable[[object], str] = plain) -> str | None:

@@ -2,7 +2,8 @@
 then by the record's start time; several records of one commit are that commit's repeats.
 
 A record written before ``git_commit_time`` was recorded is placed by its start time. Each
-commit knows the rows the gate flagged (:func:`flag`)."""
+commit knows its records' verdicts, each record judged once as it is placed, and the rows the
+gate flagged (:func:`flag`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any, Protocol
 from trtcheck.results import baseline
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row, RowKey
+from trtcheck.results.verdict import JobVerdict, Judged
 
 _LAST = datetime.max.replace(tzinfo=timezone.utc)
 
@@ -25,6 +27,7 @@ class Commit:
     sha: str | None
     time: str | None  # the commit's time, else its first record's start time
     records: list[Record] = field(default_factory=list)
+    verdicts: list[JobVerdict] = field(default_factory=list)  # each record's, judged once
     sources: list[str] = field(default_factory=list)
     regressions: set[RowKey] = field(default_factory=set)  # flagged in any record, by :func:`flag`
 
@@ -60,6 +63,7 @@ def order(records: Iterable[tuple[str, Record]]) -> list[Commit]:
                                     Commit(str(sha) if sha else None,
                                            env.get("git_commit_time") or env.get("started")))
         commit.records.append(rec)
+        commit.verdicts.append(Judged.of(rec).verdict)
         commit.sources.append(source)
     return sorted(commits.values(),
                   key=lambda c: (when(c.time), when(c.records[0].environment.get("started"))))

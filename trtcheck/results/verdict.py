@@ -1,6 +1,10 @@
 """The job's verdict, decided once: what the exit code will be and why (failing rows, gated
 regressions, an interrupted run). The terminal, every report and the Action's step outputs
-headline it with :attr:`JobVerdict.headline`, which starts with the exit code's word."""
+headline it with :attr:`JobVerdict.headline`, which starts with the exit code's word.
+
+A record is judged once, by :meth:`Judged.of`, where a command, ``trtcheck history`` or the
+pytest plugin ends, and the :class:`Judged` record is carried to the reports, the summary, the
+step outputs and the exit code: none of them judges it again."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from trtcheck.results.baseline import OUTPUT_CHANGED, read
 from trtcheck.results.control import distrust, distrust_words
 from trtcheck.results.findings import narrowed_rows
 from trtcheck.results.record import Record
+from trtcheck.results.rows import RowKey
 from trtcheck.status import NARROWING, OUTPUT_CHANGE, Verdict, nothing_tested
 
 
@@ -35,8 +40,8 @@ class JobVerdict:
     metric: str
     empty: str = ""
     same_tree: bool = False  # an ``ab`` job whose base and head are one tree
-    # an ``ab`` job: how many failing rows the head broke; the others failed on the base too
-    newly: int | None = None
+    # an ``ab`` job: the failing rows the head broke; the others failed on the base too
+    newly_failing: frozenset[RowKey] | None = None
     outputs: int = 0
     outputs_gated: bool = False
     fail_on: str = "failures"
@@ -47,6 +52,11 @@ class JobVerdict:
     @property
     def exit_code(self) -> Exit:
         return self.verdict.exit_code
+
+    @property
+    def newly(self) -> int | None:
+        """How many failing rows an ``ab`` job's head broke; None for another job."""
+        return None if self.newly_failing is None else len(self.newly_failing)
 
     @property
     def why(self) -> str:
@@ -143,6 +153,20 @@ def job_verdict(record: Record) -> JobVerdict:
                       regressions, gated, metric,
                       nothing_tested(statuses) if result is Verdict.EMPTY else "",
                       bool((record.ab or {}).get("same_tree")),
-                      None if newly is None else len(newly), outputs, outputs_gated,
+                      None if newly is None else frozenset(newly), outputs, outputs_gated,
                       " --fail-on ".join(fails_on(record.options)), narrowed, narrowing_gated,
                       untrusted)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A record with its verdict: what the reports, the terminal summary, the step outputs and
+    the exit code read, so that each record is judged once."""
+
+    record: Record
+    verdict: JobVerdict
+
+    @classmethod
+    def of(cls, record: Record) -> Judged:
+        """``record`` judged (:func:`job_verdict`)."""
+        return cls(record, job_verdict(record))

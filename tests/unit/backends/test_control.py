@@ -13,6 +13,7 @@ from trtcheck.core.profiles import Profile
 from trtcheck.execution.case import iter_rows
 from trtcheck.execution.run import collect
 from trtcheck.results.rows import Row
+from trtcheck.results.verdict import Judged
 
 FIXTURES = REPO / "fixtures"
 
@@ -104,7 +105,7 @@ def test_report_names_how_inductor_compiled_and_the_export_cost() -> None:
     rows.append(Row("z::n[float32]", "z.py", "n", "float32", "inductor", "-", Kind.MEASURED,
                     latency=lat, evidence=Evidence(
                         remark="inductor compiled nothing: 1 graph break: x")))
-    report = render_markdown(Record({"device": "cuda:0"}, {}, rows, {}))
+    report = render_markdown(Judged.of(Record({"device": "cuda:0"}, {}, rows, {})))
     assert "export adds 0.12 ms a call" in report and "not a speedup" in report
     # a passing row's figures are not inductor's: said beside them
     assert "z::n\\[float32\\] · inductor: inductor compiled nothing: 1 graph break: x" in report

@@ -17,6 +17,7 @@ from trtcheck.errors import ConfigError
 from trtcheck.render import render_markdown
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Evidence, Row
+from trtcheck.results.verdict import Judged
 from trtcheck.status import Status
 
 FIXTURES = REPO / "fixtures"
@@ -81,7 +82,7 @@ def test_report_sets_the_rules_against_each_release() -> None:
             _row("lowering@2.12.1", Status.FAIL, Kind.LOWERED, "max abs err 1 on out"),
             _row("lowering@2.14.0", Status.PASS, Kind.LOWERED)]
     analyses = {"m::one_minus[complex64]": {"complex": {"ops": [{"op": "aten.rsub.Scalar"}]}}}
-    text = render_markdown(Record({}, {}, rows, analyses))
+    text = render_markdown(Judged.of(Record({}, {}, rows, analyses)))
     matrix = text.split("## Torch-TensorRT releases")[1].split("## ")[0]
     assert "| 2.12.1" in matrix and "| 2.14.0" in matrix
     assert "| m::one\\_minus\\[complex64\\] | default | **fail** | pass |" in matrix
@@ -93,5 +94,5 @@ def test_report_sets_the_rules_against_each_release() -> None:
 
 def test_no_comparison_sections_when_nothing_differs() -> None:
     rows = [_row("emulate", Status.PASS, Kind.EMULATED), _row("lowering", Status.PASS, Kind.LOWERED)]
-    text = render_markdown(Record({}, {}, rows))
+    text = render_markdown(Judged.of(Record({}, {}, rows)))
     assert "## Torch-TensorRT releases" not in text and "disagree" not in text

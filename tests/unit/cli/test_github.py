@@ -21,6 +21,7 @@ from trtcheck.render.annotations import (
 )
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
+from trtcheck.results.verdict import Judged
 from trtcheck.status import Status
 
 SAMPLE = REPO / "tests" / "data" / "sample_zoo_results.json.gz"
@@ -145,7 +146,7 @@ def test_the_failed_and_errors_outputs_add_up_to_the_rows_that_fail_the_run(
             for i, s in enumerate([Status.PASS, Status.FAIL, Status.XPASS, Status.ERROR,
                                    Status.TIMEOUT, Status.CRASH, Status.XFAIL])]
     record = Record({}, {"strict_xfail": strict}, rows)
-    github.write_outputs(1, tmp_path, record)
+    github.write_outputs(1, tmp_path, Judged.of(record))
     out = read_outputs(actions_env)
     assert (out["failed"], out["errors"]) == (("2", "3") if strict else ("1", "3"))
     assert int(out["failed"]) + int(out["errors"]) == len(record.failing_rows())

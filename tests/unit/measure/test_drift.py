@@ -15,6 +15,7 @@ from trtcheck.core.traits import Kind, Traits
 from trtcheck.execution.case import iter_rows
 from trtcheck.measure import drift
 from trtcheck.results.rows import Row
+from trtcheck.results.verdict import Judged
 from trtcheck.status import Status
 from trtcheck.zoo.cases import Case
 from trtcheck.zoo.discover import ZooFile, load
@@ -140,7 +141,7 @@ def test_a_long_drift_detail_is_cut_in_its_table_cell_with_a_pointer_to_the_whol
     row = Row("zoo::m[float32]", "zoo", "m", "float32", "inductor", status=Status.PASS,
               evidence=Evidence(drift={"change": "float32 → float64", "outcome": "error",
                                        "detail": long}))
-    table = render_markdown(Record({}, {}, [row])).split(
+    table = render_markdown(Judged.of(Record({}, {}, [row]))).split(
         "## Runtime dtype drift")[1].split("\n## ")[0]
     (line,) = [li for li in table.splitlines() if li.startswith("| zoo::m")]
     assert len(line) < 400 and "(whole in results.json, the row's evidence.drift.detail)" in line

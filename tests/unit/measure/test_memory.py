@@ -31,6 +31,7 @@ from trtcheck.render.markdown import render_markdown
 from trtcheck.results.figures import Memory
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
+from trtcheck.results.verdict import Judged
 
 FIXTURES = REPO / "fixtures"
 # A real message of torch.OutOfMemoryError from the caching allocator (torch 2.11 on an H200).
@@ -116,7 +117,7 @@ def test_reports_show_peaks_ratio_and_notes() -> None:
                 latency=Latency(stats, stats)) for b, k in (("inductor", Kind.MEASURED),
                                                              ("emulate", Kind.EMULATED))]
     record = Record({"device": "cuda:0"}, {}, rows, {})
-    report = render_markdown(record)
+    report = render_markdown(Judged.of(record))
     assert "| eager peak MiB | backend peak MiB | memory ratio |" in report
     assert "| 4 | 2 | 0.5× |" in report
     assert "| 4 | 2 | — |" in report  # emulate

@@ -17,6 +17,7 @@ from trtcheck.program.shapes import ShapeRange, plan_shapes, resize
 from trtcheck.render.markdown import render_markdown
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
+from trtcheck.results.verdict import Judged
 from trtcheck.status import Status
 
 DYNAMIC_ZOO = TESTS / "dynamic"  # not under tests/zoos: every zoo there is run whole
@@ -113,7 +114,7 @@ def test_a_model_wrong_only_away_from_its_example_fails_naming_the_shape() -> No
 
 def test_report_shows_the_shapes_each_row_ran() -> None:
     rows = _eager("attention") + _eager("example_batch_mean")
-    report = render_markdown(Record({}, {}, rows, {}))
+    report = render_markdown(Judged.of(Record({}, {}, rows, {})))
     assert "## Dynamic shapes" in report
     # the highest shape is the declared max where one is declared, not "at most twice the example"
     assert "(its declared max; for a dimension declared without a max, twice the example)" in report

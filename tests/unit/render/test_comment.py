@@ -17,6 +17,7 @@ from trtcheck.render.link import RunLink
 from trtcheck.results.figures import Latency, Stats
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
+from trtcheck.results.verdict import Judged
 from trtcheck.status import Status
 
 SAMPLE = REPO / "tests" / "data" / "sample_zoo_results.json.gz"
@@ -78,7 +79,7 @@ def test_prediction_rows_show_no_speedup() -> None:
     lat = Latency(_stats(2.0), _stats(1.0), _stats(1.0), _stats(0.5), 2.0, 1.9, 2.1)
     rows = [_row("m", "inductor", Status.PASS, latency=lat),
             _row("m", "emulate", Status.PASS, latency=lat, kind=Kind.EMULATED)]
-    text = render_comment(_record(rows))
+    text = render_comment(Judged.of(_record(rows)))
     latency = text.split("#### Latency")[1].split("\n\n")[1]
     assert latency.splitlines()[0] == "| case | inductor | emulate |"
     assert latency.splitlines()[2].startswith("| zoo::m\\[float32\\] | 2× [1.9–2.1] |")
@@ -93,7 +94,7 @@ def test_hostile_model_name_is_inert() -> None:
                  outputs=[{"path": HOSTILE, "passed": False, "max_abs": 1.0, "max_rel": 1.0,
                            "atol": 1e-3, "rtol": 1e-3, "min_atol": 1.0, "min_rtol": 1.0}]),
             _row(HOSTILE, "emulate", Status.XFAIL, message=HOSTILE, profile=HOSTILE)]
-    text = render_comment(_record(rows))
+    text = render_comment(Judged.of(_record(rows)))
     assert HOSTILE.split(" ")[0] not in text
     assert not re.search(r"<(?!/?(details|summary|sub|br)>)", text), "raw HTML"
     assert not re.search(r"@\w", text), "a mention"
@@ -126,7 +127,7 @@ def test_comment_stays_within_the_limit_cut_at_row_boundaries() -> None:
     long = "x" * 500
     rows = [_row(f"model{i}", "inductor", Status.FAIL, message=long) for i in range(2000)]
     rows += [_row(f"model{i}", "emulate", Status.UNSUPPORTED, message=long) for i in range(500)]
-    text = render_comment(_record(rows))
+    text = render_comment(Judged.of(_record(rows)))
     assert 50_000 < len(text) <= 60_000
     assert text.startswith("### trtcheck: ❌ FAIL: 2000 of 2500 rows fail the run")
     assert re.search(r"\| … \d+ more rows: " + re.escape(ARTIFACT_NOTE) + r" \|", text)
@@ -134,14 +135,14 @@ def test_comment_stays_within_the_limit_cut_at_row_boundaries() -> None:
     for line in text.splitlines():
         if line.startswith("|"):
             assert line.endswith("|"), line
-    small = render_comment(_record(rows[:3]), limit=1_200)
+    small = render_comment(Judged.of(_record(rows[:3])), limit=1_200)
     assert len(small) <= 1_200 and "more rows" in small
 
 
 def test_run_link_and_changes_hook() -> None:
     rows = [_row("m", "inductor", Status.ERROR, stage="compile", message="boom")]
     link = RunLink(sha="c" * 40, url="https://github.com/o/r/actions/runs/7")
-    text = render_comment(_record(rows), link=link,
+    text = render_comment(Judged.of(_record(rows)), link=link,
                           changes="#### Changes against the baseline\n\n- none")
     assert f"commit {'c' * 40} · [run](https://github.com/o/r/actions/runs/7)" in text
     # the changes against the baseline come first
@@ -153,7 +154,7 @@ def test_run_link_and_changes_hook() -> None:
     ([Row("z::m[float32]", "z", "m", "float32", "eager")], "### trtcheck: ✅ PASS: 1 rows"),
 ])
 def test_headline_without_failures(rows: list[Row], headline: str) -> None:
-    text = render_comment(_record(rows))
+    text = render_comment(Judged.of(_record(rows)))
     assert text.startswith(headline)
     assert "Needs attention" not in text
 
@@ -162,8 +163,8 @@ def test_strict_xfail_makes_xpass_bold() -> None:
     rows = [_row("m", "inductor", Status.XPASS, message="expected to fail (x) but passed")]
     strict = _record(rows)
     strict.options["strict_xfail"] = True  # the record says how strictly it ran
-    assert "| **xpass** |" in render_comment(strict)
-    relaxed = render_comment(_record(rows))
+    assert "| **xpass** |" in render_comment(Judged.of(strict))
+    relaxed = render_comment(Judged.of(_record(rows)))
     assert "| xpass |" in relaxed and "✅ PASS" in relaxed
 
 
@@ -171,7 +172,7 @@ def test_a_prediction_only_run_says_why_there_is_no_speedup() -> None:
     lat = Latency(_stats(2.0), _stats(1.0), _stats(1.0), _stats(0.5), 2.0, 1.9, 2.1)
     rows = [_row("m", "lowering", Status.PASS, latency=lat, kind=Kind.LOWERED),
             _row("m", "emulate", Status.PASS, latency=lat, kind=Kind.EMULATED)]
-    text = render_comment(_record(rows))
+    text = render_comment(Judged.of(_record(rows)))
     assert "n/a (prediction)" not in text
     assert text.split("#### Latency")[1].split("\n\n")[1] == (
         "No speedup: every backend of this run predicts rather than measures (lowering, "
@@ -184,7 +185,7 @@ def test_a_row_that_errored_is_the_worst_of_its_case() -> None:
     rows = [_row("m", "eager", Status.PASS, outputs=[within]),
             _row("m", "lowering", Status.ERROR, stage="compile", message="boom",
                  kind=Kind.LOWERED)]
-    accuracy = render_comment(_record(rows)).split("#### Accuracy")[1]
+    accuracy = render_comment(Judged.of(_record(rows))).split("#### Accuracy")[1]
     assert "| zoo::m\\[float32\\] | — | — | **error**, no outputs compared | lowering † |" \
         in accuracy
     assert "within" not in accuracy
@@ -205,7 +206,7 @@ def test_the_worst_output_is_the_one_the_rows_message_names() -> None:
     assert result.message.endswith("worst: out['x'] differs")
     rows = [_row("m", "inductor", Status.FAIL, message=result.message,
                  outputs=[r.to_dict() for r in result.leaves])]
-    accuracy = render_comment(_record(rows)).split("#### Accuracy")[1]
+    accuracy = render_comment(Judged.of(_record(rows))).split("#### Accuracy")[1]
     assert "| inductor · output \\['x'\\] |" in accuracy
     assert "`['x']` the value at key `x` of its dict" in accuracy
 
@@ -216,7 +217,7 @@ def test_a_row_needing_attention_shows_its_first_evidence_note() -> None:
     notes = ["int64 narrowed to float32 inside the engine by cumsum", "TensorRT logged at ERROR: x"]
     row = _row("ids", "lowering", Status.ERROR, stage="compile", message="refused",
                evidence=Evidence(notes=notes))
-    comment = render_comment(_record([row]))
+    comment = render_comment(Judged.of(_record([row])))
     [line] = [x for x in comment.splitlines() if x.startswith("| zoo::ids") and "**error** |" in x]
     assert line.endswith("<br>evidence: int64 narrowed to float32 inside the engine by cumsum "
                          "(+1 more in report.md) |")

@@ -16,7 +16,7 @@ from trtcheck.render.markdown import render_markdown
 from trtcheck.results import findings
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Evidence, Row
-from trtcheck.results.verdict import job_verdict
+from trtcheck.results.verdict import Judged, job_verdict
 from trtcheck.status import Status
 
 CUMSUM = findings.narrowing("int64", "float32", "cumsum", "aten.cumsum.default",
@@ -59,7 +59,7 @@ def test_a_row_s_findings_are_read_back_from_its_notes_and_remark() -> None:
 
 def test_every_report_lists_the_passing_rows_findings_by_converter() -> None:
     record = _record()
-    report = render_markdown(record)
+    report = render_markdown(Judged.of(record))
     section = report.split("## Narrowings and remarks on passing rows")[1].split("\n## ")[0]
     assert "**aten.cumsum.default**" in section
     assert "- `int64 → float32`, exact while `|value| <= 2**24`: int64 narrowed to float32 inside " \
@@ -67,10 +67,10 @@ def test_every_report_lists_the_passing_rows_findings_by_converter() -> None:
     assert "zoo::scan\\[int64\\] · lowering · default" in section
     assert "aten.\\_embedding\\_bag.default" in section and "value not used" in section
     assert "other" not in section  # the failing row's
-    comment = render_comment(record)
+    comment = render_comment(Judged.of(record))
     assert "<details><summary>1 narrowing and 2 remarks on passing rows</summary>" in comment
     assert "exact while `|value| <= 2**24`" in comment
-    html = render_html(record)
+    html = render_html(Judged.of(record))
     assert '<section id="findings">' in html and "inside the engine by cumsum" in html
     assert "|value| &lt;= 2**24" in html
     cases = {c.get("name"): c for c in ET.fromstring(render_junit(record)).iter("testcase")}

@@ -24,6 +24,7 @@ from trtcheck.results.figures import ALLOCATOR, Latency, Memory, Stats
 from trtcheck.results.history import flag, order
 from trtcheck.results.record import Record, save
 from trtcheck.results.rows import Row, RowKey
+from trtcheck.results.verdict import Judged
 from trtcheck.status import Status
 
 PAYLOADS = ('<script>document.title="PWNED"</script>', '<img src=x onerror="alert(1)">',
@@ -81,7 +82,7 @@ def test_the_page_is_self_contained_under_a_strict_policy_and_escapes_the_zoo() 
     rows = [_row(p, Status.FAIL, stage="compare", message=f"bad {p}", latency=_latency(1.5),
                  outputs=[_out(False, min_atol=0.02, min_rtol=1.0, max_abs=0.03, max_rel=1.0)])
             for p in PAYLOADS]
-    page = render_html(_record(*rows, device_name=PAYLOADS[0]))
+    page = render_html(Judged.of(_record(*rows, device_name=PAYLOADS[0])))
     assert f'<meta http-equiv="Content-Security-Policy" content="{CSP}">' in page
     assert "default-src 'none'" in CSP and "unsafe-inline" not in CSP
     assert re.findall(r"<script>", page) == ["<script>"] and SCRIPT in page and STYLE in page
@@ -98,7 +99,7 @@ def test_the_page_marks_predictions_as_the_other_reports_do() -> None:
     rows = [_row("m", latency=_latency(2.0), outputs=[_out(min_atol=0.0, min_rtol=0.0, max_abs=0.0,
                                                             max_rel=0.0)]),
             _row("m", backend="emulate", kind=Kind.EMULATED, latency=_latency(9.0))]
-    page = render_html(_record(*rows))
+    page = render_html(Judged.of(_record(*rows)))
     assert f"emulate</code> {PREDICTION_MARK} (emulated)" in page
     assert KIND_NOTES[Kind.EMULATED].replace("'", "&#x27;") in page
     assert "n/a (prediction)" in page
@@ -110,7 +111,7 @@ def test_memory_shows_the_ratio_only_above_the_floor() -> None:
     big, small = 64 * 2**20, 2**19
     rows = [_row("big", memory=Memory(ALLOCATOR, eager=big, backend=big // 2)),
             _row("small", memory=Memory(ALLOCATOR, eager=small, backend=small))]
-    memory = render_html(_record(*rows)).split('id="memory"')[1]
+    memory = render_html(Judged.of(_record(*rows))).split('id="memory"')[1]
     assert "0.5×" in memory and "—" in memory
     assert "1 MiB (allocator) or 16 MiB (resident)" in memory
 
@@ -122,7 +123,7 @@ def test_failures_name_the_torch_tensorrt_frame_and_link_the_reduce_bundle() -> 
                reduction={"reduced": True, "bundle": "repro/zoo-r", "original_nodes": 9,
                           "reduced_nodes": 2, "reproduced": True,
                           "files": ["ISSUE.md", "repro.py", "<x>.py"]})
-    failures = render_html(_record(row)).split('id="failures"')[1]
+    failures = render_html(Judged.of(_record(row))).split('id="failures"')[1]
     assert "torch_tensorrt/dynamo/conversion/impl.py:42" in failures
     assert '<a href="repro/zoo-r/ISSUE.md">ISSUE.md</a>' in failures
     assert '<a href="repro/zoo-r/-x-.py">' in failures  # a file name is kept to safe characters
@@ -132,7 +133,7 @@ def test_a_diff_draws_each_change_with_both_intervals_and_the_verdict() -> None:
     head = _record(_row("m", latency=_latency(1.0, 0.01)), _row("n", latency=_latency(2.0, 0.01)))
     head.baseline = compare(_record(_row("m", latency=_latency(2.0, 0.01)),
                                     _row("n", latency=_latency(2.0, 0.01))), head).to_dict()
-    changes = render_html(head).split('id="changes"')[1].split("</section>")[0]
+    changes = render_html(Judged.of(head)).split('id="changes"')[1].split("</section>")[0]
     assert "1 speedup regression" in changes
     (chart,) = _svgs(changes)
     rows = [g for g in chart.iter("{http://www.w3.org/2000/svg}g")]
@@ -145,7 +146,7 @@ def test_a_big_record_is_cut_and_says_so(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(report_html, "CHART_LIMIT", 5)
     monkeypatch.setattr(report_html, "TABLE_LIMIT", 7)
     rows = [_row(f"m{i}", latency=_latency(1 + i / 10)) for i in range(12)]
-    page = render_html(_record(*rows))
+    page = render_html(Judged.of(_record(*rows)))
     assert "Showing the first 5 of 12 rows" in page
     assert "The first 7 of 12 rows" in page
     speed = _svgs(page.split('id="speed"')[1])[0]
@@ -222,7 +223,7 @@ def test_non_finite_figures_are_drawn_at_the_edge_or_left_out() -> None:
             _row("nan", latency=dataclasses.replace(lat, paired_speedup=math.nan)),
             _row("out", Status.FAIL, outputs=[_out(False, min_atol=math.nan, max_abs=math.nan,
                                                    max_rel=math.nan, nan=3)])]
-    page = render_html(_record(*rows))
+    page = render_html(Judged.of(_record(*rows)))
     speed = _svgs(page.split('id="speed"')[1])[0]
     assert "»" in "".join(speed.itertext())  # an infinite speedup sits at the axis's end
     assert "backend output holds 3 NaN" in page
@@ -262,11 +263,11 @@ def test_a_refused_build_shows_its_evidence_and_not_the_assertion_frame() -> Non
     row = _row("r", Status.ERROR, backend="lowering", kind=Kind.LOWERED, stage="compile",
                message=f"the builder refused layer 'g'; {REPORT_CONVERTER}", traceback=trace,
                evidence=evidence)
-    failures = render_html(_record(row)).split('id="failures"')[1]
+    failures = render_html(Judged.of(_record(row))).split('id="failures"')[1]
     assert "<li>int64 narrowed to float32 inside the engine by cumsum &lt;x&gt;</li>" in failures
     assert "<li>stage reached: converters: stopped after 5 nodes converted</li>" in failures
     assert "Torch-TensorRT frame" not in failures and "_TRTInterpreter.py:446" not in failures.split(
         "<summary>traceback")[0]
-    details = render_markdown(_record(row)).split("## Details")[1]
+    details = render_markdown(Judged.of(_record(row))).split("## Details")[1]
     assert "- int64 narrowed to float32 inside the engine by cumsum " in details
     assert "- stage reached: converters: stopped after 5 nodes converted" in details

@@ -7,6 +7,7 @@ from trtcheck.render.markdown import render_markdown
 from trtcheck.results.figures import RESIDENT, Latency, Memory, Stats
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
+from trtcheck.results.verdict import Judged
 
 
 def test_a_memory_figure_not_taken_reads_not_measured_in_the_reports() -> None:
@@ -14,8 +15,8 @@ def test_a_memory_figure_not_taken_reads_not_measured_in_the_reports() -> None:
     row = Row("zoo::m[float32]", "zoo", "m", "float32", "inductor", latency=Latency(stats, stats),
               memory=Memory(RESIDENT, eager=None, backend=None))
     assert row.to_dict()["memory"]["eager"] is None  # the record says so too
-    latency = render_markdown(Record({}, {}, [row])).split("## Latency")[1]
+    latency = render_markdown(Judged.of(Record({}, {}, [row]))).split("## Latency")[1]
     table = next(line for line in latency.splitlines() if line.startswith("| zoo::m"))
     assert table.endswith("| not measured | not measured | not measured |")
-    html = render_html(Record({}, {}, [row])).split('<section id="memory">')[1]
+    html = render_html(Judged.of(Record({}, {}, [row]))).split('<section id="memory">')[1]
     assert html.count("not measured") >= 3 and ">0<" not in html

@@ -32,6 +32,7 @@ from trtcheck.render.link import RunLink
 from trtcheck.results.figures import Latency, Stats
 from trtcheck.results.record import SCHEMA_VERSION, Record, load
 from trtcheck.results.rows import Evidence, Row
+from trtcheck.results.verdict import Judged
 from trtcheck.status import Status
 
 GOLDEN = TESTS / "golden"
@@ -148,7 +149,7 @@ def test_junit_golden() -> None:
 
 
 def test_markdown_golden() -> None:
-    _check_golden("report.md", render_markdown(load(SCHEMA_1)))
+    _check_golden("report.md", render_markdown(Judged.of(load(SCHEMA_1))))
 
 
 def test_schema_1_record_reads_as_the_current_schema() -> None:
@@ -273,7 +274,7 @@ def _tables(text: str) -> list[list[str]]:
 
 
 def test_markdown_tables_are_not_broken_by_user_text(record: Record) -> None:
-    text = render_markdown(record)
+    text = render_markdown(Judged.of(record))
     tables = _tables(text)
     assert len(tables) >= 5  # summary, accuracy, latency, two output tables
     for table in tables:
@@ -286,41 +287,41 @@ def test_markdown_tables_are_not_broken_by_user_text(record: Record) -> None:
 
 
 def test_markdown_prediction_notice_iff_prediction_rows(record: Record) -> None:
-    text = render_markdown(record)
+    text = render_markdown(Judged.of(record))
     notice = "> **† Predictions, not measurements.**"
     assert notice in text
     assert "| emulate † " in text
     measured = dataclasses.replace(record, rows=[r for r in record.rows if not r.prediction])
-    assert notice not in render_markdown(measured)
-    assert "†" not in render_markdown(measured)
+    assert notice not in render_markdown(Judged.of(measured))
+    assert "†" not in render_markdown(Judged.of(measured))
 
 
 def test_markdown_verdict_follows_strict_xfail(record: Record) -> None:
     assert "5 of 11 rows fail the run (strict xfail off)" in render_markdown(
-        record)
+        Judged.of(record))
     record.options["strict_xfail"] = True
-    assert "6 of 11 rows fail the run (strict xfail on)" in render_markdown(record)
+    assert "6 of 11 rows fail the run (strict xfail on)" in render_markdown(Judged.of(record))
 
 
 def test_markdown_of_an_empty_record() -> None:
-    text = render_markdown(Record({}, {}, []))
+    text = render_markdown(Judged.of(Record({}, {}, [])))
     assert "**Result: NOTHING TESTED**: no case was selected" in text
     assert "## Accuracy" not in text and "## Details" not in text
-    allowed = render_markdown(Record({}, {"allow_empty": True}, []))
+    allowed = render_markdown(Judged.of(Record({}, {"allow_empty": True}, [])))
     assert "**Result: PASS**" in allowed
 
 
 def test_an_interrupted_record_says_so_everywhere(record: Record) -> None:
     passing = dataclasses.replace(record, rows=record.rows[:1],
                                   environment={**record.environment, "interrupted": True})
-    assert "**Result: INTERRUPTED**" in render_markdown(passing)
-    assert "PASS" not in render_markdown(passing)
-    summary = render_summary(passing)
+    assert "**Result: INTERRUPTED**" in render_markdown(Judged.of(passing))
+    assert "PASS" not in render_markdown(Judged.of(passing))
+    summary = render_summary(Judged.of(passing))
     assert summary.splitlines()[-1].startswith("INTERRUPTED: the run was stopped")
 
 
 def test_profiles_section_lists_used_profiles_with_what_they_predict(record: Record) -> None:
-    text = render_markdown(record)
+    text = render_markdown(Judged.of(record))
     section = text.split("## Settings profiles")[1].split("## ")[0]
     assert "truncate\\_double" in section and "computed in float32" in section
     assert "| seed" not in section  # defined in the options but no row uses it
@@ -328,10 +329,10 @@ def test_profiles_section_lists_used_profiles_with_what_they_predict(record: Rec
 
 def test_profiles_section_says_when_min_block_size_is_not_torch_tensorrt_s_default(record: Record) -> None:
     line = "Torch-TensorRT ran with `min_block_size` = 1, not its default of 5"
-    assert line not in render_markdown(record)
+    assert line not in render_markdown(Judged.of(record))
     rows = [dataclasses.replace(r, evidence=dataclasses.replace(r.evidence, settings={"min_block_size": 1}))
             if r.backend == "emulate" else r for r in record.rows]
-    text = render_markdown(dataclasses.replace(record, rows=rows))
+    text = render_markdown(Judged.of(dataclasses.replace(record, rows=rows)))
     assert line in text.split("## Settings profiles")[1].split("## ")[0]
 
 
@@ -357,7 +358,7 @@ def test_xml_text_keeps_legal_whitespace_and_drops_the_rest() -> None:
 
 def test_summary_lists_non_passing_rows_and_counts(record: Record) -> None:
     record.options["strict_xfail"] = True
-    text = render_summary(record)
+    text = render_summary(Judged.of(record))
     lines = text.splitlines()
     assert len([r for r in record.rows if r.status is not Status.PASS]) == 9
     # header, rule, rows, blank, counts, prediction note, the job's verdict
@@ -372,21 +373,21 @@ def test_summary_lists_non_passing_rows_and_counts(record: Record) -> None:
 
 def test_summary_of_an_all_passing_record(record: Record) -> None:
     passing = dataclasses.replace(record, rows=record.rows[:1])
-    assert render_summary(passing) == ("total 1: 1 pass; 0 fail the run\n"
+    assert render_summary(Judged.of(passing)) == ("total 1: 1 pass; 0 fail the run\n"
                                                            "PASS: 1 rows, none fails the run")
 
 
 def test_write_reports(record: Record, tmp_path: Path) -> None:
     link = RunLink(sha=record.environment.get("git_commit"))
-    paths = write_reports(record, tmp_path / "out", link=link)
+    paths = write_reports(Judged.of(record), tmp_path / "out", link=link)
     assert [p.name for p in paths] == ["results.json", "junit.xml", "report.md", "comment.md",
                                        "report.html"]
     assert load(paths[0]) == record
     assert paths[1].read_text(encoding="utf-8") == render_junit(record)
-    assert paths[2].read_text(encoding="utf-8") == render_markdown(record)
+    assert paths[2].read_text(encoding="utf-8") == render_markdown(Judged.of(record))
     assert paths[3].read_text(encoding="utf-8") == render_comment(
-        record, link=link)
-    assert paths[4].read_text(encoding="utf-8") == render_html(record, link=link)
+        Judged.of(record), link=link)
+    assert paths[4].read_text(encoding="utf-8") == render_html(Judged.of(record), link=link)
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "comment.md", "junit.xml", "report.html", "report.md", "results.json"]
 
@@ -399,7 +400,7 @@ def test_passing_rows_with_pytorch_fallbacks_are_marked_in_the_table() -> None:
                  evidence=Evidence(path=["complex rewrite"], fallbacks=["aten.fft_fft"])),
             _row("m.py", "fft", "complex64", "inductor", Status.PASS,
                  evidence=Evidence(path=["complex rewrite"]))]
-    table = render_markdown(Record({}, {}, rows)).split("## Accuracy")[1]
+    table = render_markdown(Judged.of(Record({}, {}, rows))).split("## Accuracy")[1]
     emulate, inductor = (line for line in table.splitlines() if "m::fft" in line)
     assert "| pass (fallback) |" in " ".join(emulate.split())
     assert "complex rewrite" in emulate
@@ -411,7 +412,7 @@ def test_terminal_keeps_the_exception_type_and_the_head_of_a_long_message() -> N
                "sort_validator at torch_tensorrt/dynamo/conversion/aten_ops_converters.py:3003: "
                "`dim = node.args[1]`: a bug in Torch-TensorRT; report it with this frame)")
     rows = [_row("m.py", "x", "float32", "eager", Status.ERROR, message=message, stage="compile")]
-    lines = render_summary(Record({}, {}, rows)).splitlines()
+    lines = render_summary(Judged.of(Record({}, {}, rows))).splitlines()
     assert lines[3].startswith("(messages cut at 120 characters")  # under the table
     shown = lines[2].split(" compile ", 1)[1].strip()
     assert shown.endswith("…") and message.startswith(shown[:-1])
@@ -425,7 +426,7 @@ def test_an_export_error_is_detailed_once_for_all_the_cases_rows() -> None:
             for backend, profile in (("emulate", "default"), ("emulate", "seed"), ("eager", "-"))]
     rows.append(Row("m::other[float32]", "m", "other", "float32", "eager", "-",
                     status=Status.FAIL, stage="compare", message="values differ"))
-    details = render_markdown(Record({}, {}, rows)).split("## Details")[1]
+    details = render_markdown(Judged.of(Record({}, {}, rows))).split("## Details")[1]
     assert details.count("data-dependent shape") == 1
     assert "### m::dyn\\[float32\\] · every backend and profile (3 rows)" in details
     assert "### m::other\\[float32\\] · eager · -" in details
@@ -441,7 +442,7 @@ def test_disagreement_names_the_release_of_a_row_that_failed_before_compiling() 
                      evidence=Evidence(versions=versions))]
 
     def section(rows: list[Row]) -> str:
-        return render_markdown(Record({}, {}, rows)).split(
+        return render_markdown(Judged.of(Record({}, {}, rows))).split(
             "## Where emulate and lowering disagree")[1]
 
     known = pair("a", {}) + pair("b", {"torch_tensorrt": "2.13.0"})
@@ -484,13 +485,13 @@ def test_header_names_where_the_stack_came_from_and_a_mismatched_pairing() -> No
                               "2.14.0+cu130 is installed: the matching release is ..."]}
     record = Record(environment=env, options={}, rows=[])
     link = RunLink(sha="d" * 40, url=None)
-    lines = render_markdown(record, link=link).splitlines()
+    lines = render_markdown(Judged.of(record), link=link).splitlines()
     assert lines[2] == ("trtcheck 1.2.3 · torch 2.14.0+cu130 (from the runner) · Torch-TensorRT "
                         "2.13.0 (installed by the Action) · TensorRT 11.0.1 (installed by the "
                         f"Action) · device cuda:0 · commit {'d' * 40}")
     assert lines[4] == ("> ⚠ Torch-TensorRT 2.13.0 is built for torch 2.13, but torch "
                         "2.14.0+cu130 is installed: the matching release is ...")
-    comment = render_comment(record, link=link)
+    comment = render_comment(Judged.of(record), link=link)
     assert ("torch 2.14.0+cu130 (from the runner) · Torch-TensorRT 2.13.0 (installed by the "
             "Action)") in comment
     assert "<br>⚠ Torch-TensorRT 2.13.0 is built for torch 2.13" in comment
@@ -502,7 +503,7 @@ def test_the_latency_note_says_how_the_record_was_timed(record: Record) -> None:
     calls = Latency(_stats(4.0), _stats(2.0), _stats(4.0), _stats(2.0), 2.0, 1.9, 2.1,
                     method="calls", schedule="serial")
     timed = [replace(r, latency=calls, backend="lowering") for r in record.rows if r.latency]
-    text = render_markdown(replace(record, rows=timed))
+    text = render_markdown(Judged.of(replace(record, rows=timed)))
     latency = text.split("## Latency")[1]
     header = latency.split("\n")[2]
     assert "| eager median ms | backend median ms | speedup" in header and "device" not in header
@@ -511,7 +512,7 @@ def test_the_latency_note_says_how_the_record_was_timed(record: Record) -> None:
     assert "except on lowering rows: all of eager's calls, then the backend's" in latency
     gpu = replace(calls, eager_device=replace(_stats(3.0), timer="cuda-event"),
                   backend_device=replace(_stats(1.5), timer="cuda-event"), schedule="interleaved")
-    text = render_markdown(replace(record, rows=[replace(r, latency=gpu) for r in timed]))
+    text = render_markdown(Judged.of(replace(record, rows=[replace(r, latency=gpu) for r in timed])))
     latency = text.split("## Latency")[1]
     assert ("| eager median ms (caller) | backend median ms (caller) | eager median ms (device) | "
             "backend median ms (device) |") in latency
@@ -519,15 +520,15 @@ def test_the_latency_note_says_how_the_record_was_timed(record: Record) -> None:
     assert "Eager's and the backend's calls alternate." in latency and "block" not in latency
     assert "fastest CPU" not in latency
     swept = [replace(r, latency=replace(gpu, cpus=16)) for r in timed]
-    latency = render_markdown(replace(record, rows=swept)).split("## Latency")[1]
+    latency = render_markdown(Judged.of(replace(record, rows=swept))).split("## Latency")[1]
     assert ("The measured rounds moved over the process's 16 CPUs, a block on each; the figures "
             "are the fastest CPU's") in latency
 
 
 def test_the_profiles_heading_speaks_of_emulate_only_where_it_ran(record: Record) -> None:
-    assert "what emulate predicts under them" in render_markdown(record)
+    assert "what emulate predicts under them" in render_markdown(Judged.of(record))
     lowering = [replace(r, backend="lowering", kind=Kind.LOWERED) for r in record.rows]
-    text = render_markdown(replace(record, rows=lowering))
+    text = render_markdown(Judged.of(replace(record, rows=lowering)))
     assert "## Settings profiles" in text and "emulate predicts" not in text
 def test_every_report_takes_its_latency_and_memory_columns_from_one_list() -> None:
     from trtcheck.render.text import MARKDOWN, ROW_FIGURES
@@ -544,7 +545,7 @@ def test_every_report_takes_its_latency_and_memory_columns_from_one_list() -> No
     for column in ROW_FIGURES:
         assert f"\n{column.label}: {column.text(row)}" in out
     assert "eager first-call peak MiB: 40" in out and "backend median ms (device): 1.5" in out
-    header = next(line for line in render_markdown(record).splitlines()
+    header = next(line for line in render_markdown(Judged.of(record)).splitlines()
                   if line.startswith("| case | backend | profile | eager"))
     shown = [c.label for c in ROW_FIGURES if MARKDOWN in c.reports]
     assert header.removesuffix(" |").split(" | ")[3:] == shown
@@ -561,7 +562,7 @@ def test_an_untimed_row_s_remark_is_under_the_accuracy_table(record: Record) -> 
     break on the torch.compile front-end): the accuracy section lists it."""
     jit = _row("gate.py", "gate", "default", "lowering", Status.PASS, profile="torch_compile",
                kind=Kind.LOWERED, evidence=Evidence(remark="1 graph break: generic_jump at gate.py:14"))
-    text = render_markdown(replace(record, rows=[*record.rows, jit]))
+    text = render_markdown(Judged.of(replace(record, rows=[*record.rows, jit])))
     accuracy = text.split("## Accuracy", 1)[1].split("\n## ", 1)[0]
     assert ("- gate::gate\\[default\\] · lowering † · torch\\_compile: 1 graph break: "
             "generic\\_jump at gate.py:14") in accuracy
@@ -579,10 +580,10 @@ def test_a_pass_that_built_no_engine_is_counted_apart_in_every_summary(record: R
     rec = replace(record, rows=[*record.rows, *added])
     assert [r.no_engine for r in added] == [True, False, False]
     passes = sum(r.status is Status.PASS for r in rec.rows)
-    assert f"{passes} pass (1 with no engine)" in render_summary(rec)
-    assert f"pass {passes} (1 with no engine)" in render_comment(rec)
-    assert f"| {passes} (1 with no engine) |" in render_markdown(rec)
-    assert f"{passes} (1 with no engine)" in render_html(rec)
+    assert f"{passes} pass (1 with no engine)" in render_summary(Judged.of(rec))
+    assert f"pass {passes} (1 with no engine)" in render_comment(Judged.of(rec))
+    assert f"| {passes} (1 with no engine) |" in render_markdown(Judged.of(rec))
+    assert f"{passes} (1 with no engine)" in render_html(Judged.of(rec))
     assert 'name="no engine" value="1 of 3 rows passed with no TensorRT engine built' in \
         render_junit(rec)
-    assert "no engine" not in render_summary(record)
+    assert "no engine" not in render_summary(Judged.of(record))

@@ -31,6 +31,7 @@ from trtcheck.results.processes import ProcessFigure
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row, RowKey
 from trtcheck.results.stats import t_quantile, t_sf
+from trtcheck.results.verdict import Judged
 from trtcheck.status import Status
 
 START, CAP, STEP, ALPHA, THRESHOLD = 6, 15, 3, 0.05, 0.07
@@ -176,7 +177,7 @@ def test_every_report_counts_the_rows_decided_and_names_the_verdicts() -> None:
     assert "**speedup over eager worsened -" in text and "slower" not in text
     assert "not enough evidence after 6 processes" in text
     assert "Bonferroni" in text
-    page = render_html(head)
+    page = render_html(Judged.of(head))
     assert "1 of 2 rows decided" in page and "speedup over eager worsened -" in page
 
 
@@ -283,16 +284,16 @@ def test_each_side_is_labelled_for_what_it_ran(tmp_path: Path) -> None:
 
     record = _planted("latency")
     label = f"working tree (uncommitted changes on {'b' * 40})"
-    for text in (render_markdown(record), render_html(record),
-                 render_comment(record, changes=render_changes(record))):
+    for text in (render_markdown(Judged.of(record)), render_html(Judged.of(record)),
+                 render_comment(Judged.of(record), changes=render_changes(record))):
         text = text.replace("\\", "")  # Markdown's escapes
         assert label in text and f"v0 ({'b' * 40})" in text
     same = _planted("latency", sides={s: {"ref": r, "commit": c * 40, "tree": "1" * 40}
                                       for s, r, c in (("base", "v0", "b"), ("head", "v1", "c"))})
     same.ab["same_tree"] = True
-    assert render_summary(same).splitlines()[-1].endswith(
+    assert render_summary(Judged.of(same)).splitlines()[-1].endswith(
         "; same tree: base and head ran the same code")
-    assert "same tree" in render_markdown(same).split("**Result:")[1][:300]
+    assert "same tree" in render_markdown(Judged.of(same)).split("**Result:")[1][:300]
 
 
 # --- the kernel lottery: rows judged like with like ------------------------------------------
@@ -365,7 +366,7 @@ def test_a_kernel_set_one_side_alone_ran_is_named_and_left_out_of_the_verdict() 
                        metric="speedup", threshold=THRESHOLD, level=Level(ALPHA, 1, 1))
     after.baseline = diff.to_dict()
     assert "2 kernel sets: A in 10 processes, 1.50×; B in 3 processes" in render_changes(after)
-    assert line in render_html(after)
+    assert line in render_html(Judged.of(after))
     assert any(line in text for text in decision_lines(Diff.from_dict(after.baseline)))
 
 
@@ -572,8 +573,9 @@ def test_with_only_predictions_no_report_counts_speed_regressions_or_unchanged_r
     line = count_line(diff)
     assert line == ("0 status changes; speed not judged: every backend predicts, and a "
                     "prediction times nothing a gate could use; statuses alone are compared")
-    for text in (render_changes(head_rec), render_markdown(head_rec), render_html(head_rec),
-                 render_comment(head_rec, changes=render_changes(head_rec))):
+    for text in (render_changes(head_rec), render_markdown(Judged.of(head_rec)),
+                 render_html(Judged.of(head_rec)),
+                 render_comment(Judged.of(head_rec), changes=render_changes(head_rec))):
         assert "regression" not in text and "unchanged" not in text
         assert "speed not judged" in text.lower()
 
@@ -619,7 +621,7 @@ def test_no_ab_report_shows_a_pair_and_a_change_of_opposite_sign() -> None:
     assert any((plain_mean(per["head"]) > plain_mean(per["base"]))
                != (c.latency.slowdown < 1) for c, per in zip(diff.changes, figures.values(),
                                                               strict=True))
-    comment = render_comment(head_rec, changes=render_changes(head_rec))
+    comment = render_comment(Judged.of(head_rec), changes=render_changes(head_rec))
     assert "#### Latency" not in comment and "Speedup by backend" not in comment
-    assert "speedup [95% interval]" not in render_markdown(head_rec)
+    assert "speedup [95% interval]" not in render_markdown(Judged.of(head_rec))
     assert "speedup [95% interval]" not in render_junit(head_rec)

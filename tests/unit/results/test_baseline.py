@@ -29,7 +29,7 @@ from trtcheck.results.baseline import (
 from trtcheck.results.figures import Latency, Stats
 from trtcheck.results.record import FIGURES_SCHEMA, Record, load, save
 from trtcheck.results.rows import Row
-from trtcheck.results.verdict import job_verdict
+from trtcheck.results.verdict import Judged, job_verdict
 from trtcheck.status import Status, Verdict
 
 ENV = {"device_name": "NVIDIA H200", "driver": "570.1", "torch": "2.11.0",
@@ -148,16 +148,16 @@ def test_reports_show_the_changes_first_and_a_status_change_always(tmp_path: Pat
     save(head, tmp_path / "results.json")
     again = load(tmp_path / "results.json")
     assert Diff.from_dict(again.baseline) == Diff.from_dict(head.baseline)
-    report = render_markdown(again)
+    report = render_markdown(Judged.of(again))
     assert report.index("## Changes against the baseline") < report.index("## Summary")
     changes = report.split("## Changes against the baseline")[1].split("## ")[0]
     assert "1 speedup regression, 1 status change, 1 accuracy change; 0 rows unchanged" in changes
     assert "| zoo::a\\[float32\\] | inductor | - | pass → **fail** | 1e-06 → 0.3 |" in changes
     assert "**speedup over eager worsened -16.7%; slower +20.0%**" in changes
-    comment = render_comment(again,
+    comment = render_comment(Judged.of(again),
                              changes=render_changes(again, heading="####"))
     assert comment.index("#### Changes against the baseline") < comment.index("Needs attention")
-    tiny = render_comment(again, limit=2500,
+    tiny = render_comment(Judged.of(again), limit=2500,
                           changes=render_changes(again, heading="####"))
     assert "pass → **fail**" in tiny and len(tiny) <= 2500
 
@@ -166,11 +166,11 @@ def test_prediction_rows_show_no_speedup_anywhere() -> None:
     row = _row("m", _latency(3.0, 0.01), backend="emulate", kind=Kind.EMULATED)
     record = _record(row)
     record.baseline = compare(_record(row), record).to_dict()
-    report = render_markdown(record)
+    report = render_markdown(Judged.of(record))
     latency_table = report.split("## Latency")[1]
     assert "n/a (prediction)" in latency_table and "3×" not in latency_table
     assert "speedup [95% interval]: n/a (prediction)" in render_junit(record)
-    comment = render_comment(record, changes=render_changes(record))
+    comment = render_comment(Judged.of(record), changes=render_changes(record))
     assert "No speedup: every backend of this run predicts" in comment and "3×" not in comment
 
 
@@ -323,7 +323,7 @@ def test_a_planted_regression_against_a_baseline_heads_every_report_as_the_exit_
         assert "PASS: 2 rows, none fails the run; 1 latency regression not gated" in terminal
         assert failures == []
     env = {"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(tmp_path / "output")}
-    github.write_outputs(code, out, load(out / "results.json"), env=env)
+    github.write_outputs(code, out, Judged.of(load(out / "results.json")), env=env)
     outputs = read_outputs(tmp_path / "output")
     assert outputs["verdict"].startswith("FAIL: " if code else "PASS: ")
     assert outputs["regressions"] == "1" and outputs["exit-code"] == str(code)
@@ -376,7 +376,7 @@ def test_a_model_slower_in_eager_and_compiled_alike_is_never_faster_nor_green() 
         assert "slower +500.0%" in line and "faster" not in text
         assert "speedup over eager improved +139.0%" in line
         assert text.count("backend ms (median)") == 1  # one column of the backend's ms
-        page = render_html(head)
+        page = render_html(Judged.of(head))
         assert '<g class="pass">' not in page.split('id="changes"')[1].split("</section>")[0]
 
 
@@ -392,7 +392,7 @@ def test_terminal_and_reports_count_the_same_changes() -> None:
     line = count_line(diff)
     assert line == "0 speedup regressions, 1 status change, 1 new row, 1 removed row; 1 row unchanged"
     head.baseline = diff.to_dict()
-    assert f"{line}." in render_markdown(head)
+    assert f"{line}." in render_markdown(Judged.of(head))
     assert f"{line}." in render_changes(head, heading="####")
 
 

@@ -22,6 +22,7 @@ from trtcheck.render.terminal import render_summary
 from trtcheck.results import nonfinite
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
+from trtcheck.results.verdict import Judged
 from trtcheck.status import Status
 
 NAN, INF = float("nan"), float("inf")
@@ -68,13 +69,13 @@ def _record(status: Status = Status.PASS, message: str = WORDS) -> Record:
 
 def test_every_report_says_nan_and_inf_with_counts_for_a_passing_row() -> None:
     record = _record()
-    terminal = render_summary(record)
+    terminal = render_summary(Judged.of(record))
     assert "pass ⚠    zoo::logm[float32]" in terminal and WORDS in terminal
-    report = render_markdown(record)
+    report = render_markdown(Judged.of(record))
     accuracy = report.split("## Accuracy")[1].split("## ")[0]
     assert "| pass ⚠ " in accuracy and 'nan = "fail"' in accuracy
     assert f"- pass ⚠: {WORDS}" in report.split("## Details")[1]
-    comment = render_comment(record)
+    comment = render_comment(Judged.of(record))
     attention = comment.split("#### Needs attention")[1].split("####")[0]
     assert f"| pass ⚠ | pass ⚠: {WORDS} |" in attention
     assert "| within ⚠ |" in comment.split("#### Accuracy")[1]
@@ -90,8 +91,8 @@ def test_a_failing_row_keeps_the_counts_whole_in_short_messages() -> None:
     long = "1 of 1 outputs failed; worst: out: NaN/Inf placement differs at 3 of 22 positions; " \
            + "x" * 300
     record = _record(Status.FAIL, f"{long}; {WORDS}")
-    assert WORDS in render_summary(record)
-    assert WORDS in render_comment(record).split("#### Needs attention")[1]
+    assert WORDS in render_summary(Judged.of(record))
+    assert WORDS in render_comment(Judged.of(record)).split("#### Needs attention")[1]
     [case] = ET.fromstring(render_junit(record)).iter("testcase")
     assert WORDS in (case.find("failure").get("message") or "")
     [annotation] = render_annotations(record)

@@ -21,6 +21,7 @@ def analyze_cmd(paths: tuple[Path, ...], verbose: int, **given: Any) -> int:
     from trtcheck.execution.run import analyze, collect
     from trtcheck.render.analysis import render_analysis
     from trtcheck.results import record
+    from trtcheck.results.verdict import Judged
 
     opts = cascade.resolve(paths, **given, device="cpu", quiet=1, reads_baseline=False)
     common.check_writable(opts.out)
@@ -29,4 +30,4 @@ def analyze_cmd(paths: tuple[Path, ...], verbose: int, **given: Any) -> int:
     record.save(rec, opts.out / "analysis.json")
     echo(render_analysis(rec, verbose=verbose > 0))
     echo(f"analysis: {opts.out / 'analysis.json'}")
-    return common.verdict(rec)
+    return common.verdict(Judged.of(rec))

@@ -29,18 +29,19 @@ def diff_cmd(base: Path, head: Path | None, out: Path | None, **given: object) -
     from trtcheck.render.terminal import render_headline
     from trtcheck.results import record
     from trtcheck.results.diff import judged
+    from trtcheck.results.verdict import Judged
 
     before = record.load(base)
     after = record.load(head) if head is not None else None
     if after is None and before.ab is None:
         raise UsageError(f"{base} is not a record of trtcheck ab: give a base and a head record")
     gate = cascade.saved_gate((after or before).options, **given)
-    rec = judged(before, after, gate)
-    echo(render_changes(rec))
+    result = Judged.of(judged(before, after, gate))
+    echo(render_changes(result.record))
     if out is not None:
         common.check_writable(out)
         with record.locked(out):
-            written = common.write(rec, out)
+            written = common.write(result, out)
         echo(f"reports: {', '.join(str(p) for p in written)}")
-    echo(render_headline(rec))
-    return common.verdict(rec)
+    echo(render_headline(result.verdict))
+    return common.verdict(result)
