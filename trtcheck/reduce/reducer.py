@@ -234,7 +234,7 @@ class Reducer:
             if not search.fails(whole, op=False):
                 got = search.rejected[-1][0] if search.rejected else None
                 gives = ("is no graph of tensors" if got is None else "passes" if got.status ==
-                         Status.PASS.value else f"gives {got.describe()}")
+                         Status.PASS.value else f"gives a different failure, {got.describe()},")
                 return {"reduced": False, "original_nodes": len(whole),
                         "why": f"its exported graph, run on {row.backend}/{row.profile} as a module "
                                f"of its own, {gives} where the row gave {target.describe()}, so "
