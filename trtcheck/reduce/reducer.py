@@ -16,7 +16,13 @@ from typing import Any
 import torch
 
 from trtcheck.backends import lowering_label
-from trtcheck.backends.lowering.code import CodeUnavailable, default_release, locate, torch_minor
+from trtcheck.backends.lowering.code import (
+    VERSION,
+    CodeUnavailable,
+    default_release,
+    locate,
+    torch_minor,
+)
 from trtcheck.backends.torch_tensorrt.compat import adapt_settings, parse_version
 from trtcheck.config.options import Options
 from trtcheck.core.profiles import BUILTIN_PROFILES, Profile
@@ -425,7 +431,8 @@ class Reducer:
         """The releases a lowering row's bundle also runs on, for its history: ``releases``
         where given, else every release known or cached, each whose code can be had (fetched
         as needed; offline, the cached ones); none for another backend."""
-        if BackendRef.parse(row.backend).name != "lowering":
+        if BackendRef.parse(row.backend).name != "lowering" or not VERSION.fullmatch(
+                self._release(row)):  # a folder or wheel that names no release: none to add to
             return ()
         if row.backend not in self._histories:
             found = []

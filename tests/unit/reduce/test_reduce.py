@@ -385,6 +385,26 @@ def test_a_bundle_is_checked_at_the_lowering_level_it_was_reduced_at(tmp_path) -
     assert "--lowering-dryrun" not in command(True, "emulate")
 
 
+def test_a_lowering_bundle_s_check_runs_its_history_s_releases_too(
+        tmp_path: Path, ttrt_releases: dict[str, Path]) -> None:
+    opts = Options(paths=(tmp_path,), out=tmp_path, torch_tensorrt=("2.13.0",),
+                   releases=("2.14.0", "2.12.1", "2.13.0"))
+    reducer = Reducer(opts, {}, InProcessExecutor(opts, {}), Limits(), {})
+    try:
+        row = Row("z::m[v]", "z", "m", "v", "lowering", profile="default")
+        more = reducer._history(row)
+        assert more == ("2.12.1", "2.13.0", "2.14.0")
+        assert reducer._command(row, more) == [
+            "run", "--backend", "lowering", "--profile", "default", "--torch-tensorrt", "2.13.0",
+            "--torch-tensorrt", "2.12.1", "--torch-tensorrt", "2.14.0"]
+        assert reducer._history(replace(row, backend="emulate")) == ()
+        # the fresh rows of every release: the row's own is its release's
+        fresh = [replace(row, backend=f"lowering@{v}", status=Status.PASS) for v in more]
+        assert reducer._pick(fresh, row) is fresh[1]
+    finally:
+        reducer.close()
+
+
 class PositionIds(torch.nn.Module):
     """HF-style position ids from an attention mask, into an embedding."""
 
