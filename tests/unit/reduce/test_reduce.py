@@ -236,6 +236,25 @@ def test_titles_say_what_failed() -> None:
         "wrong values from aten.rsub.Scalar: max abs error 1 (rtol 0.005, atol 0.005)")
 
 
+def test_an_issue_says_its_history_and_a_different_failure_with_both_signatures() -> None:
+    frames = FRAME.format(f="converter_utils", n=817, fn="to_torch")
+    row = _error("RuntimeError: value cannot be converted to type int32 without overflow", frames)
+    own = signature(row)
+    ran = bundle.Ran("lowering", "2.13.0", bundle.CONVERTERS)
+    issue = bundle.Issue("z::m[v]", row, own, 2, 1, "def forward(self, x0): ...", ["aten.mul.Tensor"],
+                         ["x0: int64 [2, 8]"], [], "Random values.", {}, ran, "default", {}, {},
+                         "trtcheck run reduced.py --backend lowering",
+                         history="fails on 2.12.1, 2.13.0; passes on 2.14.0: fixed in 2.14.0")
+    text = bundle.issue_text(issue)
+    assert text.startswith("# RuntimeError at compile in converter_utils.py:817: value cannot")
+    assert ("\n**Across Torch-TensorRT releases** (this bundle run on each): fails on 2.12.1, "
+            "2.13.0; passes on 2.14.0: fixed in 2.14.0.\n") in text
+    other = signature(_error("TypeError: no", frames))
+    text = bundle.issue_text(replace(issue, different=other))
+    assert text.startswith("# A different failure from the row's: ")
+    assert f"this bundle gives {other.describe()}, where the row gave {own.describe()}" in text
+
+
 def test_a_bundle_says_what_ran_the_row_in_its_own_words() -> None:
     measured = bundle.Ran("tensorrt", "2.13.0", bundle.MEASURED, "10.13.2")
     assert measured.how().startswith("Measured on TensorRT 10.13.2: ")
