@@ -26,7 +26,7 @@ from trtcheck.backends.lowering.code import (
 from trtcheck.backends.torch_tensorrt.compat import adapt_settings, parse_version
 from trtcheck.config.options import Options
 from trtcheck.core.profiles import BUILTIN_PROFILES, Profile
-from trtcheck.core.traits import BackendRef
+from trtcheck.core.traits import BackendRef, Kind
 from trtcheck.execution.case import in_full
 from trtcheck.execution.job import After
 from trtcheck.execution.run import Collection, OneAtATime
@@ -431,7 +431,8 @@ class Reducer:
         """The releases a lowering row's bundle also runs on, for its history: ``releases``
         where given, else every release known or cached, each whose code can be had (fetched
         as needed; offline, the cached ones); none for another backend."""
-        if BackendRef.parse(row.backend).name != "lowering" or not VERSION.fullmatch(
+        traits = BackendRef.parse(row.backend).traits
+        if traits is None or traits.kind is not Kind.LOWERED or not VERSION.fullmatch(
                 self._release(row)):  # a folder or wheel that names no release: none to add to
             return ()
         if row.backend not in self._histories:
