@@ -5,6 +5,7 @@ bisection and real values, on Torch-TensorRT's real lowering code."""
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from collections.abc import Callable
@@ -23,7 +24,8 @@ def buried(once: Callable[[str, Callable[[Path], None]], Path],
            ttrt_releases: dict[str, Path]) -> Path:
     def reduce(out: Path) -> None:
         proc = trtcheck("reduce", str(ZOO / "buried.py"), "--backend", "lowering",
-                        "--torch-tensorrt", "2.13.0", "--out", str(out), timeout=1500)
+                        "--torch-tensorrt", "2.13.0", "--releases", "2.13.0", "--out", str(out),
+                        timeout=1500)
         assert proc.returncode == 1, proc.stdout + proc.stderr  # the run's verdict: rows fail
 
     return once("buried", reduce)
@@ -69,7 +71,8 @@ def test_repro_without_tensorrt_says_so_and_gives_the_trtcheck_command(buried: P
                           timeout=300)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "TensorRT is not usable here" in proc.stdout
-    assert "trtcheck run . --backend lowering --profile default --torch-tensorrt 2.13.0" in proc.stdout
+    assert ("trtcheck run reduced.py --backend lowering --profile default --torch-tensorrt 2.13.0"
+            in proc.stdout)
 
 
 def summaries(out: Path) -> dict[str, dict]:
@@ -94,7 +97,8 @@ def test_transformer_reduces_and_its_bundle_fails_again_in_a_fresh_run(
     config.write_text("reduce_budget = 3600\nreduce_row_budget = 3600\nreduce_attempts = 40\n"
                       "lowering_dryrun = true\n")
     proc = trtcheck("run", str(ZOO / "transformer.py"), "--backend", "lowering",
-                    "--torch-tensorrt", "2.13.0", "--reduce", "--config", str(config),
+                    "--torch-tensorrt", "2.13.0", "--releases", "2.13.0", "--reduce", "--config",
+                    str(config),
                     "--out", str(out), timeout=1500)
     assert proc.returncode == 1, proc.stdout + proc.stderr  # the run's verdict: its row fails
     summary = summaries(out)["transformer::rope_transformer_one_minus[float32]"]
@@ -111,10 +115,14 @@ def test_transformer_reduces_and_its_bundle_fails_again_in_a_fresh_run(
     assert f"bundle `repro/{bundle.name}/`" in report
     comment = (out / "comment.md").read_text()
     assert "#### Reduced" in comment and bundle.name in comment
-    again = trtcheck("run", str(bundle), "--backend", "lowering", "--torch-tensorrt", "2.13.0",
-                     "--out", str(tmp_path / "again"), timeout=1500)
+    # run exactly as ISSUE.md says, in its folder: one row, and no note on repro.py
+    said = next(line for line in (bundle / "ISSUE.md").read_text().splitlines()
+                if line.startswith("trtcheck run "))
+    again = trtcheck(*shlex.split(said.split("#")[0])[1:], "--out", str(tmp_path / "again"),
+                     cwd=bundle, timeout=1500)
     rows = json.loads((tmp_path / "again" / "results.json").read_text())["rows"]
     assert len(rows) == 1 and (rows[0]["status"], rows[0]["stage"]) == ("fail", "compare"), again.stderr
+    assert "note:" not in again.stderr, again.stderr
 
 
 @pytest.mark.slow
@@ -122,16 +130,21 @@ def test_release_bisection_and_a_capped_reduction(tmp_path: Path,
                                                   ttrt_releases: dict[str, Path]) -> None:
     out = tmp_path / "report"
     trtcheck("reduce", str(ZOO / "buried.py"), "-k", "buried_one_minus", "--backend", "lowering",
-             "--torch-tensorrt", "2.12.1", "--torch-tensorrt", "2.14.0", "--attempts", "4",
+             "--torch-tensorrt", "2.12.1", "--torch-tensorrt", "2.14.0", "--releases", "2.12.1",
+             "--releases", "2.14.0", "--attempts", "4",
              "--out", str(out), timeout=1500)
     found = [json.loads(p.read_text()) for p in (out / "repro").glob("*/summary.json")]
     assert {s["backend"] for s in found} == {"lowering@2.12.1", "lowering@2.14.0"}
     for summary in found:
         assert set(summary["releases"]) == {"2.12.1", "2.14.0"}
+        assert summary["history"].startswith("fails on ") and "2.12.1" in summary["history"]
         assert summary["complete"] is False and summary["stopped"] == "attempt cap of 4 reached"
         assert 1 <= summary["reduced_nodes"] < summary["original_nodes"]
     report = (out / "report.md").read_text()  # Markdown-escaped: \( and \)
     assert "stopped early" in report and "attempt cap of 4 reached" in report
+    assert "across releases it fails on " in report
+    issue = next((out / "repro").glob("*/ISSUE.md")).read_text()
+    assert "**Across Torch-TensorRT releases** (this bundle run on each): fails on " in issue
 
 
 @pytest.mark.slow

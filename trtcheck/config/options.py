@@ -102,6 +102,7 @@ class Options:
     reduce_row_budget: float = setting("reduce_row_budget", float)
     reduce_attempts: int = setting("reduce_attempts")
     keep_real_values: bool = setting("keep_real_values")
+    releases: tuple[str, ...] = setting("releases")
     time_predictions: bool = setting("time_predictions")
     lowering_dryrun: bool = setting("lowering_dryrun")
     ab: ab_settings.ABSettings = dataclasses.field(default_factory=ab_settings.defaults)

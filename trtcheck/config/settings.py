@@ -226,6 +226,10 @@ SETTINGS: tuple[Setting, ...] = (
             "inputs through random weights reproduce a failure, bundles keep the model's real "
             "ones; they may be private: review before sharing [false].", flag="--keep-real-values",
             commands=(RUN, REDUCE)),
+    Setting("releases", list, [], "The Torch-TensorRT releases each lowering bundle's repro also "
+            "runs on, for its history across releases (repeatable) [every release trtcheck knows "
+            "or has cached, fetched as needed; offline, the cached ones].", flag="--releases",
+            multiple=True, metavar="VERSION", commands=(RUN, REDUCE)),
     Setting("time_predictions", bool, False, "Time the rows of prediction backends (lowering, "
             "emulate) too: PyTorch running a rewritten graph, shown apart, never a speedup "
             "[false].", flag="--time-predictions", rows=True, commands=(RUN, AB, PYTEST)),

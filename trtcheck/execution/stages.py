@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import torch
 
 from trtcheck.backends.torch_tensorrt.frames import AFTER_COMPILE, owner, torch_tensorrt_cause
+from trtcheck.backends.torch_tensorrt.nodes import note_executing, while_executing
 from trtcheck.backends.torch_tensorrt.torch_compile import unwrapped
 from trtcheck.core.traits import NO_BACKEND
 from trtcheck.errors import (
@@ -40,6 +41,7 @@ class StageError(Exception):
 
     def __init__(self, stage: str, exc: BaseException, where: str, device: str = "cpu") -> None:
         line = last_line(exc, cut=True)
+        note_executing(exc)  # where its frames are live: raised in this process
         trace = "".join(traceback.format_exception(exc))
         if isinstance(exc, torch.OutOfMemoryError) and torch.device(device).type == "cuda":
             line = memory.gpu_oom_message(stage, exc, device)
@@ -48,7 +50,8 @@ class StageError(Exception):
         elif isinstance(exc, BuildRefused):  # it names the converter to report itself
             line = " ".join(str(exc).split())
         else:
-            line += owner(trace) if stage in AFTER_COMPILE else torch_tensorrt_cause(trace)
+            line = while_executing(line, trace) + (owner(trace) if stage in AFTER_COMPILE
+                                                   else torch_tensorrt_cause(trace))
         super().__init__(line)
         self.stage = stage
         self.location = where

@@ -14,13 +14,14 @@ from typing import Any
 import torch
 
 from trtcheck.backends.torch_tensorrt.frames import PACKAGE
+from trtcheck.backends.torch_tensorrt.nodes import while_executing
 from trtcheck.config.timing import Timing
 from trtcheck.core.frontends import EXPORT, FRONT_ENDS, FrontEnd
 from trtcheck.core.profiles import Profile, Tolerance
 from trtcheck.core.traits import TTRT_MIN_BLOCK_SIZE
 from trtcheck.errors import tracebacks
 from trtcheck.reduce.graph import Subgraph
-from trtcheck.reduce.signature import Signature, exception_message, logged_errors
+from trtcheck.reduce.signature import REFUSAL, Signature, exception_message, logged_errors
 from trtcheck.results.rows import Row
 
 _CUT = re.compile(r" \[\d+ more lines? in results\.json\]")
@@ -280,7 +281,9 @@ class Issue:
     profile: str
     settings: Mapping[str, Any]
     releases: Mapping[str, str]
-    trtcheck_command: str  # trtcheck run . --backend ...: the bundle on any machine
+    trtcheck_command: str  # trtcheck run reduced.py --backend ...: the bundle on any machine
+    history: str | None = None  # the bundle across releases, in one line
+    different: Signature | None = None  # how the bundle failed in a fresh run, not as the row
 
 
 def issue_text(issue: Issue) -> str:
@@ -292,8 +295,17 @@ def issue_text(issue: Issue) -> str:
     env = issue.environment
     gpu = (f"{env.get('device_name')} (driver {env.get('driver') or '—'})"
            if str(env.get("device", "cpu")).startswith("cuda") else "none (CPU)")
-    lines = [
-        f"# {title(sig, row, issue.ops)}", "", how, "",
+    named = title(sig, row, issue.ops)
+    lines = [f"# A different failure from the row's: {named}" if issue.different else f"# {named}",
+             "", how, ""]
+    if issue.different:
+        lines += [f"**A different failure**: run again in a fresh process, this bundle gives "
+                  f"{issue.different.describe()}, where the row gave {sig.describe()}. It is "
+                  "another bug, not a reproduction of the row's.", ""]
+    if issue.history:
+        lines += [f"**Across Torch-TensorRT releases** (this bundle run on each): "
+                  f"{issue.history}.", ""]
+    lines += [
         "## Environment", "",
         f"- torch {env.get('torch', '—')}",
         f"- Torch-TensorRT {ran.release or '—'}",
@@ -341,7 +353,8 @@ def title(sig: Signature, row: Row, ops: Sequence[str]) -> str:
         else:
             head = f"{error} at {sig.stage}" + (f" in {_file_line(sig.frame)}" if sig.frame else "")
         logged = logged_errors(trace)
-        why = refusal(logged[0]) if logged else exception_message(trace) or ""
+        why = refusal(logged[0]) if logged else while_executing(exception_message(trace) or "",
+                                                                 trace, where=False)
         return _one_line(f"{head}: {why}" if why else head)
     if sig.mismatch == "inputs":
         return "inputs changed by the compiled module"
@@ -354,15 +367,11 @@ def title(sig: Signature, row: Row, ops: Sequence[str]) -> str:
 # How a title names each kind of mismatch, before the op it comes from.
 _WRONG = {"values": "wrong values from", "nonfinite": "NaN/Inf placement differs from eager at",
           "dtype": "wrong output dtype from", "shape": "wrong output shape from"}
-# A layer's refusal as TensorRT logs it, the layer named as Torch-TensorRT names its layers:
-# "[GATHER]-[aten_ops.embedding.default]-[name]: Error Code 4: API Usage Error (detail)".
-_REFUSAL = re.compile(r"^\[(?P<layer>[^\]]+)\]-\[(?P<op>[^\]]+)\]-\[[^\]]*\]: "
-                      r"Error Code \d+: [^(]*\((?P<detail>.*)\)$")
 
 
 def refusal(logged: str) -> str:
     """A builder's logged refusal in a title's words: the layer and the op it converts, and why."""
-    found = _REFUSAL.match(logged.strip())
+    found = REFUSAL.match(logged.strip())
     if found is None:
         return f"the builder refused: {logged}"
     return f"the builder refused {found['op']}'s {found['layer']} layer: {found['detail']}"

@@ -16,7 +16,13 @@ from typing import Any
 import torch
 
 from trtcheck.backends import lowering_label
-from trtcheck.backends.lowering.code import CodeUnavailable, default_release, locate, torch_minor
+from trtcheck.backends.lowering.code import (
+    VERSION,
+    CodeUnavailable,
+    default_release,
+    locate,
+    torch_minor,
+)
 from trtcheck.backends.torch_tensorrt.compat import adapt_settings, parse_version
 from trtcheck.config.options import Options
 from trtcheck.core.profiles import BUILTIN_PROFILES, Profile
@@ -26,7 +32,7 @@ from trtcheck.execution.job import After
 from trtcheck.execution.run import Collection, OneAtATime
 from trtcheck.process import child_env, python_command
 from trtcheck.program.export import export
-from trtcheck.reduce import bundle
+from trtcheck.reduce import bundle, history
 from trtcheck.reduce.graph import (
     NotAGraph,
     Recorded,
@@ -164,6 +170,7 @@ class Reducer:
         self.runners: dict[tuple[str, str], Candidates] = {}
         self.started = time.monotonic()
         self.env = env  # the run's environment, as its record holds it
+        self._histories: dict[str, tuple[str, ...]] = {}  # by backend: the releases checked
 
     def close(self) -> None:
         self.tmp.cleanup()
@@ -230,7 +237,7 @@ class Reducer:
             if not search.fails(whole, op=False):
                 got = search.rejected[-1][0] if search.rejected else None
                 gives = ("is no graph of tensors" if got is None else "passes" if got.status ==
-                         Status.PASS.value else f"gives {got.describe()}")
+                         Status.PASS.value else f"gives a different failure, {got.describe()},")
                 return {"reduced": False, "original_nodes": len(whole),
                         "why": f"its exported graph, run on {row.backend}/{row.profile} as a module "
                                f"of its own, {gives} where the row gave {target.describe()}, so "
@@ -262,8 +269,8 @@ class Reducer:
         _, module = write_zoo(folder, sub, case, values, about)
         (folder / "trtcheck.toml").write_text(bundle.config_source(profile, self.opts.tolerances),
                                               encoding="utf-8")
-        command = self._command(row)
-        shown = shlex.join(["trtcheck", "run", ".", *command[1:]])
+        shown = shlex.join(["trtcheck", "run", bundle.ZOO_FILE, *self._command(row)[1:]])
+        command = self._command(row, self._history(row))
         ran = self._ran(row, profile)
         settings = row_settings(ran, profile)
         tolerances = [bundle.Tolerance(leaf.get("rtol", 5e-3), leaf.get("atol", 5e-3))
@@ -285,16 +292,20 @@ class Reducer:
             row's reduction."""
             if unchecked:
                 self.say(f"reduce {case.case_id}: the fresh process wrote no results ({unchecked})")
-            mine = _pick(fresh, row)
-            reproduced = mine is not None and target.same(signature(mine, sinks, ops))
-            releases = {self._release(r): ("fails the same way" if target.same(
-                signature(r, sinks, ops)) else r.status.value if r.status.value == "pass"
-                else f"fails differently ({r.status.value} at {r.stage})") for r in fresh}
+            mine = self._pick(fresh, row)
+            got = signature(mine, sinks, ops) if mine is not None else None
+            reproduced = got is not None and target.same(got)
+            releases = {self._release(r): _outcome(target, signature(r, sinks, ops))
+                        for r in fresh}
+            line = history.line(releases) if releases else None
+            # the bundle fails, but not as the row did: another bug, never offered as the row's
+            different = got if got is not None and not reproduced and got.status in (
+                Status.FAIL.value, Status.ERROR.value) else None
             shown_row = mine if mine is not None and reproduced else best_row
             issue = bundle.Issue(
                 case.case_id, shown_row, target, original_nodes, reduced_nodes, code, reduced_ops,
                 *described, note, self.env, ran, profile.name, settings,
-                releases if len(releases) > 1 else {}, shown)
+                releases if len(releases) > 1 else {}, shown, line, different)
             (folder / "ISSUE.md").write_text(bundle.issue_text(issue), encoding="utf-8")
             summary = {
                 "case_id": case.case_id, "backend": row.backend, "profile": row.profile,
@@ -302,13 +313,18 @@ class Reducer:
                 "signature": target.to_dict(), "seconds": round(seconds, 2),
                 "reproduced": reproduced, "unchecked": unchecked, "attempts": tried,
                 "complete": stopped is None, "stopped": stopped, "values": held,
-                "releases": releases,
+                "releases": releases, "history": line,
+                "fixed_in": history.fixed_in(releases) if reproduced else None,
+                "different": ({"row": target.to_dict(), "bundle": different.to_dict()}
+                              if different else None),
             }
             bundle.write_json(folder / "summary.json", summary)
             rel = folder.relative_to(self.opts.out).as_posix()
             return {"reduced": True, "bundle": rel, **{k: summary[k] for k in (
                 "original_nodes", "reduced_nodes", "seconds", "reproduced", "unchecked", "attempts",
-                "complete", "stopped", "values", "releases")}, "signature": target.describe(),
+                "complete", "stopped", "values", "releases", "history", "fixed_in")},
+                    "signature": target.describe(),
+                    **({"different": different.describe()} if different else {}),
                     "files": sorted(p.name for p in folder.iterdir() if p.is_file())}
 
         fresh_id = f"{Path(bundle.ZOO_FILE).stem}::{_identifier(case.spec.name)}[{case.variant}]"
@@ -409,6 +425,37 @@ class Reducer:
                           bundle.EMULATED if kind is Kind.EMULATED else bundle.PYTORCH,
                           frontend=profile.frontend)
 
+    def _history(self, row: Row) -> tuple[str, ...]:
+        """The releases a lowering row's bundle also runs on, for its history: ``releases``
+        where given, else every release known or cached, each whose code can be had (fetched
+        as needed; offline, the cached ones); none for another backend."""
+        traits = BackendRef.parse(row.backend).traits
+        if traits is None or traits.kind is not Kind.LOWERED or not VERSION.fullmatch(
+                self._release(row)):  # a folder or wheel that names no release: none to add to
+            return ()
+        if row.backend not in self._histories:
+            found = []
+            for version in history.candidates(self.opts.releases):
+                why = history.available(version)
+                if why:
+                    self.say(f"reduce: no history on Torch-TensorRT {version}: {why}")
+                else:
+                    found.append(version)
+            self._histories[row.backend] = tuple(found)
+        return self._histories[row.backend]
+
+    def _pick(self, rows: list[Row], row: Row) -> Row | None:
+        """The fresh row on the reduced row's backend and release (``lowering`` stands for its
+        one release)."""
+        exact = [r for r in rows if r.backend == row.backend]
+        if exact:
+            return exact[0]
+        name = BackendRef.parse(row.backend).name
+        same = [r for r in rows if BackendRef.parse(r.backend).name == name]
+        if len(same) > 1:
+            same = [r for r in same if self._release(r) == self._release(row)]
+        return same[0] if len(same) == 1 else None
+
     def _release(self, row: Row) -> str:
         """The Torch-TensorRT release a lowering row ran (its label; else the one named; else
         the one ``lowering`` finds with none named; else the backend's name)."""
@@ -422,13 +469,18 @@ class Reducer:
                 label = None
         return label or row.backend
 
-    def _command(self, row: Row) -> list[str]:
-        """``run`` arguments that reproduce the row's backend (every release, for bisection)."""
+    def _command(self, row: Row, more: tuple[str, ...] = ()) -> list[str]:
+        """``run`` arguments that reproduce the row's backend (every release, for bisection),
+        and run ``more`` releases besides (the row's own then named too)."""
         base = BackendRef.parse(row.backend).name
         args = ["run", "--backend", base]
         if row.profile != NO_PROFILE:
             args += ["--profile", row.profile]
-        for spec in self.opts.torch_tensorrt:
+        named = list(self.opts.torch_tensorrt)
+        if more and not named:
+            named = [self._release(row)]
+        named += [v for v in more if v not in {lowering_label(n) for n in named}]
+        for spec in named:
             args += ["--torch-tensorrt", spec]
         if self.opts.device != "cpu":
             args += ["--device", self.opts.device]
@@ -539,13 +591,14 @@ def _fresh_rows(folders: list[Path], command: list[str], opts: Options
     return [Row.from_dict(r) for r in data.get("rows", [])], None
 
 
-def _pick(rows: list[Row], row: Row) -> Row | None:
-    """The fresh row on the reduced row's backend (``lowering`` stands for its one release)."""
-    for fresh in rows:
-        if fresh.backend == row.backend or (len(rows) == 1 and BackendRef.parse(fresh.backend).name
-                                            == BackendRef.parse(row.backend).name):
-            return fresh
-    return None
+def _outcome(target: Signature, got: Signature) -> str:
+    """What one release's fresh row gave the bundle, in ``summary.json``'s words (the frame's
+    line left out: it moves between releases)."""
+    if target.across_releases().same(got.across_releases()):
+        return history.SAME
+    if got.status == Status.PASS.value:
+        return history.PASS
+    return got.describe()
 
 
 def reduce_rows(rows: list[Row], cases: Iterable[Case], opts: Options,

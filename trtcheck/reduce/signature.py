@@ -1,20 +1,24 @@
 """How a row fails, as reduction compares it: a candidate is kept only when it fails the same way.
 
-A signature is the row's status and stage, then for an exception its type and the
-Torch-TensorRT frame it came from, and for a wrong result the kind of mismatch (``nonfinite``:
-NaN or Inf where eager has none, or the reverse; ``values``, ``dtype``, ``shape``, ``inputs``)
-and the op of the first node whose value diverges.
+A signature is the row's status and stage, then for an exception its type, its message with
+numbers, shapes, paths and node names abstracted, the node being executed (its op) where an FX
+interpreter or a lowering pass raised it, or the layer and the converter where the builder refused
+the network, and the Torch-TensorRT frame it came from (two bugs raised from one frame differ in
+their message and node); for a wrong result the kind of mismatch (``nonfinite``: NaN or Inf where
+eager has none, or the reverse; ``values``, ``dtype``, ``shape``, ``inputs``) and the op of the
+first node whose value diverges.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from trtcheck.backends.torch_tensorrt.conversion import LOGGED_ERROR
 from trtcheck.backends.torch_tensorrt.frames import PACKAGE
+from trtcheck.backends.torch_tensorrt.nodes import BOILERPLATE, executing_op
 from trtcheck.errors import tracebacks
 from trtcheck.results.rows import Row
 from trtcheck.status import Status
@@ -29,6 +33,21 @@ GRAPH_STAGES = frozenset({"compile", "run", "compare", "drift"})
 _CITED = re.compile(r"(torch_tensorrt/[\w/]+\.py:\d+)")
 _LAST = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt))(?:: ?(.*))?$")
 _NAMED = re.compile(r"^([A-Z]\w*(?:Error|Exception)): ")
+# A layer's refusal as TensorRT logs it, the layer named as Torch-TensorRT names its layers:
+# "[GATHER]-[aten_ops.embedding.default]-[name]: Error Code 4: API Usage Error (detail)".
+REFUSAL = re.compile(r"^\[(?P<layer>[^\]]+)\]-\[(?P<op>[^\]]+)\]-\[[^\]]*\]: "
+                     r"Error Code \d+: [^(]*\((?P<detail>.*)\)$")
+# The converter a refused build's message names to report (errors.BuildRefused's words).
+_CONVERTER = re.compile(r"converter for (?P<op>[\w.]+) \((?P<fn>\w+)")
+# What a message says that changes from graph to graph of one bug, abstracted in that order.
+_ABSTRACT = (
+    (re.compile(r"\S*[/\\]\S+\.py(?::\d+)?"), "<file>"),
+    (re.compile(r"%\w+"), "%<node>"),
+    (re.compile(r"0x[0-9a-fA-F]+"), "N"),
+    (re.compile(r"(?:torch\.Size\()?[\[(]\s*-?\d+(?:\s*,\s*-?\d+)*\s*,?\s*[\])]\)?"), "<shape>"),
+    (re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"), "N"),
+)
+_MESSAGE = 200  # characters of an abstracted message kept
 
 
 @dataclass(frozen=True)
@@ -39,22 +58,29 @@ class Signature:
     frame: str | None = None  # the Torch-TensorRT frame it came from
     mismatch: str | None = None  # values, dtype, shape or inputs
     op: str | None = None  # of the first node whose value diverges
+    message: str | None = None  # the exception's, abstracted
+    node: str | None = None  # the op executing, or the refused layer and its converter
 
     def same(self, other: Signature, *, op: bool = True) -> bool:
         """Whether ``other`` is this failure; ``op=False`` leaves the diverging op out (while
         bisecting from the output end, before it is known)."""
-        if op:
-            return self == other
-        return self == Signature(other.status, other.stage, other.error, other.frame,
-                                 other.mismatch, self.op)
+        return self == (other if op else replace(other, op=self.op))
+
+    def across_releases(self) -> Signature:
+        """This signature as another release's code raises it: the frame by its file and
+        function, the line left out (lines move from release to release)."""
+        frame = re.sub(r":\d+(?= in )", "", self.frame) if self.frame else None
+        return replace(self, frame=frame)
 
     def describe(self) -> str:
-        """One line: ``error at compile: RuntimeError from ...``; a row with no stage (a pass)
-        is its status alone."""
+        """One line: ``error at compile: RuntimeError (its message) executing aten.op, from
+        ...``; a row with no stage (a pass) is its status alone."""
         head = f"{self.status} at {self.stage}" if self.stage else self.status
         if self.error or self.frame:
-            return f"{head}: {self.error or 'an exception'}" + (
-                f" from {self.frame}" if self.frame else
+            what = (f" ({self.message})" if self.message else "") + (
+                f" executing {self.node}" if self.node else "")
+            return f"{head}: {self.error or 'an exception'}{what}" + (
+                f", from {self.frame}" if self.frame else
                 " (no Torch-TensorRT frame)" if self.stage in ("compile", "run") else "")
         if self.mismatch:
             return f"{head}: {MISMATCHES.get(self.mismatch, self.mismatch)} mismatch" + (
@@ -80,8 +106,18 @@ def signature(row: Row, outputs: Sequence[str] | None = None,
     gives each node's op, for the op of the first failing output (the earliest in the graph)."""
     status, stage = row.status.value, row.stage
     if row.status is Status.ERROR:
-        error, frame = exception_of(row.traceback or "", row.message)
-        return Signature(status, stage, error=error, frame=frame)
+        trace = row.traceback or ""
+        error, frame = exception_of(trace, row.message)
+        logged = [found for line in logged_errors(trace) if (found := REFUSAL.match(line.strip()))]
+        if logged:  # a refused build: its layer, the op it converts, and the converter to report
+            converter = _CONVERTER.search(row.message)
+            node = f"{logged[0]['layer']} layer of {logged[0]['op']}" + (
+                f", built by the converter for {converter['op']}" if converter else "")
+            message = logged[0]["detail"]
+        else:
+            node, message = executing_op(trace), exception_message(trace)
+        return Signature(status, stage, error=error, frame=frame,
+                         message=abstract(message) if message else None, node=node)
     if row.status is not Status.FAIL:
         return Signature(status, stage)
     failing = [(i, leaf) for i, leaf in enumerate(row.outputs) if not leaf.get("passed", True)]
@@ -135,10 +171,22 @@ def exception_of(traceback: str, message: str) -> tuple[str | None, str | None]:
 
 def exception_message(traceback: str) -> str | None:
     """The message of the exception that ended ``traceback`` (its last ``Type: message``
-    line), or None."""
+    line; a remote exception's own, without the type it was re-raised under), or None."""
     lines = [line for line in traceback.strip().splitlines() if line and not line[0].isspace()]
     found = next((m for line in reversed(lines) if (m := _LAST.match(line))), None)
-    return found[2] if found and found[2] else None
+    if not (found and found[2]):
+        return None
+    named = _NAMED.match(found[2])
+    return found[2][named.end():] if named and found[1] == "RuntimeError" else found[2]
+
+
+def abstract(message: str) -> str:
+    """``message`` as two graphs failing on one bug both say it: torch's request for a better
+    message left out; files, node names, numbers and shapes replaced by placeholders."""
+    text = " ".join(BOILERPLATE.sub("", message).split())
+    for pattern, placeholder in _ABSTRACT:
+        text = pattern.sub(placeholder, text)
+    return text if len(text) <= _MESSAGE else text[:_MESSAGE - 1] + "…"
 
 
 def logged_errors(traceback: str) -> list[str]:

@@ -328,11 +328,15 @@ def reduction_text(row: Row, escape: Callable[[object], str] = plain) -> str | N
             f"{red['seconds']:.0f} s, {red['attempts']} candidates tried: bundle")
     tail = ("; it fails the same way in a fresh process" if red.get("reproduced") else
             f"; the check in a fresh process could not run ({red['unchecked']})"
-            if red.get("unchecked") else "; it did not fail the same way in a fresh process")
+            if red.get("unchecked") else
+            f"; a different failure in a fresh process ({red['different']}), not the row's"
+            if red.get("different") else "; it did not fail the same way in a fresh process")
     if not red.get("complete"):
         tail += f"; stopped early ({red.get('stopped')}): the smallest graph found by then"
     releases = red.get("releases") or {}
-    if len(releases) > 1:
+    if red.get("history") and len(releases) > 1:
+        tail += f"; across releases it {red['history']}"
+    elif len(releases) > 1:  # a record written before histories
         tail += "; releases: " + ", ".join(f"{v} {r}" for v, r in releases.items())
     bundle = re.sub(r"[^A-Za-z0-9._/-]", "-", str(red["bundle"]))
     return f"{escape(head)} `{bundle}/`{escape(tail)}"

@@ -5,6 +5,7 @@ all in this process (the CLI's runs are tests/e2e/test_reduce.py's)."""
 from __future__ import annotations
 
 import runpy
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,17 +16,22 @@ from tests.helpers import REPO
 from trtcheck.backends.lowering.code import locate
 from trtcheck.backends.lowering.lowering_backend import LoweringBackend, sendable
 from trtcheck.backends.torch_tensorrt.compat import call_arguments
+from trtcheck.backends.torch_tensorrt.nodes import executing, executing_op
 from trtcheck.config.options import Options
 from trtcheck.core.profiles import BUILTIN_PROFILES
 from trtcheck.execution.run import InProcessExecutor, collect
-from trtcheck.reduce import bundle
+from trtcheck.execution.stages import StageError
+from trtcheck.reduce import bundle, history
 from trtcheck.reduce.graph import count_nodes, record, replay, slug, subgraph
-from trtcheck.reduce.reducer import Limits, Pending, Reducer, random_like
+from trtcheck.reduce.reducer import Limits, Pending, Reducer, _record, random_like
 from trtcheck.reduce.signature import Signature, exception_of, reducible, signature
 from trtcheck.render.escape import md
 from trtcheck.render.text import reduction_text
 from trtcheck.results.rows import Row
 from trtcheck.status import Status
+from trtcheck.zoo import discover
+from trtcheck.zoo.cases import Case
+from trtcheck.zoo.discover import ZooFile
 
 ZOO = REPO / "tests" / "zoos" / "reduce"
 FRAME = '  File "/c/torch-tensorrt/2.13.0/torch_tensorrt/dynamo/conversion/{f}.py", line {n}, in {fn}\n'
@@ -56,10 +62,12 @@ def test_an_exception_is_its_type_and_torch_tensorrt_frame() -> None:
     first = signature(_error("AssertionError: Cannot convert 1j", frames))
     assert first == Signature("error", "compile", error="AssertionError",
                               frame="torch_tensorrt/dynamo/conversion/converter_utils.py:310 in "
-                                    "get_trt_tensor")
-    # Another message, the same type and frame: the same bug.
+                                    "get_trt_tensor", message="Cannot convert Nj")
+    # The same message but for its numbers, the same type and frame: the same bug.
     assert first.same(signature(_error("AssertionError: Cannot convert 2j", frames,
                                        message="other words")))
+    # Another message from the same type and frame: another bug.
+    assert not first.same(signature(_error("AssertionError: Cannot broadcast 1j", frames)))
     # Another exception type, another frame, another stage: each a different bug.
     assert not first.same(signature(_error("TypeError: Cannot convert 1j", frames)))
     other_frame = FRAME.format(f="impl/elementwise", n=12, fn="add")
@@ -71,6 +79,95 @@ def test_a_remote_exception_keeps_its_name_and_a_cited_line_stands_for_a_frame()
     error, frame = exception_of(_trace("RuntimeError: UnsupportedOperatorException: no converter", ""),
                                 "refused (torch_tensorrt/dynamo/_compiler.py:812)")
     assert (error, frame) == ("UnsupportedOperatorException", "torch_tensorrt/dynamo/_compiler.py:812")
+
+
+# Two failures of the complex rewrite's one frame on Torch-TensorRT 2.13.0, as a split-step
+# Fourier step gives them: its FFT, and its nonlinear phase's complex scalar.
+REWRITE = FRAME.replace("conversion/{f}", "lowering/passes/complex_graph_rewrite").format(
+    n=1838, fn="propagate_metadata")
+TORCH_NODE = ("\n\nWhile executing %{name} : [num_users=1] = call_function[target=torch.ops.{op}]"
+              "(args = ({args}), kwargs = {{}})\nOriginal traceback:\n"
+              'File "/home/u/zoo/optics.py", line {line}, in forward\n    psi = step(psi)\n'
+              "Use tlparse to see full graph.")
+
+
+def _rewrite_error(message: str, name: str, op: str, args: str, line: int = 25) -> Row:
+    return _error(f"RuntimeError: {message}" + TORCH_NODE.format(name=name, op=op, args=args,
+                                                               line=line), REWRITE)
+
+
+def test_two_failures_of_one_frame_differ_by_message_and_node() -> None:
+    fft = _rewrite_error("Expected cond to be True, but got False. (Could this error message be "
+                         "improved? If so, please report an enhancement request to PyTorch.)",
+                         "_fft_c2c_1", "aten._fft_c2c.default", "%cat_default, [1], 2, False")
+    phase = _rewrite_error("Attempting to broadcast a dimension of length 2 at -1! Mismatching "
+                           "argument at index 1 had torch.Size([2, 64, 2]); but expected shape "
+                           "should be broadcastable to [2, 64]", "mul_3", "aten.mul.Tensor",
+                           "%exp, %view_as_real")
+    first, second = signature(fft), signature(phase)
+    assert first.frame == second.frame  # exception type and frame alone cannot tell them apart
+    assert (first.error, first.node, first.message) == (
+        "RuntimeError", "aten._fft_c2c.default", "Expected cond to be True, but got False.")
+    assert second.node == "aten.mul.Tensor" and second.message == (
+        "Attempting to broadcast a dimension of length N at N! Mismatching argument at index N "
+        "had <shape>; but expected shape should be broadcastable to <shape>")
+    assert not first.same(second)
+    # Another graph of the same bug: other node names, shapes, numbers and source line.
+    smaller = _rewrite_error("Attempting to broadcast a dimension of length 4 at -2! Mismatching "
+                             "argument at index 0 had torch.Size([4, 8, 2]); but expected shape "
+                             "should be broadcastable to [4, 8, 2, 1]", "mul", "aten.mul.Tensor",
+                             "%x0, %x1", line=3)
+    assert signature(smaller).same(second)
+    assert "executing aten._fft_c2c.default, from torch_tensorrt/" in first.describe()
+    # Another release raises it a few lines away: the same bug across releases only.
+    moved = replace(first, frame=first.frame.replace(":1838 ", ":1835 ") if first.frame else None)
+    assert not moved.same(first) and moved.across_releases().same(first.across_releases())
+
+
+def test_the_node_an_interpreter_was_executing_is_in_the_row_s_message() -> None:
+    """In this process the frames are live: the note gives the arguments' dtypes and shapes and
+    the user's line; from another process's text, torch's own line names the node."""
+    class Bad(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.ops.aten.mm.default(x, x)
+
+    x = torch.randn(2, 3)
+    program = torch.export.export(Bad(), (torch.randn(3, 3),))
+    with pytest.raises(RuntimeError) as raised:
+        torch.fx.Interpreter(program.graph_module).run(x)
+    error = StageError("compile", raised.value, "")
+    assert ", while executing %mm = aten.mm.default(%x: float32 [2, 3], %x: float32 [2, 3]) " \
+           "from tests/unit/reduce/test_reduce.py:" in str(error), str(error)
+    assert executing_op(error.traceback) == "aten.mm.default"
+    # torch's own line, as a remote traceback's text carries it
+    fft = _rewrite_error("Expected cond to be True, but got False. (Could this error message be "
+                         "improved? If so, please report an enhancement request to PyTorch.)",
+                         "_fft_c2c_1", "aten._fft_c2c.default", "%cat_default, [1], 2, False")
+    assert executing(fft.traceback or "") == ("%_fft_c2c_1 = aten._fft_c2c.default(%cat_default, "
+                                              "[1], 2, False) from /home/u/zoo/optics.py:25")
+    assert bundle.title(signature(fft), fft, ["aten.fft_ifft.default"]) == (
+        "RuntimeError at compile in complex_graph_rewrite.py:1838: Expected cond to be True, but "
+        "got False, while executing %_fft_c2c_1 = aten._fft_c2c.default(%cat_default, [1], 2, "
+        "False)")
+
+
+def test_a_history_says_where_a_bug_began_and_where_it_was_fixed() -> None:
+    same, ok = history.SAME, history.PASS
+    fixed = {"2.12.1": same, "2.13.0": same, "2.14.0": ok}
+    assert history.line(fixed) == "fails on 2.12.1, 2.13.0; passes on 2.14.0: fixed in 2.14.0"
+    assert history.fixed_in(fixed) == "2.14.0"
+    regressed = {"2.14.0": same, "2.11.0": ok, "2.12.1": same, "2.13.0": same}
+    assert history.line(regressed) == ("fails on 2.12.1, 2.13.0, 2.14.0; passes on 2.11.0: a "
+                                       "regression in 2.12")
+    assert history.line({"2.13.0": same}) == "fails on 2.13.0"
+    other = {"2.12.1": "error at compile: TypeError", "2.13.0": same}
+    assert history.line(other) == ("fails on 2.13.0; fails another way on 2.12.1 (error at "
+                                   "compile: TypeError)")
+    assert history.fixed_in(other) is None and history.regression(other) is None
+    # a pass between two failures is neither a fix nor a regression
+    assert history.line({"2.12.1": same, "2.13.0": ok, "2.14.0": same}) == (
+        "fails on 2.12.1, 2.14.0; passes on 2.13.0")
+    assert history.candidates(["2.14.0", "2.12.1"]) == ["2.12.1", "2.14.0"]
 
 
 def test_a_mismatch_is_its_kind_and_the_op_of_the_earliest_failing_output() -> None:
@@ -137,6 +234,25 @@ def test_titles_say_what_failed() -> None:
     off = _fail({**_leaf(False), "max_abs": 1.0, "rtol": 5e-3, "atol": 5e-3})
     assert bundle.title(signature(off, ["s"], {"s": "aten.rsub.Scalar"}), off, []) == (
         "wrong values from aten.rsub.Scalar: max abs error 1 (rtol 0.005, atol 0.005)")
+
+
+def test_an_issue_says_its_history_and_a_different_failure_with_both_signatures() -> None:
+    frames = FRAME.format(f="converter_utils", n=817, fn="to_torch")
+    row = _error("RuntimeError: value cannot be converted to type int32 without overflow", frames)
+    own = signature(row)
+    ran = bundle.Ran("lowering", "2.13.0", bundle.CONVERTERS)
+    issue = bundle.Issue("z::m[v]", row, own, 2, 1, "def forward(self, x0): ...", ["aten.mul.Tensor"],
+                         ["x0: int64 [2, 8]"], [], "Random values.", {}, ran, "default", {}, {},
+                         "trtcheck run reduced.py --backend lowering",
+                         history="fails on 2.12.1, 2.13.0; passes on 2.14.0: fixed in 2.14.0")
+    text = bundle.issue_text(issue)
+    assert text.startswith("# RuntimeError at compile in converter_utils.py:817: value cannot")
+    assert ("\n**Across Torch-TensorRT releases** (this bundle run on each): fails on 2.12.1, "
+            "2.13.0; passes on 2.14.0: fixed in 2.14.0.\n") in text
+    other = signature(_error("TypeError: no", frames))
+    text = bundle.issue_text(replace(issue, different=other))
+    assert text.startswith("# A different failure from the row's: ")
+    assert f"this bundle gives {other.describe()}, where the row gave {own.describe()}" in text
 
 
 def test_a_bundle_says_what_ran_the_row_in_its_own_words() -> None:
@@ -222,6 +338,13 @@ def test_reports_say_how_far_a_reduction_got() -> None:
     text = reduction_text(Row(**{**row.__dict__, "reduction": done}))
     assert text is not None and "1 of 571 nodes" in text and "`repro/x/`" in text
     assert "2.14.0 pass" in text and "fails the same way in a fresh process" in text
+    line = "fails on 2.12.1; passes on 2.14.0: fixed in 2.14.0"
+    text = reduction_text(Row(**{**row.__dict__, "reduction": {**done, "history": line}}))
+    assert text is not None and text.endswith(f"; across releases it {line}")
+    different = {**done, "reproduced": False, "different": "error at compile: TypeError"}
+    text = reduction_text(Row(**{**row.__dict__, "reduction": different}))
+    assert text is not None and "a different failure in a fresh process (error at compile: " \
+                                "TypeError), not the row's" in text
     early = {**done, "complete": False, "stopped": "attempt cap of 4 reached", "reduced_nodes": 9}
     text = reduction_text(Row(**{**row.__dict__, "reduction": early}))
     assert text is not None and "stopped early (attempt cap of 4 reached)" in text
@@ -281,6 +404,26 @@ def test_a_bundle_is_checked_at_the_lowering_level_it_was_reduced_at(tmp_path) -
     assert "--lowering-dryrun" not in command(True, "emulate")
 
 
+def test_a_lowering_bundle_s_check_runs_its_history_s_releases_too(
+        tmp_path: Path, ttrt_releases: dict[str, Path]) -> None:
+    opts = Options(paths=(tmp_path,), out=tmp_path, torch_tensorrt=("2.13.0",),
+                   releases=("2.14.0", "2.12.1", "2.13.0"))
+    reducer = Reducer(opts, {}, InProcessExecutor(opts, {}), Limits(), {})
+    try:
+        row = Row("z::m[v]", "z", "m", "v", "lowering", profile="default")
+        more = reducer._history(row)
+        assert more == ("2.12.1", "2.13.0", "2.14.0")
+        assert reducer._command(row, more) == [
+            "run", "--backend", "lowering", "--profile", "default", "--torch-tensorrt", "2.13.0",
+            "--torch-tensorrt", "2.12.1", "--torch-tensorrt", "2.14.0"]
+        assert reducer._history(replace(row, backend="emulate")) == ()
+        # the fresh rows of every release: the row's own is its release's
+        fresh = [replace(row, backend=f"lowering@{v}", status=Status.PASS) for v in more]
+        assert reducer._pick(fresh, row) is fresh[1]
+    finally:
+        reducer.close()
+
+
 class PositionIds(torch.nn.Module):
     """HF-style position ids from an attention mask, into an embedding."""
 
@@ -311,10 +454,12 @@ def test_a_replay_feeds_the_case_s_own_inputs_through_random_weights() -> None:
 # -- on Torch-TensorRT 2.13.0's converters, in this process ---------------------------------------
 
 
-def _reduce_all(opts: Options, executor: InProcessExecutor) -> dict[str, dict[str, Any]]:
+def _reduce_all(opts: Options, executor: InProcessExecutor, releases: InProcessExecutor,
+                with_history: set[str]) -> dict[str, dict[str, Any]]:
     """Every row of ``opts``'s zoo, each reduced here and its bundle run again as ``trtcheck
-    reduce``'s fresh check runs it (in this process, on the executor's backends): each reduction
-    by case name, with its row and its bundle's folder."""
+    reduce``'s fresh check runs it (in this process, on the executor's backends; for the cases
+    ``with_history``, on the other ``releases`` too): each reduction by case name, with its row,
+    its bundle's folder, and the reducer's signature of the row's neighbour where it has one."""
     reducer = Reducer(opts, executor.backends, executor, Limits(), {"torch": torch.__version__})
     done = {}
     try:
@@ -322,10 +467,21 @@ def _reduce_all(opts: Options, executor: InProcessExecutor) -> dict[str, dict[st
             (row,) = [r for r in executor.rows(case) if isinstance(r, Row)]
             found = reducer.reduce(case, row)
             if isinstance(found, Pending):
-                fresh = reducer._runner(row, BUILTIN_PROFILES["default"]).row(
-                    found.folder / bundle.ZOO_FILE, case)
-                found = {**found.finish([fresh], None), "folder": found.folder}
+                path = found.folder / bundle.ZOO_FILE
+                fresh = [reducer._runner(row, BUILTIN_PROFILES["default"]).row(path, case)]
+                if case.spec.name in with_history:
+                    loaded = discover.load(ZooFile(path.parent, path))
+                    assert isinstance(loaded, discover.Discovered)
+                    fresh += [r for r in releases.rows(Case(loaded.file, loaded.specs[0],
+                                                            case.variant)) if isinstance(r, Row)]
+                found = {**found.finish(fresh, None), "folder": found.folder}
             done[case.spec.name] = {**found, "row": row}
+            if case.spec.name == "split_step":  # its phase alone: the neighbour bug
+                rec, _ = _record(case)
+                fft = next(i for i, n in enumerate(rec.names) if "fft_ifft" in rec.op(n))
+                neighbour = reducer._runner(row, BUILTIN_PROFILES["default"]).run(
+                    subgraph(rec, rec.names[fft + 1:]), case)
+                done[case.spec.name]["neighbour"] = signature(neighbour)
     finally:
         reducer.close()
     return done
@@ -343,13 +499,37 @@ def test_everyday_rows_reduce_to_bundles_that_reproduce_and_only_under_their_set
                    keyword="not no_bos")  # another builder refusal: the position ids show one
     backend = LoweringBackend("2.13.0")
     executor = InProcessExecutor(opts, {"lowering": backend})
+    others = ("2.14.0",)  # the int32 constant's and the cumsum's history (one host more)
+    labels = tuple(f"lowering@{v}" for v in others)
+    releases = InProcessExecutor(replace(opts, backends=labels, torch_tensorrt=others),
+                                 {label: LoweringBackend(v) for label, v in zip(labels, others,
+                                                                                strict=True)})
     try:
-        _check_everyday(_reduce_all(opts, executor), backend)
+        _check_everyday(_reduce_all(opts, executor, releases, {"int64_hash", "position_ids"}),
+                        backend)
     finally:
         executor.close()
+        releases.close()
 
 
 def _check_everyday(done: dict[str, dict[str, Any]], backend: LoweringBackend) -> None:
+    # Two bugs of the complex rewrite, raised from one frame: the bundle keeps the row's own
+    # (the FFT's, its op in the graph and its message and node in the title), never the phase's.
+    fourier = done["split_step"]
+    assert fourier["reproduced"] is True and fourier["signature"].startswith(
+        "error at compile: RuntimeError (Expected cond to be True, but got False.) executing "
+        "aten._fft_c2c.default, from torch_tensorrt/dynamo/lowering/passes/complex_graph_rewrite.py"
+    ), fourier
+    neighbour, own = fourier["neighbour"], signature(fourier["row"])
+    assert neighbour.frame == own.frame and not neighbour.same(own), neighbour
+    assert neighbour.message is not None and "Attempting to broadcast" in neighbour.message
+    assert "fft" in (fourier["folder"] / bundle.ZOO_FILE).read_text()
+    title = (fourier["folder"] / "ISSUE.md").read_text().splitlines()[0]
+    assert title.startswith("# RuntimeError at compile in complex_graph_rewrite.py:") and (
+        "Expected cond to be True, but got False, while executing %_fft_c2c") in title, title
+    assert "while executing %_fft_c2c_1 = aten._fft_c2c.default(%cat_default: float32 [2, 64, 2]" \
+           in fourier["row"].message, fourier["row"].message
+
     ids = done["position_ids"]
     assert ids["row"].stage == "compile" and ids["reproduced"] is True, ids
     # random inputs index the embedding at -1 (eager fails): the case's own inputs are held
@@ -378,6 +558,14 @@ def _check_everyday(done: dict[str, dict[str, Any]], backend: LoweringBackend) -
     # repro.py compiles it, by the release's own code over the stand-in.
     hashed = done["int64_hash"]
     assert (hashed["reduced_nodes"], hashed["reproduced"]) == (1, True), hashed
+    # Its history, and the cumsum's, each bundle run on 2.14.0 too: 2.14.0's own embedding
+    # converter refuses the FLOAT indices itself, another failure of the same cause.
+    across = "**Across Torch-TensorRT releases** (this bundle run on each): "
+    assert f"\n{across}fails on 2.13.0, 2.14.0.\n" in (hashed["folder"] / "ISSUE.md").read_text()
+    assert hashed["history"] == "fails on 2.13.0, 2.14.0" and hashed["fixed_in"] is None
+    assert f"\n{across}fails on 2.13.0; fails another way on 2.14.0 (error at compile: " \
+           "RuntimeError (The `embedding` op requires int32 or int64 indices" in (
+               ids["folder"] / "ISSUE.md").read_text()
     script = runpy.run_path(str(hashed["folder"] / bundle.REPRO), run_name="repro")
     assert script["SETTINGS"]["min_block_size"] == 1
     data = torch.load(hashed["folder"] / bundle.DATA, weights_only=True)

@@ -1,8 +1,9 @@
 """Everyday models that fail on Torch-TensorRT 2.13.0's converters, each in a few lines of the
 code it comes from, for ``trtcheck reduce``: HF-style position ids (an int64 cumsum feeding an
 embedding), an int64 hash by a constant beyond int32, attention over a padded batch (a fully
-masked row: NaN in eager's output), a sampler's in-place slice assignment, and a complex layer's
-bias given as a Python complex scalar."""
+masked row: NaN in eager's output), a sampler's in-place slice assignment, a complex layer's
+bias given as a Python complex scalar, and a split-step Fourier step, whose FFT and nonlinear
+phase fail the complex rewrite in one pass, from one frame, on two separate bugs."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import torch
 import trtcheck
 
 SEQ, DIM = 8, 16
+GAMMA, DZ = 1.3, 0.01
 
 
 class PositionIds(torch.nn.Module):
@@ -65,6 +67,21 @@ class ComplexBias(torch.nn.Module):
         return z * 0.5 + 0.25j
 
 
+class SplitStep(torch.nn.Module):
+    """One step of the split-step Fourier method (nonlinear optics, quantum simulation): the
+    linear part in the frequency domain (fft, a complex operator, ifft), then the nonlinear phase
+    ``psi * exp(1j * gamma * |psi|**2 * dz)``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        k = torch.fft.fftfreq(4 * DIM) * 2 * torch.pi
+        self.register_buffer("linear", torch.exp(-0.5j * k.to(torch.complex64) ** 2 * DZ))
+
+    def forward(self, psi: torch.Tensor) -> torch.Tensor:
+        psi = torch.fft.ifft(torch.fft.fft(psi) * self.linear)
+        return psi * torch.exp(1j * GAMMA * psi.abs() ** 2 * DZ)
+
+
 def _mask() -> torch.Tensor:
     mask = torch.ones(2, SEQ, dtype=torch.int64)
     mask[0, :3] = 0  # left padding
@@ -96,3 +113,8 @@ def no_bos(variant: str):
 @trtcheck.model(variants=("complex64",))
 def complex_bias(variant: str):
     return ComplexBias(), (torch.randn(2, 8, dtype=torch.complex64),)
+
+
+@trtcheck.model(variants=("complex64",))
+def split_step(variant: str):
+    return SplitStep(), (torch.randn(2, 4 * DIM, dtype=torch.complex64),)

@@ -34,10 +34,10 @@ from trtcheck.backends.torch_tensorrt.conversion import (
     STANDIN_BUILDER,
     Conversion,
     Hook,
-    source_line,
 )
 from trtcheck.backends.torch_tensorrt.inspection import partition_summary
 from trtcheck.backends.torch_tensorrt.logs import logged
+from trtcheck.backends.torch_tensorrt.nodes import user_line
 from trtcheck.errors import BuildRefused
 from trtcheck.results import findings
 from trtcheck.tensors import clone, op_name
@@ -172,7 +172,7 @@ def _remark(conversion: Conversion, choice: str, layer: str, used: bool | None) 
     if built is None:
         return findings.remark(choice, layer, used=used)
     node = built.node
-    return findings.remark(choice, layer, node.name, op_name(node.target), source_line(node), used)
+    return findings.remark(choice, layer, node.name, op_name(node.target), user_line(node), used)
 
 
 def _used(module: torch.nn.Module, example: tuple[tuple[Any, ...], dict[str, Any]],

@@ -46,6 +46,7 @@ import torch
 from trtcheck.backends.lowering import converted, dryrun, torch_compile
 from trtcheck.backends.lowering.release import Rejected, Release, load
 from trtcheck.backends.lowering.trt.network import standin_gap
+from trtcheck.backends.torch_tensorrt.nodes import note_executing
 from trtcheck.core.frontends import EXPORT, FRONT_ENDS, TORCH_COMPILE
 from trtcheck.errors import PredictionGap
 from trtcheck.process import Parent, exit_now, freeze_imports
@@ -76,6 +77,7 @@ def serve(parent: Parent, code_dir: str, handle: Handler | None = None, behaving
         except Rejected as exc:
             parent.send(("unsupported", str(exc)))
         except Exception as exc:
+            note_executing(exc)  # its frames are live only here
             parent.fail(_as_gap(exc) if behaving else exc)
 
 

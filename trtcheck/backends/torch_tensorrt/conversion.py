@@ -13,7 +13,6 @@ import contextlib
 import importlib
 import inspect
 import operator
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,8 @@ from typing import Any
 import torch
 from torch.utils import _pytree as pytree
 
-from trtcheck.errors import REPORT_CONVERTER, frames
+from trtcheck.backends.torch_tensorrt.nodes import user_line
+from trtcheck.errors import REPORT_CONVERTER
 from trtcheck.tensors import op_name
 
 # The logger Torch-TensorRT gives TensorRT (torch_tensorrt/logging.py, 2.12 to 2.14): what the
@@ -223,20 +223,7 @@ def _differs(tensor: Any, expected: torch.Tensor) -> tuple[str, str] | None:
 
 
 def _at(node: torch.fx.Node) -> str:
-    line = source_line(node)
-    return f", {line}" if line else ""
-
-
-def source_line(node: torch.fx.Node) -> str:
-    """``file:line`` of the user's line ``node`` came from, where its stack trace says (else
-    ``""``): its innermost frame outside installed packages (``torch.nn``'s own modules among
-    them)."""
-    found = frames(node.meta.get("stack_trace") or "")
-    own = [f for f in found if not {"site-packages", "dist-packages"} & set(Path(f.file).parts)]
-    if not (own or found):
-        return ""
-    frame = (own or found)[-1]
-    path = Path(frame.file)
-    with contextlib.suppress(ValueError):
-        path = path.relative_to(os.getcwd())
-    return f"{path.as_posix()}:{frame.line}"
+    """``, file:line`` of the user's line ``node`` came from, where its stack trace says: its
+    innermost frame outside installed packages (``torch.nn``'s own modules among them)."""
+    where = user_line(node)
+    return f", {where}" if where else ""
