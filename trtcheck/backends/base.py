@@ -17,6 +17,7 @@ from trtcheck.program.shapes import ShapeRange
 from trtcheck.results.rows import Evidence
 
 if TYPE_CHECKING:
+    from trtcheck.backends.deploy import Deployable
     from trtcheck.zoo.discover import ZooFile
 
 __all__ = ["Backend", "CompileJob", "Compiled"]
@@ -31,13 +32,18 @@ class Compiled:
 
     ``timed`` is what a user of the backend calls, timed against eager and measured for memory,
     when it is not ``fn``; with a ``cost_label``, ``fn``'s extra cost per call is measured too and
-    shown as its own figure, ``"{cost_label} adds X ms a call"``, never as a speedup."""
+    shown as its own figure, ``"{cost_label} adds X ms a call"``, never as a speedup.
+
+    ``deploy``: how the deploy stage saves and loads it (:mod:`trtcheck.backends.deploy`), why it
+    has no saved form (a row of Torch-TensorRT's that is not applicable), or None for a backend
+    that deploys nothing (eager, inductor, emulate)."""
 
     fn: Callable[..., Any]
     evidence: Evidence = field(default_factory=Evidence)
     memory: int | None = None
     timed: Callable[..., Any] | None = None
     cost_label: str = ""
+    deploy: Deployable | str | None = None
 
     @property
     def called(self) -> Callable[..., Any]:
@@ -65,6 +71,8 @@ class CompileJob:
     # the zoo file that declares it: what a process other than the worker imports before it
     # unpickles the module (the lowering host's torch.compile front-end)
     zoo_file: ZooFile | None = None
+    # whether the deploy stage saves this compile: a backend may start its loader meanwhile
+    deploy: bool = False
 
     @property
     def model(self) -> torch.nn.Module:

@@ -104,6 +104,8 @@ class Options:
     keep_real_values: bool = setting("keep_real_values")
     time_predictions: bool = setting("time_predictions")
     lowering_dryrun: bool = setting("lowering_dryrun")
+    deploy: bool = setting("deploy")
+    deploy_formats: tuple[str, ...] = setting("deploy_formats")
     ab: ab_settings.ABSettings = dataclasses.field(default_factory=ab_settings.defaults)
     # An ``ab`` process after the first of its side: its figures and its comparison with eager
     # are wanted, the export (where no backend compiles from it), the analysis and the dtype
@@ -115,6 +117,11 @@ class Options:
     # ``ab``: the folder where the process keeps each case's eager digests (and, in the first
     # process of a side, its eager outputs: trtcheck.measure.outputs); None: kept nowhere.
     eager_outputs: Path | None = unrecorded(None)
+
+    def deploy_formats_for(self, profile: Profile) -> tuple[str, ...]:
+        """The formats the deploy stage saves a row of ``profile`` in: none under
+        ``--no-deploy``, else ``--deploy-format``'s, else the profile's ``deploy`` key."""
+        return () if not self.deploy else self.deploy_formats or profile.deploy
 
     def to_dict(self) -> dict[str, Any]:
         """The options a record keeps: every field but those marked unrecorded, as JSON."""

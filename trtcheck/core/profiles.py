@@ -32,6 +32,9 @@ COVERAGE_MODES = ("broad", "seed")
 # (its ``ir="dynamo"``), and just in time, ``torch.compile(model, backend="tensorrt")`` of the
 # user's module (its ``ir="torch_compile"``).
 FRONTENDS = ("export", "torch_compile")
+# The formats ``torch_tensorrt.save`` writes that the deploy stage saves and loads again; a
+# profile's ``deploy`` names those its rows go through, exported_program by default.
+DEPLOY_FORMATS = ("exported_program", "torchscript", "aot_inductor")
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,7 @@ class Profile:
     min_block_size: int = 1
     settings: Mapping[str, Any] = field(default_factory=dict)
     frontend: str = "export"
+    deploy: tuple[str, ...] = ("exported_program",)
 
     @property
     def jit(self) -> bool:
@@ -54,7 +58,8 @@ class Profile:
 
     def to_dict(self) -> dict[str, Any]:
         """The profile's fields, and its description as text (what older records are read by)."""
-        d = {f.name: (dict(v) if isinstance(v := getattr(self, f.name), Mapping) else v)
+        d = {f.name: (dict(v) if isinstance(v := getattr(self, f.name), Mapping) else
+                      list(v) if isinstance(v, tuple) else v)
              for f in fields(self)}
         return {**d, "description": self.describe()}
 

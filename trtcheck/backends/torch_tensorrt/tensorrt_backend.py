@@ -22,7 +22,17 @@ from functools import cached_property
 from types import ModuleType
 from typing import Any
 
+import torch
+
 from trtcheck.backends.base import Backend, Compiled, CompileJob
+from trtcheck.backends.deploy import (
+    JIT_NOT_APPLICABLE,
+    TENSORRT_ENGINES,
+    Deployable,
+    Loader,
+    save,
+)
+from trtcheck.backends.lowering.code import CodeSource
 from trtcheck.backends.torch_tensorrt.compat import (
     EXPLICIT_TYPING_WARNING,
     Version,
@@ -191,8 +201,10 @@ class TensorRTBackend(Backend):
         expected = output_dtypes(job.program)
         fn = CheckedOutputs(module, expected, notes) if any(
             d is not None and d.is_complex for d in expected) else module
+        deployable = Deployable(lambda path, fmt: save(ttrt, module, path, fmt, call),
+                                lambda: self._deploy_loader, level=TENSORRT_ENGINES)
         # Timed as a user calls it: the module dynamo.compile returned, not trtcheck's check.
-        return Compiled(fn, timed=module, evidence=compiled_evidence(
+        return Compiled(fn, timed=module, deploy=deployable, evidence=compiled_evidence(
             version, installed, job, call, settings, engines=split.engines,
             fallbacks=split.fallbacks, boundaries=split.boundaries, notes=notes,
             fell_back=bool(fell_back), versions={"tensorrt": getattr(trt, "__version__", None)},
@@ -220,7 +232,22 @@ class TensorRTBackend(Backend):
             fallbacks=found["fallbacks"], boundaries=found["boundaries"],
             notes=notes + found["notes"] + skipped, jit=found,
             versions={"tensorrt": getattr(trt, "__version__", None)},
-            details={**found["details"], **({"engine_cache": cached} if caching else {})}))
+            details={**found["details"], **({"engine_cache": cached} if caching else {})}),
+            deploy=JIT_NOT_APPLICABLE)
+
+    @cached_property
+    def _deploy_loader(self) -> Loader:
+        """The deploy stage's loader of the installed release: its process starts on first
+        use, once a run."""
+        ttrt, _ = self._imported
+        assert ttrt is not None  # asked for by a compiled row only
+        return Loader(CodeSource(str(ttrt.__version__), None, "installed", None,
+                                 parse_version(torch.__version__)), behaving=False)
+
+    def deactivate(self) -> None:
+        if "_deploy_loader" in self.__dict__:
+            self._deploy_loader.close()
+            del self.__dict__["_deploy_loader"]
 
 
 def _with_cache(version: Version, job: CompileJob, settings: dict[str, Any],
