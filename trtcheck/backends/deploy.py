@@ -94,8 +94,9 @@ def save(ttrt: ModuleType, module: torch.nn.Module, path: str, fmt: str,
          call: dict[str, Any]) -> dict[str, Any]:
     """``torch_tensorrt.save`` of a compiled module in ``fmt``, with the inputs the compile was
     given (``call``, as the release's ``dynamo.compile`` took them, as its documentation saves a
-    dynamic-shape module): how long it took, the artifact's size and what Torch-TensorRT warned
-    meanwhile, or why this release and runtime have no ``fmt`` here."""
+    dynamic-shape module) and the release's defaults otherwise: how long it took, the
+    artifact's size and what Torch-TensorRT warned meanwhile, or why this release and runtime
+    have no ``fmt`` here."""
     reason = cannot_save(ttrt, fmt)
     if reason:
         return {"not_applicable": reason}
@@ -105,28 +106,41 @@ def save(ttrt: ModuleType, module: torch.nn.Module, path: str, fmt: str,
     started = time.perf_counter()
     with contextlib.redirect_stdout(io.StringIO()), \
             logged(PACKAGE, logging.WARNING) as warned:
-        ttrt.save(module, path, output_format=fmt, retrace=True, **inputs)
+        ttrt.save(module, path, output_format=fmt, **inputs)
     saved: dict[str, Any] = {"save_s": time.perf_counter() - started,
                              "size_bytes": os.path.getsize(path)}
     if warned:
         saved["notes"] = [f"Torch-TensorRT warned: {m}" for m in dict.fromkeys(warned)]
+    if fmt == "exported_program" and dynamic_dims(module):  # read back: what the file holds
+        saved["dynamic_dims"] = dynamic_dims(torch.export.load(path))
     return saved
 
 
-def load(ttrt: ModuleType, path: str, fmt: str) -> Callable[..., Any]:
-    """The artifact as its users load it: ``torch_tensorrt.load`` (``torch.export.load``, the
-    release's Python engine ops registered first) for an exported program, ``torch.jit.load``
-    and ``torch._inductor.aoti_load_package`` for the others."""
+def dynamic_dims(program: torch.nn.Module | torch.export.ExportedProgram) -> int:
+    """How many dimensions of a graph's inputs are symbolic (dynamic)."""
+    graph = program.graph
+    return sum(isinstance(size, torch.SymInt)
+               for node in graph.nodes if node.op == "placeholder"
+               for size in getattr(node.meta.get("val"), "shape", ()))
+
+
+def load(ttrt: ModuleType, path: str, fmt: str) -> tuple[Callable[..., Any], int | None]:
+    """The artifact as its users load it, and its inputs' dynamic dimensions (None where the
+    format does not say): ``torch_tensorrt.load`` (``torch.export.load``, the release's Python
+    engine ops registered first) for an exported program, ``torch.jit.load`` and
+    ``torch._inductor.aoti_load_package`` for the others."""
     if fmt == "torchscript":
-        return torch.jit.load(path)
+        return torch.jit.load(path), None
     if fmt == "aot_inductor":
-        return torch._inductor.aoti_load_package(path)
+        return torch._inductor.aoti_load_package(path), None
     with contextlib.redirect_stderr(io.StringIO()):
         try:
-            return ttrt.load(path).module()  # type: ignore[no-any-return]
+            program = ttrt.load(path)
         except ValueError:  # it prints torch.export.load's error and raises its own
-            pass
-    return torch.export.load(path).module()  # raises that error itself, with its frames
+            program = None
+    if program is None:
+        program = torch.export.load(path)  # raises that error itself, with its frames
+    return program.module(), dynamic_dims(program)
 
 
 class Loader:
@@ -153,9 +167,10 @@ class Loader:
         self._host.wait()
         return self._host
 
-    def load(self, path: str, fmt: str) -> float:
-        """Load the artifact there; the seconds loading took."""
-        return float(self.ready().request("load", path, fmt))
+    def load(self, path: str, fmt: str) -> dict[str, Any]:
+        """Load the artifact there: the seconds loading took (``load_s``) and the loaded
+        inputs' ``dynamic_dims`` where the format says."""
+        return dict(self.ready().request("load", path, fmt))
 
     def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """The loaded artifact's outputs on these inputs."""
@@ -167,14 +182,27 @@ class Loader:
         self._host = None
 
 
+_LOADERS: dict[tuple[str, str, bool], Loader] = {}
+
+
+def loader_for(source: CodeSource, behaving: bool) -> Loader:
+    """The loader of one release in this process, shared by the backends that run it (two
+    ``lowering`` backends of one release in a process, as in-process runs make, start one)."""
+    key = (source.version, str(source.path or ""), behaving)
+    if key not in _LOADERS:
+        _LOADERS[key] = Loader(source, behaving)
+    return _LOADERS[key]
+
+
 def handle(request: tuple[Any, ...], release: Any, modules: dict[int, Any]) -> Any:
     kind, *rest = request
     if kind == "load":
         path, fmt = rest
         modules.clear()
         started = time.perf_counter()
-        modules[0] = load(release.ttrt, path, fmt)
-        return time.perf_counter() - started
+        modules[0], dims = load(release.ttrt, path, fmt)
+        return {"load_s": time.perf_counter() - started,
+                **({"dynamic_dims": dims} if dims is not None else {})}
     args, kwargs = rest  # "call"
     with torch.no_grad():
         return modules[0](*args, **kwargs)

@@ -313,6 +313,7 @@ class Judgement:
     status: Status = Status.PASS
     messages: list[str] = field(default_factory=list)
     stage: str = "compare"  # where a row that does not pass failed
+    traceback: str | None = None  # where that failure raised
 
     @property
     def passed(self) -> bool:
@@ -415,6 +416,7 @@ def _run_backend(run: SlotRun, backend: Backend, job: CompileJob) -> SlotOutcome
         owned = max(0, (alive or 0) - (memory.in_use(device) or 0))
     return SlotOutcome(judged.status, stages.timings, evidence, stages.memory(engine, owned),
                        message=judged.message, stage=None if judged.passed else judged.stage,
+                       traceback=judged.traceback,
                        outputs=outputs, latency=latency, shapes=shapes_record(run.shapes, ran))
 
 
@@ -436,6 +438,7 @@ def _deploy(run: SlotRun, compiled: Compiled, formats: tuple[str, ...], produced
     judged.note(*found.notes)
     if found.status is not Status.PASS:
         judged.status, judged.stage = found.status, found.stage or "deploy"
+        judged.traceback = found.traceback
         judged.messages.insert(0, found.message)
     return replace(evidence, deploy=found.entries)
 

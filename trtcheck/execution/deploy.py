@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 from trtcheck.backends.deploy import FILE_NAMES, Deployable
-from trtcheck.backends.torch_tensorrt.frames import EXPORTER, STANDIN, deploy_owner
+from trtcheck.backends.torch_tensorrt.frames import EXPORTER, SERIALIZER, STANDIN, deploy_owner
 from trtcheck.core.profiles import Tolerance
 from trtcheck.errors import PredictionGap
 from trtcheck.execution.stages import StageError, Stages
@@ -56,10 +56,11 @@ class Deployed:
     stage: str | None = None
     message: str = ""
     notes: list[str] = field(default_factory=list)
+    traceback: str | None = None  # the failure's, where it raised
 
-    def fail(self, status: Status, stage: str, message: str) -> None:
+    def fail(self, status: Status, stage: str, message: str, trace: str | None = None) -> None:
         if self.status is Status.PASS:
-            self.status, self.stage, self.message = status, stage, message
+            self.status, self.stage, self.message, self.traceback = status, stage, message, trace
 
 
 def run(deploy: Deployable | str, formats: Sequence[str], calls: Sequence[Call],
@@ -82,14 +83,15 @@ def _one(deploy: Deployable, fmt: str, path: str, calls: Sequence[Call],
          stages: Stages, found: Deployed) -> dict[str, Any]:
     entry: dict[str, Any] = {"format": fmt, "level": deploy.level}
 
-    def failed(step: str, stage: str, err: StageError | PredictionGap, what: str) -> dict[str, Any]:
+    def failed(step: str, stage: str, err: StageError | PredictionGap, what: str,
+               lost: tuple[str, str] | None = None) -> dict[str, Any]:
         if isinstance(err, PredictionGap):
             owner, message = STANDIN, f"the prediction could not be made: {err.reason}"
             found.notes.append(f"deploy as {fmt}: {what} {message}")
         else:
-            owner = deploy_owner(err.traceback, step)
-            message = f"{what} failed ({owner}): {err}"
-            found.fail(Status.ERROR, stage, f"deploy as {fmt}: {message}")
+            owner, why = lost or (deploy_owner(err.traceback, step), "")
+            message = f"{what} failed ({owner}{why}): {err}"
+            found.fail(Status.ERROR, stage, f"deploy as {fmt}: {message}", err.traceback)
         return {**entry, "status": "error", "step": step, "owner": owner, "message": message}
 
     try:
@@ -105,9 +107,13 @@ def _one(deploy: Deployable, fmt: str, path: str, calls: Sequence[Call],
         with stages.stage(LOADER_START):  # once a run and release, where it has not started
             loader.ready()
         with stages.stage("load"):
-            entry["load_s"] = loader.load(path, fmt)
+            loaded_as = loader.load(path, fmt)
     except (StageError, PredictionGap) as err:
         return failed("load", "load", err, "loading it in a fresh process")
+    entry["load_s"] = loaded_as["load_s"]
+    if "dynamic_dims" in entry or "dynamic_dims" in loaded_as:
+        entry["dynamic_dims"] = {"saved": entry.pop("dynamic_dims", None),
+                                 "loaded": loaded_as.get("dynamic_dims")}
     kept: dict[str, list[str]] = {}
     for ran, call in enumerate(calls, 1):
         at = f" at shape {call.shape}" if call.shape else ""
@@ -116,7 +122,8 @@ def _one(deploy: Deployable, fmt: str, path: str, calls: Sequence[Call],
                 args, kwargs = clone(call.inputs)
                 loaded = deploy.rebuilt(loader.call(args, kwargs))
         except (StageError, PredictionGap) as err:
-            return {**failed("run", "deploy", err, f"calling the loaded artifact{at}"),
+            lost = _lost_dims(entry.get("dynamic_dims")) if ran > 1 else None
+            return {**failed("run", "deploy", err, f"calling the loaded artifact{at}", lost),
                     "shapes": ran - 1}
         _kept(call.expected, loaded, kept)
         against_compiled = compare(call.compiled, loaded, pick, NO_NARROWING)
@@ -131,6 +138,20 @@ def _one(deploy: Deployable, fmt: str, path: str, calls: Sequence[Call],
     return {**entry, "status": "pass", "shapes": len(calls), "kept": _kept_words(kept)}
 
 
+def _lost_dims(dims: Mapping[str, int | None] | None) -> tuple[str, str] | None:
+    """Whose a dynamic case's artifact refusing another shape than the example is, where the
+    dynamic dimensions say: the exporter's when the saved file has none, the serializer's when
+    the file has them and the loaded program fewer."""
+    if not dims or dims.get("saved") is None:
+        return None
+    saved, loaded = dims["saved"], dims.get("loaded")
+    if saved == 0:
+        return EXPORTER, ", which saved no dynamic dimension"
+    if loaded is not None and loaded < saved:
+        return SERIALIZER, f", which loaded {loaded} of the {saved} dynamic dimensions saved"
+    return None
+
+
 def _kept(expected: Any, loaded: Any, kept: dict[str, list[str]]) -> None:
     """Add to ``kept`` (by kind: complex, int64) each of eager's complex and int64 outputs, with
     what the artifact returned in its place where that lost the dtype or the shape."""
@@ -140,7 +161,7 @@ def _kept(expected: Any, loaded: Any, kept: dict[str, list[str]]) -> None:
             continue
         kind = "complex" if leaf.is_complex() else "int64"
         theirs = got.get(path)
-        name = f"output{path}"
+        name = f"out{path}"  # as the comparison names it
         if not isinstance(theirs, torch.Tensor):
             kept.setdefault(kind, []).append(f"{name} missing")
         elif theirs.dtype != leaf.dtype or theirs.shape != leaf.shape:

@@ -26,7 +26,13 @@ from torch.export import ExportedProgram
 from torch.utils import _pytree as pytree
 
 from trtcheck.backends.base import Backend, Compiled, CompileJob
-from trtcheck.backends.deploy import JIT_NOT_APPLICABLE, STANDIN_ENGINES, Deployable, Loader
+from trtcheck.backends.deploy import (
+    JIT_NOT_APPLICABLE,
+    STANDIN_ENGINES,
+    Deployable,
+    Loader,
+    loader_for,
+)
 from trtcheck.backends.lowering.client import LoweringHost
 from trtcheck.backends.lowering.code import CodeSource, CodeUnavailable, locate
 from trtcheck.backends.torch_tensorrt.compat import (
@@ -170,9 +176,7 @@ class LoweringBackend(Backend):
         if self.dryrun:
             return ("not applicable: --lowering-dryrun builds no engines, so there is nothing "
                     "torch_tensorrt.save would save")
-        if self._loader is None:
-            self._loader = Loader(source, behaving=True)
-        loader = self._loader
+        self._loader = loader = loader_for(source, behaving=True)
         return Deployable(save, lambda: loader, level=STANDIN_ENGINES, structure=structure)
 
     def host(self, source: CodeSource) -> LoweringHost:

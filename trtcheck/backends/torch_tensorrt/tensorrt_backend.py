@@ -30,6 +30,7 @@ from trtcheck.backends.deploy import (
     TENSORRT_ENGINES,
     Deployable,
     Loader,
+    loader_for,
     save,
 )
 from trtcheck.backends.lowering.code import CodeSource
@@ -241,8 +242,8 @@ class TensorRTBackend(Backend):
         use, once a run."""
         ttrt, _ = self._imported
         assert ttrt is not None  # asked for by a compiled row only
-        return Loader(CodeSource(str(ttrt.__version__), None, "installed", None,
-                                 parse_version(torch.__version__)), behaving=False)
+        return loader_for(CodeSource(str(ttrt.__version__), None, "installed", None,
+                                     parse_version(torch.__version__)), behaving=False)
 
     def deactivate(self) -> None:
         if "_deploy_loader" in self.__dict__:
