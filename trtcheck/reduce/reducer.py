@@ -271,8 +271,11 @@ class Reducer:
         settings = row_settings(ran, profile)
         tolerances = [bundle.Tolerance(leaf.get("rtol", 5e-3), leaf.get("atol", 5e-3))
                       for leaf in search.best_row.outputs]
+        deployed = next((e["format"] for e in row.evidence.deploy
+                         if e.get("status") in ("fail", "error")), None)
         (folder / bundle.REPRO).write_text(bundle.repro_source(module, settings, tolerances,
-                                                               shown, about, ran, profile.name),
+                                                               shown, about, ran, profile.name,
+                                                               deployed),
                                            encoding="utf-8")
 
         # What the fresh rows are read with, taken now so that the graph need not wait with them.

@@ -24,7 +24,7 @@ REDUCIBLE = frozenset({Status.FAIL, Status.ERROR})
 MISMATCHES = {"nonfinite": "NaN/Inf placement", "values": "values", "dtype": "dtype",
               "shape": "shape", "inputs": "inputs", "other": "other"}
 # Stages with an exported graph to cut: earlier ones (build, eager, export) fail before it exists.
-GRAPH_STAGES = frozenset({"compile", "run", "compare", "drift"})
+GRAPH_STAGES = frozenset({"compile", "run", "compare", "drift", "save", "load", "deploy"})
 
 _CITED = re.compile(r"(torch_tensorrt/[\w/]+\.py:\d+)")
 _LAST = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt))(?:: ?(.*))?$")
