@@ -6,10 +6,11 @@ import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import torch
 from torch.export import ExportedProgram
+from torch.utils import _pytree as pytree
 
 from trtcheck.core.profiles import Profile
 from trtcheck.core.traits import Kind, Traits
@@ -17,10 +18,41 @@ from trtcheck.program.shapes import ShapeRange
 from trtcheck.results.rows import Evidence
 
 if TYPE_CHECKING:
-    from trtcheck.backends.deploy import Deployable
     from trtcheck.zoo.discover import ZooFile
 
-__all__ = ["Backend", "CompileJob", "Compiled"]
+__all__ = ["Backend", "CompileJob", "Compiled", "Deployable"]
+
+
+class ArtifactLoader(Protocol):
+    """A process that loads saved artifacts and calls them (:class:`trtcheck.backends.deploy.Loader`)."""
+
+    def ready(self) -> object: ...
+    def load(self, path: str, fmt: str) -> dict[str, Any]: ...
+    def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Deployable:
+    """What a compiled row gives the deploy stage: ``save(path, format)`` writes the artifact
+    where the compiled module lives and returns ``{"save_s": ...}`` or ``{"not_applicable":
+    why}``; ``loader`` loads and calls it in a fresh process
+    (:class:`trtcheck.backends.deploy.Loader`)."""
+
+    save: Callable[[str, str], dict[str, Any]]
+    loader: Callable[[], ArtifactLoader]
+    level: str  # what the round trip goes through, for the row's evidence
+    # the output structure the compiled module's flat outputs are rebuilt into, as the
+    # lowering backend's are (:func:`trtcheck.backends.lowering.lowering_backend.sendable`)
+    structure: pytree.TreeSpec | None = None
+
+    def rebuilt(self, outputs: Any) -> Any:
+        """The loaded artifact's outputs in the compiled module's structure, leaf by leaf."""
+        if self.structure is None:
+            return outputs
+        leaves = pytree.tree_leaves(outputs)
+        if len(leaves) != self.structure.num_leaves:  # left for the comparison to name
+            return outputs
+        return pytree.tree_unflatten(leaves, self.structure)
 
 
 @dataclass

@@ -11,7 +11,7 @@ then loaded in a fresh process, the loader, that imports torch and Torch-TensorR
   kwargs)``: the loader (:mod:`trtcheck.backends.lowering.loader`) imports the release exactly as
   the lowering host does, over the same TensorRT stand-in for ``lowering``, whose serialized
   engines the artifact holds;
-- :class:`Deployable` is what a compiled row offers the stage.
+- what a compiled row offers the stage is a :class:`~trtcheck.backends.base.Deployable`.
 """
 
 from __future__ import annotations
@@ -23,12 +23,10 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
 import torch
-from torch.utils import _pytree as pytree
 
 from trtcheck.backends.lowering.client import LoweringHost
 from trtcheck.backends.lowering.code import CodeSource
@@ -51,29 +49,6 @@ JIT_NOT_APPLICABLE = ("not applicable: Torch-TensorRT's torch.compile front-end 
 # What a lowering row's artifact holds: a prediction of the saved graph, never of TensorRT's plan.
 STANDIN_ENGINES = "the TensorRT stand-in's serialized engines (a prediction, not TensorRT plans)"
 TENSORRT_ENGINES = "TensorRT engines"
-
-
-@dataclass(frozen=True)
-class Deployable:
-    """What a compiled row gives the deploy stage: ``save(path, format)`` writes the artifact
-    where the compiled module lives and returns ``{"save_s": ...}`` or ``{"not_applicable":
-    why}``; ``loader`` loads and calls it in a fresh process."""
-
-    save: Callable[[str, str], dict[str, Any]]
-    loader: Callable[[], Loader]
-    level: str  # what the round trip goes through, for the row's evidence
-    # the output structure the compiled module's flat outputs are rebuilt into, as the
-    # lowering backend's are (:func:`trtcheck.backends.lowering.lowering_backend.sendable`)
-    structure: pytree.TreeSpec | None = None
-
-    def rebuilt(self, outputs: Any) -> Any:
-        """The loaded artifact's outputs in the compiled module's structure, leaf by leaf."""
-        if self.structure is None:
-            return outputs
-        leaves = pytree.tree_leaves(outputs)
-        if len(leaves) != self.structure.num_leaves:  # left for the comparison to name
-            return outputs
-        return pytree.tree_unflatten(leaves, self.structure)
 
 
 def cannot_save(ttrt: ModuleType, fmt: str) -> str | None:

@@ -20,7 +20,8 @@ from typing import Any
 
 import torch
 
-from trtcheck.backends.deploy import FILE_NAMES, Deployable
+from trtcheck.backends.base import Deployable
+from trtcheck.backends.deploy import FILE_NAMES
 from trtcheck.backends.torch_tensorrt.frames import EXPORTER, SERIALIZER, STANDIN, deploy_owner
 from trtcheck.core.profiles import Tolerance
 from trtcheck.errors import PredictionGap

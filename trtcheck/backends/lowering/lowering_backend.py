@@ -25,11 +25,10 @@ import torch
 from torch.export import ExportedProgram
 from torch.utils import _pytree as pytree
 
-from trtcheck.backends.base import Backend, Compiled, CompileJob
+from trtcheck.backends.base import Backend, Compiled, CompileJob, Deployable
 from trtcheck.backends.deploy import (
     JIT_NOT_APPLICABLE,
     STANDIN_ENGINES,
-    Deployable,
     Loader,
     loader_for,
 )

@@ -24,11 +24,10 @@ from typing import Any
 
 import torch
 
-from trtcheck.backends.base import Backend, Compiled, CompileJob
+from trtcheck.backends.base import Backend, Compiled, CompileJob, Deployable
 from trtcheck.backends.deploy import (
     JIT_NOT_APPLICABLE,
     TENSORRT_ENGINES,
-    Deployable,
     Loader,
     loader_for,
     save,
