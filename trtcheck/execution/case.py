@@ -203,7 +203,8 @@ def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
                          opts.device, opts.engine_cache,
                          str(opts.cache_dir.resolve()) if opts.cache_dir else None, shapes.ranges,
                          module=module, zoo_file=case.file,
-                         deploy=bool(slot.profile and opts.deploy_formats_for(slot.profile)))
+                         deploy=bool(slot.profile and opts.deploy_formats_for(slot.profile)
+                                     and not opts.figures_only))
         slot_before = memory.in_use(opts.device)
         example = AtShape(shapes.sets[0], (job.args, job.kwargs), expected, eager_in)
         run = SlotRun(case, eager, opts, stages.for_slot(slot), shapes, (example, *others),
@@ -395,9 +396,9 @@ def _run_backend(run: SlotRun, backend: Backend, job: CompileJob) -> SlotOutcome
                            stages.memory(engine), message=str(err), stage=err.stage,
                            location=err.location, traceback=err.traceback,
                            shapes=shapes_record(run.shapes, ran))
-    formats = run.opts.deploy_formats_for(job.profile) if compiled.deploy is not None else ()
-    if formats and not run.opts.figures_only:
-        evidence = _deploy(run, compiled, formats, produced, judged, evidence)
+    if job.deploy and compiled.deploy is not None:
+        evidence = _deploy(run, compiled, run.opts.deploy_formats_for(job.profile), produced,
+                           (pick, narrowing), judged, evidence)
     del produced
     outputs = _judge_outputs(run, result, judged)
     if run.opts.dtype_drift and not run.opts.figures_only:
@@ -421,20 +422,20 @@ def _run_backend(run: SlotRun, backend: Backend, job: CompileJob) -> SlotOutcome
 
 
 def _deploy(run: SlotRun, compiled: Compiled, formats: tuple[str, ...], produced: list[Any],
+            judged_by: tuple[Callable[[torch.dtype], Tolerance], Mapping[torch.dtype, torch.dtype]],
             judged: Judgement, evidence: Evidence) -> Evidence:
     """The deploy stage (:mod:`trtcheck.execution.deploy`) at every shape the compiled module
-    passed at: the evidence with its entries; a passing row fails by its failure, said first.
-    A row that failed already is not deployed."""
+    passed at, judged as the row was (``judged_by``: its tolerances and narrowing): the evidence
+    with its entries; a passing row fails by its failure, said first. A row that failed
+    already is not deployed."""
     assert compiled.deploy is not None
     if not judged.passed:
         return replace(evidence, deploy=[{"format": f, "status": "not run", "message": NOT_DEPLOYED}
                                          for f in formats])
-    pick = tolerance_for(run.case, run.opts.tolerances, run.truncate_double)
-    narrowing = TRUNCATE_DOUBLE if run.truncate_double else NO_NARROWING
     calls = [deploy.Call(at.inputs, at.expected, out,
                          at.shapes.describe() if run.shapes.dynamic else "")
              for at, out in zip(run.at, produced, strict=False)]
-    found = deploy.run(compiled.deploy, formats, calls, pick, narrowing, run.stages)
+    found = deploy.run(compiled.deploy, formats, calls, *judged_by, run.stages)
     judged.note(*found.notes)
     if found.status is not Status.PASS:
         judged.status, judged.stage = found.status, found.stage or "deploy"

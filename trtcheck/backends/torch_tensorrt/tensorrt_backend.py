@@ -157,6 +157,8 @@ class TensorRTBackend(Backend):
             notes += dropped
 
         caching = bool(settings.get("cache_built_engines") or settings.get("reuse_cached_engines"))
+        if job.deploy:
+            self._deploy_loader.prestart()  # its imports beside the compile
         conversion = Conversion()
         with (warnings.catch_warnings(record=True) as caught,
               logged(_CACHE_LOGGER, logging.INFO, caching) as cache_log,
