@@ -29,13 +29,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from trtcheck.results.rows import DEPLOY_STAGES
+
 REPO = Path(__file__).resolve().parent.parent
 LEVELS = {"converters and engine (default)": [],
           "converters and engine, `--no-deploy`": ["--no-deploy"],
           "graph only (`--lowering-dryrun`)": ["--lowering-dryrun"]}
-# The deploy stage's own stages in a row's timings; the loader's wait is paid once a run.
-DEPLOY_STAGES = ("save", "load", "deploy")
-LOADER_WAIT = "deploy loader"
+LOADER_WAIT = "deploy loader"  # the loader's wait, paid once a run
 
 
 def level(zoo: str, extra: list[str], keyword: str | None

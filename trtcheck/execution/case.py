@@ -438,7 +438,7 @@ def _deploy(run: SlotRun, compiled: Compiled, formats: tuple[str, ...], produced
     found = deploy.run(compiled.deploy, formats, calls, *judged_by, run.stages)
     judged.note(*found.notes)
     if found.status is not Status.PASS:
-        judged.status, judged.stage = found.status, found.stage or "deploy"
+        judged.status, judged.stage = found.status, found.stage or deploy.DEPLOY
         judged.traceback = found.traceback
         judged.messages.insert(0, found.message)
     return replace(evidence, deploy=found.entries)

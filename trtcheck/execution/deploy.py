@@ -27,11 +27,13 @@ from trtcheck.core.profiles import Tolerance
 from trtcheck.errors import PredictionGap
 from trtcheck.execution.stages import StageError, Stages
 from trtcheck.measure.compare import NO_NARROWING, compare, leaves_with_paths
+from trtcheck.results.rows import DEPLOY_STAGES
 from trtcheck.status import Status
 from trtcheck.tensors import clone
 
 # The stage that waits for the loader process to be ready: its start, once a run and release.
 LOADER_START = "deploy loader"
+SAVE, LOAD, DEPLOY = DEPLOY_STAGES
 # How the row's message begins when the round trip changed the outputs.
 DIFFERS_FROM_COMPILED = "the saved artifact differs from the compiled module"
 DIFFERS_FROM_EAGER = "the saved artifact differs from eager"
@@ -96,10 +98,10 @@ def _one(deploy: Deployable, fmt: str, path: str, calls: Sequence[Call],
         return {**entry, "status": "error", "step": step, "owner": owner, "message": message}
 
     try:
-        with stages.stage("save"):
+        with stages.stage(SAVE):
             saved = deploy.save(path, fmt)
     except (StageError, PredictionGap) as err:
-        return failed("save", "save", err, f"torch_tensorrt.save(output_format={fmt!r})")
+        return failed("save", SAVE, err, f"torch_tensorrt.save(output_format={fmt!r})")
     if "not_applicable" in saved:
         return {**entry, "status": "not applicable", "message": saved["not_applicable"]}
     entry.update(saved)
@@ -107,10 +109,10 @@ def _one(deploy: Deployable, fmt: str, path: str, calls: Sequence[Call],
     try:
         with stages.stage(LOADER_START):  # once a run and release, where it has not started
             loader.ready()
-        with stages.stage("load"):
+        with stages.stage(LOAD):
             loaded_as = loader.load(path, fmt)
     except (StageError, PredictionGap) as err:
-        return failed("load", "load", err, "loading it in a fresh process")
+        return failed("load", LOAD, err, "loading it in a fresh process")
     entry["load_s"] = loaded_as["load_s"]
     if "dynamic_dims" in entry or "dynamic_dims" in loaded_as:
         entry["dynamic_dims"] = {"saved": entry.pop("dynamic_dims", None),
@@ -119,12 +121,12 @@ def _one(deploy: Deployable, fmt: str, path: str, calls: Sequence[Call],
     for ran, call in enumerate(calls, 1):
         at = f" at shape {call.shape}" if call.shape else ""
         try:
-            with stages.stage("deploy", example=ran == 1):
+            with stages.stage(DEPLOY, example=ran == 1):
                 args, kwargs = clone(call.inputs)
                 loaded = deploy.rebuilt(loader.call(args, kwargs))
         except (StageError, PredictionGap) as err:
             lost = _lost_dims(entry.get("dynamic_dims")) if ran > 1 else None
-            return {**failed("run", "deploy", err, f"calling the loaded artifact{at}", lost),
+            return {**failed("run", DEPLOY, err, f"calling the loaded artifact{at}", lost),
                     "shapes": ran - 1}
         _kept(call.expected, loaded, kept)
         against_compiled = compare(call.compiled, loaded, pick, NO_NARROWING)
@@ -133,7 +135,7 @@ def _one(deploy: Deployable, fmt: str, path: str, calls: Sequence[Call],
             differs = DIFFERS_FROM_COMPILED if not against_compiled else DIFFERS_FROM_EAGER
             detail = (against_compiled if not against_compiled else against_eager).message
             message = f"{differs}{at} ({EXPORTER}): {detail}"
-            found.fail(Status.FAIL, "deploy", f"deploy as {fmt}: {message}")
+            found.fail(Status.FAIL, DEPLOY, f"deploy as {fmt}: {message}")
             return {**entry, "status": "fail", "step": "compare", "owner": EXPORTER,
                     "message": message, "shapes": ran, "kept": _kept_words(kept)}
     return {**entry, "status": "pass", "shapes": len(calls), "kept": _kept_words(kept)}

@@ -40,7 +40,7 @@ from trtcheck.reduce.graph import (
 from trtcheck.reduce.shrink import Exhausted, Search, shrink
 from trtcheck.reduce.signature import Signature, reducible, signature
 from trtcheck.results.record import Record
-from trtcheck.results.rows import NO_PROFILE, Row
+from trtcheck.results.rows import DEPLOY_STAGES, NO_PROFILE, Row
 from trtcheck.status import FAILING, Status
 from trtcheck.tensors import StateSnapshot, clone, leaves_with_paths, same_values
 from trtcheck.zoo import discover
@@ -179,7 +179,9 @@ class Reducer:
         key = (row.backend, profile.name)
         if key not in self.runners:
             # the executor's options: a pool's first worker keeps its own device
+            # candidates deploy only where the row failed at the deploy stage
             opts = replace(self.executor.opts, backends=(row.backend,), profiles=(profile,),
+                           deploy=row.stage in DEPLOY_STAGES,
                            timing=bundle.QUICK, workers=1, devices=(),
                            out=Path(self.tmp.name) / slug(f"{row.backend}-{profile.name}"))
             opts.out.mkdir(parents=True, exist_ok=True)
@@ -439,6 +441,8 @@ class Reducer:
             args += ["--device", self.opts.device]
         if base == "lowering" and self.opts.lowering_dryrun:  # the level it was reduced at
             args.append("--lowering-dryrun")
+        if row.stage not in DEPLOY_STAGES:  # a failure before the round trip needs none
+            args.append("--no-deploy")
         return args
 
 

@@ -29,6 +29,8 @@ NO_VARIANT = "-"  # the row stands for a whole zoo file
 # Where a prediction row keeps its timings in the record: eager's and PyTorch running the
 # backend's rewritten graph, without any speedup (schema 3 on).
 PREDICTION_TIMING = "prediction_timing"
+# The deploy stage's own stages: saving, loading in a fresh process, calling what was loaded.
+DEPLOY_STAGES = ("save", "load", "deploy")
 
 
 class RowKey(NamedTuple):
