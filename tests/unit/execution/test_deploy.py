@@ -104,7 +104,8 @@ def test_an_exporter_that_drops_the_complex_unpacking_fails_at_deploy(
 
 
 def _trace(*files: str) -> str:
-    frames = "".join(f'  File "{f}", line 7, in f\n    raise ValueError("x")\n' for f in files)
+    frames = "".join(f'  File "{f}", line 7, in {"wrapped" if f.endswith("install.py") else "f"}'
+                     '\n    raise ValueError("x")\n' for f in files)
     return f"Traceback (most recent call last):\n{frames}ValueError: x\n"
 
 
@@ -121,6 +122,9 @@ SITE = "/venv/lib/python3.11/site-packages"
     ((f"{SITE}/torch_tensorrt/dynamo/runtime/_TRTEngine.py",
       "/src/trtcheck/backends/lowering/trt/engine.py"), "run", STANDIN),
     ((f"{SITE}/torch/export/_unlift.py",), "run", EXPORTER),  # a guard the saved graph holds
+    # the stand-in's CUDA shim around torch.empty, under Torch-TensorRT's runtime at save
+    ((f"{SITE}/torch_tensorrt/dynamo/runtime/_TRTEngine.py",
+      "/src/trtcheck/backends/lowering/trt/install.py"), "save", EXPORTER),
     ((), "load", SERIALIZER),
 ])
 def test_a_failed_step_is_owned_by_the_frame_nearest_the_raise(files: tuple[str, ...], step: str,

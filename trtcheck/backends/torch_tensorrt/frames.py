@@ -89,6 +89,8 @@ def deploy_owner(trace: str, step: str) -> str:
     Torch-TensorRT's exporter calls, is its caller's); else the step's own code."""
     for block in tracebacks(trace)[:1]:
         for frame in reversed(block.frames):
+            if _shim(frame):  # the stand-in's CUDA shims around torch, absent with real CUDA
+                continue
             path = frame.file.replace("\\", "/")
             if "/backends/lowering/trt/" in path:
                 return STANDIN
