@@ -6,10 +6,11 @@ import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import torch
 from torch.export import ExportedProgram
+from torch.utils import _pytree as pytree
 
 from trtcheck.core.profiles import Profile
 from trtcheck.core.traits import Kind, Traits
@@ -19,7 +20,39 @@ from trtcheck.results.rows import Evidence
 if TYPE_CHECKING:
     from trtcheck.zoo.cases import Case
 
-__all__ = ["Backend", "CompileJob", "Compiled"]
+__all__ = ["Backend", "CompileJob", "Compiled", "Deployable"]
+
+
+class ArtifactLoader(Protocol):
+    """A process that loads saved artifacts and calls them (:class:`trtcheck.backends.deploy.Loader`)."""
+
+    def ready(self) -> object: ...
+    def load(self, path: str, fmt: str) -> dict[str, Any]: ...
+    def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Deployable:
+    """What a compiled row gives the deploy stage: ``save(path, format)`` writes the artifact
+    where the compiled module lives and returns ``{"save_s": ...}`` or ``{"not_applicable":
+    why}``; ``loader`` loads and calls it in a fresh process
+    (:class:`trtcheck.backends.deploy.Loader`)."""
+
+    save: Callable[[str, str], dict[str, Any]]
+    loader: Callable[[], ArtifactLoader]
+    level: str  # what the round trip goes through, for the row's evidence
+    # the output structure the compiled module's flat outputs are rebuilt into, as the
+    # lowering backend's are (:func:`trtcheck.backends.lowering.lowering_backend.sendable`)
+    structure: pytree.TreeSpec | None = None
+
+    def rebuilt(self, outputs: Any) -> Any:
+        """The loaded artifact's outputs in the compiled module's structure, leaf by leaf."""
+        if self.structure is None:
+            return outputs
+        leaves = pytree.tree_leaves(outputs)
+        if len(leaves) != self.structure.num_leaves:  # left for the comparison to name
+            return outputs
+        return pytree.tree_unflatten(leaves, self.structure)
 
 
 @dataclass
@@ -31,13 +64,18 @@ class Compiled:
 
     ``timed`` is what a user of the backend calls, timed against eager and measured for memory,
     when it is not ``fn``; with a ``cost_label``, ``fn``'s extra cost per call is measured too and
-    shown as its own figure, ``"{cost_label} adds X ms a call"``, never as a speedup."""
+    shown as its own figure, ``"{cost_label} adds X ms a call"``, never as a speedup.
+
+    ``deploy``: how the deploy stage saves and loads it (:mod:`trtcheck.backends.deploy`), why it
+    has no saved form (a row of Torch-TensorRT's that is not applicable), or None for a backend
+    that deploys nothing (eager, inductor, emulate)."""
 
     fn: Callable[..., Any]
     evidence: Evidence = field(default_factory=Evidence)
     memory: int | None = None
     timed: Callable[..., Any] | None = None
     cost_label: str = ""
+    deploy: Deployable | str | None = None
 
     @property
     def called(self) -> Callable[..., Any]:
@@ -65,6 +103,8 @@ class CompileJob:
     # the case it was built for: what a process other than the worker builds the same module
     # from (the lowering host's torch.compile front-end, from the zoo's factory)
     case: Case | None = None
+    # whether the deploy stage saves this compile: a backend may start its loader meanwhile
+    deploy: bool = False
 
     @property
     def model(self) -> torch.nn.Module:

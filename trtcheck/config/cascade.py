@@ -115,6 +115,7 @@ def resolve(paths: tuple[Path, ...], *, reads_baseline: bool = True, **given: An
         reduce_row_budget=validation.positive(*value("reduce_row_budget"), "reduce_row_budget"),
         reduce_attempts=int(validation.positive(*value("reduce_attempts"), "reduce_attempts")),
         ab=ab_settings.resolve(value, validation.setting_name),
+        deploy_formats=validation.deploy_formats(*value("deploy_formats")),
     )
     # Every other setting as it is; one that Options has no field for is a TypeError here.
     as_given = {s.attr: _as_field(s, value(s.key)[0]) for s in SETTINGS

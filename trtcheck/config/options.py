@@ -105,6 +105,8 @@ class Options:
     releases: tuple[str, ...] = setting("releases")
     time_predictions: bool = setting("time_predictions")
     lowering_dryrun: bool = setting("lowering_dryrun")
+    deploy: bool = setting("deploy")
+    deploy_formats: tuple[str, ...] = setting("deploy_formats")
     ab: ab_settings.ABSettings = dataclasses.field(default_factory=ab_settings.defaults)
     # An ``ab`` process after the first of its side: its figures and its comparison with eager
     # are wanted, the export (where no backend compiles from it), the analysis and the dtype
@@ -121,6 +123,11 @@ class Options:
     def device(self) -> str:
         """The device this process runs on: the first listed (a worker's only one)."""
         return self.devices[0]
+
+    def deploy_formats_for(self, profile: Profile) -> tuple[str, ...]:
+        """The formats the deploy stage saves a row of ``profile`` in: none under
+        ``--no-deploy``, else ``--deploy-format``'s, else the profile's ``deploy`` key."""
+        return () if not self.deploy else self.deploy_formats or profile.deploy
 
     def to_dict(self) -> dict[str, Any]:
         """The options a record keeps: every field but those marked unrecorded, as JSON."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from trtcheck.core.profiles import DEPLOY_FORMATS
 from trtcheck.core.traits import NAMES
 from trtcheck.status import NARROWING, OUTPUT_CHANGE
 
@@ -237,6 +238,14 @@ SETTINGS: tuple[Setting, ...] = (
             "fails the run [false].", rows=True),
     Setting("dtype_drift", bool, True, "After the comparison, call the compiled module once more "
             "with int32/int64 and float32/float64 inputs swapped [true].", rows=True),
+    Setting("deploy", bool, True, "After the comparison, save each compiled row as "
+            "torch_tensorrt.save does and load it in a fresh process that imports only torch and "
+            "torch_tensorrt, then compare it with eager again [true].",
+            flag="--deploy/--no-deploy", rows=True, commands=(*RUNS, PYTEST)),
+    Setting("deploy_formats", list, [], "The format the deploy stage saves in (repeatable): "
+            + ", ".join(DEPLOY_FORMATS) + " [each profile's deploy key, exported_program].",
+            flag="--deploy-format", multiple=True, metavar="FORMAT", rows=True,
+            commands=(*RUNS, PYTEST)),
     # The profiles a run uses are recorded whole, under run_profiles' field.
     Setting("profiles", dict, {}, "Settings profiles of your own, by name.",
             field="known_profiles"),

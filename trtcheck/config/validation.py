@@ -15,6 +15,7 @@ from trtcheck.core.profiles import (
     BUILTIN_PROFILES,
     COVERAGE_MODES,
     DEFAULT_TOLERANCES,
+    DEPLOY_FORMATS,
     INT64_POLICIES,
     Profile,
     Tolerance,
@@ -32,6 +33,7 @@ _PROFILE_KEYS: dict[str, Any] = {
     "min_block_size": int,
     "settings": dict,
     "frontend": FRONTENDS,
+    "deploy": list,
 }
 _TOL_KEYS: dict[str, Any] = {"rtol": (int, float), "atol": (int, float)}
 
@@ -52,12 +54,21 @@ def check_keys(table: Mapping[str, Any], schema: Mapping[str, Any], where: str) 
             raise ConfigError(f"{where}.{key}: expected {names}, got {value!r}")
 
 
+def deploy_formats(formats: list[Any], source: str) -> tuple[str, ...]:
+    """The deploy formats named, each one :data:`DEPLOY_FORMATS` knows, in order, once each."""
+    check_names([str(f) for f in formats], DEPLOY_FORMATS, "deploy format", source)
+    return tuple(dict.fromkeys(formats))
+
+
 def configured_profiles(config: Mapping[str, Any], where: str) -> dict[str, Profile]:
     known = dict(BUILTIN_PROFILES)
     for name, table in config.get("profiles", {}).items():
         if not isinstance(table, Mapping):
             raise ConfigError(f"{where}.profiles.{name}: expected a table")
         check_keys(table, _PROFILE_KEYS, f"{where}.profiles.{name}")
+        if "deploy" in table:
+            table = {**table, "deploy": deploy_formats(table["deploy"],
+                                                       f"{where}.profiles.{name}.deploy")}
         profile = replace(known.get(name, Profile(name)), **table)
         if problem := profile.contradiction():
             raise ConfigError(f"{where}.profiles.{name}: {problem}")

@@ -21,7 +21,9 @@ class FrontEnd:
     ``compiles_module``: it compiles the user's module, not the exported program (a row runs
     where the case does not export); ``backends``: the backends that run it; ``graph_level``:
     lowering's graph level (``--lowering-dryrun``) runs it; ``option``: what one of its
-    settings is; ``describe``: what a profile on it says (empty for the default)."""
+    settings is; ``describe``: what a profile on it says (empty for the default); ``unsaved``:
+    why ``torch_tensorrt.save`` cannot save what it compiles, so the deploy stage does not
+    apply (empty where it can)."""
 
     name: str
     ir: str
@@ -31,6 +33,7 @@ class FrontEnd:
     graph_level: bool
     option: str
     describe: str = ""
+    unsaved: str = ""
 
     def not_applicable(self, backend: str, *, graph_level: bool = False) -> str | None:
         """Why ``backend`` (at the graph level) does not run this front-end, or None."""
@@ -84,7 +87,11 @@ TORCH_COMPILE = FrontEnd(
     option='`torch.compile(..., backend="tensorrt")` option',
     describe='Torch-TensorRT\'s torch.compile front-end: torch.compile(model, backend="tensorrt") '
              "of the user's module, graph by graph as Dynamo hands them over (emulate predicts "
-             "the export front-end only)")
+             "the export front-end only)",
+    unsaved="not applicable: Torch-TensorRT's torch.compile front-end keeps no artifact: "
+            "torch_tensorrt.save takes an ExportedProgram, a GraphModule or a ScriptModule, and "
+            "refuses the nn.Module torch.compile returns; a model is deployed from the export "
+            'front-end (ir="dynamo")')
 
 # Ahead of time, ``dynamo.compile`` of the exported program; just in time,
 # ``torch.compile(model, backend="tensorrt")`` of the user's module.

@@ -30,6 +30,9 @@ DEFAULT_TOLERANCES: Mapping[str, Tolerance] = {
 
 INT64_POLICIES = ("native", "int32")
 COVERAGE_MODES = ("broad", "seed")
+# The formats ``torch_tensorrt.save`` writes that the deploy stage saves and loads again; a
+# profile's ``deploy`` names those its rows go through, exported_program by default.
+DEPLOY_FORMATS = ("exported_program", "torchscript", "aot_inductor")
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,7 @@ class Profile:
     min_block_size: int = 1
     settings: Mapping[str, Any] = field(default_factory=dict)
     frontend: str = "export"  # a registered front-end's name (:mod:`trtcheck.core.frontends`)
+    deploy: tuple[str, ...] = ("exported_program",)
 
     @property
     def front_end(self) -> FrontEnd:
@@ -52,7 +56,8 @@ class Profile:
 
     def to_dict(self) -> dict[str, Any]:
         """The profile's fields, and its description as text (what older records are read by)."""
-        d = {f.name: (dict(v) if isinstance(v := getattr(self, f.name), Mapping) else v)
+        d = {f.name: (dict(v) if isinstance(v := getattr(self, f.name), Mapping) else
+                      list(v) if isinstance(v, tuple) else v)
              for f in fields(self)}
         return {**d, "description": self.describe()}
 

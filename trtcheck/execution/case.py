@@ -17,7 +17,7 @@ from trtcheck.config.options import Options
 from trtcheck.core.profiles import Tolerance
 from trtcheck.core.traits import Kind
 from trtcheck.errors import PredictionGap, Unsupported
-from trtcheck.execution import process_state
+from trtcheck.execution import deploy, process_state
 from trtcheck.execution.events import Item, StageHook, no_hook
 from trtcheck.execution.probe import kernel_settings
 from trtcheck.execution.stages import STEADY_BACKEND, STEADY_EAGER, StageError, Stages, error_owner
@@ -202,7 +202,9 @@ def _case_items(case: Case, opts: Options, backends: Mapping[str, Backend],
         job = CompileJob(program, inputs[0], inputs[1], slot.profile or opts.profiles[0],
                          opts.device, opts.engine_cache,
                          str(opts.cache_dir.resolve()) if opts.cache_dir else None, shapes.ranges,
-                         module=module, case=case)
+                         module=module, case=case,
+                         deploy=bool(slot.profile and opts.deploy_formats_for(slot.profile)
+                                     and not opts.figures_only))
         slot_before = memory.in_use(opts.device)
         example = AtShape(shapes.sets[0], (job.args, job.kwargs), expected, eager_in)
         run = SlotRun(case, eager, opts, stages.for_slot(slot), shapes, (example, *others),
@@ -311,6 +313,8 @@ class Judgement:
 
     status: Status = Status.PASS
     messages: list[str] = field(default_factory=list)
+    stage: str = "compare"  # where a row that does not pass failed
+    traceback: str | None = None  # where that failure raised
 
     @property
     def passed(self) -> bool:
@@ -364,14 +368,16 @@ def _run_backend(run: SlotRun, backend: Backend, job: CompileJob) -> SlotOutcome
         result, judged, backend_in, actual = _run_and_compare(compiled, example, pick,
                                                               narrowing, stages)
         judged.note(evidence.remark)
+        produced = [actual]  # the compiled module's outputs at each shape, for the deploy stage
         for at in others:
             if not judged.passed:
                 break
             ran += 1
             try:
                 run.eager.restore()
-                result, judged, _, _ = _run_and_compare(compiled, at, pick, narrowing, stages,
-                                                        example=False)
+                result, judged, _, at_shape = _run_and_compare(compiled, at, pick, narrowing,
+                                                               stages, example=False)
+                produced.append(at_shape)
             except StageError as err:
                 err.args = (f"at shape {at.shapes.describe()}: {err}",)
                 raise
@@ -390,6 +396,10 @@ def _run_backend(run: SlotRun, backend: Backend, job: CompileJob) -> SlotOutcome
                            stages.memory(engine), message=str(err), stage=err.stage,
                            location=err.location, traceback=err.traceback,
                            shapes=shapes_record(run.shapes, ran))
+    if job.deploy and compiled.deploy is not None:
+        evidence = _deploy(run, compiled, run.opts.deploy_formats_for(job.profile), produced,
+                           (pick, narrowing), judged, evidence)
+    del produced
     outputs = _judge_outputs(run, result, judged)
     if run.opts.dtype_drift and not run.opts.figures_only:
         evidence = _drift(run, compiled, job, evidence, judged)
@@ -406,8 +416,36 @@ def _run_backend(run: SlotRun, backend: Backend, job: CompileJob) -> SlotOutcome
         memory.release(device)
         owned = max(0, (alive or 0) - (memory.in_use(device) or 0))
     return SlotOutcome(judged.status, stages.timings, evidence, stages.memory(engine, owned),
-                       message=judged.message, stage=None if judged.passed else "compare",
+                       message=judged.message, stage=None if judged.passed else judged.stage,
+                       traceback=judged.traceback,
                        outputs=outputs, latency=latency, shapes=shapes_record(run.shapes, ran))
+
+
+def _deploy(run: SlotRun, compiled: Compiled, formats: tuple[str, ...], produced: list[Any],
+            judged_by: tuple[Callable[[torch.dtype], Tolerance], Mapping[torch.dtype, torch.dtype]],
+            judged: Judgement, evidence: Evidence) -> Evidence:
+    """The deploy stage (:mod:`trtcheck.execution.deploy`) at every shape the compiled module
+    passed at, judged as the row was (``judged_by``: its tolerances and narrowing): the evidence
+    with its entries; a passing row fails by its failure, said first. A row that failed
+    already is not deployed."""
+    assert compiled.deploy is not None
+    if not judged.passed:
+        return replace(evidence, deploy=[{"format": f, "status": "not run", "message": NOT_DEPLOYED}
+                                         for f in formats])
+    calls = [deploy.Call(at.inputs, at.expected, out,
+                         at.shapes.describe() if run.shapes.dynamic else "")
+             for at, out in zip(run.at, produced, strict=False)]
+    found = deploy.run(compiled.deploy, formats, calls, *judged_by, run.stages)
+    judged.note(*found.notes)
+    if found.status is not Status.PASS:
+        judged.status, judged.stage = found.status, found.stage or deploy.DEPLOY
+        judged.traceback = found.traceback
+        judged.messages.insert(0, found.message)
+    return replace(evidence, deploy=found.entries)
+
+
+# Why a row that failed before the deploy stage has no round trip.
+NOT_DEPLOYED = "not deployed: the compiled module failed its own comparison with eager"
 
 
 def _judge_outputs(run: SlotRun, result: Comparison, judged: Judgement) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from trtcheck.backends.deploy import FILE_NAMES
 from trtcheck.backends.torch_tensorrt.frames import PACKAGE
 from trtcheck.backends.torch_tensorrt.nodes import while_executing
 from trtcheck.config.timing import Timing
@@ -155,15 +156,22 @@ def {model}(variant: str):
 
 
 def repro_source(module: str, settings: Mapping[str, Any], tolerances: Sequence[Tolerance],
-                 run_command: str, about: str, ran: Ran, profile: str) -> str:
+                 run_command: str, about: str, ran: Ran, profile: str,
+                 deployed: str | None = None) -> str:
     """A standalone script: torch and torch_tensorrt only, torch_tensorrt imported under __main__;
     ``settings`` are every setting the row ran with, passed as ``ran`` passed them (to
-    ``dynamo.compile``, or to the torch.compile front-end)."""
+    ``dynamo.compile``, or to the torch.compile front-end); ``deployed``: the format a row that
+    failed at the deploy stage was saved in, which the script saves and loads again before
+    comparing."""
     tol = [(t.rtol, t.atol) for t in tolerances]
     how = textwrap.fill(ran.how().replace("`", ""), 96, break_on_hyphens=False)
     note = textwrap.fill(settings_note(settings, ran, profile).replace("`", ""), 96,
                          initial_indent="# ", subsequent_indent="# ", break_on_hyphens=False)
     compile_lines = ran.front_end.repro_lines
+    if deployed:
+        compile_lines += (f"\n        torch_tensorrt.save(compiled, str(HERE / {FILE_NAMES[deployed]!r}), "
+                          f"output_format={deployed!r}, arg_inputs=list(inputs))\n"
+                          f"        compiled = {_LOAD[deployed].format(FILE_NAMES[deployed])}")
     return f'''"""{about}
 
 {how}
@@ -226,6 +234,12 @@ def main() -> int:
 if __name__ == "__main__":
     sys.exit(main())
 '''
+
+
+# How repro.py loads each format again, as its users do.
+_LOAD = {"exported_program": "torch_tensorrt.load(str(HERE / {!r})).module()",
+         "torchscript": "torch.jit.load(str(HERE / {!r}))",
+         "aot_inductor": "torch._inductor.aoti_load_package(str(HERE / {!r}))"}
 
 
 def settings_note(settings: Mapping[str, Any], ran: Ran, profile: str) -> str:

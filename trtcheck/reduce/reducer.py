@@ -46,7 +46,7 @@ from trtcheck.reduce.graph import (
 from trtcheck.reduce.shrink import Exhausted, Search, shrink
 from trtcheck.reduce.signature import Signature, reducible, signature
 from trtcheck.results.record import Record
-from trtcheck.results.rows import NO_PROFILE, Row
+from trtcheck.results.rows import DEPLOY_STAGES, NO_PROFILE, Row
 from trtcheck.status import FAILING, Status
 from trtcheck.tensors import StateSnapshot, clone, leaves_with_paths, same_values
 from trtcheck.zoo import discover
@@ -186,7 +186,9 @@ class Reducer:
         key = (row.backend, profile.name)
         if key not in self.runners:
             # the executor's options: a pool's first worker keeps its own device
+            # candidates deploy only where the row failed at the deploy stage
             opts = replace(self.executor.opts, backends=(row.backend,), profiles=(profile,),
+                           deploy=row.stage in DEPLOY_STAGES,
                            timing=bundle.QUICK, workers=1, devices=self.executor.opts.devices[:1],
                            out=Path(self.tmp.name) / slug(f"{row.backend}-{profile.name}"))
             opts.out.mkdir(parents=True, exist_ok=True)
@@ -275,8 +277,11 @@ class Reducer:
         settings = row_settings(ran, profile)
         tolerances = [bundle.Tolerance(leaf.get("rtol", 5e-3), leaf.get("atol", 5e-3))
                       for leaf in search.best_row.outputs]
+        deployed = next((e["format"] for e in row.evidence.deploy
+                         if e.get("status") in ("fail", "error")), None)
         (folder / bundle.REPRO).write_text(bundle.repro_source(module, settings, tolerances,
-                                                               shown, about, ran, profile.name),
+                                                               shown, about, ran, profile.name,
+                                                               deployed),
                                            encoding="utf-8")
 
         # What the fresh rows are read with, taken now so that the graph need not wait with them.
@@ -487,6 +492,8 @@ class Reducer:
         lowered = (traits := traits_of(base)) is not None and traits.kind is Kind.LOWERED
         if lowered and self.opts.lowering_dryrun:  # the level it was reduced at
             args.append("--lowering-dryrun")
+        if row.stage not in DEPLOY_STAGES:  # a failure before the round trip needs none
+            args.append("--no-deploy")
         return args
 
 

@@ -20,7 +20,7 @@ from trtcheck.backends.torch_tensorrt.conversion import LOGGED_ERROR
 from trtcheck.backends.torch_tensorrt.frames import PACKAGE
 from trtcheck.backends.torch_tensorrt.nodes import BOILERPLATE, executing_op
 from trtcheck.errors import tracebacks
-from trtcheck.results.rows import Row
+from trtcheck.results.rows import DEPLOY_STAGES, Row
 from trtcheck.status import Status
 
 REDUCIBLE = frozenset({Status.FAIL, Status.ERROR})
@@ -28,7 +28,7 @@ REDUCIBLE = frozenset({Status.FAIL, Status.ERROR})
 MISMATCHES = {"nonfinite": "NaN/Inf placement", "values": "values", "dtype": "dtype",
               "shape": "shape", "inputs": "inputs", "other": "other"}
 # Stages with an exported graph to cut: earlier ones (build, eager, export) fail before it exists.
-GRAPH_STAGES = frozenset({"compile", "run", "compare", "drift"})
+GRAPH_STAGES = frozenset({"compile", "run", "compare", "drift", *DEPLOY_STAGES})
 
 _CITED = re.compile(r"(torch_tensorrt/[\w/]+\.py:\d+)")
 _LAST = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt))(?:: ?(.*))?$")

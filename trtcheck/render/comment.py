@@ -31,6 +31,7 @@ from trtcheck.render.text import (
     NONFINITE_NOTE,
     PREDICTION_MARK,
     cut,
+    deploy_counts,
     evidence_lines,
     fallback_text,
     headline,
@@ -154,7 +155,9 @@ def _facts(record: Record) -> str:
     device = env.get("device") or NONE
     gpu = env.get("device_name") if str(device).startswith("cuda") else f"none ({device})"
     facts = f"Backends: {backends}<br>{' · '.join(stack_facts(env, inert))} · GPU: {inert(gpu)}"
-    return "<br>".join([facts, *stack_warnings(env, inert)])
+    deployed = deploy_counts(record)
+    return "<br>".join([facts, *([f"Saved and loaded again: {inert(deployed)}"] if deployed else []),
+                        *stack_warnings(env, inert)])
 
 
 def _row_name(row: Row) -> str:

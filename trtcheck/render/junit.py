@@ -24,6 +24,7 @@ from trtcheck.render.text import (
     NONE,
     NONFINITE_MARK,
     ROW_FIGURES,
+    deploy_text,
     drift_text,
     failure_lines,
     fallback_text,
@@ -215,6 +216,7 @@ def _system_out(record: Record, row: Row) -> str:
         "path": path_text(record, row) or NONE,
         "fallbacks": ", ".join(row.evidence.fallbacks) or NONE,
         "dtype drift": drift_text(row) or NONE,
+        "deploy": deploy_text(row) or NONE,
         "NaN/Inf": f"{NONFINITE_MARK} {nonfinite}" if nonfinite else NONE,
         **{m.row_label: num(row.worst[m.field]) for m in ROW_METRICS},
         **{c.label: c.text(row) for c in ROW_FIGURES

@@ -12,6 +12,7 @@ from trtcheck.render.changes import render_changes
 from trtcheck.render.escape import md
 from trtcheck.render.link import RunLink, commit_of
 from trtcheck.render.text import (
+    DEPLOY_MEANING,
     DRIFT_MEANING,
     KIND_NOTES,
     MARKDOWN,
@@ -21,6 +22,7 @@ from trtcheck.render.text import (
     ROW_FIGURES,
     cost_text,
     cut,
+    deploy_counts,
     evidence_lines,
     failing_outputs,
     fallback_text,
@@ -64,6 +66,7 @@ def render_markdown(judged: Judged, *, link: RunLink | None = None) -> str:
         _findings(record),
         _latency(record),
         _drift(record),
+        _deploy(record),
         _shapes(record),
         _releases(record),
         _disagreements(record),
@@ -194,6 +197,36 @@ def _drift(record: Record) -> str:
             "clear error or a cast that leaves the caller's tensors untouched; a wrong result or "
             f"a modified input fails the row.\n\n{meaning}\n\n"
             + _table(["case", "backend", "profile", "inputs", "outcome", "detail"], rows))
+
+
+def _deploy(record: Record) -> str:
+    """The deploy stage: each compiled row's artifact, saved, loaded in a fresh process and
+    compared again, one line per row and format."""
+    rows = [[md(r.case_id), _backend(r), md(r.profile), md(e.get("format")), md(e.get("status")),
+             f"{e['size_bytes'] / 1000:.1f} kB" if e.get("size_bytes") is not None else "",
+             f"{e['load_s']:.2f} s" if e.get("load_s") is not None else "",
+             md(", ".join(f"{k} {v}" for k, v in (e.get("kept") or {}).items())),
+             _deploy_detail(e) if e.get("status") != "pass" else ""]
+            for r in record.rows for e in r.evidence.deploy]
+    if not rows:
+        return ""
+    kinds = dict.fromkeys(r.kind for r in record.rows if r.evidence.deploy)
+    meaning = " ".join(f"{md(DEPLOY_MEANING[k][:1].upper() + DEPLOY_MEANING[k][1:])}."
+                       for k in kinds if k in DEPLOY_MEANING)
+    headers = ["case", "backend", "profile", "format", "deploy", "size", "load", "outputs kept",
+               "why"]
+    return ("## Deploy round trip\n\nEach compiled row saved as `torch_tensorrt.save` saves it, "
+            "loaded in a fresh process that imports only torch and torch_tensorrt, called at "
+            f"the case's inputs and its declared shapes' extremes, and compared again: "
+            f"{md(deploy_counts(record))}. {meaning}\n\n{_table(headers, rows)}")
+
+
+def _deploy_detail(entry: dict[str, Any]) -> str:
+    """Why a round trip did not pass, for one table cell: cut, with a pointer to the whole."""
+    text = str(entry.get("message") or "")
+    if len(text) <= DETAIL_WIDTH:
+        return md(text)
+    return f"{md(cut(text, DETAIL_WIDTH))} (whole in results.json, the row's evidence.deploy)"
 
 
 DETAIL_WIDTH = 200  # a drift detail's characters in its table cell; results.json keeps it whole

@@ -29,6 +29,8 @@ NO_VARIANT = "-"  # the row stands for a whole zoo file
 # Where a prediction row keeps its timings in the record: eager's and PyTorch running the
 # backend's rewritten graph, without any speedup (schema 3 on).
 PREDICTION_TIMING = "prediction_timing"
+# The deploy stage's own stages: saving, loading in a fresh process, calling what was loaded.
+DEPLOY_STAGES = ("save", "load", "deploy")
 
 
 class RowKey(NamedTuple):
@@ -79,7 +81,12 @@ class Evidence:
     releases whose code ran; ``details`` figures of one backend's own; ``drift`` what a call
     with the sibling dtypes did (:mod:`trtcheck.measure.drift`); ``remark`` what the compile did
     that changes what the row's figures mean (graph breaks, nothing compiled), which the row's
-    message says too, whatever its status.
+    message says too, whatever its status. ``deploy``: the deploy stage's round trip, one entry
+    per format: ``format``, ``status`` (pass, fail, error, not applicable, not run), the
+    ``step`` it stopped at (save, load, run, compare) and that step's ``owner``, ``message``,
+    the artifact's ``size_bytes``, ``save_s`` and ``load_s``, the ``shapes`` it ran at, and
+    ``kept``: whether the complex and int64 outputs kept their dtypes and shapes (older records
+    have no entry).
     """
 
     path: list[str] = field(default_factory=list)
@@ -92,6 +99,7 @@ class Evidence:
     details: dict[str, Any] = field(default_factory=dict)
     drift: dict[str, str] | None = None
     remark: str = ""
+    deploy: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Evidence:

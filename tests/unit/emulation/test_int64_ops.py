@@ -19,7 +19,7 @@ from trtcheck.core.traits import Kind, Traits
 from trtcheck.errors import INTERNAL, InternalError
 from trtcheck.execution.case import iter_rows
 from trtcheck.execution.run import collect
-from trtcheck.results.rows import Row
+from trtcheck.results.rows import DEPLOY_STAGES, Row
 from trtcheck.status import Status
 
 ZOO = TESTS / "zoos" / "int64_ops"
@@ -70,7 +70,10 @@ def test_emulate_passes_every_row_the_real_lowering_passes(ttrt_releases) -> Non
     # the default profile's, so they are skipped as not applicable
     assert {row.status for (_, profile), row in lowered.items()
             if profile == "int64_as_int32"} == {Status.SKIPPED}
-    passed = [key for key, row in lowered.items() if row.status is Status.PASS]
+    # the compiled module matched eager: the row passed, or failed only at the deploy stage after
+    # (nonzero's engine has a data-dependent shape, which 2.13.0's save cannot re-export)
+    passed = [key for key, row in lowered.items()
+              if row.status is Status.PASS or row.stage in DEPLOY_STAGES]
     assert len(passed) >= 11  # all but sort and argsort, which trip over 2.13.0's sort_validator
     for case, profile in passed:
         row = rows[(case, "emulate", profile)]

@@ -42,17 +42,27 @@ class HostDied(RuntimeError):
 class LoweringHost:
     """One lowering host process for one Torch-TensorRT release."""
 
-    def __init__(self, source: CodeSource, target: str = HOST, behaving: bool = False) -> None:
+    def __init__(self, source: CodeSource, target: str = HOST, behaving: bool = False,
+                 wait: bool = True) -> None:
         """``target``: the module or script the child runs (its ``main`` serves the requests);
-        ``behaving``: over the TensorRT stand-in that builds and runs engines."""
+        ``behaving``: over the TensorRT stand-in that builds and runs engines; ``wait`` False:
+        return once the child is started, and :meth:`wait` for its imports later."""
         self.source = source
         self.log: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
         self.child = Child(target, str(source.path or ""), *(["behaving"] if behaving else []),
                            log=self.log,
                            env={**os.environ, **HOST_ENV})
         self.keys = itertools.count()
+        self.info: dict[str, Any] = {}
+        if wait:
+            self.wait()
+
+    def wait(self) -> None:
+        """Wait for the child's first reply, how its import went (``info``), once."""
+        if self.info:
+            return
         try:
-            self.info: dict[str, Any] = self._reply()
+            self.info = self._reply()
         except BaseException:
             self.close()
             raise

@@ -22,7 +22,9 @@ Each compile request is named by the front-end it runs (:mod:`trtcheck.core.fron
   worker's ``state_dict``, sent where the host asked for it), compiled and called at each of
   ``calls``; kept under ``key`` like an export compile's;
 - ``("call", key, args, kwargs)``: runs the kept module with PyTorch; the reply is
-  ``(outputs, (args, kwargs))``, the inputs as they are after the call.
+  ``(outputs, (args, kwargs))``, the inputs as they are after the call;
+- ``("save", key, path, format, call)``: ``torch_tensorrt.save`` of the kept module, for the
+  deploy stage (:func:`trtcheck.backends.deploy.save`).
 
 Replies are ``("ok", payload)``, ``("unsupported", reason)`` or ``("error", Failure)``. The first
 reply, before any request, says whether the import worked.
@@ -43,6 +45,7 @@ from typing import Any, NoReturn
 
 import torch
 
+from trtcheck.backends import deploy
 from trtcheck.backends.lowering import converted, dryrun, torch_compile
 from trtcheck.backends.lowering.release import Rejected, Release, load
 from trtcheck.backends.lowering.trt.network import standin_gap
@@ -115,6 +118,8 @@ def _handle(request: tuple[Any, ...], release: Release, modules: dict[int, Any])
         modules.clear()
         modules[key], evidence = COMPILES[kind](release, *rest)
         return evidence
+    if kind == "save":
+        return deploy.save(release.ttrt, modules[key], *rest)
     args, kwargs = rest  # "call"
     if key not in modules:
         raise LookupError(f"compiled module {key} was replaced by a later compile")

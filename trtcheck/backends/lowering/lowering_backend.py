@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import io
+from collections.abc import Callable
 from functools import cached_property
 from typing import Any
 
@@ -23,7 +24,8 @@ import torch
 from torch.export import ExportedProgram
 from torch.utils import _pytree as pytree
 
-from trtcheck.backends.base import Backend, Compiled, CompileJob
+from trtcheck.backends.base import Backend, Compiled, CompileJob, Deployable
+from trtcheck.backends.deploy import STANDIN_ENGINES, Loader, loader_for
 from trtcheck.backends.lowering.client import STATE_DIFFERS, LoweringHost, case_ref
 from trtcheck.backends.lowering.code import CodeSource, CodeUnavailable, locate
 from trtcheck.backends.torch_tensorrt.compat import (
@@ -56,6 +58,7 @@ class LoweringBackend(Backend):
         self.code = code  # a wheel, an unpacked release, a version; None: installed, else fetched
         self.dryrun = dryrun  # graph level only; else the real compile through the stand-in
         self._host: LoweringHost | Exception | None = None
+        self._loader: Loader | None = None
 
     @cached_property
     def _source(self) -> tuple[CodeSource | None, str | None]:
@@ -129,6 +132,11 @@ class LoweringBackend(Backend):
                 details={"complex_path": complex_path, "level": "graph (dryrun)",
                          **found.get("details", {})}), remark=found.get("remark", ""))
 
+        deployable = self._deployable(
+            source, lambda path, fmt: host.request("save", module.key, path, fmt, call),
+            structure)
+        if job.deploy and isinstance(deployable, Deployable):
+            deployable.loader().prestart()  # its imports beside the compile
         try:
             module, found = host.compile(blob, call, settings, job.device, self.dryrun,
                                          (job.args, job.kwargs), structure=structure)
@@ -137,7 +145,7 @@ class LoweringBackend(Backend):
                 exc.evidence = evidence(exc.evidence)  # type: ignore[attr-defined]
             raise
         # Calls run in the host: timed after eager rather than beside it (see Compiled).
-        return Compiled(module, evidence=evidence(found))
+        return Compiled(module, evidence=evidence(found), deploy=deployable)
 
     def _compile_module(self, source: CodeSource, host: LoweringHost, job: CompileJob) -> Compiled:
         """The torch_compile front-end, in the host (:mod:`.torch_compile`): the host builds the
@@ -169,7 +177,17 @@ class LoweringBackend(Backend):
                 exc.evidence = evidence(exc.evidence)  # type: ignore[attr-defined]
             raise
         # Calls run in the host: timed after eager rather than beside it (see Compiled).
-        return Compiled(module, evidence=evidence(found))
+        return Compiled(module, evidence=evidence(found), deploy=job.profile.front_end.unsaved)
+
+    def _deployable(self, source: CodeSource, save: Callable[[str, str], dict[str, Any]],
+                    structure: pytree.TreeSpec | None) -> Deployable | str:
+        """The deploy stage's round trip, through the stand-in's serialized engines: saved in the
+        host, loaded in this release's loader over the same stand-in."""
+        if self.dryrun:
+            return ("not applicable: --lowering-dryrun builds no engines, so there is nothing "
+                    "torch_tensorrt.save would save")
+        self._loader = loader = loader_for(source, behaving=True)
+        return Deployable(save, lambda: loader, level=STANDIN_ENGINES, structure=structure)
 
     def host(self, source: CodeSource) -> LoweringHost:
         """This backend's host, started on first use (and again if it died); a host that failed
@@ -192,6 +210,9 @@ class LoweringBackend(Backend):
         if isinstance(self._host, LoweringHost):
             self._host.close()
         self._host = None
+        if self._loader is not None:
+            self._loader.close()
+        self._loader = None
 
 
 def _state_bytes(module: torch.nn.Module) -> bytes:

@@ -1,6 +1,6 @@
 """Where an error raised inside Torch-TensorRT's code came from: the frame a row's message names
 and the lowering pass of the seeds that frame belongs to (the complex-to-real rewrite, float64
-truncation, int64/float64 casting)."""
+truncation, int64/float64 casting); and who a failed deploy step belongs to."""
 
 from __future__ import annotations
 
@@ -110,3 +110,35 @@ def owner(trace: str) -> str:
 def _in_standin(frame: Frame) -> bool:
     parts = Path(frame.file).parts
     return any(parts[i:i + 3] == _STANDIN for i in range(len(parts) - 2)) and not _shim(frame)
+
+
+# Who a failed step of the deploy stage belongs to (:func:`deploy_owner`).
+EXPORTER = "Torch-TensorRT's exporter"
+SERIALIZER = "torch.export's serializer"
+RUNTIME = "Torch-TensorRT's runtime"
+STANDIN = "the TensorRT stand-in"
+_SERIALIZER = ("torch/_export/serde/", "torch/export/pt2_archive/")
+# Where no frame says otherwise, each step's own code: save is torch_tensorrt.save, load is
+# torch.export.load, and a loaded graph that refuses a call refuses by what was saved in it
+# (its shape guards, its output structure).
+_STEP_OWNER = {"save": EXPORTER, "load": SERIALIZER, "run": EXPORTER}
+
+
+def deploy_owner(trace: str, step: str) -> str:
+    """Who a deploy step's failure (``save``, ``load`` or ``run``) belongs to, from its formatted
+    traceback: the frame nearest the raise, of the first traceback (causes first), that runs
+    the TensorRT stand-in, Torch-TensorRT (its exporter when saving, its runtime after) or
+    torch.export's serializer (when saving or loading; torch.export's tracing, which
+    Torch-TensorRT's exporter calls, is its caller's); else the step's own code."""
+    for block in tracebacks(trace)[:1]:
+        for frame in reversed(block.frames):
+            if _shim(frame):  # the stand-in's CUDA shims around torch, absent with real CUDA
+                continue
+            path = frame.file.replace("\\", "/")
+            if "/backends/lowering/trt/" in path:
+                return STANDIN
+            if frame.within(PACKAGE):
+                return EXPORTER if step == "save" else RUNTIME
+            if step != "run" and any(part in path for part in _SERIALIZER):
+                return SERIALIZER
+    return _STEP_OWNER[step]

@@ -22,7 +22,16 @@ from functools import cached_property
 from types import ModuleType
 from typing import Any
 
-from trtcheck.backends.base import Backend, Compiled, CompileJob
+import torch
+
+from trtcheck.backends.base import Backend, Compiled, CompileJob, Deployable
+from trtcheck.backends.deploy import (
+    TENSORRT_ENGINES,
+    Loader,
+    loader_for,
+    save,
+)
+from trtcheck.backends.lowering.code import CodeSource
 from trtcheck.backends.torch_tensorrt.compat import (
     EXPLICIT_TYPING_WARNING,
     Version,
@@ -155,6 +164,8 @@ class TensorRTBackend(Backend):
             notes += dropped
 
         caching = bool(settings.get("cache_built_engines") or settings.get("reuse_cached_engines"))
+        if job.deploy:
+            self._deploy_loader.prestart()  # its imports beside the compile
         conversion = Conversion()
         with (warnings.catch_warnings(record=True) as caught,
               logged(_CACHE_LOGGER, logging.INFO, caching) as cache_log,
@@ -199,8 +210,10 @@ class TensorRTBackend(Backend):
         expected = output_dtypes(job.program)
         fn = CheckedOutputs(module, expected, notes) if any(
             d is not None and d.is_complex for d in expected) else module
+        deployable = Deployable(lambda path, fmt: save(ttrt, module, path, fmt, call),
+                                lambda: self._deploy_loader, level=TENSORRT_ENGINES)
         # Timed as a user calls it: the module dynamo.compile returned, not trtcheck's check.
-        return Compiled(fn, timed=module, evidence=compiled_evidence(
+        return Compiled(fn, timed=module, deploy=deployable, evidence=compiled_evidence(
             version, installed, job, call, settings, engines=split.engines,
             fallbacks=split.fallbacks, boundaries=split.boundaries, notes=notes,
             fell_back=bool(fell_back), versions={"tensorrt": getattr(trt, "__version__", None)},
@@ -227,7 +240,22 @@ class TensorRTBackend(Backend):
             version, installed, job, {}, settings, **evidence_fields(found),
             notes=notes + found["notes"] + skipped,
             versions={"tensorrt": getattr(trt, "__version__", None)},
-            details={**found["details"], **({"engine_cache": cached} if caching else {})}))
+            details={**found["details"], **({"engine_cache": cached} if caching else {})}),
+            deploy=job.profile.front_end.unsaved)
+
+    @cached_property
+    def _deploy_loader(self) -> Loader:
+        """The deploy stage's loader of the installed release: its process starts on first
+        use, once a run."""
+        ttrt, _ = self._imported
+        assert ttrt is not None  # asked for by a compiled row only
+        return loader_for(CodeSource(str(ttrt.__version__), None, "installed", None,
+                                     parse_version(torch.__version__)), behaving=False)
+
+    def deactivate(self) -> None:
+        if "_deploy_loader" in self.__dict__:
+            self._deploy_loader.close()
+            del self.__dict__["_deploy_loader"]
 
 
 def _with_cache(version: Version, job: CompileJob, settings: dict[str, Any],
