@@ -7,9 +7,12 @@ import tempfile
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from filelock import FileLock
+
+from tests.helpers import Ran
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -71,6 +74,29 @@ def once(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, Callable[[P
                 build(folder)
                 done.touch()
         return folder
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def shared(once: Callable[[str, Callable[[Path], None]], Path]) -> Callable[..., Ran]:
+    """``shared(name, *args, prepare=None, **kwargs)``: ``trtcheck ARGS --out out`` run once for
+    the whole suite (through :func:`once`) from a folder of its own, first filled by
+    ``prepare``; ``kwargs`` as :func:`tests.helpers.trtcheck`'s. Every test that asserts on that
+    run takes the fixture that names it: an end-to-end CLI run costs 10 to 30 s, an assertion on
+    its record nothing. The run asserts nothing itself: each test checks its exit code and
+    output, so a run that went wrong fails those tests, once, instead of being run again for each."""
+
+    def get(name: str, *args: str | os.PathLike[str],
+            prepare: Callable[[Path], None] | None = None, **kwargs: Any) -> Ran:
+        def build(folder: Path) -> None:
+            if prepare is not None:
+                prepare(folder)
+            Ran.into(folder, *args, **kwargs)
+
+        ran = Ran.read(once(name, build))
+        assert ran.args == (*map(str, args), "--out", "out"), f"two shared runs named {name}"
+        return ran
 
     return get
 

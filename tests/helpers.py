@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,47 @@ def start_trtcheck(*args: str | os.PathLike[str], cwd: Path | None = None,
                    env: dict[str, str] | None = None, **popen: Any) -> subprocess.Popen:
     """``trtcheck ARGS`` started and left running, for a test that signals it."""
     return subprocess.Popen(trtcheck_command(*args), cwd=cwd or REPO, env=env, **popen)
+
+
+@dataclass(frozen=True)
+class Ran:
+    """A CLI run that several tests assert on (the ``shared`` fixture in ``tests/conftest.py``):
+    its command, exit code and output, kept in its folder, from which it ran."""
+
+    folder: Path
+    args: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def out(self) -> Path:
+        """The run's ``--out``: ``out/`` in its folder."""
+        return self.folder / "out"
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The rows of its ``results.json``."""
+        return rows(self.out)
+
+    @classmethod
+    def into(cls, folder: Path, *args: str | os.PathLike[str], **kwargs: Any) -> Ran:
+        """``trtcheck ARGS --out out`` from ``folder`` (``kwargs`` as :func:`trtcheck`'s), kept
+        there for :meth:`read`."""
+        argv = (*map(str, args), "--out", "out")
+        proc = trtcheck(*argv, cwd=folder, **kwargs)
+        ran = cls(folder, argv, proc.returncode, proc.stdout, proc.stderr)
+        (folder / RAN).write_text(json.dumps({"args": ran.args, "returncode": ran.returncode,
+                                              "stdout": ran.stdout, "stderr": ran.stderr}))
+        return ran
+
+    @classmethod
+    def read(cls, folder: Path) -> Ran:
+        """The run :meth:`into` kept in ``folder``."""
+        kept = json.loads((folder / RAN).read_text())
+        return cls(folder, tuple(kept["args"]), kept["returncode"], kept["stdout"], kept["stderr"])
+
+
+RAN = "ran.json"
 
 
 def in_process(capsys: pytest.CaptureFixture[str],

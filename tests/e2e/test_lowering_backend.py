@@ -8,8 +8,9 @@ Loading is checked on every release trtcheck knows (2.12.1, 2.13.0, 2.14.0).
 from __future__ import annotations
 
 import json
+import pickle
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -100,27 +101,37 @@ EXPECTED: dict[tuple[str, str], tuple[Status, str | None, str | tuple[str, ...]]
 
 @pytest.fixture(scope="module")
 def behaving(ttrt_releases: dict[str, Path]) -> Iterator[LoweringBackend]:
-    """The converter level on 2.13.0: one host for this module's in-process rows."""
+    """The converter level on 2.13.0: one host for this module's in-process compiles (each host
+    pays the release's import, seconds a start)."""
     backend = LoweringBackend("2.13.0")
     yield backend
     backend.deactivate()
 
 
 @pytest.fixture(scope="module")
-def rows(behaving: LoweringBackend) -> dict[tuple[str, str], Row]:
-    """Every pattern under the default profile, and those in TRUNCATED under truncate_double, on 2.13.0."""
-    backend = {"lowering": behaving}
-    found: dict[tuple[str, str], Row] = {}
-    for profile in (BUILTIN_PROFILES["default"], BUILTIN_PROFILES["truncate_double"]):
-        opts = Options(paths=(ZOO,), profiles=(profile,), timing=QUICK)
-        for case in collect(opts).cases:
-            name = case.case_id.split("::")[1]
-            if profile.name == "default" or name in TRUNCATED:
-                for row in iter_rows(case, opts, backend):
-                    if not isinstance(row, Row):
-                        continue
-                    found[(name, row.profile)] = row
-    return found
+def rows(once: Callable[[str, Callable[[Path], None]], Path],
+         ttrt_releases: dict[str, Path]) -> dict[tuple[str, str], Row]:
+    """Every pattern under the default profile, and those in TRUNCATED under truncate_double, on
+    2.13.0: made by one test worker for both (:func:`once`; a worker that steals this module's
+    tests reads them instead of compiling every pattern again)."""
+
+    def make(folder: Path) -> None:
+        backend = LoweringBackend("2.13.0")
+        found: dict[tuple[str, str], Row] = {}
+        try:
+            for profile in (BUILTIN_PROFILES["default"], BUILTIN_PROFILES["truncate_double"]):
+                opts = Options(paths=(ZOO,), profiles=(profile,), timing=QUICK)
+                for case in collect(opts).cases:
+                    name = case.case_id.split("::")[1]
+                    if profile.name == "default" or name in TRUNCATED:
+                        for row in iter_rows(case, opts, {"lowering": backend}):
+                            if isinstance(row, Row):
+                                found[(name, row.profile)] = row
+        finally:
+            backend.deactivate()
+        (folder / "rows.pickle").write_bytes(pickle.dumps(found))
+
+    return pickle.loads((once("lowering_patterns", make) / "rows.pickle").read_bytes())
 
 
 def test_every_expectation_has_its_row(rows: dict[tuple[str, str], Row]) -> None:
@@ -259,13 +270,13 @@ class ComplexProduct(torch.nn.Module):
         return z * w
 
 
-def test_real_compile_early_return_is_reproduced(ttrt_releases: dict[str, Path]) -> None:
+def test_real_compile_early_return_is_reproduced(behaving: LoweringBackend) -> None:
     """Fewer convertible ops than min_block_size: dryrun would partition, a real compile returns the
     lowered graph, whose complex inputs are already (..., 2) placeholders."""
     z, w = (torch.randn(2, 8, dtype=torch.complex64) for _ in range(2))
     job = CompileJob(torch.export.export(ComplexProduct(), (z, w)), (z, w), {},
                      Profile("big_blocks", min_block_size=50), "cpu")
-    compiled = LoweringBackend("2.13.0").compile(job)
+    compiled = behaving.compile(job)
     notes = " ".join(compiled.evidence.notes)
     assert "fewer than min_block_size 50 (dryrun alone would partition it)" in notes and EARLY_RETURN in notes
     assert compiled.evidence.engines == 0
@@ -279,14 +290,13 @@ class Doubler(torch.nn.Module):
         return x + 1
 
 
-def test_input_mutation_is_dropped_by_the_lowering(ttrt_releases: dict[str, Path]) -> None:
+def test_input_mutation_is_dropped_by_the_lowering(behaving: LoweringBackend) -> None:
     """Torch-TensorRT's decompositions make ``x.mul_(2)`` functional, partitioned or not: the
     caller's tensor comes back untouched (eager doubles it), which the run reports as an input
     difference."""
     x = torch.randn(4, 8)
-    backend = LoweringBackend("2.13.0")
     for profile in (Profile("default"), Profile("unpartitioned", min_block_size=50)):
-        compiled = backend.compile(CompileJob(torch.export.export(Doubler(), (x.clone(),)), (x.clone(),),
+        compiled = behaving.compile(CompileJob(torch.export.export(Doubler(), (x.clone(),)), (x.clone(),),
                                               {}, profile, "cpu"))
         mine = x.clone()
         torch.testing.assert_close(compiled.fn(mine), x * 2 + 1)
@@ -305,8 +315,9 @@ class GuideRoPE(torch.nn.Module):
 
 
 @pytest.mark.parametrize("version", ["2.12.1", "2.13.0", "2.14.0"])
-def test_each_release_loads_and_lowers(ttrt_releases: dict[str, Path], version: str) -> None:
-    backend = LoweringBackend(version)
+def test_each_release_loads_and_lowers(ttrt_releases: dict[str, Path], behaving: LoweringBackend,
+                                       version: str) -> None:
+    backend = behaving if version == behaving.code else LoweringBackend(version)
     assert backend.unavailable_reason("cpu") is None
     args = (torch.randn(1, 16, 64), torch.randn(1, 16, 32, dtype=torch.complex64))
     compiled = backend.compile(CompileJob(torch.export.export(GuideRoPE(), args), args, {},
@@ -326,7 +337,7 @@ def test_each_release_loads_and_lowers(ttrt_releases: dict[str, Path], version: 
     assert ARGMAX_AS_INT32 in ids.evidence.notes
 
 
-def test_fp64_without_truncate_is_unsupported_not_error(ttrt_releases: dict[str, Path]) -> None:
+def test_fp64_without_truncate_is_unsupported_not_error(behaving: LoweringBackend) -> None:
     x = torch.randn(3, dtype=torch.float64)
     job = CompileJob(torch.export.export(Doubler(), (x.clone(),)), (x.clone(),), {}, Profile("default"),
                      "cpu")
@@ -335,7 +346,7 @@ def test_fp64_without_truncate_is_unsupported_not_error(ttrt_releases: dict[str,
     with pytest.raises(Unsupported, match=r"TensorRT has no FP64 and truncate_double is off: Dtype "
                                           r"mismatch for input x\. Expect torch\.float32, got "
                                           r"torch\.float64\..*\(torch_tensorrt/dynamo/runtime/"):
-        LoweringBackend("2.13.0").compile(job)
+        behaving.compile(job)
 
 
 def test_unknown_code_is_unavailable_with_the_fix(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO, rows, start_trtcheck, trtcheck, trtcheck_command
+from tests.helpers import REPO, Ran, rows, start_trtcheck, trtcheck, trtcheck_command
 
 ZOOS = REPO / "tests" / "zoos"
 
@@ -227,15 +227,10 @@ def test_waiting_for_another_trtcheck_on_the_device_is_not_the_cases_time(tmp_pa
 
 
 @pytest.mark.slow
-def test_fault_injection(tmp_path: Path) -> None:
-    out = tmp_path / "out"
-    # On CPU: the memory limit caps address space, which CUDA reserves in bulk.
-    proc = trtcheck("run", str(ZOOS), "--out", str(out), "--timeout", "15", "--device", "cpu",
-                    "--memory-limit", "6144", "--backend", "eager", "--backend", "emulate",
-                    "-k", "faults or healthy", cwd=tmp_path)  # the other zoos are their tests' own
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert not (tmp_path / "pwned").exists()
-    got = rows(out)
+def test_fault_injection(fault_zoo: Ran, tmp_path: Path) -> None:
+    assert fault_zoo.returncode == 1, fault_zoo.stdout + fault_zoo.stderr
+    assert not (fault_zoo.folder / "pwned").exists()
+    got = [r for r in fault_zoo.rows() if r["case_id"].startswith(("faults/", "healthy/"))]
     eager = {r["case_id"]: r for r in got if r["backend"] in ("eager", "-")}
     faults = {k: v for k, v in eager.items() if k.startswith("faults/")}
     assert {k: (v["status"], v["message"][:len(EXPECTED_FAULTS[k][1])]) for k, v in faults.items()} \
@@ -390,11 +385,17 @@ def test_sigterm_then_resume_finishes_every_case_and_only_those(make_zoo, tmp_pa
     assert rerun == set(final) - done
 
 
-def test_a_closed_stdout_still_writes_every_report(tmp_path: Path) -> None:
-    out = tmp_path / "out"
+def test_a_closed_stdout_still_writes_every_report_from_a_folder_holding_trtcheck(
+        tmp_path: Path) -> None:
+    """The console script, its stdout closed after one line, run from a folder that holds a
+    ``trtcheck/`` folder (e.g. the natural ``--out trtcheck``): every report is written, and the
+    package run is the installed one. One run for both."""
+    (tmp_path / "trtcheck").mkdir()
+    (tmp_path / "trtcheck" / "results.json").write_text("{}")
+    out = tmp_path / "trtcheck"
     proc = subprocess.run(
-        shlex.join(trtcheck_command("run", ZOOS / "healthy", "--backend", "eager", "--no-isolate",
-                                    "--out", out)) + " | head -1; exit ${PIPESTATUS[0]}",
+        shlex.join(trtcheck_command("run", ZOOS / "healthy", "--backend", "eager", "--out", "trtcheck",
+                                    script=True)) + " | head -1; exit ${PIPESTATUS[0]}",
         shell=True, executable="/bin/bash", capture_output=True, text=True, cwd=tmp_path,
         timeout=600)
     assert proc.returncode == 0, proc.stderr
@@ -402,15 +403,7 @@ def test_a_closed_stdout_still_writes_every_report(tmp_path: Path) -> None:
     assert {"results.json", "junit.xml", "report.md", "comment.md", "report.html"} <= {
         p.name for p in out.iterdir()}
     assert "Traceback" not in proc.stderr
-
-
-def test_runs_from_a_directory_holding_a_trtcheck_folder(tmp_path: Path) -> None:
-    (tmp_path / "trtcheck").mkdir()  # e.g. the natural --out trtcheck
-    (tmp_path / "trtcheck" / "results.json").write_text("{}")
-    proc = trtcheck("run", ZOOS / "healthy", "--backend", "eager", "--out", "trtcheck",
-                    cwd=tmp_path, script=True)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert {r["status"] for r in rows(tmp_path / "trtcheck")} == {"pass"}
+    assert {r["status"] for r in rows(out)} == {"pass"}
 
 
 def test_analyze_sends_torch_noise_to_its_log(make_zoo, tmp_path: Path) -> None:
