@@ -4,28 +4,29 @@ A child of :mod:`trtcheck.process`, started with the code directory of one relea
 (empty for an installed ``torch_tensorrt``). It puts the release's code on ``sys.path``, installs the
 ``tensorrt`` stand-in and CUDA shims (:mod:`trtcheck.backends.lowering.standin`, or with ``behaving``
 the one that builds and runs engines, :mod:`trtcheck.backends.lowering.trt`; they patch torch, which
-is why this is a separate process), imports ``torch_tensorrt`` and serves requests:
+is why this is a separate process), imports ``torch_tensorrt`` and serves the requests of
+:mod:`.messages`, each handled by the entry of its type in :data:`HANDLERS`:
 
-Each compile request is named by the front-end it runs (:mod:`trtcheck.core.frontends`):
+Each compile request names the front-end it runs (:mod:`trtcheck.core.frontends`), and
+:data:`COMPILES` holds one for each:
 
-- ``("export", key, program_bytes, call, settings, device, graph_level, example)``: with
-  ``graph_level`` (``--lowering-dryrun``), ``dynamo.compile(program, **call, **settings,
-  dryrun=True)`` with what a real compile does differently reproduced (:mod:`.dryrun`); without
-  (the default), the real compile through the behaving
-  stand-in (converters, builder, runtime), its engines called once on ``example`` to read the
-  dtypes they hand back (:mod:`.converted`). The module is kept under ``key`` in place of the one
-  before (a compiled module serves one row); the reply is the evidence;
-- ``("torch_compile", key, case, device, digest, state, options, calls)``: Torch-TensorRT's
-  torch.compile front-end on the user's module through the behaving stand-in
-  (:mod:`.torch_compile`): the case's module built here from its zoo factory (never pickled),
-  checked against the worker's ``digest`` of its parameters and buffers (``state``: the
-  worker's ``state_dict``, sent where the host asked for it), compiled and called at each of
-  ``calls``; kept under ``key`` like an export compile's;
-- ``("call", key, args, kwargs)``: runs the kept module with PyTorch; the reply is
-  ``(outputs, (args, kwargs))``, the inputs as they are after the call.
+- :class:`ExportCompile`: with ``graph_level`` (``--lowering-dryrun``),
+  ``dynamo.compile(program, **call, **settings, dryrun=True)`` with what a real compile does
+  differently reproduced (:mod:`.dryrun`); without (the default), the real compile through the
+  behaving stand-in (converters, builder, runtime), its engines called once on ``example`` to
+  read the dtypes they hand back (:mod:`.converted`). The module is kept under ``key`` in place
+  of the one before (a compiled module serves one row); the reply is the evidence;
+- :class:`TorchCompileCompile`: Torch-TensorRT's torch.compile front-end on the user's module
+  through the behaving stand-in (:mod:`.torch_compile`): the case's module built here from its
+  zoo factory (never pickled), checked against the worker's ``digest`` of its parameters and
+  buffers (``state``: the worker's ``state_dict``, sent where the host asked for it), compiled
+  and called at each of ``calls``; kept under ``key`` like an export compile's;
+- :class:`Call`: runs the kept module with PyTorch; the reply is ``(outputs, (args, kwargs))``,
+  the inputs as they are after the call.
 
-Replies are ``("ok", payload)``, ``("unsupported", reason)`` or ``("error", Failure)``. The first
-reply, before any request, says whether the import worked.
+Replies are :class:`Ok` (the payload), :class:`Refused` (the reason) or a
+:class:`~trtcheck.process.Failure`. The first reply, before any request, says whether the
+import worked.
 
 Every result is a prediction: at the graph level with ``graph_level`` (Torch-TensorRT's own
 lowering and partitioning, each TensorRT block run by PyTorch), at the converters and engine
@@ -38,25 +39,36 @@ from __future__ import annotations
 
 import io
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
 import torch
 
 from trtcheck.backends.lowering import converted, dryrun, torch_compile
+from trtcheck.backends.lowering.messages import (
+    Call,
+    CompileRequest,
+    ExportCompile,
+    Ok,
+    Refused,
+    TorchCompileCompile,
+)
 from trtcheck.backends.lowering.release import Rejected, Release, load
 from trtcheck.backends.lowering.trt.network import standin_gap
-from trtcheck.core.frontends import EXPORT, FRONT_ENDS, TORCH_COMPILE
+from trtcheck.core.frontends import FRONT_ENDS
 from trtcheck.errors import PredictionGap
-from trtcheck.process import Parent, exit_now, freeze_imports
+from trtcheck.process import Parent, answer, exit_now, freeze_imports
 
-Handler = Callable[[tuple[Any, ...], Release, dict[int, Any]], Any]
+# How the host answers one type of request: (the request, the release, the kept modules by
+# key) -> the payload of its Ok reply.
+Handler = Callable[[Any, Release, dict[int, Any]], Any]
 
 
-def serve(parent: Parent, code_dir: str, handle: Handler | None = None, behaving: bool = False) -> None:
+def serve(parent: Parent, code_dir: str, handlers: Mapping[type, Handler] | None = None,
+          behaving: bool = False) -> None:
     """Load the release (over the behaving stand-in with ``behaving``), reply how that went, then
-    answer requests with ``handle``."""
-    handle = handle or _handle
+    answer each request with the entry of its type in ``handlers`` (:data:`HANDLERS`)."""
+    handlers = HANDLERS if handlers is None else handlers
     try:
         ttrt, info = load(code_dir, behaving)
         release = Release(ttrt)
@@ -64,19 +76,22 @@ def serve(parent: Parent, code_dir: str, handle: Handler | None = None, behaving
         parent.fail(exc)
         return
     freeze_imports()
-    parent.send(("ok", info))
+    parent.send(Ok(info))
     modules: dict[int, Any] = {}
-    while True:
-        try:
-            request = parent.receive()
-        except EOFError:
-            return
-        try:
-            parent.send(("ok", handle(request, release, modules)))
-        except Rejected as exc:
-            parent.send(("unsupported", str(exc)))
-        except Exception as exc:
-            parent.fail(_as_gap(exc) if behaving else exc)
+
+    def replying(handle: Handler) -> Callable[[Any], None]:
+        def reply(request: Any) -> None:
+            try:
+                parent.send(Ok(handle(request, release, modules)))
+            except Rejected as exc:
+                parent.send(Refused(str(exc)))
+            except Exception as exc:
+                parent.fail(_as_gap(exc) if behaving else exc)
+        return reply
+
+    unknown = answer(parent, {kind: replying(handle) for kind, handle in handlers.items()})
+    if unknown is not None:  # trtcheck's own mistake: said, and the host ends
+        parent.fail(TypeError(f"the lowering host takes no {type(unknown).__name__} request"))
 
 
 def _as_gap(exc: Exception) -> Exception:
@@ -92,38 +107,49 @@ def _as_gap(exc: Exception) -> Exception:
     return plain
 
 
-def _export(release: Release, blob: bytes, call: dict[str, Any], settings: dict[str, Any],
-            device: str, graph_level: bool, example: Any) -> tuple[Any, dict[str, Any]]:
-    program = torch.export.load(io.BytesIO(blob))
-    return (dryrun.compiled(release, program, call, settings, device) if graph_level else
-            converted.compiled(release, program, call, settings, device, example))
+def _export(release: Release, r: ExportCompile) -> tuple[Any, dict[str, Any]]:
+    program = torch.export.load(io.BytesIO(r.program))
+    return (dryrun.compiled(release, program, r.call, r.settings, r.device) if r.graph_level else
+            converted.compiled(release, program, r.call, r.settings, r.device, r.example))
 
 
-# How each front-end's request compiles (one entry per registered front-end).
-COMPILES: dict[str, Callable[..., tuple[Any, dict[str, Any]]]] = {
-    EXPORT.name: _export, TORCH_COMPILE.name: torch_compile.compiled}
-if set(COMPILES) != set(FRONT_ENDS):  # a registered front-end the host cannot run
-    raise RuntimeError(f"the lowering host compiles {sorted(COMPILES)}, the registered "
-                       f"front-ends are {sorted(FRONT_ENDS)}")
+def _torch_compile(release: Release, r: TorchCompileCompile) -> tuple[Any, dict[str, Any]]:
+    return torch_compile.compiled(release, r.case, r.device, r.digest, r.state, r.options, r.calls)
 
 
-def _handle(request: tuple[Any, ...], release: Release, modules: dict[int, Any]) -> Any:
-    kind, key, *rest = request
-    if kind in COMPILES:
-        modules.clear()
-        modules[key], evidence = COMPILES[kind](release, *rest)
-        return evidence
-    args, kwargs = rest  # "call"
-    if key not in modules:
-        raise LookupError(f"compiled module {key} was replaced by a later compile")
+# How each front-end's request compiles (one request type per registered front-end).
+COMPILES: dict[type, Callable[[Release, Any], tuple[Any, dict[str, Any]]]] = {
+    ExportCompile: _export, TorchCompileCompile: _torch_compile}
+if {kind.front_end.name for kind in COMPILES} != set(FRONT_ENDS):  # one the host cannot run
+    raise RuntimeError(f"the lowering host compiles {sorted(k.front_end.name for k in COMPILES)}, "
+                       f"the registered front-ends are {sorted(FRONT_ENDS)}")
+
+
+def compile_request(request: CompileRequest, release: Release, modules: dict[int, Any]) -> Any:
+    """Compile, keeping the module under the request's key in place of the one before; the
+    evidence."""
+    modules.clear()
+    modules[request.key], evidence = COMPILES[type(request)](release, request)
+    return evidence
+
+
+def call(request: Call, release: Release, modules: dict[int, Any]) -> Any:
+    """The kept module's outputs, and the inputs as they are after the call."""
+    if request.key not in modules:
+        raise LookupError(f"compiled module {request.key} was replaced by a later compile")
     with torch.no_grad():
-        outputs = modules[key](*args, **kwargs)
-    return outputs, (args, kwargs)
+        outputs = modules[request.key](*request.args, **request.kwargs)
+    return outputs, (request.args, request.kwargs)
 
 
-def main(argv: list[str], handle: Handler | None = None, behaving: bool = False) -> NoReturn:
+# What the host answers: each compile request and a call of the module it keeps.
+HANDLERS: dict[type, Handler] = {**dict.fromkeys(COMPILES, compile_request), Call: call}
+
+
+def main(argv: list[str], handlers: Mapping[type, Handler] | None = None,
+         behaving: bool = False) -> NoReturn:
     parent = Parent(argv)
-    serve(parent, parent.args[0] if parent.args else "", handle,
+    serve(parent, parent.args[0] if parent.args else "", handlers,
           behaving or "behaving" in parent.args[1:])
     exit_now()
 
