@@ -128,9 +128,11 @@ def gate_of(options: dict[str, Any]) -> tuple[bool, str]:
     return "regression" in fails_on(options), str(gate.get("metric") or "speedup")
 
 
-def job_verdict(record: Record) -> JobVerdict:
+def job_verdict(record: Record, newly: set[RowKey] | None = None) -> JobVerdict:
     """The verdict of ``record`` under the options it holds (``strict_xfail``; ``gate``:
-    ``fail_on`` and the metric): the exit code ``trtcheck`` gives for it, and every headline."""
+    ``fail_on`` and the metric): the exit code ``trtcheck`` gives for it, and every headline.
+    ``newly``: an ``ab`` record's newly failing rows (:func:`trtcheck.results.ab.newly_failing`,
+    which :meth:`Judged.of` gives); None for another record."""
     statuses = [r.status for r in record.rows]
     result = record.verdict()
     gated, metric = gate_of(record.options)
@@ -147,7 +149,6 @@ def job_verdict(record: Record) -> JobVerdict:
                                    or (outputs_gated and outputs)
                                    or (narrowing_gated and narrowed)):
         result = Verdict.FAIL
-    newly = newly_failing(record)
     return JobVerdict(result, len(statuses),
                       len(record.failing_rows()),
                       regressions, gated, metric,
@@ -168,5 +169,25 @@ class Judged:
 
     @classmethod
     def of(cls, record: Record) -> Judged:
-        """``record`` judged (:func:`job_verdict`)."""
-        return cls(record, job_verdict(record))
+        """``record`` judged (:func:`job_verdict`); an ``ab`` record's rows put in report order
+        first (:func:`in_report_order`), by the one computation of its newly failing rows."""
+        newly = newly_failing(record)
+        if newly is not None:
+            in_report_order(record, newly)
+        return cls(record, job_verdict(record, newly))
+
+
+def in_report_order(record: Record, newly: set[RowKey]) -> None:
+    """Put the rows of ``record``, an ``ab`` record, in the order every report gives them: the
+    rows the head broke (``newly``) first, then the zoo's case order; its ``ab`` section's rows
+    and its changes against the base the same, then the rows only the base has. A record in
+    that order already (one read back) stays as it is."""
+    record.rows.sort(key=lambda r: r.key not in newly)
+    rank: dict[RowKey, int] = {}
+    for key in (*(r.key for r in record.rows),
+                *(RowKey(r["case_id"], r["backend"], r["profile"])
+                  for r in (record.ab or {}).get("base_rows", []))):
+        rank.setdefault(key, len(rank))
+    for listed in ((record.ab or {}).get("rows", []), (record.baseline or {}).get("changes", [])):
+        listed.sort(key=lambda r: rank.get(RowKey(r["case_id"], r["backend"], r["profile"]),
+                                           len(rank)))
