@@ -8,7 +8,7 @@ is why this is a separate process), imports ``torch_tensorrt`` and serves the re
 :mod:`.messages`, each handled by the entry of its type in :data:`HANDLERS`:
 
 Each compile request names the front-end it runs (:mod:`trtcheck.core.frontends`), and
-:data:`COMPILES` holds one for each:
+:data:`COMPILES` holds how each registered front-end compiles:
 
 - :class:`ExportCompile`: with ``graph_level`` (``--lowering-dryrun``),
   ``dynamo.compile(program, **call, **settings, dryrun=True)`` with what a real compile does
@@ -40,7 +40,7 @@ from __future__ import annotations
 import io
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any, NoReturn
+from typing import Any, NoReturn, get_args
 
 import torch
 
@@ -55,7 +55,7 @@ from trtcheck.backends.lowering.messages import (
 )
 from trtcheck.backends.lowering.release import Rejected, Release, load
 from trtcheck.backends.lowering.trt.network import standin_gap
-from trtcheck.core.frontends import FRONT_ENDS
+from trtcheck.core.frontends import EXPORT, FRONT_ENDS, TORCH_COMPILE
 from trtcheck.errors import PredictionGap
 from trtcheck.process import Parent, answer, exit_now, freeze_imports
 
@@ -117,19 +117,22 @@ def _torch_compile(release: Release, r: TorchCompileCompile) -> tuple[Any, dict[
     return torch_compile.compiled(release, r.case, r.device, r.digest, r.state, r.options, r.calls)
 
 
-# How each front-end's request compiles (one request type per registered front-end).
-COMPILES: dict[type, Callable[[Release, Any], tuple[Any, dict[str, Any]]]] = {
-    ExportCompile: _export, TorchCompileCompile: _torch_compile}
-if {kind.front_end.name for kind in COMPILES} != set(FRONT_ENDS):  # one the host cannot run
-    raise RuntimeError(f"the lowering host compiles {sorted(k.front_end.name for k in COMPILES)}, "
-                       f"the registered front-ends are {sorted(FRONT_ENDS)}")
+# How each front-end's request compiles (one entry per registered front-end), and the request
+# types that name them (:data:`.messages.CompileRequest`).
+COMPILES: dict[str, Callable[[Release, Any], tuple[Any, dict[str, Any]]]] = {
+    EXPORT.name: _export, TORCH_COMPILE.name: _torch_compile}
+REQUESTS = get_args(CompileRequest)
+if set(COMPILES) != set(FRONT_ENDS) or {r.front_end.name for r in REQUESTS} != set(FRONT_ENDS):
+    raise RuntimeError(f"the lowering host compiles {sorted(COMPILES)} from requests of "
+                       f"{sorted(r.front_end.name for r in REQUESTS)}, the registered "
+                       f"front-ends are {sorted(FRONT_ENDS)}")
 
 
 def compile_request(request: CompileRequest, release: Release, modules: dict[int, Any]) -> Any:
     """Compile, keeping the module under the request's key in place of the one before; the
     evidence."""
     modules.clear()
-    modules[request.key], evidence = COMPILES[type(request)](release, request)
+    modules[request.key], evidence = COMPILES[request.front_end.name](release, request)
     return evidence
 
 
@@ -143,7 +146,7 @@ def call(request: Call, release: Release, modules: dict[int, Any]) -> Any:
 
 
 # What the host answers: each compile request and a call of the module it keeps.
-HANDLERS: dict[type, Handler] = {**dict.fromkeys(COMPILES, compile_request), Call: call}
+HANDLERS: dict[type, Handler] = {**dict.fromkeys(REQUESTS, compile_request), Call: call}
 
 
 def main(argv: list[str], handlers: Mapping[type, Handler] | None = None,
