@@ -44,6 +44,7 @@ from trtcheck.results.metrics import MAX_REL
 from trtcheck.results.processes import SIDES, ProcessFigure, side_dict
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Analysis, BackendTraits, Row, RowKey
+from trtcheck.results.verdict import in_report_order
 
 Say = Callable[[str], None]
 
@@ -356,6 +357,7 @@ def run_ab(opts: Options, backends: Mapping[str, BackendTraits], base_ref: str,
                   "decision": decisions[k].to_dict() if k in decisions else None}
                  for k, per in figures.items()],
     }
+    in_report_order(head_rec)  # before the changes against the base, which follow its rows
     diff = ab.to_diff(base_rec, head_rec, decisions, figures, metric=opts.gate.metric,
                       threshold=opts.gate.threshold, level=level, differences=differences)
     head_rec.baseline = diff.to_dict()

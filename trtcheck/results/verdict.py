@@ -131,8 +131,8 @@ def gate_of(options: dict[str, Any]) -> tuple[bool, str]:
 def job_verdict(record: Record, newly: set[RowKey] | None = None) -> JobVerdict:
     """The verdict of ``record`` under the options it holds (``strict_xfail``; ``gate``:
     ``fail_on`` and the metric): the exit code ``trtcheck`` gives for it, and every headline.
-    ``newly``: an ``ab`` record's newly failing rows (:func:`trtcheck.results.ab.newly_failing`,
-    which :meth:`Judged.of` gives); None for another record."""
+    ``newly``: an ``ab`` record's newly failing rows (:func:`in_report_order` gives them to
+    :meth:`Judged.of`); None for another record."""
     statuses = [r.status for r in record.rows]
     result = record.verdict()
     gated, metric = gate_of(record.options)
@@ -169,19 +169,21 @@ class Judged:
 
     @classmethod
     def of(cls, record: Record) -> Judged:
-        """``record`` judged (:func:`job_verdict`); an ``ab`` record's rows put in report order
-        first (:func:`in_report_order`), by the one computation of its newly failing rows."""
-        newly = newly_failing(record)
-        if newly is not None:
-            in_report_order(record, newly)
-        return cls(record, job_verdict(record, newly))
+        """``record`` judged (:func:`job_verdict`), an ``ab`` record in report order
+        (:func:`in_report_order`, which gives its newly failing rows)."""
+        return cls(record, job_verdict(record, in_report_order(record)))
 
 
-def in_report_order(record: Record, newly: set[RowKey]) -> None:
+def in_report_order(record: Record) -> set[RowKey] | None:
     """Put the rows of ``record``, an ``ab`` record, in the order every report gives them: the
-    rows the head broke (``newly``) first, then the zoo's case order; its ``ab`` section's rows
-    and its changes against the base the same, then the rows only the base has. A record in
-    that order already (one read back) stays as it is."""
+    rows the head broke first, then the zoo's case order; its ``ab`` section's rows and its
+    changes against the base (where it has them yet) the same, then the rows only the base
+    has. A record in that order already (one read back) stays as it is. The rows the head
+    broke (:func:`trtcheck.results.ab.newly_failing`); None, and no change, for a record not
+    made by ``ab``."""
+    newly = newly_failing(record)
+    if newly is None:
+        return None
     record.rows.sort(key=lambda r: r.key not in newly)
     rank: dict[RowKey, int] = {}
     for key in (*(r.key for r in record.rows),
@@ -191,3 +193,4 @@ def in_report_order(record: Record, newly: set[RowKey]) -> None:
     for listed in ((record.ab or {}).get("rows", []), (record.baseline or {}).get("changes", [])):
         listed.sort(key=lambda r: rank.get(RowKey(r["case_id"], r["backend"], r["profile"]),
                                            len(rank)))
+    return newly

@@ -72,7 +72,7 @@ def _record(job: Job, gate: list[str]) -> Record:
                "rows": [{"case_id": k.case_id, "backend": k.backend, "profile": k.profile,
                          **{s: processes.side_dict(per[s]) for s in processes.SIDES}}
                         for k, per in figures.items()]}
-    in_report_order(head, ab.newly_failing(head) or set())
+    in_report_order(head)
     head.baseline = ab.to_diff(sides["base"], head, {}, figures, metric="speedup",
                                threshold=0.07, level=level, differences=differences).to_dict()
     return head

@@ -514,7 +514,7 @@ def _changed_ab(tmp_path: Path) -> Record:
                    "rows": [{"case_id": k.case_id, "backend": k.backend, "profile": k.profile,
                              **{s: processes.side_dict(figures[k][s]) for s in processes.SIDES}}
                             for k in figures]}
-    in_report_order(head_rec, ab.newly_failing(head_rec) or set())
+    in_report_order(head_rec)
     _, diff = ab.judge(base_rec, head_rec, figures, metric="speedup", threshold=THRESHOLD,
                        level=level)
     head_rec.baseline = diff.to_dict()
