@@ -38,14 +38,17 @@ def _without_unpacking(normalize: Any) -> Any:
     return planted
 
 
-def handle(request: tuple[Any, ...], release: Release, modules: dict[int, Any]) -> Any:
-    if not _PLANTED:
-        compile_module = sys.modules["torch_tensorrt._compile"]
-        name = "_normalize_engine_constants_to_python"
-        setattr(compile_module, name, _without_unpacking(getattr(compile_module, name)))
-        _PLANTED.append(True)
-    return host._handle(request, release, modules)
+def planted(handle: Any) -> Any:
+    """``handle``, the fault planted before the host's first request."""
+    def first_planted(request: Any, release: Release, modules: dict[int, Any]) -> Any:
+        if not _PLANTED:
+            compile_module = sys.modules["torch_tensorrt._compile"]
+            name = "_normalize_engine_constants_to_python"
+            setattr(compile_module, name, _without_unpacking(getattr(compile_module, name)))
+            _PLANTED.append(True)
+        return handle(request, release, modules)
+    return first_planted
 
 
 if __name__ == "__main__":
-    host.main(sys.argv[1:], handle, behaving=True)
+    host.main(sys.argv[1:], {kind: planted(h) for kind, h in host.HANDLERS.items()}, behaving=True)

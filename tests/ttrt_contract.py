@@ -5,12 +5,12 @@ file as its entry point) imports the release's real Python code over the behavin
 stand-in and CUDA shims (:mod:`trtcheck.backends.lowering.trt`; they patch the process, hence a
 subprocess). Two kinds of request:
 
-``standin`` (:meth:`RealRelease.real_compile`): a real ``dynamo.compile``, no dryrun, through the
+:class:`StandinCompile` (:meth:`RealRelease.real_compile`): a real ``dynamo.compile``, no dryrun, through the
 stand-in: the release's interpreter and converters build the network, the stand-in's builder and
 runtime build and run it with PyTorch, called by the release's own runtime module. Its outputs are
 predictions with PyTorch's numbers, never TensorRT's.
 
-``tensorrt``: ``TensorRTBackend().compile`` unchanged: settings adaptation, call
+A :class:`BackendCompile`: ``TensorRTBackend().compile`` unchanged: settings adaptation, call
 arguments, the release's own ``dynamo.compile`` with its signature, warnings and logs, partition
 reading, the engine cache and its outcome, the first call's output check, the module it times
 and the engine memory it records. ``dynamo.compile`` is wrapped to record its arguments and, with
@@ -68,6 +68,31 @@ class Result:
     memory: int | None  # the engines' device memory, as the run records it
 
 
+@dataclass(frozen=True)
+class BackendCompile:
+    """The ``tensorrt`` backend's compile of ``module`` (pickled) or the exported ``program``."""
+
+    program: bytes
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    profile: Profile
+    engines: bool
+    dryrun: bool
+    cache_dir: str | None
+    module: bytes | None
+
+
+@dataclass(frozen=True)
+class StandinCompile:
+    """A real ``dynamo.compile`` of ``program`` through the behaving stand-in, called at each
+    of ``calls``; ``dynamic``: input index -> (min, opt, max) of its first dimension."""
+
+    program: bytes
+    args: tuple[Any, ...]
+    dynamic: dict[int, tuple[int, int, int]]
+    calls: list[tuple[Any, ...]]
+
+
 class RealRelease:
     """One subprocess holding one Torch-TensorRT release; ``compile`` runs the backend there."""
 
@@ -87,8 +112,8 @@ class RealRelease:
             torch.export.save(torch.export.export(model, args, kwargs,
                                                   dynamic_shapes=dynamic_shapes), blob)
         module = pickle.dumps(model) if profile.front_end.compiles_module else None
-        return Result(**self.host.request("tensorrt", blob.getvalue(), args, kwargs, profile,
-                                          engines, dryrun, cache_dir, module))
+        return Result(**self.host.request(BackendCompile(blob.getvalue(), args, kwargs, profile,
+                                                         engines, dryrun, cache_dir, module)))
 
     def real_compile(self, model: torch.nn.Module, args: tuple[Any, ...],
                      dynamic: dict[int, tuple[int, int, int]] | None = None,
@@ -103,7 +128,7 @@ class RealRelease:
             shapes = tuple({0: dims[i]} if i in dims else None for i in range(len(args)))
         blob = io.BytesIO()
         torch.export.save(torch.export.export(model, args, dynamic_shapes=shapes), blob)
-        return self.host.request("standin", blob.getvalue(), args, dynamic or {}, at or [args])
+        return self.host.request(StandinCompile(blob.getvalue(), args, dynamic or {}, at or [args]))
 
     def close(self) -> None:
         self.host.close()
@@ -138,8 +163,8 @@ def _dryrun(release: Release) -> None:
     _STATE["wrapped"] = True
 
 
-def real_compile(request: tuple[Any, ...], release: Release) -> dict[str, Any]:
-    _, blob, args, dynamic, calls = request
+def real_compile(request: StandinCompile, release: Release, modules: dict[int, Any]) -> dict[str, Any]:
+    blob, args, dynamic, calls = request.program, request.args, request.dynamic, request.calls
     ttrt = release.ttrt
     inputs: list[Any] = []
     for i, x in enumerate(args):
@@ -158,10 +183,11 @@ def real_compile(request: tuple[Any, ...], release: Release) -> dict[str, Any]:
     return {"outputs": outputs, "engines": engines, "tensorrt": sys.modules["tensorrt"].__version__}
 
 
-def handle(request: tuple[Any, ...], release: Release, modules: dict[int, Any]) -> dict[str, Any]:
-    if request[0] == "standin":
-        return real_compile(request, release)
-    _, blob, args, kwargs, profile, engines, dryrun, cache_dir, module = request
+def backend_compile(request: BackendCompile, release: Release,
+                    modules: dict[int, Any]) -> dict[str, Any]:
+    r = request
+    blob, args, kwargs, profile, engines, dryrun, cache_dir, module = (
+        r.program, r.args, r.kwargs, r.profile, r.engines, r.dryrun, r.cache_dir, r.module)
     if not _STATE["wrapped"]:
         _dryrun(release)
     _STATE["engines"] = engines
@@ -192,6 +218,12 @@ def handle(request: tuple[Any, ...], release: Release, modules: dict[int, Any]) 
             "timed_outputs": timed_outputs, "memory": compiled.memory}
 
 
+HANDLERS = {BackendCompile: backend_compile, StandinCompile: real_compile}
+
+
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' own classes
-    main(sys.argv[1:], handle, behaving=True)
+    # the tests' own classes, the requests' among them as the tests name them (tests.ttrt_contract)
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from tests import ttrt_contract
+
+    main(sys.argv[1:], ttrt_contract.HANDLERS, behaving=True)

@@ -12,9 +12,13 @@ A child's environment is trtcheck's without :data:`WORKFLOW_VARIABLES` (:func:`c
 zoo's code runs there, and must not find the files through which a GitHub Actions step steers
 the steps after it, nor the runner's tokens.
 
-Messages are tuples whose first item names their kind, pickled by value over two pipes, so that
-whatever the child prints cannot corrupt them. A child that fails sends ``("error", Failure)``:
-one error format for every child, turned back into an exception by :meth:`Failure.exception`.
+Messages are small frozen dataclasses, one type for each kind of request and reply, pickled by
+value over two pipes, so that whatever the child prints cannot corrupt them. Their classes live
+in a module no child runs as ``__main__`` (each protocol's ``messages``): pickle names a class
+by its module. Every child answers
+its requests in one loop, :func:`answer`, which hands each request to the handler of its type. A
+child that fails sends a :class:`Failure`: one error format for every child, turned back into an
+exception by :meth:`Failure.exception`.
 """
 
 from __future__ import annotations
@@ -236,7 +240,28 @@ class Parent:
 
     def fail(self, exc: BaseException) -> None:
         """Tell the parent about an exception, in the one error format."""
-        send(self.replies, ("error", Failure.of(exc)))
+        send(self.replies, Failure.of(exc))
+
+
+# A child's answer to one type of request: it sends its replies itself (none, one or a stream),
+# and returns True when the child must end after it (a worker whose memory did not come back).
+Handler = Callable[[Any], bool | None]
+
+
+def answer(parent: Parent, handlers: Mapping[type, Handler]) -> Any:
+    """The one request loop of every child: each request goes to the handler of its type, until
+    the parent has gone or a handler ends the child (None), or a request comes that no handler
+    takes, which is returned for what serves next (a zoo collector's child becoming a worker)."""
+    while True:
+        try:
+            request = parent.receive()
+        except EOFError:
+            return None
+        handle = handlers.get(type(request))
+        if handle is None:
+            return request
+        if handle(request):
+            return None
 
 
 def freeze_imports() -> None:

@@ -17,6 +17,7 @@ from trtcheck.forkserver import Forked, ForkServer
 from trtcheck.process import Child
 from trtcheck.zoo.collector import TARGET as COLLECTOR
 from trtcheck.zoo.discover import Discovered
+from trtcheck.zoo.messages import Imported, Importing, LoadFile
 
 ZOO = """
 import torch, trtcheck
@@ -40,8 +41,8 @@ def _parent_of(pid: int) -> int:
 
 def _load(child: Child, tmp_path: Path) -> object:
     (tmp_path / "m.py").write_text(ZOO)
-    child.send(("load", tmp_path, tmp_path / "m.py"))
-    assert child.poll(60) and child.receive() == ("importing",)
+    child.send(LoadFile(tmp_path, tmp_path / "m.py"))
+    assert child.poll(60) and child.receive() == Importing()
     assert child.poll(60)
     return child.receive()
 
@@ -53,8 +54,8 @@ def test_a_forked_child_speaks_the_protocol_and_is_reaped_with_its_code(
     assert isinstance(child.proc, Forked) and server.refused is None
     assert _parent_of(child.proc.pid) == server.proc.pid  # forked, not a new interpreter
     assert os.getpgid(child.proc.pid) == child.proc.pid  # a group of its own, for killpg
-    kind, found = _load(child, tmp_path)
-    assert kind == "loaded" and isinstance(found, Discovered)
+    loaded = _load(child, tmp_path)
+    assert isinstance(loaded, Imported) and isinstance(found := loaded.found, Discovered)
     assert [s.name for s in found.specs] == ["double"]
     child.stop()  # the end of its requests: it exits cleanly, and the server says so
     assert child.proc.poll() == 0
@@ -88,6 +89,6 @@ def test_a_child_the_server_will_not_fork_starts_a_new_interpreter(tmp_path: Pat
     child = Child(COLLECTOR, server=_Refusing())
     try:
         assert isinstance(child.proc, subprocess.Popen)
-        assert _load(child, tmp_path)[0] == "loaded"
+        assert isinstance(_load(child, tmp_path), Imported)
     finally:
         child.stop()

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import gc
 import weakref
+from dataclasses import dataclass
+from typing import Any
 
-from trtcheck.process import freeze_imports
+from trtcheck.process import Parent, answer, freeze_imports
 
 
 class _Node:
@@ -28,3 +30,45 @@ def test_frozen_imports_are_left_out_and_later_garbage_is_still_collected() -> N
         assert kept.me is kept
     finally:
         gc.unfreeze()
+
+
+@dataclass(frozen=True)
+class _Add:
+    n: int
+
+
+@dataclass(frozen=True)
+class _Stop:
+    pass
+
+
+@dataclass(frozen=True)
+class _Other:
+    pass
+
+
+class _Pipe(Parent):
+    """A parent's requests without a pipe (the real one sits on file descriptors)."""
+
+    def __init__(self, *requests: Any) -> None:
+        self.requests = list(requests)  # type: ignore[assignment]
+
+    def receive(self) -> Any:
+        if not self.requests:
+            raise EOFError
+        return self.requests.pop(0)  # type: ignore[attr-defined]
+
+
+def test_one_loop_dispatches_by_type_and_ends_or_hands_a_request_on() -> None:
+    """Each request goes to its type's handler; the loop ends when the parent has gone or a
+    handler says so (None), and hands back the first request no handler takes, the rest left
+    for what serves next (a collector's child becoming a worker)."""
+    seen: list[int] = []
+    handlers: dict[type, Any] = {_Add: lambda r: seen.append(r.n), _Stop: lambda r: True}
+    assert answer(_Pipe(_Add(1), _Add(2)), handlers) is None and seen == [1, 2]
+    stopped = _Pipe(_Add(3), _Stop(), _Add(4))
+    assert answer(stopped, handlers) is None and seen == [1, 2, 3]
+    assert stopped.requests == [_Add(4)]  # type: ignore[comparison-overlap]
+    handed = _Pipe(_Add(5), _Other(), _Add(6))
+    assert answer(handed, handlers) == _Other() and seen == [1, 2, 3, 5]
+    assert handed.requests == [_Add(6)]  # type: ignore[comparison-overlap]

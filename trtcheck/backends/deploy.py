@@ -7,8 +7,8 @@ then loaded in a fresh process, the loader, that imports torch and Torch-TensorR
 - :class:`Loader` is the parent's side of the loader, one child per run and release, started on
   first use and reused across rows (:class:`~trtcheck.backends.lowering.client.LoweringHost`'s
   protocol, another target);
-- :func:`handle` answers the loader's requests, ``("load", path, format)`` and ``("call", args,
-  kwargs)``: the loader (:mod:`trtcheck.backends.lowering.loader`) imports the release exactly as
+- :data:`HANDLERS` answer the loader's requests, :class:`LoadArtifact` and :class:`CallArtifact`:
+  the loader (:mod:`trtcheck.backends.lowering.loader`) imports the release exactly as
   the lowering host does, over the same TensorRT stand-in for ``lowering``, whose serialized
   engines the artifact holds;
 - what a compiled row offers the stage is a :class:`~trtcheck.backends.base.Deployable`.
@@ -23,6 +23,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
@@ -139,11 +140,11 @@ class Loader:
     def load(self, path: str, fmt: str) -> dict[str, Any]:
         """Load the artifact there: the seconds loading took (``load_s``) and the loaded
         inputs' ``dynamic_dims`` where the format says."""
-        return dict(self.ready().request("load", path, fmt))
+        return dict(self.ready().request(LoadArtifact(path, fmt)))
 
     def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """The loaded artifact's outputs on these inputs."""
-        return self.ready().request("call", args, kwargs)
+        return self.ready().request(CallArtifact(args, kwargs))
 
     def close(self) -> None:
         if self._host is not None:
@@ -163,16 +164,34 @@ def loader_for(source: CodeSource, behaving: bool) -> Loader:
     return _LOADERS[key]
 
 
-def handle(request: tuple[Any, ...], release: Any, modules: dict[int, Any]) -> Any:
-    kind, *rest = request
-    if kind == "load":
-        path, fmt = rest
-        modules.clear()
-        started = time.perf_counter()
-        modules[0], dims = load(release.ttrt, path, fmt)
-        return {"load_s": time.perf_counter() - started,
-                **({"dynamic_dims": dims} if dims is not None else {})}
-    args, kwargs = rest  # "call"
-    with torch.no_grad():
-        return modules[0](*args, **kwargs)
+@dataclass(frozen=True)
+class LoadArtifact:
+    """Load the artifact at ``path``, saved in ``format``, in place of the one before."""
 
+    path: str
+    format: str
+
+
+@dataclass(frozen=True)
+class CallArtifact:
+    """Call the loaded artifact; the reply is its outputs."""
+
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+
+def _load(request: LoadArtifact, release: Any, modules: dict[int, Any]) -> dict[str, Any]:
+    modules.clear()
+    started = time.perf_counter()
+    modules[0], dims = load(release.ttrt, request.path, request.format)
+    return {"load_s": time.perf_counter() - started,
+            **({"dynamic_dims": dims} if dims is not None else {})}
+
+
+def _call(request: CallArtifact, release: Any, modules: dict[int, Any]) -> Any:
+    with torch.no_grad():
+        return modules[0](*request.args, **request.kwargs)
+
+
+# What the loader answers (:func:`trtcheck.backends.lowering.host.serve`).
+HANDLERS: dict[type, Any] = {LoadArtifact: _load, CallArtifact: _call}

@@ -44,6 +44,7 @@ from trtcheck.results.metrics import MAX_REL
 from trtcheck.results.processes import SIDES, ProcessFigure, side_dict
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Analysis, BackendTraits, Row, RowKey
+from trtcheck.results.verdict import in_report_order
 
 Say = Callable[[str], None]
 
@@ -356,7 +357,7 @@ def run_ab(opts: Options, backends: Mapping[str, BackendTraits], base_ref: str,
                   "decision": decisions[k].to_dict() if k in decisions else None}
                  for k, per in figures.items()],
     }
-    in_report_order(head_rec, base_rec)
+    in_report_order(head_rec)  # before the changes against the base, which follow its rows
     diff = ab.to_diff(base_rec, head_rec, decisions, figures, metric=opts.gate.metric,
                       threshold=opts.gate.threshold, level=level, differences=differences)
     head_rec.baseline = diff.to_dict()
@@ -380,19 +381,6 @@ def warm_parent(opts: Options, say: Say) -> Iterator[ForkServer | None]:
         yield server
     finally:
         server.close()
-def in_report_order(head: Record, base: Record) -> None:
-    """Put the rows of ``head``, an ``ab`` record whose sides' rows follow the zoo's case order,
-    in the order every report gives them: the rows the head broke first, then the case order;
-    its ``ab`` section's rows the same, then the rows only the base has."""
-    newly = ab.newly_failing(head) or set()
-    head.rows.sort(key=lambda r: r.key not in newly)
-    rank: dict[RowKey, int] = {}
-    for r in (*head.rows, *base.rows):
-        rank.setdefault(r.key, len(rank))
-    (head.ab or {}).get("rows", []).sort(
-        key=lambda r: rank.get(RowKey(r["case_id"], r["backend"], r["profile"]), len(rank)))
-
-
 def _kernel_sets(per: Mapping[str, list[ProcessFigure]], names: Mapping[str, Any],
                  metric: str) -> list[dict[str, Any]]:
     """A row's kernel sets as results.json holds them, each with the kernel names that tell it

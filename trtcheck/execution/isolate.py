@@ -14,6 +14,16 @@ from typing import Any, Protocol
 from trtcheck.config.options import Options
 from trtcheck.core.traits import NO_BACKEND
 from trtcheck.execution.events import Item, StageHook, no_hook
+from trtcheck.execution.messages import (
+    Configure,
+    Done,
+    Produced,
+    RunCase,
+    Stage,
+    Started,
+    StartMarks,
+    Waiting,
+)
 from trtcheck.process import STARTUP_S, Child, Starter, ended, send_or_start
 from trtcheck.results.rows import BackendTraits, Row, plan, rows_for
 from trtcheck.status import Status
@@ -94,7 +104,7 @@ class IsolatedExecutor:
             child.kill()
 
     def _configure(self, child: Child) -> Child:
-        child.send(("options", self.opts, self.opts.memory_limit))
+        child.send(Configure(self.opts, self.opts.memory_limit))
         self.worker = child
         return child
 
@@ -115,8 +125,8 @@ class IsolatedExecutor:
 
     def rows(self, case: Case, hook: StageHook = no_hook) -> Iterator[Item]:
         remaining = {slot.key(case.case_id): slot for slot in plan(self.backends, self.opts.profiles)}
-        worker = self._send(("case", replace(case, spec=case.spec.declared())))
-        stage = (NO_BACKEND, None, "start")
+        worker = self._send(RunCase(replace(case, spec=case.spec.declared())))
+        stage = Stage(NO_BACKEND, None, "start")
         # The case's clock starts when the worker takes it: a fresh worker's own start (Python,
         # torch, trtcheck's modules, its backends) is not the case's time, however busy the machine.
         limit = max(self.opts.timeout, STARTUP_S)
@@ -125,12 +135,13 @@ class IsolatedExecutor:
         while True:
             # the clock stops while the worker waits for the device: another process's time
             left = deadline - time.monotonic() if waiting is None else _POLL_S
-            where = f"in stage {stage[2]}" + (f" (backend {stage[0]})" if stage[0] != NO_BACKEND else "")
+            where = f"in stage {stage.stage}" + (f" (backend {stage.backend})"
+                                                  if stage.backend != NO_BACKEND else "")
             if left <= 0:
                 worker.kill()
                 self.worker = None
                 yield from rows_for(case, list(remaining.values()), status=Status.TIMEOUT,
-                                    stage=stage[2],
+                                    stage=stage.stage,
                                     message=f"timed out after {self.opts.timeout:g} s {where}"
                                     if started else f"timed out after {limit:g} s starting the worker")
                 return
@@ -140,45 +151,42 @@ class IsolatedExecutor:
                 rc = worker.kill()
                 self.worker = None
                 yield from rows_for(case, list(remaining.values()), status=Status.CRASH,
-                                    stage=stage[2], message=_crash_message(rc, where))
+                                    stage=stage.stage, message=_crash_message(rc, where))
                 return
-            if message is None:
-                continue
-            if message[0] == "marks":
-                self.timeline.marks += message[1]
-            elif message[0] == "started":
-                deadline, started = time.monotonic() + self.opts.timeout, True
-                self.timeline.mark("case start")
-            elif message[0] == "waiting":
-                if message[1]:
+            match message:
+                case StartMarks(marks):
+                    self.timeline.marks += marks
+                case Started():
+                    deadline, started = time.monotonic() + self.opts.timeout, True
+                    self.timeline.mark("case start")
+                case Waiting(True):
                     waiting = time.monotonic()
-                elif waiting is not None:
+                case Waiting(False) if waiting is not None:
                     deadline += time.monotonic() - waiting
                     waiting = None
-            elif message[0] == "stage":
-                stage = message[1:]
-                self.timeline.mark(stage[2])
-                hook(*stage)
-            elif message[0] == "item":
-                self.timeline.mark("rows")
-                item = message[1]
-                if isinstance(item, Row):
-                    remaining.pop(item.key, None)
-                yield item
-            else:  # "done", and why the worker must be replaced (it then exits), or None
-                self.timeline.mark("idle")
-                if message[1]:
-                    self.log.write(f"trtcheck: {message[1]}\n")
-                    self.log.flush()
-                    worker.stop()
-                    self.worker = None
-                return
+                case Stage():
+                    stage = message
+                    self.timeline.mark(stage.stage)
+                    hook(stage.backend, stage.profile, stage.stage)
+                case Produced(item):
+                    self.timeline.mark("rows")
+                    if isinstance(item, Row):
+                        remaining.pop(item.key, None)
+                    yield item
+                case Done(why):  # and why the worker must be replaced (it then exits), or None
+                    self.timeline.mark("idle")
+                    if why:
+                        self.log.write(f"trtcheck: {why}\n")
+                        self.log.flush()
+                        worker.stop()
+                        self.worker = None
+                    return
 
     def run(self, cases: Sequence[Case], on_stage: StageListener | None = None) -> Iterator[Event]:
         """Every case's items, one case after the other (:func:`serially`)."""
         return serially(self, cases, on_stage)
 
-    def _send(self, request: tuple[Any, ...]) -> Child:
+    def _send(self, request: RunCase) -> Child:
         """Hand a case to a live worker, starting a new one if the last has gone."""
         self.worker = send_or_start(self.worker, self._spawn, request)
         return self.worker

@@ -1,18 +1,19 @@
 """The worker process: runs the cases :mod:`trtcheck.execution.isolate` sends, reporting stages and rows.
 
 A child of :mod:`trtcheck.process`. It may collect zoo files first, answering the zoo
-collector's ``("load", root, path)`` requests (:func:`trtcheck.zoo.collector.serve`), so that
-the files it runs are imported once. Then the requests are ``("options", options, memory
-limit)`` and, for each case, ``("case", Case)``; further ``("options", ...)`` between cases
-change the backends, profiles or timing of the cases after them (a reduction's candidates
-after the run), keeping the device, the memory limit and every backend already started, so
-that a lowering host starts once. The replies are ``("started",)``, ``("stage", backend,
-profile, stage)``, ``("waiting", True or False)`` around a wait for another process's device
-lock, ``("item", row or analysis)`` and ``("done", why the worker must be replaced, or
-None)``; once, before the first, ``("marks", [(time, part), ...])``: when each part of the
-worker's own start began (``time.monotonic``), which the parent's timeline places among its
-own. A case's file is imported here once (:func:`trtcheck.execution.case.in_full`); one that
-fails to import here gives the case's error rows. When the parent has gone, the worker exits at
+collector's :class:`~trtcheck.zoo.collector.LoadFile` requests
+(:func:`trtcheck.zoo.collector.serve`), so that the files it runs are imported once. Then the
+requests (:mod:`trtcheck.execution.messages`) are :class:`Configure` and, for each case,
+:class:`RunCase`; further :class:`Configure` between cases change the backends, profiles or
+timing of the cases after them (a reduction's candidates after the run), keeping the device,
+the memory limit and every backend already started, so that a lowering host starts once. The
+replies to a case are :class:`Started`, :class:`Stage` as each stage starts, :class:`Waiting`
+(True, then False) around a wait for another process's device lock, :class:`Produced` for each
+row or analysis and :class:`Done` (why the worker must be replaced, or None); once, before the
+first, :class:`StartMarks`: when each part of the worker's own start began
+(``time.monotonic``), which the parent's timeline places among its own. A case's file is
+imported here once (:func:`trtcheck.execution.case.in_full`); one that fails to import here
+gives the case's error rows. When the parent has gone, the worker exits at
 once, as the kill after :meth:`trtcheck.process.Child.stop`'s grace would end it anyway.
 """
 
@@ -24,25 +25,32 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from trtcheck import backends
 from trtcheck.backends import Backend
 from trtcheck.config.options import Options
 from trtcheck.execution.case import iter_rows
+from trtcheck.execution.messages import (
+    Configure,
+    Done,
+    Marks,
+    Produced,
+    RunCase,
+    Stage,
+    Started,
+    StartMarks,
+    Waiting,
+)
 from trtcheck.measure import device_lock, memory
-from trtcheck.process import Parent, exit_now, freeze_imports
+from trtcheck.process import Parent, answer, exit_now, freeze_imports
 from trtcheck.program.export import warm_up
 from trtcheck.zoo import collector
-from trtcheck.zoo.cases import Case
-
-Marks = list[tuple[float, str]]  # (time.monotonic(), the part of the process that starts then)
 
 
-def serve(parent: Parent, request: Any, marks: Marks) -> None:
+def serve(parent: Parent, request: Configure, marks: Marks) -> None:
     """Run cases with the options of ``request`` until the parent has gone."""
-    opts: Options
-    _, opts, memory_limit = request
+    opts, memory_limit = request.options, request.memory_limit
     if memory_limit:
         resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
     if opts.device.startswith("cuda"):
@@ -56,7 +64,7 @@ def serve(parent: Parent, request: Any, marks: Marks) -> None:
         torch.ones(1, device=opts.device)
         torch.cuda.synchronize(opts.device)
     marks.append((time.monotonic(), "backends"))
-    device_lock.listen(lambda waiting: parent.send(("waiting", waiting)))
+    device_lock.listen(lambda waiting: parent.send(Waiting(waiting)))
     with contextlib.ExitStack() as started:
         kept: dict[str, Backend] = {}
 
@@ -73,7 +81,7 @@ def serve(parent: Parent, request: Any, marks: Marks) -> None:
         if not (opts.figures_only and all(b.traits.from_module for b in first.values())):
             warm_up()  # for the export, which such a process leaves out but for dynamic shapes
         marks.append((time.monotonic(), "idle"))
-        parent.send(("marks", marks))
+        parent.send(StartMarks(marks))
         _serve_cases(parent, opts, chosen)
     exit_now()  # the parent has gone, the backends are released
 
@@ -82,29 +90,31 @@ def _serve_cases(parent: Parent, opts: Options,
                  chosen: Callable[[Options], Mapping[str, Backend]]) -> None:
     current = chosen(opts)
     baseline = memory.in_use(opts.device)
-    while True:
-        try:
-            request = parent.receive()
-        except EOFError:
-            return
-        if request[0] == "options":
-            opts = request[1]
-            current = chosen(opts)
-            continue
-        case: Case = request[1]
-        parent.send(("started",))  # the case's clock starts now, not at the worker's own start
-        items = iter_rows(case, opts, current, hook=lambda b, p, s: parent.send(("stage", b, p, s)))
+
+    def configure(request: Configure) -> None:
+        nonlocal opts, current
+        opts = request.options
+        current = chosen(opts)
+
+    def run(request: RunCase) -> bool:
+        """Run the case; True when the worker must be replaced after it."""
+        case = request.case
+        parent.send(Started())  # the case's clock starts now, not at the worker's own start
+        items = iter_rows(case, opts, current, hook=lambda b, p, s: parent.send(Stage(b, p, s)))
         for item in items:
-            parent.send(("item", item))
+            parent.send(Produced(item))
         del items
         memory.release(opts.device)
         now = memory.in_use(opts.device)
         if not memory.near_baseline(baseline, now):
             left = memory.mib((now or 0) - (baseline or 0))
-            parent.send(("done", f"worker replaced: {left} of GPU memory still allocated "
-                                  f"after {case.case_id}"))
-            return
-        parent.send(("done", None))
+            parent.send(Done(f"worker replaced: {left} of GPU memory still allocated "
+                             f"after {case.case_id}"))
+            return True
+        parent.send(Done(None))
+        return False
+
+    answer(parent, {Configure: configure, RunCase: run})
 
 
 def main(argv: list[str]) -> NoReturn:
@@ -114,7 +124,7 @@ def main(argv: list[str]) -> NoReturn:
     freeze_imports()
     parent = Parent(argv)
     request = collector.serve(parent)
-    if request is not None:
+    if isinstance(request, Configure):
         serve(parent, request, marks)
     exit_now()
 

@@ -128,9 +128,11 @@ def gate_of(options: dict[str, Any]) -> tuple[bool, str]:
     return "regression" in fails_on(options), str(gate.get("metric") or "speedup")
 
 
-def job_verdict(record: Record) -> JobVerdict:
+def job_verdict(record: Record, newly: set[RowKey] | None = None) -> JobVerdict:
     """The verdict of ``record`` under the options it holds (``strict_xfail``; ``gate``:
-    ``fail_on`` and the metric): the exit code ``trtcheck`` gives for it, and every headline."""
+    ``fail_on`` and the metric): the exit code ``trtcheck`` gives for it, and every headline.
+    ``newly``: an ``ab`` record's newly failing rows (:func:`in_report_order` gives them to
+    :meth:`Judged.of`); None for another record."""
     statuses = [r.status for r in record.rows]
     result = record.verdict()
     gated, metric = gate_of(record.options)
@@ -147,7 +149,6 @@ def job_verdict(record: Record) -> JobVerdict:
                                    or (outputs_gated and outputs)
                                    or (narrowing_gated and narrowed)):
         result = Verdict.FAIL
-    newly = newly_failing(record)
     return JobVerdict(result, len(statuses),
                       len(record.failing_rows()),
                       regressions, gated, metric,
@@ -168,5 +169,28 @@ class Judged:
 
     @classmethod
     def of(cls, record: Record) -> Judged:
-        """``record`` judged (:func:`job_verdict`)."""
-        return cls(record, job_verdict(record))
+        """``record`` judged (:func:`job_verdict`), an ``ab`` record in report order
+        (:func:`in_report_order`, which gives its newly failing rows)."""
+        return cls(record, job_verdict(record, in_report_order(record)))
+
+
+def in_report_order(record: Record) -> set[RowKey] | None:
+    """Put the rows of ``record``, an ``ab`` record, in the order every report gives them: the
+    rows the head broke first, then the zoo's case order; its ``ab`` section's rows and its
+    changes against the base (where it has them yet) the same, then the rows only the base
+    has. A record in that order already (one read back) stays as it is. The rows the head
+    broke (:func:`trtcheck.results.ab.newly_failing`); None, and no change, for a record not
+    made by ``ab``."""
+    newly = newly_failing(record)
+    if newly is None:
+        return None
+    record.rows.sort(key=lambda r: r.key not in newly)
+    rank: dict[RowKey, int] = {}
+    for key in (*(r.key for r in record.rows),
+                *(RowKey(r["case_id"], r["backend"], r["profile"])
+                  for r in (record.ab or {}).get("base_rows", []))):
+        rank.setdefault(key, len(rank))
+    for listed in ((record.ab or {}).get("rows", []), (record.baseline or {}).get("changes", [])):
+        listed.sort(key=lambda r: rank.get(RowKey(r["case_id"], r["backend"], r["profile"]),
+                                           len(rank)))
+    return newly

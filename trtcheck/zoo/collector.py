@@ -1,8 +1,8 @@
 """Collect the zoo in a child process: a zoo file that crashes or hangs at import costs one row.
 
-:class:`Collector` (the parent's side) sends each zoo file, ``("load", root, path)``, to a child
-of :mod:`trtcheck.process`, which imports it once with :data:`trtcheck.zoo.discover.IMPORTED`
-(:func:`serve`) and replies ``("importing",)``, then ``("loaded", Discovered or ImportFailure)``:
+:class:`Collector` (the parent's side) sends each zoo file, :class:`LoadFile`, to a child of
+:mod:`trtcheck.process`, which imports it once with :data:`trtcheck.zoo.discover.IMPORTED`
+(:func:`serve`) and replies :class:`Importing`, then :class:`Imported` (Discovered or ImportFailure):
 the declarations without their factories and dynamic shapes, which stay in the child (a case is
 built where it runs). The timeout counts from ``importing``: a fresh child's own start (Python, torch, which
 each child imports first, and trtcheck's modules) is not the file's import, however busy the
@@ -33,8 +33,10 @@ from trtcheck.errors import frames
 from trtcheck.process import (
     STARTUP_S,
     Child,
+    Failure,
     Parent,
     Starter,
+    answer,
     ended,
     exit_now,
     freeze_imports,
@@ -42,6 +44,7 @@ from trtcheck.process import (
 )
 from trtcheck.status import Status
 from trtcheck.zoo.discover import IMPORTED, Discovered, ImportFailure, ZooFile
+from trtcheck.zoo.messages import Imported, Importing, LoadFile
 
 TARGET = "trtcheck.zoo.collector"
 _STACK_S = 2.0  # how long a stopped child has to write its stack
@@ -90,7 +93,7 @@ class Collector:
         """The file's declarations, its import failure, or how it was lost."""
         self.log.seek(0, 2)
         start = self.log.tell()
-        child = self._send(("load", file.root, file.path))
+        child = self._send(LoadFile(file.root, file.path))
         try:
             # The file's clock starts when the child starts importing it: a fresh child's own
             # start (Python, torch, trtcheck's modules) is not the file's import.
@@ -99,20 +102,20 @@ class Collector:
                 return self._lost(file, start, Status.TIMEOUT, self._stop(child),
                                   f"timed out after {started:g} s starting the process that "
                                   f"imports {file.path.name}")
-            child.receive()  # ("importing",)
+            child.receive()  # Importing
             if not child.poll(self.timeout):  # poll waits the whole timeout
                 return self._lost(file, start, Status.TIMEOUT, self._stop(child),
                                   f"timed out after {self.timeout:g} s importing {file.path.name}")
-            kind, payload = child.receive()
+            reply: Imported | Failure = child.receive()
         except (EOFError, OSError):
             code = child.kill()
             self.child = None
             return self._lost(file, start, Status.CRASH, code, f"crashed importing {file.path.name}")
-        if kind == "error":  # trtcheck's own failure in the child, not the file's
-            raise payload.exception()
-        return payload
+        if isinstance(reply, Failure):  # trtcheck's own failure in the child, not the file's
+            raise reply.exception()
+        return reply.found
 
-    def _send(self, request: tuple[str, Path, Path]) -> Child:
+    def _send(self, request: LoadFile) -> Child:
         self.child = send_or_start(
             self.child, lambda: Child(self.target, log=self.log, env=self.env, server=self.server),
             request)
@@ -156,21 +159,18 @@ def _declared(found: Discovered | ImportFailure) -> Discovered | ImportFailure:
 
 
 def serve(parent: Parent) -> Any:
-    """The child's side: answer ``("load", root, path)`` requests until another comes, and
-    return that one (None when the parent has gone)."""
+    """The child's side: answer :class:`LoadFile` requests until another comes, and return that
+    one (None when the parent has gone)."""
     faulthandler.enable()  # a crash, or the SIGABRT that stops a hang, writes the stack to the log
-    while True:
+
+    def load(request: LoadFile) -> None:
+        parent.send(Importing())  # the parent's clock for the file starts now
         try:
-            request = parent.receive()
-        except EOFError:
-            return None
-        if request[0] != "load":
-            return request
-        parent.send(("importing",))  # the parent's clock for the file starts now
-        try:
-            parent.send(("loaded", _declared(IMPORTED.load(ZooFile(*request[1:])))))
+            parent.send(Imported(_declared(IMPORTED.load(ZooFile(request.root, request.path)))))
         except Exception as exc:
             parent.fail(exc)
+
+    return answer(parent, {LoadFile: load})
 
 
 def main(argv: list[str]) -> NoReturn:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import TESTS
+from tests.standin_gaps import With, Without
 from trtcheck.backends.lowering import lowering_backend
 from trtcheck.backends.lowering.client import LoweringHost
 from trtcheck.backends.lowering.code import CodeSource
@@ -46,8 +47,8 @@ class Lowering:
                  if isinstance(r, Row)]
         return row
 
-    def request(self, *message: Any) -> None:
-        self.hosts[-1].request(*message)
+    def request(self, message: Any) -> None:
+        self.hosts[-1].request(message)
 
 
 @pytest.fixture
@@ -65,11 +66,11 @@ def test_lowering_rows_say_why_and_whose(lowering: Lowering) -> None:
     column_write_is_refused_at_build_naming_the_copy_converter(lowering.row("column_write"))
     a_verdict_resting_on_a_stand_in_choice_says_so(lowering.row("masked_attention"))
     a_choice_whose_value_is_not_used_names_its_converter(lowering.row("embedding_bags"))
-    lowering.request("without", 0, "add_gather")
+    lowering.request(Without("add_gather"))
     try:
         row = lowering.row("position_ids")
     finally:
-        lowering.request("with", 0, "add_gather")
+        lowering.request(With("add_gather"))
     an_api_the_stand_in_lacks_skips_the_row_naming_it(row)
 
 

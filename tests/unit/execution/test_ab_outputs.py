@@ -13,13 +13,14 @@ import pytest
 import torch
 
 from trtcheck.config.options import Options
-from trtcheck.execution.ab import Job, Process, eager_folder, in_report_order
+from trtcheck.execution.ab import Job, Process, eager_folder
 from trtcheck.measure import outputs
 from trtcheck.render.changes import decision_lines
 from trtcheck.results import ab, processes
 from trtcheck.results.baseline import INPUTS_CHANGED, NOT_REPRODUCIBLE, OUTPUT_CHANGED, Diff
 from trtcheck.results.record import Record
 from trtcheck.results.rows import Row
+from trtcheck.results.verdict import in_report_order
 
 IDS, CLOCK = "m::ids[float32]", "m::clock[float32]"
 
@@ -71,7 +72,7 @@ def _record(job: Job, gate: list[str]) -> Record:
                "rows": [{"case_id": k.case_id, "backend": k.backend, "profile": k.profile,
                          **{s: processes.side_dict(per[s]) for s in processes.SIDES}}
                         for k, per in figures.items()]}
-    in_report_order(head, sides["base"])
+    in_report_order(head)
     head.baseline = ab.to_diff(sides["base"], head, {}, figures, metric="speedup",
                                threshold=0.07, level=level, differences=differences).to_dict()
     return head

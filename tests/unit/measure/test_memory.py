@@ -23,6 +23,7 @@ from trtcheck.config import cascade
 from trtcheck.core.traits import Kind
 from trtcheck.execution.case import iter_rows
 from trtcheck.execution.isolate import IsolatedExecutor
+from trtcheck.execution.messages import Done
 from trtcheck.execution.run import collect
 from trtcheck.measure import memory
 from trtcheck.measure.memory import LEAK_MARGIN, MIB, Peak
@@ -231,7 +232,7 @@ def test_engine_memory_contract_with_torch_tensorrt_sources(release: str) -> Non
 class _FakeWorker:
     """The parent side's view of a worker that finished a case and asks to be replaced."""
 
-    def __init__(self, messages: list[tuple[Any, ...]]) -> None:
+    def __init__(self, messages: list[Any]) -> None:
         self.messages = messages
         self.stopped = False
 
@@ -241,7 +242,7 @@ class _FakeWorker:
     def poll(self, timeout: float) -> bool:
         return True
 
-    def receive(self) -> tuple[Any, ...]:
+    def receive(self) -> Any:
         return self.messages.pop(0)
 
     def stop(self) -> None:
@@ -254,7 +255,7 @@ def test_worker_asking_for_replacement_is_stopped(tmp_path: Path, monkeypatch: p
     opts = cascade.resolve((FIXTURES,), keyword="seed_rope", device="cpu", backends=("eager",))
     case = collect(opts).cases[0]
     executor = IsolatedExecutor(opts, {"eager": backends.get("eager")}, tmp_path / "worker.log")
-    fake = _FakeWorker([("done", reason)])
+    fake = _FakeWorker([Done(reason)])
     monkeypatch.setattr(executor, "_send", lambda request: fake)
     executor.worker = fake  # type: ignore[assignment]
     assert list(executor.rows(case)) == []

@@ -15,6 +15,7 @@ import torch
 from tests.helpers import REPO
 from trtcheck.backends.lowering.code import locate
 from trtcheck.backends.lowering.lowering_backend import LoweringBackend, sendable
+from trtcheck.backends.lowering.messages import ExportCompile
 from trtcheck.backends.torch_tensorrt.compat import call_arguments
 from trtcheck.backends.torch_tensorrt.nodes import executing, executing_op
 from trtcheck.config.options import Options
@@ -576,8 +577,8 @@ def _check_everyday(done: dict[str, dict[str, Any]], backend: LoweringBackend) -
     blob, _ = sendable(torch.export.export(module, inputs))
     call = call_arguments((2, 13), inputs, {}, "cpu")
     host = backend.host(locate("2.13.0"))  # the host the reductions ran on
-    compiled, _ = host.compile(blob, call, {}, "cpu", False, (inputs, {}))
+    compiled, _ = host.compile(ExportCompile, blob, call, {}, "cpu", False, (inputs, {}))
     for got, want in zip(compiled(*inputs), expected, strict=True):
         assert torch.equal(got, want)  # Torch-TensorRT's defaults: no failure to see
     with pytest.raises(RuntimeError, match="cannot be converted to type int32 without overflow"):
-        host.compile(blob, call, script["SETTINGS"], "cpu", False, (inputs, {}))
+        host.compile(ExportCompile, blob, call, script["SETTINGS"], "cpu", False, (inputs, {}))

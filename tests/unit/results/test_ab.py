@@ -496,7 +496,7 @@ def _changed_ab(tmp_path: Path) -> Record:
     """An ab record whose head broke one row (``c_broken``: pass → fail) while another failed
     on both sides (``b_old``: fail → error), a third timed and unchanged (``a_fine``); each
     side's rows in the zoo's case order (a, b, c), written as run_ab writes them."""
-    from trtcheck.execution.ab import in_report_order
+    from trtcheck.results.verdict import in_report_order
 
     rng = random.Random(21)
     fine = _row("a_fine", 1.5)
@@ -514,7 +514,7 @@ def _changed_ab(tmp_path: Path) -> Record:
                    "rows": [{"case_id": k.case_id, "backend": k.backend, "profile": k.profile,
                              **{s: processes.side_dict(figures[k][s]) for s in processes.SIDES}}
                             for k in figures]}
-    in_report_order(head_rec, base_rec)
+    in_report_order(head_rec)
     _, diff = ab.judge(base_rec, head_rec, figures, metric="speedup", threshold=THRESHOLD,
                        level=level)
     head_rec.baseline = diff.to_dict()

@@ -1,39 +1,27 @@
-"""The parent's side of one lowering host (:mod:`trtcheck.backends.lowering.host`): requests, the
-modules it keeps, and what its death says."""
+"""The parent's side of one lowering host (:mod:`trtcheck.backends.lowering.host`): requests
+(:mod:`.messages`), the modules it keeps, and what its death says."""
 
 from __future__ import annotations
 
 import itertools
 import os
 import tempfile
+from collections.abc import Callable
 from typing import IO, Any
 
 import torch
 from torch.utils import _pytree as pytree
 
 from trtcheck.backends.lowering.code import CodeSource
-from trtcheck.core.frontends import EXPORT
+from trtcheck.backends.lowering.messages import Call, CompileRequest, Ok, Refused
 from trtcheck.errors import Unsupported
-from trtcheck.process import Child
-from trtcheck.zoo.cases import Case
+from trtcheck.process import Child, Failure
 
 # The host's OpenMP threads sleep when it waits for a request, instead of spinning on the
 # worker's cores for a while after each one (libgomp's and Intel's default).
 HOST_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
 
 HOST = "trtcheck.backends.lowering.host"
-
-# The host's reply asking for the worker's state_dict: its build of the module differs from it.
-STATE_DIFFERS = {"state": "differs"}
-
-# A case as the worker names it to the host: (zoo root, zoo file, model name, variant).
-CaseRef = tuple[str, str, str, str]
-
-
-def case_ref(case: Case) -> CaseRef:
-    """How the host finds the case's factory: its zoo file, under the root it was imported from."""
-    return str(case.file.root), str(case.file.path), case.spec.name, case.variant
-
 
 class HostDied(RuntimeError):
     """The lowering host exited while it held a request."""
@@ -70,7 +58,7 @@ class LoweringHost:
     def alive(self) -> bool:
         return self.child.alive()
 
-    def request(self, *message: Any) -> Any:
+    def request(self, message: Any) -> Any:
         """Send one request and return its payload; raise what the host raised."""
         try:
             self.child.send(message)
@@ -78,24 +66,26 @@ class LoweringHost:
             raise self._died() from exc
         return self._reply()
 
-    def compile(self, *request: Any, structure: pytree.TreeSpec | None = None,
-                kind: str = EXPORT.name) -> tuple[Module, Any]:
-        """Compile in the host (``kind``: the request, named by the front-end it runs); the
-        module it keeps, and the evidence. ``structure``: the output structure
-        the module's flat outputs are rebuilt into (None: they come back as they are)."""
+    def compile(self, request: Callable[..., CompileRequest], *fields: Any,
+                structure: pytree.TreeSpec | None = None) -> tuple[Module, Any]:
+        """Compile in the host: ``request``, the compile request of the front-end it runs
+        (:mod:`.messages`), made with a new key and ``fields``; the module it keeps, and the
+        evidence. ``structure``: the output structure the module's flat outputs are rebuilt
+        into (None: they come back as they are)."""
         key = next(self.keys)
-        return Module(self, key, structure), self.request(kind, key, *request)
+        return Module(self, key, structure), self.request(request(key, *fields))
 
     def _reply(self) -> Any:
         try:
-            reply = self.child.receive()
+            reply: Ok | Refused | Failure = self.child.receive()
         except (EOFError, OSError) as exc:
             raise self._died() from exc
-        if reply[0] == "ok":
-            return reply[1]
-        if reply[0] == "unsupported":
-            raise Unsupported(reply[1])
-        raise reply[1].exception()
+        match reply:
+            case Ok(payload):
+                return payload
+            case Refused(reason):
+                raise Unsupported(reason)
+        raise reply.exception()
 
     def _died(self) -> HostDied:
         code = self.child.kill()
@@ -120,7 +110,7 @@ class Module:
         self.structure = structure
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        outputs, after = self.host.request("call", self.key, args, kwargs)
+        outputs, after = self.host.request(Call(self.key, args, kwargs))
         for mine, theirs in zip(pytree.tree_leaves((args, kwargs)), pytree.tree_leaves(after),
                                 strict=True):
             if (isinstance(mine, torch.Tensor) and isinstance(theirs, torch.Tensor)

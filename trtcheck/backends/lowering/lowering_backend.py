@@ -26,8 +26,15 @@ from torch.utils import _pytree as pytree
 
 from trtcheck.backends.base import Backend, Compiled, CompileJob, Deployable
 from trtcheck.backends.deploy import STANDIN_ENGINES, Loader, loader_for
-from trtcheck.backends.lowering.client import STATE_DIFFERS, LoweringHost, case_ref
+from trtcheck.backends.lowering.client import LoweringHost
 from trtcheck.backends.lowering.code import CodeSource, CodeUnavailable, locate
+from trtcheck.backends.lowering.messages import (
+    STATE_DIFFERS,
+    ExportCompile,
+    Save,
+    TorchCompileCompile,
+    case_ref,
+)
 from trtcheck.backends.torch_tensorrt.compat import (
     compiled_evidence,
     complex_rewrite,
@@ -133,13 +140,13 @@ class LoweringBackend(Backend):
                          **found.get("details", {})}), remark=found.get("remark", ""))
 
         deployable = self._deployable(
-            source, lambda path, fmt: host.request("save", module.key, path, fmt, call),
+            source, lambda path, fmt: host.request(Save(module.key, path, fmt, call)),
             structure)
         if job.deploy and isinstance(deployable, Deployable):
             deployable.loader().prestart()  # its imports beside the compile
         try:
-            module, found = host.compile(blob, call, settings, job.device, self.dryrun,
-                                         (job.args, job.kwargs), structure=structure)
+            module, found = host.compile(ExportCompile, blob, call, settings, job.device,
+                                         self.dryrun, (job.args, job.kwargs), structure=structure)
         except Exception as exc:  # with the evidence the host gathered before it, where it has any
             if isinstance(getattr(exc, "evidence", None), dict):
                 exc.evidence = evidence(exc.evidence)  # type: ignore[attr-defined]
@@ -166,12 +173,12 @@ class LoweringBackend(Backend):
                    {"engines": 0, "fallbacks": [], "boundaries": []}))
 
         request = (case_ref(job.case), job.device, state_digest(job.model))
-        kind = job.profile.frontend
         try:
-            module, found = host.compile(*request, None, settings, shape_calls(job), kind=kind)
+            module, found = host.compile(TorchCompileCompile, *request, None, settings,
+                                         shape_calls(job))
             if found == STATE_DIFFERS:
-                module, found = host.compile(*request, _state_bytes(job.model), settings,
-                                             shape_calls(job), kind=kind)
+                module, found = host.compile(TorchCompileCompile, *request,
+                                             _state_bytes(job.model), settings, shape_calls(job))
         except Exception as exc:  # with the evidence the host gathered before it, where it has any
             if isinstance(getattr(exc, "evidence", None), dict):
                 exc.evidence = evidence(exc.evidence)  # type: ignore[attr-defined]

@@ -27,8 +27,8 @@ from typing import Any
 
 import torch
 
-from trtcheck.backends.lowering.client import STATE_DIFFERS, CaseRef
 from trtcheck.backends.lowering.converted import LEVEL, Watch, converter_stage, engine_layers
+from trtcheck.backends.lowering.messages import STATE_DIFFERS, CaseRef
 from trtcheck.backends.lowering.release import Release
 from trtcheck.backends.torch_tensorrt.torch_compile import Inputs, TorchCompile
 from trtcheck.errors import PredictionGap, last_line
