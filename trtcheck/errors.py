@@ -195,10 +195,15 @@ class Frame:
         """The frame's file from ``package``'s folder on, where it is in that package (and not
         one of trtcheck's own files); else None."""
         parts = Path(self.file).parts
-        if package not in parts or Path(self.file).is_relative_to(_OWN):
+        if package not in parts or self.own:
             return None
         at = len(parts) - 1 - parts[::-1].index(package)
         return "/".join(parts[at:])
+
+    @property
+    def own(self) -> bool:
+        """Whether the frame is in one of trtcheck's own files."""
+        return Path(self.file).is_relative_to(_OWN)
 
     def within(self, package: str) -> str | None:
         """``path:line in name`` with :meth:`path_in`'s path, where the frame is in ``package``."""

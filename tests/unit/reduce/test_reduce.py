@@ -418,7 +418,7 @@ def test_a_lowering_bundle_s_check_runs_its_history_s_releases_too(
         assert more == ("2.12.1", "2.13.0", "2.14.0")
         assert reducer._command(row, more) == [
             "run", "--backend", "lowering", "--profile", "default", "--torch-tensorrt", "2.13.0",
-            "--torch-tensorrt", "2.12.1", "--torch-tensorrt", "2.14.0"]
+            "--torch-tensorrt", "2.12.1", "--torch-tensorrt", "2.14.0", "--no-deploy"]
         assert reducer._history(replace(row, backend="emulate")) == ()
         # the fresh rows of every release: the row's own is its release's
         fresh = [replace(row, backend=f"lowering@{v}", status=Status.PASS) for v in more]

@@ -82,7 +82,8 @@ def owner(trace: str) -> str:
     """What a row's message adds for an error after compile, or ``""``: a Torch-TensorRT frame
     as :func:`torch_tensorrt_cause` names it; else the owner of the innermost frame of the
     error's first traceback (causes first): the TensorRT stand-in's layer, the compiled module's
-    graph (the node PyTorch ran between engines), torch, or the user's model."""
+    graph (the node PyTorch ran between engines), torch, or the user's model; none for
+    trtcheck's own check of what the model did, whose message says it."""
     found = torch_tensorrt_cause(trace)
     if found or not (blocks := tracebacks(trace)):
         return found
@@ -102,6 +103,8 @@ def owner(trace: str) -> str:
         code = f": `{graph[-1].code}`" if graph[-1].code and graph[-1].file.startswith("<") else ""
         by = "raised by" if frame is graph[-1] else f"raised in {_package(frame)}, called from"
         return f" ({by} the compiled module's graph{code}, a node PyTorch runs between the engines)"
+    if frame.own:  # trtcheck's own check of what the model did: its message says so
+        return ""
     if _package(frame) == Path(frame.file).name:  # no installed package: the user's code
         return f" (raised in the model's code at {Path(frame.file).name}:{frame.line} in {frame.name})"
     return f" (raised in {_package(frame)} at {Path(frame.file).name}:{frame.line} in {frame.name})"
