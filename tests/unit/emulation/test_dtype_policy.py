@@ -112,7 +112,11 @@ def test_truncate_double_gives_float32_level_error_on_complex128(seq: int, pairs
     eager = SeedRoPE()(x, freqs)
     assert max_error(lower(program, NATIVE)(x, freqs), eager) < 1e-12
     lowered = lower(program, TRUNCATE)
-    assert 1e-9 < max_error(lowered(x, freqs), eager) < 1e-4
+    out = lowered(x, freqs)
+    assert max_error(out, eager) < 1e-4
+    # computed in float32 and cast back: every value a float32 (an error bound from below is
+    # not one: two values can round to float32 within 1e-9 of their float64 results)
+    assert torch.equal(out, out.float().double())
     assert _wide_nodes(lowered.graph_module.graph, torch.float64) == []
     assert lowered.evidence["casts"] == ["input x: float64 -> float32",
                                          "input freqs: complex128 -> float32 (..., 2)",
