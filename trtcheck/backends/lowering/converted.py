@@ -156,11 +156,12 @@ class Watch:
                 example: tuple[tuple[Any, ...], dict[str, Any]] | None = None) -> list[str]:
         """Each choice the stand-in made while engines ran, with the node and converter that
         built its layer and the user's line; with ``module`` and ``example``, whether its value
-        reaches an output (:func:`_used`)."""
+        reaches an output (:func:`_used`, against one call with the choices as made)."""
+        chosen = (_outputs(module, example) if self.assumed and module is not None
+                  and example is not None else None)
         return [_remark(self.conversion, choice, layer,
-                        None if module is None or example is None else _used(module, example, layer))
+                        None if chosen is None else _used(module, example, layer, chosen))
                 for choice, layer in self.assumed]
-
 
 LEVEL = "converters and engine (TensorRT stand-in)"
 
@@ -175,23 +176,26 @@ def _remark(conversion: Conversion, choice: str, layer: str, used: bool | None) 
     return findings.remark(choice, layer, node.name, op_name(node.target), user_line(node), used)
 
 
-def _used(module: torch.nn.Module, example: tuple[tuple[Any, ...], dict[str, Any]],
-          layer: str) -> bool | None:
-    """Whether the value ``layer`` chose reaches an output: the module run again with the layer
-    putting another value there gives other outputs, or fails (None where the module's own call
-    fails: the run stage reports that)."""
+def _outputs(module: torch.nn.Module, example: tuple[tuple[Any, ...], dict[str, Any]],
+             ) -> list[Any] | None:
+    """The module's output leaves on a copy of ``example``; None where the call fails (the run
+    stage reports that)."""
     args, kwargs = clone(example)
     with torch.no_grad():
         try:
-            chosen = pytree.tree_leaves(module(*args, **kwargs))
+            return pytree.tree_leaves(module(*args, **kwargs))
         except Exception:
             return None
-        args, kwargs = clone(example)
-        try:
-            with assumptions.varied(layer):
-                other = pytree.tree_leaves(module(*args, **kwargs))
-        except Exception:  # the other value changed what ran: it is used
-            return True
+
+
+def _used(module: torch.nn.Module, example: tuple[tuple[Any, ...], dict[str, Any]], layer: str,
+          chosen: list[Any]) -> bool:
+    """Whether the value ``layer`` chose reaches an output: the module run again with the layer
+    putting another value there gives other outputs than ``chosen``, or fails."""
+    with assumptions.varied(layer):
+        other = _outputs(module, example)
+    if other is None:  # the other value changed what ran: it is used
+        return True
     return not all(map(_same, chosen, other))
 
 
