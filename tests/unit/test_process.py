@@ -5,9 +5,10 @@ from __future__ import annotations
 import gc
 import weakref
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from trtcheck.process import Parent, answer, freeze_imports
+from trtcheck.process import Child, Parent, answer, freeze_imports, python_command
 
 
 class _Node:
@@ -30,6 +31,29 @@ def test_frozen_imports_are_left_out_and_later_garbage_is_still_collected() -> N
         assert kept.me is kept
     finally:
         gc.unfreeze()
+
+
+GC_STATES = """
+import gc, sys
+from trtcheck.process import Parent, freeze_imports
+importing = gc.isenabled()
+freeze_imports()
+Parent(sys.argv[1:]).send((importing, gc.isenabled()))
+"""
+
+
+def test_a_child_imports_with_the_collector_off_until_it_freezes_them(tmp_path: Path) -> None:
+    """A child's imports run without the garbage collector, which freeze_imports turns on; a
+    fresh run (no child: it never calls freeze_imports) starts with it on."""
+    script = tmp_path / "target.py"
+    script.write_text(GC_STATES)
+    child = Child(str(script))
+    try:
+        assert child.receive() == (False, True)
+    finally:
+        child.stop()
+    assert "gc.disable()" in python_command("t")[2]
+    assert "gc.disable()" not in python_command("t", child=False)[2]
 
 
 @dataclass(frozen=True)

@@ -584,7 +584,7 @@ def _fresh_rows(folders: list[Path], command: list[str], opts: Options
     limit = opts.timeout * len(folders) + 120
     with tempfile.TemporaryDirectory(prefix="trtcheck-bundle-") as out:
         args = python_command("trtcheck", command[0], *map(str, folders), *command[1:], "--out", out,
-                              "--timeout", f"{opts.timeout:g}", "-q")
+                              "--timeout", f"{opts.timeout:g}", "-q", child=False)
         try:
             proc = subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                                   errors="replace", timeout=limit, check=False, env=child_env())
