@@ -65,7 +65,8 @@ def test_ci_runs_the_readmes_test_command() -> None:
     run, test = _quick_start()
     ci = _ci_command()
     assert test[-1] == "pytest"
-    assert ci == [*test[:-1], "ruff check trtcheck tests benchmarks", "pytest"]
+    # between them, CI waits for the Chromium it installs in the background (the browser tests')
+    assert ci == [*test[:-1], "ruff check trtcheck tests benchmarks", "wait_for_browser", "pytest"]
     # The sample zoo's command sets up the same way, without the dev extra.
     assert run == [*(step.replace(".[dev]", ".") for step in test[:-1]), "trtcheck run fixtures/"]
 
