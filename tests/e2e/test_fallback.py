@@ -102,9 +102,9 @@ def test_in_ci_with_the_code_cached_the_rows_equal_an_online_run(
         tmp_path: Path, ttrt_releases: dict[str, Path]) -> None:
     zoo = _zoo(tmp_path)
     cache = str(ttrt_releases["2.13.0"].parent.parent)  # the cache root holding torch-tensorrt/
-    online = trtcheck("run", str(zoo), "--out", "online",
+    online = trtcheck("run", str(zoo), "--out", "online", "--no-deploy",
                   env=_env(tmp_path, ci=False, offline=False, TRTCHECK_CACHE=cache), cwd=tmp_path)
-    offline_ci = trtcheck("run", str(zoo), "--out", "ci",
+    offline_ci = trtcheck("run", str(zoo), "--out", "ci", "--no-deploy",
                       env=_env(tmp_path, ci=True, offline=True, TRTCHECK_CACHE=cache), cwd=tmp_path)
     assert online.returncode == offline_ci.returncode == 0, offline_ci.stdout + offline_ci.stderr
 

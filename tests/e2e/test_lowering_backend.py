@@ -120,7 +120,7 @@ def rows(once: Callable[[str, Callable[[Path], None]], Path],
         found: dict[tuple[str, str], Row] = {}
         try:
             for profile in (BUILTIN_PROFILES["default"], BUILTIN_PROFILES["truncate_double"]):
-                opts = Options(paths=(ZOO,), profiles=(profile,), timing=QUICK)
+                opts = Options(paths=(ZOO,), profiles=(profile,), timing=QUICK, deploy=False)
                 for case in collect(opts).cases:
                     name = case.case_id.split("::")[1]
                     if profile.name == "default" or name in TRUNCATED:
@@ -358,7 +358,7 @@ def test_run_end_to_end(ttrt_releases: dict[str, Path], tmp_path: Path) -> None:
     """``trtcheck run ZOO --backend lowering`` in a subprocess (isolated worker, host inside it)."""
     done = trtcheck("run", ZOO, STAGES, "--backend", "lowering", "-k", "guide_rope or one_minus or "
                     "float64_affine or complex_plus_real or returns_a_string or top_ids", "--out", tmp_path,
-                    "--time-predictions")
+                    "--time-predictions", "--no-deploy")
     assert done.returncode == 1, done.stdout + done.stderr  # one_minus fails
     record = json.loads((tmp_path / "results.json").read_text())
     statuses = {r["case_id"].split("::")[1]: r["status"] for r in record["rows"]}
@@ -408,7 +408,7 @@ def _owner(row: Row) -> str | None:
 def twins(behaving: LoweringBackend) -> dict[str, dict[str, Row]]:
     """fixtures/ and the front-ends zoo on 2.13.0 under default and torch_compile, in-process:
     each case's row by profile."""
-    opts = Options(paths=(FIXTURES, FRONT_ENDS_ZOO), timing=QUICK, dtype_drift=False,
+    opts = Options(paths=(FIXTURES, FRONT_ENDS_ZOO), timing=QUICK, dtype_drift=False, deploy=False,
                    profiles=(BUILTIN_PROFILES["default"], BUILTIN_PROFILES["torch_compile"]))
     found: dict[str, dict[str, Row]] = {}
     for case in collect(opts).cases:

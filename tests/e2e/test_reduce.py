@@ -24,8 +24,8 @@ def buried(once: Callable[[str, Callable[[Path], None]], Path],
            ttrt_releases: dict[str, Path]) -> Path:
     def reduce(out: Path) -> None:
         proc = trtcheck("reduce", str(ZOO / "buried.py"), "--backend", "lowering",
-                        "--torch-tensorrt", "2.13.0", "--releases", "2.13.0", "--out", str(out),
-                        timeout=1500)
+                        "--torch-tensorrt", "2.13.0", "--releases", "2.13.0", "--no-deploy",
+                        "--out", str(out), timeout=1500)
         assert proc.returncode == 1, proc.stdout + proc.stderr  # the run's verdict: rows fail
 
     return once("buried", reduce)
@@ -98,7 +98,7 @@ def test_transformer_reduces_and_its_bundle_fails_again_in_a_fresh_run(
                       "lowering_dryrun = true\n")
     proc = trtcheck("run", str(ZOO / "transformer.py"), "--backend", "lowering",
                     "--torch-tensorrt", "2.13.0", "--releases", "2.13.0", "--reduce", "--config",
-                    str(config),
+                    str(config), "--no-deploy",
                     "--out", str(out), timeout=1500)
     assert proc.returncode == 1, proc.stdout + proc.stderr  # the run's verdict: its row fails
     summary = summaries(out)["transformer::rope_transformer_one_minus[float32]"]
@@ -131,7 +131,7 @@ def test_release_bisection_and_a_capped_reduction(tmp_path: Path,
     out = tmp_path / "report"
     trtcheck("reduce", str(ZOO / "buried.py"), "-k", "buried_one_minus", "--backend", "lowering",
              "--torch-tensorrt", "2.12.1", "--torch-tensorrt", "2.14.0", "--releases", "2.12.1",
-             "--releases", "2.14.0", "--attempts", "4",
+             "--releases", "2.14.0", "--attempts", "4", "--no-deploy",
              "--out", str(out), timeout=1500)
     found = [json.loads(p.read_text()) for p in (out / "repro").glob("*/summary.json")]
     assert {s["backend"] for s in found} == {"lowering@2.12.1", "lowering@2.14.0"}

@@ -35,7 +35,7 @@ class Lowering:
     def __init__(self) -> None:
         self.hosts: list[LoweringHost] = []
         self.backend = LoweringBackend("2.13.0")
-        self.opts = Options(paths=(ZOO,), timing=QUICK, dtype_drift=False)
+        self.opts = Options(paths=(ZOO,), timing=QUICK, dtype_drift=False, deploy=False)
         self.cases = {c.spec.name: c for c in collect(self.opts).cases}
 
     def start(self, source: CodeSource, behaving: bool = False) -> LoweringHost:
