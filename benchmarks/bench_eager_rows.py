@@ -1,10 +1,11 @@
 """Eager's time across the rows of one run: does eager read the same in every row of a case?
 
-Runs ``trtcheck run fixtures/ --backend eager --backend lowering --time-predictions``
-``--runs`` times, each in a fresh process, and for every case compares eager's median in the
-``lowering`` row (timed serially, after eager, since lowering's calls run in another process)
-with eager's median in the ``eager`` row of the same run; prints each case's ratio per run,
-then how many of them lie within ``--within`` (relative) and the largest gap, the figure
+Runs ``trtcheck run fixtures/ --backend eager --backend lowering --time-predictions --no-deploy``
+``--runs`` times, each in a fresh process (without the deploy stage, whose loader process would
+import torch and the release beside the cases being timed), and for every case compares eager's
+median in the ``lowering`` row (timed serially, after eager, since lowering's calls run in
+another process) with eager's median in the ``eager`` row of the same run; prints each case's
+ratio per run, then how many of them lie within ``--within`` (relative) and the largest gap, the figure
 docs/reports.md quotes.
 
     python benchmarks/bench_eager_rows.py [--runs 3] [--within 0.05]
@@ -27,8 +28,8 @@ QUICK_ZOO = "benchmarks/quick/"  # --quick: one tiny model (benchmarks/quick/tin
 def eager_medians(zoo: str, out: Path) -> dict[tuple[str, str], float]:
     """Eager's device median (ms) in each timed row of one fresh run, by (case, backend)."""
     argv = [sys.executable, "-m", "trtcheck", "run", zoo, "--device", "cpu",
-            "--backend", "eager", "--backend", "lowering", "--time-predictions", "-q",
-            "--out", str(out)]  # a prediction row is timed only when asked
+            "--backend", "eager", "--backend", "lowering", "--time-predictions", "--no-deploy",
+            "-q", "--out", str(out)]  # a prediction row is timed only when asked
     subprocess.run(argv, cwd=REPO, check=False, capture_output=True)
     rows = json.loads((out / "results.json").read_text())["rows"]
     found = {}
