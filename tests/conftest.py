@@ -21,15 +21,9 @@ def pytest_configure(config: pytest.Config) -> None:
     images, each of the suite's hundreds of trtcheck processes would compile the package again,
     0.1-0.3 s each). Under pytest-xdist, each worker's trtcheck processes take their device locks
     (in the temporary folder) apart from the other worker's: one worker's timing must not wait
-    behind, and time out behind, the other's.
-
-    The suite's processes run torch on one OpenMP thread each, as the benchmarks do on a CPU
-    (unless ``OMP_NUM_THREADS`` says otherwise): two test workers keep the cores busy with the
-    processes their tests start, and a process's extra threads would only wait for a core, and
-    spin on it while they wait, beside the other worker's."""
+    behind, and time out behind, the other's."""
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if not worker:
-        os.environ.setdefault("OMP_NUM_THREADS", "1")  # before any worker starts or imports torch
         compileall.compile_dir(Path(__file__).resolve().parent.parent / "trtcheck", quiet=2)
         return
     folder = Path(tempfile.gettempdir()) / f"trtcheck-tests-{worker}"
